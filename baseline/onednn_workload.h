@@ -1,0 +1,20 @@
+#pragma once
+// The oneDNN layer that computes what ops::make_workload(op, args) computes, so
+// that the CLI and the benchmarks compare like with like. The oneDNN layer is
+// always built from the plain NCHW / OIHW shapes in args (oneDNN picks its own
+// blocked layout), whatever args.layout says.
+#include <string>
+
+#include "onednn.h"
+#include "ops/registry.h"
+
+namespace tessera::baseline {
+
+// True for the ops oneDNN has a counterpart for here: conv2d and dense.
+bool has_onednn_counterpart(const std::string& op);
+
+// With random inputs (fixed seeds). Throws tessera::Error for another op.
+// Call set_threads first: the layer is tuned for the thread count at creation.
+OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args);
+
+}  // namespace tessera::baseline

@@ -1,0 +1,29 @@
+#pragma once
+// Loop IR -> LLVM IR -> machine code for a CPU target.
+//
+// Kernel ABI: extern "C" int32_t NAME(void** args), args in LoweredFunc::args
+// order, each a pointer to a row-major fp32 buffer; returns 0. Parallel loops
+// call through the module global `tessera_parallel_for_ptr`, which the loader
+// (codegen/module.h) points at runtime::parallel_for.
+#include <string>
+
+#include "codegen/target.h"
+#include "tir/stmt.h"
+
+namespace tessera::codegen {
+
+struct CompileOptions {
+  int opt_level = 2;  // LLVM's own loop unrolling and vectorisation stay off: the schedule decides
+};
+
+// A relocatable ELF object holding the kernel. Throws tessera::Error.
+std::string compile_to_object(const tir::LoweredFunc& f, const Target& target,
+                              const CompileOptions& options = {});
+// The optimised LLVM IR as text (for debugging and tests).
+std::string emit_llvm_ir(const tir::LoweredFunc& f, const Target& target,
+                         const CompileOptions& options = {});
+// Host assembly (for inspecting register blocking and FMA use).
+std::string emit_assembly(const tir::LoweredFunc& f, const Target& target,
+                          const CompileOptions& options = {});
+
+}  // namespace tessera::codegen

@@ -1,0 +1,209 @@
+// Loading compiled kernels into the process: JIT-linking objects with ORC, or
+// dlopen()ing shared objects. Either way, parallel loops reach the runtime's
+// thread pool through the module's `tessera_parallel_for_ptr` global.
+#include "codegen/module.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "runtime/thread_pool.h"
+#include "tessera/error.h"
+
+namespace tessera::codegen {
+namespace {
+
+constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
+using ParallelForFn = void (*)(runtime::ParallelBody, void*, int64_t);
+
+void point_at_thread_pool(void* global) {
+  if (global != nullptr) *static_cast<ParallelForFn*>(global) = &runtime::parallel_for;
+}
+
+std::string message_of(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+// One JIT per process, built on first use. Like the thread pool, a forked
+// child builds its own instead of touching the parent's (its locks may have
+// been held by threads that do not exist in the child).
+class Jit {
+ public:
+  static Jit& instance() {
+    static std::mutex creation_mutex;
+    static Jit* jit = nullptr;
+    static pid_t owner = 0;
+    std::lock_guard<std::mutex> lock(creation_mutex);
+    if (jit == nullptr || owner != getpid()) {
+      jit = new Jit();  // never destroyed: modules may be unloaded during static destruction
+      owner = getpid();
+    }
+    return *jit;
+  }
+
+  llvm::orc::LLJIT& lljit() { return *lljit_; }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  Jit() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto created = llvm::orc::LLJITBuilder().create();
+    if (!created) throw Error("cannot start the JIT: " + message_of(created.takeError()));
+    lljit_ = std::move(*created);
+  }
+
+  std::unique_ptr<llvm::orc::LLJIT> lljit_;
+  std::mutex mutex_;
+};
+
+// Code loaded into this process, whichever way.
+class LoadedLibrary {
+ public:
+  virtual ~LoadedLibrary() = default;
+  virtual void* find(const std::string& name) = 0;  // null when absent
+};
+
+// Each module gets its own JITDylib: every candidate kernel of a task may have
+// the same name, and each object defines its own parallel-for global.
+class JitModule : public LoadedLibrary {
+ public:
+  explicit JitModule(const std::string& object_bytes) : jit_(Jit::instance()) {
+    std::lock_guard<std::mutex> lock(jit_.mutex());
+    llvm::orc::LLJIT& lljit = jit_.lljit();
+    static uint64_t counter = 0;
+    auto dylib = lljit.createJITDylib("tessera.module." + std::to_string(counter++));
+    if (!dylib) throw Error("cannot load kernel object: " + message_of(dylib.takeError()));
+    dylib_ = &*dylib;
+    // Generated code calls memset, malloc, expf, tanhf...: resolve them in this process.
+    auto process_symbols = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        lljit.getDataLayout().getGlobalPrefix());
+    if (!process_symbols) throw Error("cannot load kernel object: " + message_of(process_symbols.takeError()));
+    dylib_->addGenerator(std::move(*process_symbols));
+
+    tracker_ = dylib_->createResourceTracker();
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_bytes, "tessera-kernel.o");
+    if (llvm::Error e = lljit.addObjectFile(tracker_, std::move(buffer))) {
+      unload();
+      throw Error("cannot load kernel object: " + message_of(std::move(e)));
+    }
+    // Looking the global up links the object now, so link errors surface here.
+    auto global = lljit.lookup(*dylib_, kParallelForGlobal);
+    if (global) {
+      point_at_thread_pool(global->toPtr<void*>());
+    } else {
+      llvm::consumeError(global.takeError());  // a kernel without parallel loops
+    }
+  }
+
+  ~JitModule() override {
+    std::lock_guard<std::mutex> lock(jit_.mutex());
+    unload();
+  }
+
+  void* find(const std::string& name) override {
+    std::lock_guard<std::mutex> lock(jit_.mutex());
+    auto address = jit_.lljit().lookup(*dylib_, name);
+    if (!address) {
+      llvm::consumeError(address.takeError());
+      return nullptr;
+    }
+    return address->toPtr<void*>();
+  }
+
+ private:
+  // Frees the code and data of this module (thousands of candidates are loaded in turn).
+  void unload() {
+    if (tracker_) llvm::consumeError(tracker_->remove());
+    tracker_ = nullptr;
+    if (dylib_) llvm::consumeError(jit_.lljit().getExecutionSession().removeJITDylib(*dylib_));
+    dylib_ = nullptr;
+  }
+
+  Jit& jit_;
+  llvm::orc::JITDylib* dylib_ = nullptr;
+  llvm::orc::ResourceTrackerSP tracker_;
+};
+
+class SharedObjectModule : public LoadedLibrary {
+ public:
+  explicit SharedObjectModule(const std::string& path) {
+    // RTLD_LOCAL: each library keeps its own kernel names and parallel-for global.
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) throw Error("cannot load shared object '" + path + "': " + dlerror());
+    point_at_thread_pool(dlsym(handle_, kParallelForGlobal));
+  }
+  ~SharedObjectModule() override { dlclose(handle_); }
+  void* find(const std::string& name) override { return dlsym(handle_, name.c_str()); }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+// The path quoted for /bin/sh.
+std::string shell_quote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+struct Module::Impl {
+  std::unique_ptr<LoadedLibrary> library;
+};
+
+Module::Module(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Module::Module(Module&&) noexcept = default;
+Module& Module::operator=(Module&&) noexcept = default;
+Module::~Module() = default;
+
+Module Module::load_object(const std::string& object_bytes) {
+  return Module(std::make_unique<Impl>(Impl{std::make_unique<JitModule>(object_bytes)}));
+}
+
+Module Module::load_shared_object(const std::string& path) {
+  return Module(std::make_unique<Impl>(Impl{std::make_unique<SharedObjectModule>(path)}));
+}
+
+KernelFn Module::function(const std::string& name) const {
+  void* address = impl_ ? impl_->library->find(name) : nullptr;
+  if (address == nullptr) throw Error("module has no function '" + name + "'");
+  return reinterpret_cast<KernelFn>(address);
+}
+
+void write_shared_object(const std::string& object_bytes, const std::string& path) {
+  char object_path[] = "/tmp/tessera-kernel-XXXXXX.o";
+  int fd = mkstemps(object_path, 2);
+  if (fd < 0) throw Error("write_shared_object: cannot create a temporary file");
+  bool written = write(fd, object_bytes.data(), object_bytes.size()) == static_cast<ssize_t>(object_bytes.size());
+  close(fd);
+  if (!written) {
+    unlink(object_path);
+    throw Error("write_shared_object: cannot write the temporary object file");
+  }
+  std::string command = "cc -shared -o " + shell_quote(path) + " " + shell_quote(object_path) + " -lm 2>&1";
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    unlink(object_path);
+    throw Error("write_shared_object: cannot run the C compiler");
+  }
+  std::array<char, 4096> chunk;
+  while (size_t n = fread(chunk.data(), 1, chunk.size(), pipe)) output.append(chunk.data(), n);
+  int status = pclose(pipe);
+  unlink(object_path);
+  if (status != 0) {
+    throw Error("write_shared_object: linking '" + path + "' failed: " + (output.empty() ? "cc exited with an error" : output));
+  }
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,110 @@
+#include "codegen/target.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "tessera/error.h"
+
+namespace tessera::codegen {
+namespace {
+
+void initialize_native_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+// The widest fp32 vector the CPU/feature pair supports, asking LLVM's own
+// feature tables (so "-mcpu=skylake-avx512" alone implies 512).
+int widest_vector_bits(const std::string& cpu, const std::string& features) {
+  initialize_native_target();
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) return 128;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, cpu, features));
+  if (!info) return 128;
+  if (info->checkFeatures("+avx512f")) return 512;
+  if (info->checkFeatures("+avx")) return 256;  // avx2 implies avx
+  return 128;
+}
+
+}  // namespace
+
+Target Target::host() {
+  Target t;
+  t.cpu = llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> host_features;
+  if (llvm::sys::getHostCPUFeatures(host_features)) {
+    // Sorted, so that the string (part of a record's target) is stable.
+    std::vector<std::string> names;
+    for (const auto& entry : host_features) {
+      names.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+    }
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return a.substr(1) < b.substr(1);
+    });
+    for (const std::string& name : names) t.features += (t.features.empty() ? "" : ",") + name;
+    auto enabled = [&](const char* name) {
+      auto it = host_features.find(name);
+      return it != host_features.end() && it->getValue();
+    };
+    t.vector_bits = enabled("avx512f") ? 512 : (enabled("avx2") || enabled("avx")) ? 256 : 128;
+  } else {
+    t.vector_bits = widest_vector_bits(t.cpu, "");
+  }
+  return t;
+}
+
+Target Target::parse(const std::string& text) {
+  std::istringstream words(text);
+  std::string kind;
+  words >> kind;
+  if (kind == "cuda") {
+    Target t;
+    t.kind = "cuda";
+    t.vector_bits = 0;
+    if (words >> kind) throw Error("target '" + text + "': options are not supported for cuda");
+    return t;
+  }
+  if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm' or 'cuda'");
+
+  Target t = host();
+  bool cpu_given = false, features_given = false;
+  for (std::string word; words >> word;) {
+    if (word.rfind("-mcpu=", 0) == 0) {
+      t.cpu = word.substr(6);
+      cpu_given = true;
+    } else if (word.rfind("-mattr=", 0) == 0) {
+      t.features = word.substr(7);
+      features_given = true;
+    } else {
+      throw Error("target '" + text + "': unknown option '" + word + "'");
+    }
+  }
+  // Another CPU than ours: its own features, not the host's.
+  if (cpu_given && !features_given) t.features.clear();
+  if (cpu_given || features_given) t.vector_bits = widest_vector_bits(t.cpu, t.features);
+  return t;
+}
+
+std::string Target::str() const {
+  if (kind != "llvm") return kind;
+  std::string s = "llvm";
+  if (!cpu.empty()) s += " -mcpu=" + cpu;
+  if (!features.empty()) s += " -mattr=" + features;
+  return s;
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,19 @@
+#pragma once
+// What code is generated for. "llvm" is the host CPU; "cuda" is reserved for NVIDIA GPUs.
+#include <string>
+
+namespace tessera::codegen {
+
+struct Target {
+  std::string kind = "llvm";
+  std::string cpu;       // LLVM CPU name, e.g. "znver3"
+  std::string features;  // LLVM feature string, e.g. "+avx2,+fma"
+  int vector_bits = 256; // widest native fp32 vector
+
+  static Target host();  // the machine we run on, with its detected features
+  // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma"; throws tessera::Error otherwise.
+  static Target parse(const std::string& text);
+  std::string str() const;
+};
+
+}  // namespace tessera::codegen

@@ -1,0 +1,115 @@
+#include "ir/expr.h"
+
+#include <cmath>
+
+#include "tessera/error.h"
+
+namespace tessera::ir {
+
+std::string to_string(DType t) {
+  switch (t) {
+    case DType::Float32: return "float32";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+bool is_binary(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
+bool is_comparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }
+
+std::string kind_name(ExprKind k) {
+  static const char* names[] = {"IntImm", "FloatImm", "Var", "Add", "Sub", "Mul", "Div", "Mod",
+                                "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE",
+                                "GT", "GE", "And", "Or", "Not", "Select", "Cast", "Call",
+                                "TensorLoad", "Reduce"};
+  return names[static_cast<int>(k)];
+}
+
+Expr::Expr(int v) : Expr(make_int(v)) {}
+Expr::Expr(int64_t v) : Expr(make_int(v)) {}
+Expr::Expr(float v) : Expr(make_float(v)) {}
+Expr::Expr(double v) : Expr(make_float(v)) {}
+
+Var::Var(const std::string& name, DType t) : Expr(std::make_shared<const VarNode>(name, t)) {}
+
+Expr make_int(int64_t v) { return Expr(std::make_shared<const IntImmNode>(v)); }
+Expr make_float(double v) { return Expr(std::make_shared<const FloatImmNode>(v)); }
+Expr make_bool(bool v) { return cast(DType::Bool, make_int(v ? 1 : 0)); }
+
+namespace {
+// Brings an int operand to float when the other side is float (literals like `x * 2`).
+void unify(Expr& a, Expr& b) {
+  if (a.dtype() == b.dtype()) return;
+  if (a.dtype() == DType::Float32 && b.dtype() == DType::Int64) b = cast(DType::Float32, b);
+  else if (b.dtype() == DType::Float32 && a.dtype() == DType::Int64) a = cast(DType::Float32, a);
+}
+}  // namespace
+
+Expr binary(ExprKind k, Expr a, Expr b) {
+  if (!a || !b) throw Error("binary " + kind_name(k) + ": undefined operand");
+  if (k == ExprKind::And || k == ExprKind::Or) {
+    if (a.dtype() != DType::Bool || b.dtype() != DType::Bool)
+      throw Error("logical " + kind_name(k) + " needs boolean operands");
+    return Expr(std::make_shared<const BinaryNode>(k, DType::Bool, std::move(a), std::move(b)));
+  }
+  unify(a, b);
+  DType t = is_comparison(k) ? DType::Bool : a.dtype();
+  return Expr(std::make_shared<const BinaryNode>(k, t, std::move(a), std::move(b)));
+}
+
+Expr select(Expr cond, Expr t, Expr f) {
+  if (cond.dtype() != DType::Bool) throw Error("select: condition must be boolean");
+  unify(t, f);
+  return Expr(std::make_shared<const SelectNode>(std::move(cond), std::move(t), std::move(f)));
+}
+Expr cast(DType t, Expr v) {
+  if (v.dtype() == t) return v;
+  return Expr(std::make_shared<const CastNode>(t, std::move(v)));
+}
+Expr call(const std::string& name, std::vector<Expr> args) {
+  static const char* known[] = {"exp", "log", "sqrt", "tanh", "sigmoid", "fabs"};
+  bool ok = false;
+  for (const char* k : known) ok |= name == k;
+  if (!ok) throw Error("unknown intrinsic '" + name + "'");
+  for (auto& a : args) a = cast(DType::Float32, a);
+  return Expr(std::make_shared<const CallNode>(name, std::move(args)));
+}
+Expr floordiv(Expr a, Expr b) { return binary(ExprKind::FloorDiv, std::move(a), std::move(b)); }
+Expr floormod(Expr a, Expr b) { return binary(ExprKind::FloorMod, std::move(a), std::move(b)); }
+Expr min(Expr a, Expr b) { return binary(ExprKind::Min, std::move(a), std::move(b)); }
+Expr max(Expr a, Expr b) { return binary(ExprKind::Max, std::move(a), std::move(b)); }
+Expr logical_not(Expr a) { return Expr(std::make_shared<const NotNode>(std::move(a))); }
+Expr exp(Expr a) { return call("exp", {std::move(a)}); }
+
+Expr operator+(Expr a, Expr b) { return binary(ExprKind::Add, std::move(a), std::move(b)); }
+Expr operator-(Expr a, Expr b) { return binary(ExprKind::Sub, std::move(a), std::move(b)); }
+Expr operator*(Expr a, Expr b) { return binary(ExprKind::Mul, std::move(a), std::move(b)); }
+Expr operator/(Expr a, Expr b) { return binary(ExprKind::Div, std::move(a), std::move(b)); }
+Expr operator%(Expr a, Expr b) { return binary(ExprKind::Mod, std::move(a), std::move(b)); }
+Expr operator-(Expr a) {
+  return a.dtype() == DType::Float32 ? make_float(0.0) - a : make_int(0) - a;
+}
+Expr operator==(Expr a, Expr b) { return binary(ExprKind::EQ, std::move(a), std::move(b)); }
+Expr operator!=(Expr a, Expr b) { return binary(ExprKind::NE, std::move(a), std::move(b)); }
+Expr operator<(Expr a, Expr b) { return binary(ExprKind::LT, std::move(a), std::move(b)); }
+Expr operator<=(Expr a, Expr b) { return binary(ExprKind::LE, std::move(a), std::move(b)); }
+Expr operator>(Expr a, Expr b) { return binary(ExprKind::GT, std::move(a), std::move(b)); }
+Expr operator>=(Expr a, Expr b) { return binary(ExprKind::GE, std::move(a), std::move(b)); }
+Expr operator&&(Expr a, Expr b) { return binary(ExprKind::And, std::move(a), std::move(b)); }
+Expr operator||(Expr a, Expr b) { return binary(ExprKind::Or, std::move(a), std::move(b)); }
+
+bool is_const_int(const Expr& e, int64_t* value) {
+  if (!e) return false;
+  if (auto* i = e.as<IntImmNode>()) {
+    if (value) *value = i->value;
+    return true;
+  }
+  return false;
+}
+bool is_const_int(const Expr& e, int64_t value_wanted) {
+  int64_t v;
+  return is_const_int(e, &v) && v == value_wanted;
+}
+
+}  // namespace tessera::ir

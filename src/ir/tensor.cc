@@ -1,0 +1,115 @@
+#include "ir/tensor.h"
+
+#include <set>
+
+#include "ir/functor.h"
+#include "tessera/error.h"
+
+namespace tessera::ir {
+
+std::string to_string(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::Sum: return "+=";
+    case ReduceKind::Max: return "max=";
+    case ReduceKind::Min: return "min=";
+  }
+  return "?";
+}
+
+IterVar reduce_axis(int64_t extent, const std::string& name) {
+  if (extent <= 0) throw Error("reduce axis '" + name + "' has non-positive extent " + std::to_string(extent));
+  return IterVar{Var(name), extent, IterKind::Reduce};
+}
+
+int64_t TensorNode::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<Tensor> TensorNode::inputs() const {
+  std::vector<Tensor> out;
+  std::set<const TensorNode*> seen;
+  if (!body) return out;
+  post_order_visit(body, [&](const Expr& e) {
+    if (auto* l = e.as<TensorLoadNode>()) {
+      if (seen.insert(l->tensor.get()).second) out.push_back(l->tensor);
+    }
+  });
+  return out;
+}
+
+Tensor placeholder(std::vector<int64_t> shape, const std::string& name, DType dtype) {
+  for (int64_t d : shape)
+    if (d <= 0) throw Error("placeholder '" + name + "' has non-positive dimension " + std::to_string(d));
+  auto t = std::make_shared<TensorNode>();
+  t->name = name;
+  t->shape = std::move(shape);
+  t->dtype = dtype;
+  t->op = OpKind::Placeholder;
+  return t;
+}
+
+Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::string& name,
+               const std::string& tag, std::vector<std::string> axis_names,
+               std::map<std::string, std::string> attrs) {
+  auto t = std::make_shared<TensorNode>();
+  t->name = name;
+  t->shape = shape;
+  t->op = OpKind::Compute;
+  t->tag = tag;
+  t->attrs = std::move(attrs);
+  std::vector<Var> vars;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] <= 0)
+      throw Error("compute '" + name + "' has non-positive dimension " + std::to_string(shape[i]));
+    std::string n = i < axis_names.size() ? axis_names[i] : "i" + std::to_string(i);
+    vars.emplace_back(n);
+    t->axes.push_back(IterVar{vars.back(), shape[i], IterKind::Spatial});
+  }
+  t->body = fn(vars);
+  if (!t->body) throw Error("compute '" + name + "' returned an undefined expression");
+  t->dtype = t->body.dtype();
+  if (auto* r = t->body.as<ReduceNode>()) t->reduce_axes = r->axes;
+  return t;
+}
+
+Expr load(const Tensor& t, std::vector<Expr> indices) {
+  if (indices.size() != t->shape.size())
+    throw Error("tensor '" + t->name + "' has " + std::to_string(t->shape.size()) +
+                " dimensions but is indexed with " + std::to_string(indices.size()));
+  for (auto& i : indices)
+    if (i.dtype() != DType::Int64) i = cast(DType::Int64, i);
+  return Expr(std::make_shared<const TensorLoadNode>(t, std::move(indices)));
+}
+
+namespace {
+Expr make_reduce(ReduceKind k, Expr source, std::vector<IterVar> axes) {
+  for (auto& a : axes) a.kind = IterKind::Reduce;
+  return Expr(std::make_shared<const ReduceNode>(k, std::move(source), std::move(axes)));
+}
+}  // namespace
+
+Expr sum(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Sum, std::move(source), std::move(axes)); }
+Expr reduce_max(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Max, std::move(source), std::move(axes)); }
+Expr reduce_min(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Min, std::move(source), std::move(axes)); }
+
+Expr reduce_identity(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::Sum: return make_float(0.0);
+    case ReduceKind::Max: return make_float(-3.4028234663852886e38);
+    case ReduceKind::Min: return make_float(3.4028234663852886e38);
+  }
+  return Expr();
+}
+
+Expr reduce_combine(ReduceKind k, Expr acc, Expr value) {
+  switch (k) {
+    case ReduceKind::Sum: return acc + value;
+    case ReduceKind::Max: return max(acc, value);
+    case ReduceKind::Min: return min(acc, value);
+  }
+  return Expr();
+}
+
+}  // namespace tessera::ir

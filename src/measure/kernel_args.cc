@@ -1,0 +1,94 @@
+#include "measure/kernel_args.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tessera/error.h"
+
+namespace tessera::measure {
+
+uint64_t input_seed(size_t index) {
+  // Distinct, fixed seeds; the constant only keeps them away from small numbers
+  // that other code might also use.
+  return 0x7e55e7a0ULL + 1000003ULL * index;
+}
+
+std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag) {
+  std::vector<runtime::NDArray> arrays;
+  auto placeholders = dag.placeholders();
+  arrays.reserve(placeholders.size());
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    runtime::NDArray a(placeholders[i]->shape);
+    a.fill_random(input_seed(i));
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
+std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag) {
+  std::vector<runtime::NDArray> arrays;
+  arrays.reserve(dag.outputs().size());
+  for (const auto& t : dag.outputs()) arrays.emplace_back(t->shape);
+  return arrays;
+}
+
+std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
+                                       std::vector<runtime::NDArray>& outputs) {
+  std::vector<void*> args;
+  args.reserve(inputs.size() + outputs.size());
+  for (auto& a : inputs) args.push_back(a.data());
+  for (auto& a : outputs) args.push_back(a.data());
+  return args;
+}
+
+FlushList flush_list_of(const std::vector<runtime::NDArray>& inputs,
+                        const std::vector<runtime::NDArray>& outputs) {
+  FlushList flush;
+  for (const auto* group : {&inputs, &outputs})
+    for (const auto& a : *group)
+      flush.emplace_back(a.data(), static_cast<size_t>(a.size()) * sizeof(float));
+  return flush;
+}
+
+std::string OutputComparison::describe() const {
+  std::string text = fmt::format("max abs error {:g}, max rel error {:g}", max_abs_error, max_rel_error);
+  if (first_bad_index >= 0)
+    text += fmt::format(", first mismatch at {}: got {:g} want {:g}", first_bad_index,
+                        first_bad_got, first_bad_want);
+  return text;
+}
+
+OutputComparison compare_output(const float* got, const float* want, int64_t size, double rtol,
+                                double atol) {
+  OutputComparison c;
+  for (int64_t i = 0; i < size; ++i) {
+    double g = got[i], w = want[i];
+    double abs_err = std::fabs(g - w);
+    double rel_err = w != 0 ? abs_err / std::fabs(w)
+                            : (abs_err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    if (std::isnan(abs_err)) abs_err = rel_err = std::numeric_limits<double>::infinity();
+    c.max_abs_error = std::max(c.max_abs_error, abs_err);
+    c.max_rel_error = std::max(c.max_rel_error, rel_err);
+    // Written as !(x <= tol) so that NaN counts as a mismatch.
+    if (!(abs_err <= atol + rtol * std::fabs(w)) && c.first_bad_index < 0) {
+      c.ok = false;
+      c.first_bad_index = i;
+      c.first_bad_got = got[i];
+      c.first_bad_want = want[i];
+    }
+  }
+  return c;
+}
+
+OutputComparison compare_output(const runtime::NDArray& got, const runtime::NDArray& want,
+                                double rtol, double atol) {
+  if (got.shape() != want.shape())
+    throw Error(fmt::format("cannot compare outputs of shapes [{}] and [{}]",
+                            fmt::join(got.shape(), ","), fmt::join(want.shape(), ",")));
+  return compare_output(got.data(), want.data(), got.size(), rtol, atol);
+}
+
+}  // namespace tessera::measure

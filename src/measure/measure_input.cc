@@ -1,0 +1,52 @@
+#include "measure/measure_input.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include "tessera/error.h"
+
+namespace tessera::measure {
+
+namespace {
+
+// The spelling of each kind in records and messages; one table for both directions.
+constexpr std::array<std::pair<ErrorKind, const char*>, 9> kErrorKindNames{{
+    {ErrorKind::None, "none"},
+    {ErrorKind::Instantiation, "instantiation"},
+    {ErrorKind::CompileHost, "compile-host"},
+    {ErrorKind::CompileDevice, "compile-device"},
+    {ErrorKind::RuntimeDevice, "runtime-device"},
+    {ErrorKind::WrongAnswer, "wrong-answer"},
+    {ErrorKind::BuildTimeout, "build-timeout"},
+    {ErrorKind::RunTimeout, "run-timeout"},
+    {ErrorKind::Unknown, "unknown"},
+}};
+
+}  // namespace
+
+std::string to_string(ErrorKind k) {
+  for (const auto& [kind, name] : kErrorKindNames)
+    if (kind == k) return name;
+  return "unknown";
+}
+
+ErrorKind error_kind_from_string(const std::string& s) {
+  for (const auto& [kind, name] : kErrorKindNames)
+    if (s == name) return kind;
+  throw Error("unknown measure error kind '" + s + "'");
+}
+
+double MeasureResult::min_cost() const {
+  if (costs.empty()) return std::numeric_limits<double>::infinity();
+  return *std::min_element(costs.begin(), costs.end());
+}
+
+double MeasureResult::mean_cost() const {
+  if (costs.empty()) return std::numeric_limits<double>::infinity();
+  return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
+}
+
+}  // namespace tessera::measure

@@ -1,0 +1,54 @@
+#pragma once
+// Runners execute built kernels and time them.
+#include <functional>
+#include <vector>
+
+#include "measure/builder.h"
+#include "measure/timer.h"
+
+namespace tessera::measure {
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                         const std::vector<BuildResult>& builds) = 0;
+};
+
+struct LocalRunnerOptions {
+  int number = 1;
+  int repeat = 3;
+  int min_repeat_ms = 0;
+  double timeout = 10;               // seconds per candidate, for the whole child
+  bool enable_cpu_cache_flush = false;
+  bool check_correctness = false;    // compare outputs with the reference
+  double rtol = 1e-4, atol = 1e-4;   // |got - want| <= atol + rtol * |want|
+  int num_threads = 0;               // threads of parallel loops; 0 = number of cores
+};
+
+// Reference outputs for a DAG, given its inputs (in dag.placeholders() order).
+using ReferenceFn = std::function<void(const std::vector<const float*>& inputs, float* output)>;
+
+// Runs every kernel in a forked child process: a crash, an abort or a hang in
+// generated code becomes an error result for that candidate only.
+class LocalRunner : public Runner {
+ public:
+  explicit LocalRunner(LocalRunnerOptions options = {}, ReferenceFn reference = nullptr);
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                 const std::vector<BuildResult>& builds) override;
+
+  // Test-only: called inside the child just before candidate `index` runs, so a
+  // test can make it crash or hang.
+  void set_fault_hook_for_testing(std::function<void(int index)> hook) { fault_hook_ = std::move(hook); }
+
+ private:
+  LocalRunnerOptions options_;
+  ReferenceFn reference_;
+  std::function<void(int)> fault_hook_;
+};
+
+// Builds and runs a batch; results in input order, all_cost filled in.
+std::vector<MeasureResult> measure_batch(Builder& builder, Runner& runner,
+                                         const std::vector<MeasureInput>& inputs);
+
+}  // namespace tessera::measure

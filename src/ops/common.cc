@@ -1,0 +1,118 @@
+#include "ops/common.h"
+
+#include <set>
+
+#include "tessera/error.h"
+
+namespace tessera::ops {
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+void fail(const std::string& op, const std::string& message) { throw Error(op + ": " + message); }
+
+void check_rank(const std::string& op, const std::string& arg, const Shape& shape, size_t rank) {
+  if (shape.size() != rank)
+    fail(op, arg + " must have rank " + std::to_string(rank) + ", got " + shape_to_string(shape));
+}
+
+void check_dims_positive(const std::string& op, const std::string& arg, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d <= 0) fail(op, arg + " has a non-positive dimension: " + shape_to_string(shape));
+}
+
+void check_positive(const std::string& op, const std::string& arg, int64_t value) {
+  if (value <= 0) fail(op, arg + " must be positive, got " + arg + "=" + std::to_string(value));
+}
+
+void check_non_negative(const std::string& op, const std::string& arg, int64_t value) {
+  if (value < 0) fail(op, arg + " must be non-negative, got " + arg + "=" + std::to_string(value));
+}
+
+int64_t window_output_extent(const std::string& op, const std::string& axis, int64_t in,
+                             int64_t pad_before, int64_t pad_after, int64_t kernel,
+                             int64_t stride, int64_t dilation) {
+  int64_t padded = in + pad_before + pad_after;
+  int64_t span = dilation * (kernel - 1) + 1;
+  if (span > padded)
+    fail(op, "kernel " + axis + " extent " + std::to_string(span) + " (kernel " + std::to_string(kernel) +
+                 ", dilation " + std::to_string(dilation) + ") is larger than the padded input " + axis +
+                 " " + std::to_string(padded));
+  return (padded - span) / stride + 1;
+}
+
+std::string unique_name(const std::string& base, const std::vector<ir::Tensor>& inputs) {
+  std::set<std::string> taken;
+  std::set<const ir::TensorNode*> seen;
+  std::vector<ir::Tensor> stack(inputs.begin(), inputs.end());
+  while (!stack.empty()) {
+    ir::Tensor t = stack.back();
+    stack.pop_back();
+    if (!seen.insert(t.get()).second) continue;
+    taken.insert(t->name);
+    for (const auto& in : t->inputs()) stack.push_back(in);
+  }
+  if (!taken.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string candidate = base + "_" + std::to_string(i);
+    if (!taken.count(candidate)) return candidate;
+  }
+}
+
+ir::Expr scaled(const ir::Expr& index, int64_t factor) {
+  return factor == 1 ? index : index * ir::Expr(factor);
+}
+
+ir::Expr plus(const ir::Expr& a, const ir::Expr& b) {
+  if (ir::is_const_int(a, int64_t{0})) return b;
+  if (ir::is_const_int(b, int64_t{0})) return a;
+  return a + b;
+}
+
+ir::Expr minus(const ir::Expr& a, int64_t offset) { return offset == 0 ? a : a - ir::Expr(offset); }
+
+std::vector<ir::Expr> to_exprs(const std::vector<ir::Var>& vars) {
+  return std::vector<ir::Expr>(vars.begin(), vars.end());
+}
+
+std::vector<std::string> ax_names(size_t rank) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < rank; ++i) names.push_back("ax" + std::to_string(i));
+  return names;
+}
+
+Reference bind_reference(const ir::ComputeDAG& dag, const std::vector<ir::Tensor>& inputs,
+                         Reference in_creation_order) {
+  // position_in_dag[i]: where the builder's i-th input sits in the DAG's argument list.
+  std::vector<ir::Tensor> dag_inputs = dag.placeholders();
+  if (dag_inputs.size() != inputs.size())
+    throw Error("internal: workload has " + std::to_string(dag_inputs.size()) +
+                " placeholders but its reference takes " + std::to_string(inputs.size()));
+  std::vector<size_t> position_in_dag;
+  for (const auto& t : inputs) {
+    size_t pos = 0;
+    while (pos < dag_inputs.size() && dag_inputs[pos].get() != t.get()) ++pos;
+    if (pos == dag_inputs.size()) throw Error("internal: reference input '" + t->name + "' is not in the DAG");
+    position_in_dag.push_back(pos);
+  }
+  return [position_in_dag, fn = std::move(in_creation_order)](const std::vector<const float*>& args,
+                                                               float* output) {
+    if (args.size() != position_in_dag.size())
+      throw Error("reference: expected " + std::to_string(position_in_dag.size()) + " inputs, got " +
+                  std::to_string(args.size()));
+    std::vector<const float*> ordered;
+    for (size_t pos : position_in_dag) ordered.push_back(args[pos]);
+    fn(ordered, output);
+  };
+}
+
+}  // namespace tessera::ops

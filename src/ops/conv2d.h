@@ -1,0 +1,47 @@
+#pragma once
+// 2-D convolutions as tensor expressions, in the layouts the schedules know:
+//   conv2d_nchw            data (N, C, H, W),            weight OIHW (O, I, KH, KW)
+//   conv2d_nhwc            data (N, H, W, C),            weight HWIO (KH, KW, I, O)
+//   conv2d_nchwc           data (N, C/ic_bn, H, W, ic_bn), weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)
+//   depthwise_conv2d_nchw  data (N, C, H, W),            weight (C, multiplier, KH, KW)
+// Non-zero padding adds a separate padding stage before the convolution.
+#include <string>
+
+#include "ir/tensor.h"
+#include "ops/common.h"
+
+namespace tessera::ops {
+
+struct Conv2dAttrs {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+
+  // The same stride, padding and dilation on both axes and all sides.
+  static Conv2dAttrs symmetric(int64_t stride, int64_t pad, int64_t dilation = 1);
+  bool has_padding() const { return pad_top || pad_left || pad_bottom || pad_right; }
+  // Throws unless strides and dilations are positive and paddings non-negative.
+  void validate(const std::string& op) const;
+  // Recorded in the output tensor's attrs, e.g. {"strides": "2,2", "padding": "1,1,1,1", ...}.
+  std::map<std::string, std::string> to_attrs() const;
+};
+
+// Output shapes; they also validate the shapes against each other and throw
+// tessera::Error naming the offending argument.
+Shape conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+
+// Stages: [pad_temp] -> conv2d_nchw(nn, ff, yy, xx), reduce rc, ry, rx. Tag "conv2d_nchw".
+ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+// Stages: [PaddedInput] -> Conv2dOutput(nn, yy, xx, ff), reduce ry, rx, rc. Tag "conv2d_nhwc".
+ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+// Stages: [data_pad] -> conv2d_NCHWc(n, oc_chunk, oh, ow, oc_block), reduce ic_outer, ry, rx,
+// ic_inner. Tag "conv2d_nchwc"; attrs carry "ic_bn" and "oc_bn".
+ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+// Stages: [PaddedInput] -> DepthwiseConv2d(b, c, i, j), reduce di, dj; output channel
+// c reads input channel c / multiplier. Tag "depthwise_conv2d_nchw".
+ir::Tensor depthwise_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+
+}  // namespace tessera::ops

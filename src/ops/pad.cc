@@ -1,0 +1,35 @@
+#include "ops/pad.h"
+
+namespace tessera::ops {
+
+ir::Tensor pad(const ir::Tensor& data, const Shape& before, const Shape& after, float value,
+               const std::string& name) {
+  const size_t rank = data->shape.size();
+  const std::string values = " must have " + std::to_string(rank) + " values, got ";
+  if (before.size() != rank) fail("pad", "pad_before" + values + shape_to_string(before));
+  if (after.size() != rank) fail("pad", "pad_after" + values + shape_to_string(after));
+  Shape out_shape(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    check_non_negative("pad", "pad_before[" + std::to_string(d) + "]", before[d]);
+    check_non_negative("pad", "pad_after[" + std::to_string(d) + "]", after[d]);
+    out_shape[d] = data->shape[d] + before[d] + after[d];
+  }
+  auto body = [&](const std::vector<ir::Var>& i) -> ir::Expr {
+    ir::Expr inside;  // stays undefined when no dimension is padded
+    std::vector<ir::Expr> source;
+    for (size_t d = 0; d < rank; ++d) {
+      source.push_back(minus(i[d], before[d]));
+      std::vector<ir::Expr> bounds;
+      if (before[d] > 0) bounds.push_back(i[d] >= ir::Expr(before[d]));
+      if (after[d] > 0) bounds.push_back(i[d] < ir::Expr(before[d] + data->shape[d]));
+      for (auto& b : bounds) inside = inside ? (inside && b) : b;
+    }
+    ir::Expr loaded = ir::load(data, source);
+    return inside ? ir::select(inside, loaded, ir::Expr(value)) : loaded;
+  };
+  std::vector<std::string> axis_names;
+  for (size_t d = 0; d < rank; ++d) axis_names.push_back("i" + std::to_string(d));
+  return ir::compute(out_shape, body, unique_name(name, {data}), "pad", axis_names);
+}
+
+}  // namespace tessera::ops

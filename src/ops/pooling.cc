@@ -1,0 +1,118 @@
+#include "ops/pooling.h"
+
+#include <limits>
+
+#include "ops/pad.h"
+
+namespace tessera::ops {
+
+Pool2dAttrs Pool2dAttrs::symmetric(int64_t kernel, int64_t stride, int64_t pad, bool count_include_pad) {
+  Pool2dAttrs a;
+  a.kernel_h = a.kernel_w = kernel;
+  a.stride_h = a.stride_w = stride;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = pad;
+  a.count_include_pad = count_include_pad;
+  return a;
+}
+
+std::map<std::string, std::string> Pool2dAttrs::to_attrs() const {
+  auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "," + std::to_string(b); };
+  return {{"kernel", pair(kernel_h, kernel_w)},
+          {"strides", pair(stride_h, stride_w)},
+          {"padding", pair(pad_top, pad_left) + "," + pair(pad_bottom, pad_right)},
+          {"count_include_pad", count_include_pad ? "1" : "0"}};
+}
+
+Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2dAttrs& a) {
+  check_rank(op, "data (N, C, H, W)", data, 4);
+  check_dims_positive(op, "data", data);
+  check_positive(op, "kernel_h", a.kernel_h);
+  check_positive(op, "kernel_w", a.kernel_w);
+  check_positive(op, "stride_h", a.stride_h);
+  check_positive(op, "stride_w", a.stride_w);
+  const std::pair<const char*, int64_t> pads[] = {
+      {"pad_top", a.pad_top}, {"pad_bottom", a.pad_bottom}, {"pad_left", a.pad_left}, {"pad_right", a.pad_right}};
+  for (auto [name, value] : pads) {
+    check_non_negative(op, name, value);
+    int64_t kernel = (name == std::string("pad_top") || name == std::string("pad_bottom")) ? a.kernel_h : a.kernel_w;
+    if (value >= kernel)
+      fail(op, std::string(name) + " must be smaller than the kernel (" + std::to_string(kernel) + "), got " +
+                   name + "=" + std::to_string(value));
+  }
+  return {data[0], data[1],
+          window_output_extent(op, "height", data[2], a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, 1),
+          window_output_extent(op, "width", data[3], a.pad_left, a.pad_right, a.kernel_w, a.stride_w, 1)};
+}
+
+namespace {
+
+ir::Tensor pad_for_pool(const ir::Tensor& data, const Pool2dAttrs& a, float value) {
+  if (!a.has_padding()) return data;
+  return pad(data, {0, 0, a.pad_top, a.pad_left}, {0, 0, a.pad_bottom, a.pad_right}, value, "pad_temp");
+}
+
+// The window reduction shared by max and average pooling.
+ir::Tensor pool_reduce(const ir::Tensor& padded, const Shape& out, const Pool2dAttrs& a, bool is_max,
+                       const std::string& tag) {
+  ir::IterVar rv0 = ir::reduce_axis(a.kernel_h, "rv0");
+  ir::IterVar rv1 = ir::reduce_axis(a.kernel_w, "rv1");
+  auto body = [&](const std::vector<ir::Var>& v) {
+    ir::Expr x = ir::load(padded, {v[0], v[1], plus(scaled(v[2], a.stride_h), rv0.var),
+                                   plus(scaled(v[3], a.stride_w), rv1.var)});
+    return is_max ? ir::reduce_max(x, {rv0, rv1}) : ir::sum(x, {rv0, rv1});
+  };
+  return ir::compute(out, body, unique_name("tensor", {padded}), tag, ax_names(4), a.to_attrs());
+}
+
+// Number of input (non-padding) elements along one axis in the window of output
+// position `o`: min(start + kernel, extent) - max(start, 0), start = o*stride - pad.
+ir::Expr valid_count(const ir::Var& o, int64_t stride, int64_t pad_before, int64_t kernel, int64_t extent) {
+  ir::Expr start = minus(scaled(o, stride), pad_before);
+  ir::Expr end = ir::min(plus(start, ir::Expr(kernel)), ir::Expr(extent));
+  return end - (pad_before > 0 ? ir::max(start, ir::Expr(int64_t{0})) : start);
+}
+
+}  // namespace
+
+ir::Tensor max_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
+  Shape out = pool2d_output_shape("max_pool2d", data->shape, a);
+  ir::Tensor padded = pad_for_pool(data, a, std::numeric_limits<float>::lowest());
+  return pool_reduce(padded, out, a, /*is_max=*/true, "pool_max");
+}
+
+ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
+  Shape out = pool2d_output_shape("avg_pool2d", data->shape, a);
+  ir::Tensor padded = pad_for_pool(data, a, 0.0f);
+  ir::Tensor window_sum = pool_reduce(padded, out, a, /*is_max=*/false, "pool_sum");
+  const int64_t h = data->shape[2], w = data->shape[3];
+  const bool pad_h = a.pad_top || a.pad_bottom, pad_w = a.pad_left || a.pad_right;
+  auto body = [&](const std::vector<ir::Var>& v) -> ir::Expr {
+    ir::Expr total = ir::load(window_sum, to_exprs(v));
+    if (a.count_include_pad || !a.has_padding())
+      return total / ir::Expr(static_cast<float>(a.kernel_h * a.kernel_w));
+    // Windows at the border overlap the padding: count only real elements.
+    ir::Expr rows = pad_h ? valid_count(v[2], a.stride_h, a.pad_top, a.kernel_h, h) : ir::Expr(a.kernel_h);
+    ir::Expr cols = pad_w ? valid_count(v[3], a.stride_w, a.pad_left, a.kernel_w, w) : ir::Expr(a.kernel_w);
+    return total / ir::cast(ir::DType::Float32, rows * cols);
+  };
+  return ir::compute(out, body, unique_name("tensor", {window_sum}), "pool_avg", ax_names(4), a.to_attrs());
+}
+
+ir::Tensor global_avg_pool2d(const ir::Tensor& data) {
+  const std::string op = "global_avg_pool2d";
+  check_rank(op, "data (N, C, H, W)", data->shape, 4);
+  const Shape& s = data->shape;
+  ir::IterVar rv0 = ir::reduce_axis(s[2], "rv0");
+  ir::IterVar rv1 = ir::reduce_axis(s[3], "rv1");
+  auto sum_body = [&](const std::vector<ir::Var>& v) {
+    return ir::sum(ir::load(data, {v[0], v[1], rv0.var, rv1.var}), {rv0, rv1});
+  };
+  Shape out = {s[0], s[1], 1, 1};
+  ir::Tensor total = ir::compute(out, sum_body, unique_name("tensor", {data}), "global_pool_sum", ax_names(4));
+  auto avg_body = [&](const std::vector<ir::Var>& v) {
+    return ir::load(total, to_exprs(v)) / ir::Expr(static_cast<float>(s[2] * s[3]));
+  };
+  return ir::compute(out, avg_body, unique_name("tensor", {total}), "global_pool_avg", ax_names(4));
+}
+
+}  // namespace tessera::ops

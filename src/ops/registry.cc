@@ -1,0 +1,160 @@
+#include "ops/registry.h"
+
+#include <array>
+#include <functional>
+#include <map>
+
+#include "ops/layout.h"
+#include "ops/workloads.h"
+#include "tessera/error.h"
+
+namespace tessera::ops {
+
+namespace {
+
+// {top, left, bottom, right} from args.pad / args.padding.
+std::array<int64_t, 4> resolve_padding(const std::string& op, const OpArgs& a) {
+  if (a.padding.empty()) return {a.pad, a.pad, a.pad, a.pad};
+  if (a.padding.size() == 2) return {a.padding[0], a.padding[1], a.padding[0], a.padding[1]};
+  if (a.padding.size() == 4) return {a.padding[0], a.padding[1], a.padding[2], a.padding[3]};
+  fail(op, "padding must have 2 values (h, w) or 4 (top, left, bottom, right), got " + shape_to_string(a.padding));
+}
+
+Conv2dAttrs conv_attrs(const std::string& op, const OpArgs& a) {
+  Conv2dAttrs c = Conv2dAttrs::symmetric(a.stride, 0, a.dilation);
+  auto p = resolve_padding(op, a);
+  c.pad_top = p[0], c.pad_left = p[1], c.pad_bottom = p[2], c.pad_right = p[3];
+  return c;
+}
+
+Pool2dAttrs pool_attrs(const std::string& op, const OpArgs& a) {
+  Pool2dAttrs p = Pool2dAttrs::symmetric(a.pool, a.stride, 0, a.count_include_pad);
+  auto pad = resolve_padding(op, a);
+  p.pad_top = pad[0], p.pad_left = pad[1], p.pad_bottom = pad[2], p.pad_right = pad[3];
+  return p;
+}
+
+void require_layout(const std::string& op, const OpArgs& a, const std::string& layout) {
+  if (a.layout != layout) fail(op, "layout must be " + layout + ", got layout=" + a.layout);
+}
+
+// args.input / args.weight of conv2d, checked as NCHW / OIHW before any conversion.
+void check_conv2d_args(const OpArgs& a) {
+  check_rank("conv2d", "input (N, C, H, W)", a.input, 4);
+  check_rank("conv2d", "weight (O, I, KH, KW)", a.weight, 4);
+  if (a.layout != "NCHW" && a.layout != "NHWC" && a.layout != "NCHWc")
+    fail("conv2d", "layout must be NCHW, NHWC or NCHWc, got layout=" + a.layout);
+}
+
+Workload conv2d(const OpArgs& a) {
+  check_conv2d_args(a);
+  const Conv2dAttrs attrs = conv_attrs("conv2d", a);
+  const Epilogue e{a.bias, a.relu};
+  const Shape& x = a.input;
+  const Shape& w = a.weight;
+  if (a.layout == "NCHW") return conv2d_nchw_workload(x, w, attrs, e);
+  if (a.layout == "NHWC")
+    return conv2d_nhwc_workload({x[0], x[2], x[3], x[1]}, {w[2], w[3], w[1], w[0]}, attrs, e);
+  // Check channels in NCHW terms first: a mismatch reads better than a packing error.
+  conv2d_nchw_output_shape(x, w, attrs);
+  NchwcBlocking b = nchwc_blocking(a);
+  return conv2d_nchwc_workload(nchwc_shape(x, b.ic_bn), oihwio_shape(w, b.ic_bn, b.oc_bn), attrs, e);
+}
+
+using Builder = std::function<Workload(const OpArgs&)>;
+
+const std::map<std::string, Builder>& builders() {
+  static const std::map<std::string, Builder> table = {
+      {"conv2d", conv2d},
+      {"depthwise_conv2d",
+       [](const OpArgs& a) {
+         require_layout("depthwise_conv2d", a, "NCHW");
+         return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a),
+                                               {a.bias, a.relu});
+       }},
+      {"dense", [](const OpArgs& a) { return dense_workload(a.input, a.weight, {a.bias, a.relu}); }},
+      {"batch_matmul", [](const OpArgs& a) { return batch_matmul_workload(a.input, a.weight); }},
+      {"max_pool",
+       [](const OpArgs& a) {
+         require_layout("max_pool", a, "NCHW");
+         return max_pool2d_workload(a.input, pool_attrs("max_pool", a));
+       }},
+      {"avg_pool",
+       [](const OpArgs& a) {
+         require_layout("avg_pool", a, "NCHW");
+         return avg_pool2d_workload(a.input, pool_attrs("avg_pool", a));
+       }},
+      {"global_avg_pool",
+       [](const OpArgs& a) {
+         require_layout("global_avg_pool", a, "NCHW");
+         return global_avg_pool2d_workload(a.input);
+       }},
+      {"softmax", [](const OpArgs& a) { return softmax_workload(a.input); }},
+      {"relu", [](const OpArgs& a) { return relu_workload(a.input); }},
+      {"clip", [](const OpArgs& a) { return clip_workload(a.input, a.clip_min, a.clip_max); }},
+      {"add", [](const OpArgs& a) { return add_workload(a.input, a.weight.empty() ? a.input : a.weight); }},
+      {"multiply",
+       [](const OpArgs& a) { return multiply_workload(a.input, a.weight.empty() ? a.input : a.weight); }},
+      {"bias_add", [](const OpArgs& a) { return bias_add_workload(a.input, a.axis); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, builder] : builders()) names.push_back(name);
+  return names;
+}
+
+Workload make_workload(const std::string& op, const OpArgs& args) {
+  auto it = builders().find(op);
+  if (it == builders().end()) {
+    std::string valid;
+    for (const auto& name : op_names()) valid += (valid.empty() ? "" : ", ") + name;
+    throw Error("unknown op '" + op + "'; valid ops: " + valid);
+  }
+  return it->second(args);
+}
+
+NchwcBlocking nchwc_blocking(const OpArgs& a) {
+  check_conv2d_args(a);
+  NchwcBlocking b;
+  b.ic_bn = a.ic_bn ? a.ic_bn : choose_channel_block(a.input[1]);
+  b.oc_bn = a.oc_bn ? a.oc_bn : choose_channel_block(a.weight[0]);
+  // Negative or non-dividing blocks are rejected here, naming ic_bn / oc_bn.
+  nchwc_shape(a.input, b.ic_bn);
+  oihwio_shape(a.weight, b.ic_bn, b.oc_bn);
+  return b;
+}
+
+std::vector<float> conv2d_data_to_layout(const OpArgs& a, const float* nchw) {
+  check_conv2d_args(a);
+  if (a.layout == "NHWC") return nchw_to_nhwc(nchw, a.input);
+  if (a.layout == "NCHWc") return pack_nchw_to_nchwc(nchw, a.input, nchwc_blocking(a).ic_bn);
+  return std::vector<float>(nchw, nchw + num_elements(a.input));
+}
+
+std::vector<float> conv2d_weight_to_layout(const OpArgs& a, const float* oihw) {
+  check_conv2d_args(a);
+  if (a.layout == "NHWC") return oihw_to_hwio(oihw, a.weight);
+  if (a.layout == "NCHWc") {
+    NchwcBlocking b = nchwc_blocking(a);
+    return pack_oihw_to_oihwio(oihw, a.weight, b.ic_bn, b.oc_bn);
+  }
+  return std::vector<float>(oihw, oihw + num_elements(a.weight));
+}
+
+std::vector<float> conv2d_output_to_nchw(const OpArgs& a, const float* output) {
+  check_conv2d_args(a);
+  Shape out = conv2d_nchw_output_shape(a.input, a.weight, conv_attrs("conv2d", a));
+  if (a.layout == "NHWC") return nhwc_to_nchw(output, {out[0], out[2], out[3], out[1]});
+  if (a.layout == "NCHWc") {
+    int64_t oc_bn = nchwc_blocking(a).oc_bn;
+    return unpack_nchwc_to_nchw(output, {out[0], out[1] / oc_bn, out[2], out[3], oc_bn});
+  }
+  return std::vector<float>(output, output + num_elements(out));
+}
+
+}  // namespace tessera::ops

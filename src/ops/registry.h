@@ -1,0 +1,52 @@
+#pragma once
+// The operators the CLI can tune by name, and their arguments as one flat struct
+// that command-line flags map onto one to one.
+#include <string>
+#include <vector>
+
+#include "ops/common.h"
+#include "ops/workload.h"
+
+namespace tessera::ops {
+
+struct OpArgs {
+  // Main operand. conv2d / depthwise_conv2d / pools: NCHW (always, whatever the
+  // layout); dense: (M, K); batch_matmul: (B, M, K); other ops: any shape.
+  Shape input;
+  // Second operand. conv2d: OIHW (always); depthwise_conv2d: (C, multiplier, KH, KW);
+  // dense: (N, K); batch_matmul: (B, N, K); add / multiply: the right-hand side,
+  // empty = same shape as input.
+  Shape weight;
+  int64_t stride = 1, pad = 0, dilation = 1;
+  // Optional explicit padding, overriding `pad`: {h, w} or {top, left, bottom, right}.
+  Shape padding;
+  // conv2d only: "NCHW", "NHWC" (placeholders NHWC data and HWIO kernel) or
+  // "NCHWc" (placeholders packed by pack_nchw_to_nchwc / pack_oihw_to_oihwio).
+  std::string layout = "NCHW";
+  int64_t ic_bn = 0, oc_bn = 0;  // NCHWc blocks; 0 = largest of 16, 8, 4, 2, 1 dividing the channels
+  bool bias = false, relu = false;  // epilogue of conv2d, depthwise_conv2d, dense
+  int64_t pool = 2;                 // pooling window (square); pools use `stride` and `pad` too
+  bool count_include_pad = false;   // avg_pool
+  float clip_min = 0.0f, clip_max = 6.0f;  // clip
+  size_t axis = 1;                  // bias_add: the channel axis of input
+};
+
+// conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
+// global_avg_pool, softmax, relu, clip, add, multiply, bias_add.
+std::vector<std::string> op_names();
+// Throws tessera::Error for an unknown op (listing the valid names) or bad arguments.
+Workload make_workload(const std::string& op, const OpArgs& args);
+
+// conv2d with layout NCHWc: the blocks make_workload uses (0s in args resolved).
+struct NchwcBlocking {
+  int64_t ic_bn = 1, oc_bn = 1;
+};
+NchwcBlocking nchwc_blocking(const OpArgs& args);
+
+// conv2d: NCHW data / OIHW weight (args.input / args.weight shapes) converted to
+// the placeholders' layout for args.layout, and the output back to NCHW.
+std::vector<float> conv2d_data_to_layout(const OpArgs& args, const float* nchw);
+std::vector<float> conv2d_weight_to_layout(const OpArgs& args, const float* oihw);
+std::vector<float> conv2d_output_to_nchw(const OpArgs& args, const float* output);
+
+}  // namespace tessera::ops

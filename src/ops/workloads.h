@@ -1,0 +1,42 @@
+#pragma once
+// Workload builders: an operator instance (shapes and attributes) as a compute
+// DAG with its reference. Convolutions and dense take an optional epilogue
+// (bias_add then relu) that is fused into the same DAG and applied by the
+// reference after the operator's own reference.
+#include <vector>
+
+#include "ops/common.h"
+#include "ops/conv2d.h"
+#include "ops/pooling.h"
+#include "ops/workload.h"
+
+namespace tessera::ops {
+
+struct Epilogue {
+  bool bias = false;  // adds a placeholder "bias" with one value per output channel
+  bool relu = false;
+};
+
+// Shapes are those of the placeholders, in the operator's own layout.
+// Placeholders are named data, kernel (weight for dense), bias.
+Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
+Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
+// data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn);
+// the bias is (O/oc_bn, oc_bn), which has the same memory layout as a flat (O).
+Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
+Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                        Epilogue e = {});
+Workload dense_workload(const Shape& data, const Shape& weight, Epilogue e = {});
+Workload batch_matmul_workload(const Shape& a, const Shape& b);
+Workload max_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);
+Workload avg_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);
+Workload global_avg_pool2d_workload(const Shape& data);
+Workload softmax_workload(const Shape& data);
+Workload relu_workload(const Shape& data);
+Workload clip_workload(const Shape& data, float lo, float hi);
+Workload add_workload(const Shape& a, const Shape& b);
+Workload multiply_workload(const Shape& a, const Shape& b);
+// bias of shape (data[axis]) added along `axis`.
+Workload bias_add_workload(const Shape& data, size_t axis = 1);
+
+}  // namespace tessera::ops

@@ -1,0 +1,167 @@
+// The process-wide pool behind parallel_for.
+//
+// Each worker owns a slot that the dispatching thread fills before bumping the
+// slot's sequence number; a worker spins on its own slot for a short while
+// (kernels can be as short as tens of microseconds, and a futex wake costs about
+// as much) and then sleeps on a shared condition variable. The dispatcher runs
+// chunk 0 itself and waits for the others, so at most num_threads() threads work.
+//
+// Fork safety: a forked child inherits the pool's memory but none of its
+// threads. The pool remembers the pid that built it; a process with another pid
+// abandons (deliberately leaks) the inherited pool and builds its own.
+#include "runtime/thread_pool.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TESSERA_CPU_RELAX() _mm_pause()
+#else
+#define TESSERA_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace tessera::runtime {
+namespace {
+
+// How long an idle worker, or a dispatcher waiting for workers, busy-waits
+// before it gives the core away.
+constexpr auto kSpinDuration = std::chrono::microseconds(200);
+
+std::atomic<int> g_requested_threads{0};  // 0: one per core
+thread_local bool t_inside_pool_job = false;
+
+int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Spins until done() holds or the spin budget is spent; true when done() held.
+template <class Done>
+bool spin_until(const Done& done) {
+  auto deadline = std::chrono::steady_clock::now() + kSpinDuration;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    TESSERA_CPU_RELAX();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return false;
+  }
+}
+
+class ThreadPool {
+ public:
+  ~ThreadPool() = delete;  // lives until exit (and is leaked by forked children)
+
+  // Runs [0, n) in `chunks` pieces, piece 0 on the calling thread.
+  void run(ParallelBody body, void* closure, int64_t n, int chunks) {
+    grow_to(chunks - 1);
+    pending_.store(chunks - 1, std::memory_order_relaxed);
+    for (int w = 0; w < chunks - 1; ++w) {
+      WorkerSlot& slot = *slots_[w];
+      slot.body = body;
+      slot.closure = closure;
+      slot.begin = chunk_begin(n, chunks, w + 1);
+      slot.end = chunk_begin(n, chunks, w + 2);
+      slot.sequence.fetch_add(1, std::memory_order_seq_cst);
+    }
+    // Pairs with the sleeper count a worker raises before its last check of
+    // its sequence number: one of the two sides sees the other's write.
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wake_.notify_all();
+    }
+    t_inside_pool_job = true;
+    body(closure, 0, chunk_begin(n, chunks, 1));
+    t_inside_pool_job = false;
+    auto all_done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+    while (!spin_until(all_done)) std::this_thread::yield();
+  }
+
+  // Serialises dispatch: a second thread calling parallel_for meanwhile runs serially.
+  std::mutex& dispatch_mutex() { return dispatch_mutex_; }
+
+ private:
+  struct WorkerSlot {
+    std::atomic<uint64_t> sequence{0};
+    ParallelBody body = nullptr;
+    void* closure = nullptr;
+    int64_t begin = 0, end = 0;
+  };
+
+  static int64_t chunk_begin(int64_t n, int chunks, int index) { return n * index / chunks; }
+
+  void grow_to(int workers) {
+    while (static_cast<int>(slots_.size()) < workers) {
+      slots_.push_back(std::make_unique<WorkerSlot>());
+      WorkerSlot* slot = slots_.back().get();
+      std::thread(&ThreadPool::work, this, slot).detach();
+    }
+  }
+
+  void work(WorkerSlot* slot) {
+    t_inside_pool_job = true;  // a parallel loop inside a chunk runs serially
+    uint64_t seen = 0;
+    for (;;) {
+      auto has_job = [&] { return slot->sequence.load(std::memory_order_acquire) != seen; };
+      if (!spin_until(has_job)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.wait(lock, has_job);
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      seen = slot->sequence.load(std::memory_order_acquire);
+      slot->body(slot->closure, slot->begin, slot->end);
+      pending_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  std::vector<std::unique_ptr<WorkerSlot>> slots_;
+  std::atomic<int> pending_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::mutex dispatch_mutex_;
+};
+
+ThreadPool* pool_of_this_process() {
+  static std::mutex creation_mutex;
+  static ThreadPool* pool = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(creation_mutex);
+  if (pool == nullptr || owner != getpid()) {
+    pool = new ThreadPool();  // never freed: workers may outlive static destruction
+    owner = getpid();
+  }
+  return pool;
+}
+
+}  // namespace
+
+void parallel_for(ParallelBody body, void* closure, int64_t n) {
+  if (n <= 0) return;
+  int chunks = static_cast<int>(std::min<int64_t>(num_threads(), n));
+  if (chunks <= 1 || t_inside_pool_job) {
+    body(closure, 0, n);
+    return;
+  }
+  ThreadPool* pool = pool_of_this_process();
+  std::unique_lock<std::mutex> lock(pool->dispatch_mutex(), std::try_to_lock);
+  if (!lock.owns_lock()) {
+    body(closure, 0, n);
+    return;
+  }
+  pool->run(body, closure, n, chunks);
+}
+
+void set_num_threads(int n) { g_requested_threads.store(std::max(n, 0)); }
+
+int num_threads() {
+  int n = g_requested_threads.load();
+  return n > 0 ? n : hardware_threads();
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,84 @@
+#include "schedule/manual_schedule.h"
+
+#include "schedule/default_schedule.h"
+#include "tessera/error.h"
+
+namespace tessera::schedule {
+
+namespace {
+
+ir::Tensor find_by_tag(const ir::ComputeDAG& dag, const std::string& tag) {
+  for (const auto& t : dag.tensors())
+    if (t->tag == tag) return t;
+  return nullptr;
+}
+
+std::vector<std::string> axis_names(const ir::Tensor& t) {
+  std::vector<std::string> names;
+  for (const auto& a : t->axes) names.push_back(a.var.name());
+  return names;
+}
+
+// Largest divisor of `n` that is at most `limit`.
+int64_t largest_divisor(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+}  // namespace
+
+Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int64_t reg_n) {
+  ir::Tensor conv = find_by_tag(dag, "conv2d_nchwc");
+  if (!conv) throw Error("conv2d_nchwc_schedule: the DAG has no conv2d_nchwc stage");
+  const ir::Tensor out = dag.outputs().at(0);
+  const int64_t ow_extent = conv->shape[3], oc_bn = conv->shape[4];
+  if (reg_n <= 0) {
+    // 14 of the 16 ymm registers hold accumulators; the rest hold a weight row and a broadcast input.
+    int64_t vectors_per_row = std::max<int64_t>(1, oc_bn / 8);
+    reg_n = largest_divisor(ow_extent, 14 / vectors_per_row);
+  }
+
+  Trace t;
+  // Padding is computed once up front; other elementwise stages fold into their consumer.
+  for (const auto& s : dag.tensors()) {
+    if (s->is_placeholder() || s == conv || s == out) continue;
+    if (s->tag == "pad") {
+      auto a = axis_names(s);
+      t.fuse(s->name, {a[0], a[1], a[2]});
+      t.parallel(s->name, a[0] + "@" + a[1] + "@" + a[2]);
+    } else {
+      t.compute_inline(s->name);
+    }
+  }
+
+  // The accumulator tile: either the conv's own cache, or the conv itself when
+  // an epilogue (bias, relu) follows and becomes the stage that writes memory.
+  std::string tile = conv->name;
+  if (conv == out) {
+    t.cache_write(conv->name);
+    tile = conv->name + ".local";
+  }
+  auto o = axis_names(out);  // n, oc_chunk, oh, ow, oc_block
+  t.split(out->name, o[3], {reg_n});
+  t.fuse(out->name, {o[0], o[1], o[2]});
+  const std::string outer = o[0] + "@" + o[1] + "@" + o[2];
+  t.parallel(out->name, outer);
+  t.vectorize(out->name, o[4]);
+  t.compute_at(tile, out->name, o[3] + ".0");
+
+  auto c = axis_names(conv);
+  std::vector<std::string> r;
+  for (const auto& a : conv->reduce_axes) r.push_back(a.var.name());  // ic_outer, ry, rx, ic_inner
+  t.reorder(tile, {c[0], c[1], c[2], r[0], r[1], r[2], r[3], c[3], c[4]});
+  t.unroll(tile, c[3]);
+  t.vectorize(tile, c[4]);
+  return t;
+}
+
+Trace best_manual_schedule(const ir::ComputeDAG& dag) {
+  if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag);
+  return default_schedule(dag);
+}
+
+}  // namespace tessera::schedule

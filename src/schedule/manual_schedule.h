@@ -1,0 +1,15 @@
+#pragma once
+// The best hand-written schedules we know for the operators that matter most;
+// the tuner's job is to beat them. Falls back to default_schedule.
+#include "schedule/trace.h"
+
+namespace tessera::schedule {
+
+// conv2d NCHW[x]c: the output tile of `reg_n` output columns x oc_bn channels
+// stays in vector registers across the whole reduction (cache_write + compute_at),
+// the padding is materialised once, the outer loops run in parallel.
+Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int64_t reg_n = 0);
+
+Trace best_manual_schedule(const ir::ComputeDAG& dag);
+
+}  // namespace tessera::schedule

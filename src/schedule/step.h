@@ -1,0 +1,53 @@
+#pragma once
+// The steps a schedule is made of. Stages and iterators are named (iterator
+// names after a split are "x.0" (outer) .. "x.k", after a fuse "a@b"), so a
+// trace reads like the loop nest it builds.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tessera::schedule {
+
+enum class Annotation { None, Parallel, Vectorize, Unroll };
+std::string to_string(Annotation a);
+Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
+
+struct SplitStep {       // iter -> outer, then one iterator per inner length
+  std::string stage, iter;
+  std::vector<int64_t> lengths;
+};
+struct ReorderStep {     // the stage's new loop order (a permutation of all its iterators)
+  std::string stage;
+  std::vector<std::string> order;
+};
+struct FuseStep {        // adjacent iterators, outermost first
+  std::string stage;
+  std::vector<std::string> iters;
+};
+struct AnnotateStep {
+  std::string stage, iter;
+  Annotation annotation = Annotation::None;
+};
+struct ComputeAtStep {   // compute `stage` inside loop `target_iter` of `target_stage`
+  std::string stage, target_stage, target_iter;
+};
+struct ComputeInlineStep {
+  std::string stage;
+};
+struct ComputeRootStep {
+  std::string stage;
+};
+struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a local buffer
+  std::string stage;
+};
+struct PragmaStep {      // "auto_unroll_max_step$N": unroll inner loops of up to N iterations
+  std::string stage, iter;
+  std::string pragma;
+};
+
+using Step = std::variant<SplitStep, ReorderStep, FuseStep, AnnotateStep, ComputeAtStep,
+                          ComputeInlineStep, ComputeRootStep, CacheWriteStep, PragmaStep>;
+
+
+}  // namespace tessera::schedule

@@ -1,0 +1,239 @@
+#include "schedule/trace.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/functor.h"
+#include "tessera/error.h"
+
+namespace tessera::schedule {
+
+namespace {
+
+using nlohmann::json;
+
+// Stages attached at a removed iterator follow it to its replacement.
+void retarget_attachments(State& state, const std::string& stage, const std::string& old_iter,
+                          const std::string& new_iter) {
+  for (auto& s : state.stages())
+    if (s.location == Location::At && s.attach_stage == stage && s.attach_iter == old_iter)
+      s.attach_iter = new_iter;
+}
+
+void apply_split(State& state, const SplitStep& st) {
+  Stage& s = state.stage(st.stage);
+  s.split(st);
+  retarget_attachments(state, st.stage, st.iter, st.iter + "." + std::to_string(st.lengths.size()));
+}
+
+void apply_fuse(State& state, const FuseStep& st) {
+  Stage& s = state.stage(st.stage);
+  s.fuse(st);
+  std::string fused;
+  for (const auto& n : st.iters) fused += (fused.empty() ? "" : "@") + n;
+  for (const auto& n : st.iters) retarget_attachments(state, st.stage, n, fused);
+}
+
+bool reads_stage(const State& state, int consumer, int producer, std::set<int>& seen) {
+  if (!seen.insert(consumer).second) return false;
+  for (const auto& in : state.stages()[consumer].tensor->inputs()) {
+    int p = state.stage_of(in.get());
+    if (p < 0) continue;
+    if (p == producer) return true;
+    if (state.stages()[p].location == Location::Inlined && reads_stage(state, p, producer, seen)) return true;
+  }
+  return false;
+}
+
+bool is_output(const State& state, const Stage& s) {
+  for (const auto& o : state.dag().outputs())
+    if (state.stage_of(o.get()) == state.stage_index(s.name())) return true;
+  return false;
+}
+
+void apply_compute_at(State& state, const ComputeAtStep& st) {
+  int p = state.stage_index(st.stage), c = state.stage_index(st.target_stage);
+  Stage& target = state.stages()[c];
+  target.iter_index(st.target_iter);  // validates
+  std::set<int> seen;
+  if (!reads_stage(state, c, p, seen))
+    throw Error("compute_at: stage '" + st.target_stage + "' does not read '" + st.stage + "'");
+  if (target.location == Location::Inlined)
+    throw Error("compute_at: target stage '" + st.target_stage + "' is inlined");
+  Stage& s = state.stages()[p];
+  s.location = Location::At;
+  s.attach_stage = st.target_stage;
+  s.attach_iter = st.target_iter;
+}
+
+void apply_compute_inline(State& state, const ComputeInlineStep& st) {
+  Stage& s = state.stage(st.stage);
+  if (s.tensor->is_reduction()) throw Error("compute_inline: stage '" + st.stage + "' is a reduction");
+  if (is_output(state, s)) throw Error("compute_inline: stage '" + st.stage + "' is an output of the task");
+  for (const auto& o : state.stages())
+    if (o.location == Location::At && o.attach_stage == st.stage)
+      throw Error("compute_inline: stage '" + o.name() + "' is computed at '" + st.stage + "'");
+  s.location = Location::Inlined;
+}
+
+void apply_cache_write(State& state, const CacheWriteStep& st) {
+  int idx = state.stage_index(st.stage);
+  Stage& s = state.stages()[idx];
+  if (!s.loop_steps.empty()) throw Error("cache_write of '" + st.stage + "' must come before its loops are transformed");
+  const ir::Tensor original = s.tensor;
+
+  auto local = std::make_shared<ir::TensorNode>(*original);
+  local->name = original->name + ".local";
+  local->attrs["scope"] = "local";
+  std::vector<std::string> axis_names;
+  for (const auto& a : original->axes) axis_names.push_back(a.var.name());
+  ir::Tensor local_tensor = local;
+  ir::Tensor copy = ir::compute(
+      original->shape,
+      [&](const std::vector<ir::Var>& v) {
+        return ir::load(local_tensor, std::vector<ir::Expr>(v.begin(), v.end()));
+      },
+      original->name, original->tag, axis_names, original->attrs);
+
+  Stage copy_stage = make_stage(copy);
+  copy_stage.location = s.location;
+  copy_stage.attach_stage = s.attach_stage;
+  copy_stage.attach_iter = s.attach_iter;
+  state.stages()[idx] = copy_stage;
+  state.alias(copy.get(), idx);
+  state.insert_stage(idx, make_stage(local_tensor));
+}
+
+void apply_pragma(State& state, const PragmaStep& st) {
+  Stage& s = state.stage(st.stage);
+  s.iter_index(st.iter);
+  const std::string key = "auto_unroll_max_step$";
+  if (st.pragma.rfind(key, 0) != 0)
+    throw Error("unknown pragma '" + st.pragma + "' (valid: auto_unroll_max_step$N)");
+  try {
+    s.auto_unroll_max_step = std::stoll(st.pragma.substr(key.size()));
+  } catch (const std::exception&) {
+    throw Error("pragma '" + st.pragma + "': N is not a number");
+  }
+}
+
+template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
+
+}  // namespace
+
+void apply(State& state, const Step& step) {
+  std::visit(Overloaded{
+                 [&](const SplitStep& s) { apply_split(state, s); },
+                 [&](const ReorderStep& s) { state.stage(s.stage).reorder(s); },
+                 [&](const FuseStep& s) { apply_fuse(state, s); },
+                 [&](const AnnotateStep& s) { state.stage(s.stage).annotate(s); },
+                 [&](const ComputeAtStep& s) { apply_compute_at(state, s); },
+                 [&](const ComputeInlineStep& s) { apply_compute_inline(state, s); },
+                 [&](const ComputeRootStep& s) { state.stage(s.stage).location = Location::Root; },
+                 [&](const CacheWriteStep& s) { apply_cache_write(state, s); },
+                 [&](const PragmaStep& s) { apply_pragma(state, s); },
+             },
+             step);
+}
+
+json to_json(const Step& step) {
+  return std::visit(
+      Overloaded{
+          [](const SplitStep& s) { return json{{"step", "split"}, {"stage", s.stage}, {"iter", s.iter}, {"lengths", s.lengths}}; },
+          [](const ReorderStep& s) { return json{{"step", "reorder"}, {"stage", s.stage}, {"order", s.order}}; },
+          [](const FuseStep& s) { return json{{"step", "fuse"}, {"stage", s.stage}, {"iters", s.iters}}; },
+          [](const AnnotateStep& s) {
+            return json{{"step", "annotate"}, {"stage", s.stage}, {"iter", s.iter}, {"annotation", to_string(s.annotation)}};
+          },
+          [](const ComputeAtStep& s) {
+            return json{{"step", "compute_at"}, {"stage", s.stage}, {"target_stage", s.target_stage}, {"target_iter", s.target_iter}};
+          },
+          [](const ComputeInlineStep& s) { return json{{"step", "compute_inline"}, {"stage", s.stage}}; },
+          [](const ComputeRootStep& s) { return json{{"step", "compute_root"}, {"stage", s.stage}}; },
+          [](const CacheWriteStep& s) { return json{{"step", "cache_write"}, {"stage", s.stage}}; },
+          [](const PragmaStep& s) { return json{{"step", "pragma"}, {"stage", s.stage}, {"iter", s.iter}, {"pragma", s.pragma}}; },
+      },
+      step);
+}
+
+Step step_from_json(const json& j) {
+  try {
+    const std::string kind = j.at("step").get<std::string>();
+    auto str = [&](const char* k) { return j.at(k).get<std::string>(); };
+    if (kind == "split") return SplitStep{str("stage"), str("iter"), j.at("lengths").get<std::vector<int64_t>>()};
+    if (kind == "reorder") return ReorderStep{str("stage"), j.at("order").get<std::vector<std::string>>()};
+    if (kind == "fuse") return FuseStep{str("stage"), j.at("iters").get<std::vector<std::string>>()};
+    if (kind == "annotate") return AnnotateStep{str("stage"), str("iter"), annotation_from_string(str("annotation"))};
+    if (kind == "compute_at") return ComputeAtStep{str("stage"), str("target_stage"), str("target_iter")};
+    if (kind == "compute_inline") return ComputeInlineStep{str("stage")};
+    if (kind == "compute_root") return ComputeRootStep{str("stage")};
+    if (kind == "cache_write") return CacheWriteStep{str("stage")};
+    if (kind == "pragma") return PragmaStep{str("stage"), str("iter"), str("pragma")};
+    throw Error("unknown step kind '" + kind + "'");
+  } catch (const json::exception& e) {
+    throw Error("malformed schedule step " + j.dump() + ": " + e.what());
+  }
+}
+
+Trace& Trace::split(const std::string& stage, const std::string& iter, std::vector<int64_t> lengths) {
+  return add(SplitStep{stage, iter, std::move(lengths)});
+}
+Trace& Trace::reorder(const std::string& stage, std::vector<std::string> order) {
+  return add(ReorderStep{stage, std::move(order)});
+}
+Trace& Trace::fuse(const std::string& stage, std::vector<std::string> iters) {
+  return add(FuseStep{stage, std::move(iters)});
+}
+Trace& Trace::annotate(const std::string& stage, const std::string& iter, Annotation a) {
+  return add(AnnotateStep{stage, iter, a});
+}
+Trace& Trace::parallel(const std::string& stage, const std::string& iter) { return annotate(stage, iter, Annotation::Parallel); }
+Trace& Trace::vectorize(const std::string& stage, const std::string& iter) { return annotate(stage, iter, Annotation::Vectorize); }
+Trace& Trace::unroll(const std::string& stage, const std::string& iter) { return annotate(stage, iter, Annotation::Unroll); }
+Trace& Trace::compute_at(const std::string& stage, const std::string& target, const std::string& iter) {
+  return add(ComputeAtStep{stage, target, iter});
+}
+Trace& Trace::compute_inline(const std::string& stage) { return add(ComputeInlineStep{stage}); }
+Trace& Trace::compute_root(const std::string& stage) { return add(ComputeRootStep{stage}); }
+Trace& Trace::cache_write(const std::string& stage) { return add(CacheWriteStep{stage}); }
+Trace& Trace::pragma(const std::string& stage, const std::string& iter, const std::string& p) {
+  return add(PragmaStep{stage, iter, p});
+}
+
+State Trace::replay(const ir::ComputeDAG& dag) const {
+  State state(dag);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    try {
+      apply(state, steps_[i]);
+    } catch (const Error& e) {
+      throw Error("schedule step " + std::to_string(i) + " " + schedule::to_json(steps_[i]).dump() + ": " + e.what());
+    }
+  }
+  return state;
+}
+
+json Trace::to_json() const {
+  json steps = json::array();
+  for (const auto& s : steps_) steps.push_back(schedule::to_json(s));
+  return steps;
+}
+
+Trace Trace::from_json(const json& j) {
+  if (!j.is_array()) throw Error("a schedule trace must be a JSON array of steps, got: " + j.dump().substr(0, 80));
+  Trace t;
+  for (const auto& s : j) t.add(step_from_json(s));
+  return t;
+}
+
+Trace Trace::parse(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(std::string("schedule is not valid JSON: ") + e.what());
+  }
+  return from_json(j);
+}
+
+}  // namespace tessera::schedule

@@ -1,0 +1,381 @@
+#include "tir/lower.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "tessera/error.h"
+#include "tir/arith.h"
+#include "tir/printer.h"
+#include "tir/simplify.h"
+#include "tir/verify.h"
+
+namespace tessera::tir {
+
+using ir::Expr;
+using schedule::Location;
+using schedule::Stage;
+using schedule::State;
+
+namespace {
+
+// Where a stage's values live. A region buffer holds only the part of the
+// tensor one iteration of the attach loop needs, starting at `offset`.
+struct BufferInfo {
+  ir::Tensor buffer;
+  std::vector<Expr> offset;  // per spatial dimension; empty = starts at 0
+  bool region = false;       // buffer is region-shaped (indices are shifted by offset)
+};
+
+ForKind for_kind(schedule::Annotation a) {
+  switch (a) {
+    case schedule::Annotation::Parallel: return ForKind::Parallel;
+    case schedule::Annotation::Vectorize: return ForKind::Vectorized;
+    case schedule::Annotation::Unroll: return ForKind::Unrolled;
+    default: return ForKind::Serial;
+  }
+}
+
+class Lowerer {
+ public:
+  explicit Lowerer(const State& state) : state_(state), buffers_(state.stages().size()) {}
+
+  LoweredFunc run(const std::string& name) {
+    LoweredFunc f;
+    f.name = name;
+    f.args = state_.dag().arguments();
+    for (const auto& out : state_.dag().outputs()) {
+      int s = state_.stage_of(out.get());
+      buffers_[s] = BufferInfo{out, {}, false};
+    }
+    std::vector<ir::Tensor> scratch;
+    for (size_t i = 0; i < state_.stages().size(); ++i) {
+      const Stage& s = state_.stages()[i];
+      if (s.location == Location::Root && !buffers_[i]) {
+        buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name()), {}, false};
+        scratch.push_back(buffers_[i]->buffer);
+      }
+    }
+    std::vector<Stmt> body;
+    for (size_t i = 0; i < state_.stages().size(); ++i) {
+      const Stage& s = state_.stages()[i];
+      if (s.location == Location::Root) body.push_back(gen_stage(static_cast<int>(i), s, {}));
+    }
+    for (size_t i = 0; i < state_.stages().size(); ++i) {
+      const Stage& s = state_.stages()[i];
+      if (s.location == Location::At && !generated_.count(static_cast<int>(i))) check_attachment(s);
+    }
+    Stmt stmt = make_seq(std::move(body));
+    for (auto it = scratch.rbegin(); it != scratch.rend(); ++it) stmt = make_allocate(*it, stmt);
+    f.body = stmt;
+    return f;
+  }
+
+ private:
+  void check_attachment(const Stage& s) {
+    throw Error("stage '" + s.name() + "' is computed at " + s.attach_stage + "." + s.attach_iter +
+                ", which is never generated (is the target inlined or itself unattached?)");
+  }
+
+  // Replaces loads of inlined stages by their definitions, recursively.
+  Expr expand_inline(const Expr& e) {
+    struct Inliner : ir::ExprMutator {
+      Lowerer* self;
+      Expr mutate_load(const ir::TensorLoadNode* n, const Expr& e) override {
+        Expr m = mutate_children(e);
+        auto* l = m.as<ir::TensorLoadNode>();
+        int p = self->state_.stage_of(l->tensor.get());
+        if (p < 0 || self->state_.stages()[p].location != Location::Inlined) return m;
+        const ir::Tensor& t = self->state_.stages()[p].tensor;
+        ir::VarMap map;
+        for (size_t d = 0; d < t->axes.size(); ++d) map[t->axes[d].var] = l->indices[d];
+        return mutate(ir::substitute(t->body, map));
+      }
+    } inliner;
+    inliner.self = this;
+    return inliner.mutate(e);
+  }
+
+  // Points loads of computed stages at their buffers.
+  Expr to_buffers(const Expr& e) {
+    struct Rebuffer : ir::ExprMutator {
+      Lowerer* self;
+      Expr mutate_load(const ir::TensorLoadNode* n, const Expr& e) override {
+        Expr m = mutate_children(e);
+        auto* l = m.as<ir::TensorLoadNode>();
+        int p = self->state_.stage_of(l->tensor.get());
+        if (p < 0) return m;
+        const auto& info = self->buffers_[p];
+        if (!info)
+          throw Error("stage '" + self->state_.stages()[p].name() + "' is read before it is computed");
+        std::vector<Expr> idx = l->indices;
+        if (info->region)
+          for (size_t d = 0; d < idx.size(); ++d) idx[d] = idx[d] - info->offset[d];
+        return ir::load(info->buffer, idx);
+      }
+    } r;
+    r.self = this;
+    return r.mutate(e);
+  }
+
+  // The region of producer `p` that one iteration of loop `k` of consumer
+  // stage `c` reads: per dimension a symbolic start and a constant extent.
+  struct Region {
+    std::vector<Expr> min;
+    std::vector<int64_t> extent;
+  };
+
+  Region infer_region(int p, const Stage& c, int k, const Expr& consumer_value) {
+    const ir::Tensor& pt = state_.stages()[p].tensor;
+    size_t dims = pt->shape.size();
+    RangeMap inner;
+    for (size_t i = k + 1; i < c.iters.size(); ++i) inner[c.iters[i].var] = Interval{0, c.iters[i].extent - 1};
+    auto is_inner_atom = [&](const Expr& atom) {
+      bool uses = false;
+      ir::post_order_visit(atom, [&](const Expr& x) {
+        if (auto* v = x.as<ir::VarNode>())
+          uses |= inner.count(ir::Var(std::static_pointer_cast<const ir::VarNode>(x.ptr()))) > 0;
+      });
+      return uses;
+    };
+
+    std::vector<std::optional<LinearForm>> base(dims);
+    std::vector<int64_t> lo(dims, Interval::kInf), hi(dims, -Interval::kInf);
+    std::vector<bool> full(dims, false);
+    bool any = false;
+    ir::post_order_visit(consumer_value, [&](const Expr& x) {
+      auto* l = x.as<ir::TensorLoadNode>();
+      if (!l || state_.stage_of(l->tensor.get()) != p) return;
+      any = true;
+      for (size_t d = 0; d < dims; ++d) {
+        if (full[d]) continue;
+        LinearForm f = linear_form(simplify(l->indices[d]));
+        LinearForm b;
+        int64_t mn = 0, mx = 0;
+        for (const auto& [atom, coef] : f.terms) {
+          if (!is_inner_atom(atom)) {
+            b.add(atom, coef);
+            continue;
+          }
+          if (!atom.as<ir::VarNode>()) {  // not affine in the inner loops
+            full[d] = true;
+            break;
+          }
+          Interval r = inner.at(ir::Var(std::static_pointer_cast<const ir::VarNode>(atom.ptr())));
+          mn += coef > 0 ? coef * r.min : coef * r.max;
+          mx += coef > 0 ? coef * r.max : coef * r.min;
+        }
+        if (full[d]) continue;
+        mn += f.constant;
+        mx += f.constant;
+        if (!base[d]) {
+          base[d] = b;
+        } else {
+          LinearForm diff = linear_form(base[d]->to_expr() - b.to_expr());
+          if (!diff.terms.empty()) {
+            full[d] = true;
+            continue;
+          }
+          mn -= diff.constant;  // express this load relative to the first base
+          mx -= diff.constant;
+        }
+        lo[d] = std::min(lo[d], mn);
+        hi[d] = std::max(hi[d], mx);
+      }
+    });
+    if (!any)
+      throw Error("stage '" + state_.stages()[p].name() + "' is computed at '" + c.name() + "', which does not read it");
+    Region r;
+    for (size_t d = 0; d < dims; ++d) {
+      int64_t extent = full[d] ? pt->shape[d] : hi[d] - lo[d] + 1;
+      if (full[d] || extent >= pt->shape[d]) {
+        r.min.push_back(ir::make_int(0));
+        r.extent.push_back(pt->shape[d]);
+      } else {
+        r.min.push_back(simplify(base[d]->to_expr() + ir::make_int(lo[d])));
+        r.extent.push_back(extent);
+      }
+    }
+    return r;
+  }
+
+  // Guards that keep a region's computation inside the tensor, unless the
+  // consumer's loop ranges prove it always is.
+  std::vector<Expr> region_guards(const ir::Tensor& t, const Region& r, const Stage& local, const Stage& c, int k) {
+    RangeMap outer;
+    for (int i = 0; i <= k; ++i) outer[c.iters[i].var] = Interval{0, c.iters[i].extent - 1};
+    std::vector<Expr> guards;
+    for (size_t d = 0; d < r.min.size(); ++d) {
+      Interval b = bound_of(r.min[d], outer);
+      Expr at = r.min[d] + local.axis_values[d];
+      if (b.max + r.extent[d] - 1 > t->shape[d] - 1) guards.push_back(at < t->shape[d]);
+      if (b.min < 0) guards.push_back(at >= 0);
+    }
+    return guards;
+  }
+
+  // Position of the innermost iterator of `s` that e uses, or -1.
+  static int deepest_iter(const Stage& s, const Expr& e) {
+    int pos = -1;
+    for (size_t i = 0; i < s.iters.size(); ++i)
+      if (ir::uses_var(e, s.iters[i].var)) pos = static_cast<int>(i);
+    return pos;
+  }
+
+  Stmt gen_stage(int idx, const Stage& s, std::vector<Expr> extra_guards) {
+    generated_.insert(idx);
+    const ir::Tensor& t = s.tensor;
+    const BufferInfo& info = *buffers_[idx];
+    size_t ndim = t->axes.size();
+    Expr source = t->body;
+    std::optional<ir::ReduceKind> combiner;
+    if (auto* r = source.as<ir::ReduceNode>()) {
+      combiner = r->combiner;
+      source = r->source;
+    }
+    ir::VarMap map;
+    std::vector<Expr> store_idx;
+    for (size_t d = 0; d < ndim; ++d) {
+      Expr local = s.axis_values[d];
+      Expr global = info.offset.empty() ? local : info.offset[d] + local;
+      map[t->axes[d].var] = global;
+      store_idx.push_back(info.region ? local : global);
+    }
+    for (size_t j = 0; j < t->reduce_axes.size(); ++j) map[t->reduce_axes[j].var] = s.axis_values[ndim + j];
+    Expr value = expand_inline(ir::substitute(source, map));
+
+    // Stages attached inside this one, by loop position.
+    std::vector<std::vector<int>> attached(s.iters.size());
+    for (size_t i = 0; i < state_.stages().size(); ++i) {
+      const Stage& a = state_.stages()[i];
+      if (a.location == Location::At && a.attach_stage == s.name())
+        attached[s.iter_index(a.attach_iter)].push_back(static_cast<int>(i));
+    }
+    // Producers first: their regions and buffers must exist before the value is rebuffered.
+    std::vector<std::vector<std::pair<ir::Tensor, Stmt>>> producers(s.iters.size());
+    for (size_t k = 0; k < s.iters.size(); ++k) {
+      for (int p : attached[k]) {
+        const Stage& ps = state_.stages()[p];
+        Region r = infer_region(p, s, static_cast<int>(k), value);
+        Stage local = ps.rebind(r.extent);
+        bool output = buffers_[p].has_value();
+        if (!output) buffers_[p] = BufferInfo{ir::placeholder(r.extent, ps.name()), r.min, true};
+        else buffers_[p]->offset = r.min;
+        auto guards = region_guards(ps.tensor, r, local, s, static_cast<int>(k));
+        Stmt nest = gen_stage(p, local, guards);
+        producers[k].emplace_back(output ? nullptr : buffers_[p]->buffer, nest);
+      }
+    }
+    value = to_buffers(value);
+
+    std::vector<Expr> guards = s.guards;
+    guards.insert(guards.end(), extra_guards.begin(), extra_guards.end());
+    std::vector<ForKind> kinds = loop_kinds(s);
+
+    int first_reduce = -1;
+    for (size_t i = 0; i < s.iters.size(); ++i)
+      if (s.iters[i].kind == ir::IterKind::Reduce) {
+        first_reduce = static_cast<int>(i);
+        break;
+      }
+
+    auto wrap_guards = [&](Stmt body, int level, const std::vector<int>& loops) {
+      // Guards whose innermost variable is loop `level` go just inside it.
+      for (const auto& g : guards) {
+        int deepest = deepest_iter(s, g);
+        if (deepest == level && (level < 0 || std::find(loops.begin(), loops.end(), level) != loops.end()))
+          body = make_if(g, body);
+      }
+      return body;
+    };
+
+    // Builds loops `loops` (positions in s.iters, outermost first) around `inner`.
+    auto nest = [&](const std::vector<int>& loops, Stmt inner, bool with_producers) {
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        int k = *it;
+        inner = wrap_guards(inner, k, loops);
+        if (with_producers && !producers[k].empty()) {
+          std::vector<Stmt> seq;
+          for (auto& [buf, stmt] : producers[k]) seq.push_back(stmt);
+          seq.push_back(inner);
+          inner = make_seq(std::move(seq));
+          for (auto pit = producers[k].rbegin(); pit != producers[k].rend(); ++pit)
+            if (pit->first) inner = make_allocate(pit->first, inner);
+        }
+        inner = make_for(s.iters[k].var, s.iters[k].extent, kinds[k], inner);
+      }
+      return inner;
+    };
+
+    Stmt body;
+    std::vector<int> outer_loops;
+    if (!combiner) {
+      for (size_t i = 0; i < s.iters.size(); ++i) outer_loops.push_back(static_cast<int>(i));
+      body = nest(outer_loops, make_store(info.buffer, store_idx, value), true);
+    } else {
+      if (first_reduce < 0) first_reduce = static_cast<int>(s.iters.size());
+      std::vector<int> init_loops, update_loops;
+      for (int i = 0; i < first_reduce; ++i) outer_loops.push_back(i);
+      for (size_t i = first_reduce; i < s.iters.size(); ++i) {
+        update_loops.push_back(static_cast<int>(i));
+        if (s.iters[i].kind == ir::IterKind::Spatial) init_loops.push_back(static_cast<int>(i));
+      }
+      Stmt init = nest(init_loops, make_store(info.buffer, store_idx, ir::reduce_identity(*combiner)), false);
+      Expr current = ir::load(info.buffer, store_idx);
+      Stmt update = nest(update_loops, make_store(info.buffer, store_idx, ir::reduce_combine(*combiner, current, value)), true);
+      body = nest(outer_loops, make_seq({init, update}), true);
+    }
+    return wrap_guards(body, -1, {});
+  }
+
+  // Loop kinds from annotations, then auto_unroll_max_step unrolls the
+  // innermost plain loops while their total trip count stays within it.
+  static std::vector<ForKind> loop_kinds(const Stage& s) {
+    std::vector<ForKind> kinds;
+    for (const auto& it : s.iters) kinds.push_back(for_kind(it.annotation));
+    if (s.auto_unroll_max_step > 0) {
+      int64_t trips = 1;
+      for (int i = static_cast<int>(s.iters.size()) - 1; i >= 0; --i) {
+        trips *= s.iters[i].extent;
+        if (trips > s.auto_unroll_max_step || kinds[i] == ForKind::Parallel) break;
+        if (kinds[i] == ForKind::Serial) kinds[i] = ForKind::Unrolled;
+      }
+    }
+    return kinds;
+  }
+
+  const State& state_;
+  std::vector<std::optional<BufferInfo>> buffers_;
+  std::set<int> generated_;
+};
+
+bool log_enabled() {
+  const char* v = std::getenv("TESSERA_LOG");
+  return v && std::string(v).find("lower") != std::string::npos;
+}
+
+}  // namespace
+
+LoweredFunc lower(const State& state, const std::string& name) {
+  // The lowering pipeline, in order.
+  const bool log = log_enabled();
+  auto show = [&](const char* pass, const LoweredFunc& f) {
+    if (log) std::cerr << "[lower] after " << pass << ":\n" << to_string(f) << "\n";
+  };
+  LoweredFunc f = Lowerer(state).run(name);
+  show("schedule_to_loops", f);
+  f.body = simplify(f.body);
+  show("simplify", f);
+  verify(f);
+  show("verify", f);
+  return f;
+}
+
+LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace, const std::string& name) {
+  return lower(trace.replay(dag), name);
+}
+
+}  // namespace tessera::tir

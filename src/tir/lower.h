@@ -1,0 +1,16 @@
+#pragma once
+// Lowering: a schedule's State (a DAG with a trace replayed on it) -> a kernel
+// in loop-nest IR. The pipeline is one list of passes in lower.cc; with
+// TESSERA_LOG=lower each pass's result is printed to stderr.
+#include <string>
+
+#include "schedule/trace.h"
+#include "tir/stmt.h"
+
+namespace tessera::tir {
+
+LoweredFunc lower(const schedule::State& state, const std::string& name = "kernel");
+LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace,
+                  const std::string& name = "kernel");
+
+}  // namespace tessera::tir

@@ -1,0 +1,218 @@
+#include "tir/simplify.h"
+
+#include <cmath>
+
+#include "ir/functor.h"
+#include "tir/arith.h"
+#include "tir/stmt_functor.h"
+
+namespace tessera::tir {
+
+using ir::Expr;
+using ir::ExprKind;
+
+namespace {
+
+bool const_bool(const Expr& e, bool* value) {
+  if (auto* c = e.as<ir::CastNode>(); c && e.dtype() == ir::DType::Bool) {
+    int64_t v;
+    if (ir::is_const_int(c->value, &v)) {
+      *value = v != 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool const_float(const Expr& e, double* value) {
+  if (auto* f = e.as<ir::FloatImmNode>()) {
+    *value = f->value;
+    return true;
+  }
+  return false;
+}
+
+class Simplifier : public StmtMutator {
+ public:
+  Expr mutate(const Expr& e) override {
+    if (!e) return e;
+    Expr m = ir::ExprMutator::mutate(e);
+    return rewrite(m);
+  }
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    if (n->extent == 1) {
+      ir::VarMap zero;
+      zero[n->var] = ir::make_int(0);
+      return mutate_stmt(substitute_stmt(n->body, zero));
+    }
+    ranges_[n->var] = Interval{0, n->extent - 1};
+    Stmt body = mutate_stmt(n->body);
+    ranges_.erase(n->var);
+    if (!body) return nullptr;
+    return body == n->body ? s : make_for(n->var, n->extent, n->for_kind, body);
+  }
+
+  Stmt mutate_if(const IfThenElseNode* n, const Stmt& s) override {
+    Expr c = mutate(n->cond);
+    bool v;
+    if (const_bool(c, &v)) return v ? mutate_stmt(n->then_case) : mutate_stmt(n->else_case);
+    Stmt t = mutate_stmt(n->then_case), e = mutate_stmt(n->else_case);
+    if (c.same_as(n->cond) && t == n->then_case && e == n->else_case) return s;
+    return make_if(c, t, e);
+  }
+
+ private:
+  static Stmt substitute_stmt(const Stmt& s, const ir::VarMap& m) {
+    struct Sub : StmtMutator {
+      const ir::VarMap* m;
+      Expr mutate(const Expr& e) override { return ir::substitute(e, *m); }
+    } sub;
+    sub.m = &m;
+    return sub.mutate_stmt(s);
+  }
+
+  Expr rewrite(const Expr& e) {
+    if (e.dtype() == ir::DType::Int64 && (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub || e.kind() == ExprKind::Mul))
+      return linear_form(e).to_expr();
+    auto* b = e.as<ir::BinaryNode>();
+    if (b && b->a.dtype() == ir::DType::Int64) return rewrite_int(e, b);
+    if (b && b->a.dtype() == ir::DType::Float32) return rewrite_float(e, b);
+    if (b && (e.kind() == ExprKind::And || e.kind() == ExprKind::Or)) {
+      bool x, y;
+      bool cx = const_bool(b->a, &x), cy = const_bool(b->b, &y);
+      if (e.kind() == ExprKind::And) {
+        if ((cx && !x) || (cy && !y)) return ir::make_bool(false);
+        if (cx) return b->b;
+        if (cy) return b->a;
+      } else {
+        if ((cx && x) || (cy && y)) return ir::make_bool(true);
+        if (cx) return b->b;
+        if (cy) return b->a;
+      }
+      return e;
+    }
+    if (auto* n = e.as<ir::NotNode>()) {
+      bool x;
+      if (const_bool(n->a, &x)) return ir::make_bool(!x);
+      return e;
+    }
+    if (auto* s = e.as<ir::SelectNode>()) {
+      bool x;
+      if (const_bool(s->cond, &x)) return x ? s->true_value : s->false_value;
+      return e;
+    }
+    if (auto* c = e.as<ir::CastNode>()) {
+      int64_t i;
+      double f;
+      if (c->dtype == ir::DType::Float32 && ir::is_const_int(c->value, &i)) return ir::make_float(static_cast<double>(i));
+      if (c->dtype == ir::DType::Int64 && const_float(c->value, &f)) return ir::make_int(static_cast<int64_t>(f));
+      return e;
+    }
+    return e;
+  }
+
+  Expr rewrite_int(const Expr& e, const ir::BinaryNode* b) {
+    int64_t x, y;
+    bool cx = ir::is_const_int(b->a, &x), cy = ir::is_const_int(b->b, &y);
+    Interval ia = bound_of(b->a, ranges_), ib = bound_of(b->b, ranges_);
+    switch (e.kind()) {
+      case ExprKind::Div:
+      case ExprKind::Mod:
+        // Truncation equals flooring for non-negative operands.
+        if (ia.min >= 0 && cy && y > 0)
+          return rewrite_int_floor(e.kind() == ExprKind::Div ? ExprKind::FloorDiv : ExprKind::FloorMod, b->a, y);
+        if (cx && cy && y != 0) return ir::make_int(e.kind() == ExprKind::Div ? x / y : x % y);
+        return e;
+      case ExprKind::FloorDiv:
+      case ExprKind::FloorMod:
+        if (cy && y > 0) return rewrite_int_floor(e.kind(), b->a, y);
+        return e;
+      case ExprKind::Min:
+        if (ia.max <= ib.min) return b->a;
+        if (ib.max <= ia.min) return b->b;
+        return e;
+      case ExprKind::Max:
+        if (ia.min >= ib.max) return b->a;
+        if (ib.min >= ia.max) return b->b;
+        return e;
+      default: break;
+    }
+    if (ir::is_comparison(e.kind())) {
+      Interval d = bound_of(linear_form(b->a - b->b).to_expr(), ranges_);
+      auto decide = [&](bool known_true, bool known_false) -> Expr {
+        if (known_true) return ir::make_bool(true);
+        if (known_false) return ir::make_bool(false);
+        return e;
+      };
+      switch (e.kind()) {
+        case ExprKind::LT: return decide(d.max < 0, d.min >= 0);
+        case ExprKind::LE: return decide(d.max <= 0, d.min > 0);
+        case ExprKind::GT: return decide(d.min > 0, d.max <= 0);
+        case ExprKind::GE: return decide(d.min >= 0, d.max < 0);
+        case ExprKind::EQ: return decide(d.min == 0 && d.max == 0, d.min > 0 || d.max < 0);
+        case ExprKind::NE: return decide(d.min > 0 || d.max < 0, d.min == 0 && d.max == 0);
+        default: break;
+      }
+    }
+    return e;
+  }
+
+  // floor(a / c) and a mod c for a constant c > 0: the multiples of c in a's
+  // linear form leave the division exactly.
+  Expr rewrite_int_floor(ExprKind kind, const Expr& a, int64_t c) {
+    if (c == 1) return kind == ExprKind::FloorDiv ? a : ir::make_int(0);
+    LinearForm f = linear_form(a), quotient, rest;
+    for (const auto& [atom, coef] : f.terms) {
+      if (coef % c == 0) quotient.add(atom, coef / c);
+      else rest.add(atom, coef);
+    }
+    int64_t k = f.constant;
+    int64_t kq = k >= 0 ? k / c : -((-k + c - 1) / c);
+    quotient.constant = kq;
+    rest.constant = k - kq * c;
+    Expr r = rest.to_expr();
+    Interval ir_ = bound_of(r, ranges_);
+    bool r_fits = ir_.min >= 0 && ir_.max < c;
+    if (kind == ExprKind::FloorMod) {
+      if (r_fits) return r;
+      return ir::floormod(r, ir::make_int(c));
+    }
+    if (r_fits) return quotient.to_expr();
+    Expr q = quotient.to_expr();
+    Expr d = ir::floordiv(r, ir::make_int(c));
+    if (ir::is_const_int(q, int64_t{0})) return d;
+    return linear_form(q + d).to_expr();
+  }
+
+  Expr rewrite_float(const Expr& e, const ir::BinaryNode* b) {
+    double x, y;
+    bool cx = const_float(b->a, &x), cy = const_float(b->b, &y);
+    if (cx && cy) {
+      switch (e.kind()) {
+        case ExprKind::Add: return ir::make_float(x + y);
+        case ExprKind::Sub: return ir::make_float(x - y);
+        case ExprKind::Mul: return ir::make_float(x * y);
+        case ExprKind::Div: return ir::make_float(x / y);
+        case ExprKind::Min: return ir::make_float(std::min(x, y));
+        case ExprKind::Max: return ir::make_float(std::max(x, y));
+        default: return e;
+      }
+    }
+    if (e.kind() == ExprKind::Mul && cy && y == 1.0) return b->a;
+    if (e.kind() == ExprKind::Mul && cx && x == 1.0) return b->b;
+    if (e.kind() == ExprKind::Add && cy && y == 0.0) return b->a;
+    if (e.kind() == ExprKind::Add && cx && x == 0.0) return b->b;
+    return e;
+  }
+
+  RangeMap ranges_;
+};
+
+}  // namespace
+
+Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
+Stmt simplify(const Stmt& s) { return Simplifier().mutate_stmt(s); }
+
+}  // namespace tessera::tir

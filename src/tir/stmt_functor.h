@@ -1,0 +1,24 @@
+#pragma once
+// Visitor and mutator over statements, in the style of ir/functor.h.
+#include "ir/functor.h"
+#include "tir/stmt.h"
+
+namespace tessera::tir {
+
+class StmtMutator : public ir::ExprMutator {
+ public:
+  virtual Stmt mutate_stmt(const Stmt& s);
+
+ protected:
+  virtual Stmt mutate_for(const ForNode* n, const Stmt& s);
+  virtual Stmt mutate_store(const StoreNode* n, const Stmt& s);
+  virtual Stmt mutate_allocate(const AllocateNode* n, const Stmt& s);
+  virtual Stmt mutate_if(const IfThenElseNode* n, const Stmt& s);
+  virtual Stmt mutate_seq(const SeqNode* n, const Stmt& s);
+};
+
+// Calls f on every statement (parents first) and fe on every expression root.
+void visit_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f,
+                 const std::function<void(const ir::Expr&)>& fe = nullptr);
+
+}  // namespace tessera::tir

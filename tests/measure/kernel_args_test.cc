@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "measure/kernel_args.h"
+#include "measure_test_util.h"
+
+namespace tessera::measure {
+namespace {
+
+TEST(MeasureKernelArgs, InputsAreReproducibleAndDistinctOutputsZeroed) {
+  auto dag = testing::add_dag();
+  auto first = make_inputs(dag), second = make_inputs(dag);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].shape(), (std::vector<int64_t>{testing::kRows, testing::kCols}));
+  bool a_differs_from_b = false;
+  for (int64_t k = 0; k < first[0].size(); ++k) {
+    EXPECT_EQ(first[0][k], second[0][k]);
+    EXPECT_EQ(first[1][k], second[1][k]);
+    a_differs_from_b |= first[0][k] != first[1][k];
+  }
+  EXPECT_TRUE(a_differs_from_b);
+
+  auto outputs = make_outputs(dag);
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int64_t k = 0; k < outputs[0].size(); ++k) EXPECT_EQ(outputs[0][k], 0.f);
+
+  auto args = kernel_arg_pointers(first, outputs);
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[0], first[0].data());
+  EXPECT_EQ(args[2], outputs[0].data());
+  auto flush = flush_list_of(first, outputs);
+  ASSERT_EQ(flush.size(), 3u);
+  EXPECT_EQ(flush[1].second, static_cast<size_t>(testing::kRows * testing::kCols * 4));
+}
+
+TEST(MeasureKernelArgs, CompareReportsErrorsAndFirstMismatch) {
+  float want[4] = {1, 2, 0, -4};
+  float close[4] = {1.00001f, 2, 0, -4};
+  auto ok = compare_output(close, want, 4, 1e-4, 1e-4);
+  EXPECT_TRUE(ok.ok);
+  EXPECT_EQ(ok.first_bad_index, -1);
+  EXPECT_GT(ok.max_abs_error, 0);
+
+  float bad[4] = {1, 2.5f, 0.5f, -4};
+  auto c = compare_output(bad, want, 4, 1e-4, 1e-4);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.first_bad_index, 1);
+  EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
+  EXPECT_TRUE(std::isinf(c.max_rel_error));  // 0.5 where 0 was wanted
+  EXPECT_NE(c.describe().find("first mismatch at 1"), std::string::npos) << c.describe();
+}
+
+TEST(MeasureKernelArgs, NaNNeverMatches) {
+  float want[2] = {1, 2};
+  float got[2] = {1, std::numeric_limits<float>::quiet_NaN()};
+  auto c = compare_output(got, want, 2, 1e9, 1e9);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.first_bad_index, 1);
+}
+
+}  // namespace
+}  // namespace tessera::measure

@@ -1,0 +1,39 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "measure/measure_input.h"
+#include "tessera/error.h"
+
+namespace tessera::measure {
+namespace {
+
+TEST(MeasureErrorKind, StringRoundTrip) {
+  for (ErrorKind k : {ErrorKind::None, ErrorKind::Instantiation, ErrorKind::CompileHost,
+                      ErrorKind::CompileDevice, ErrorKind::RuntimeDevice, ErrorKind::WrongAnswer,
+                      ErrorKind::BuildTimeout, ErrorKind::RunTimeout, ErrorKind::Unknown})
+    EXPECT_EQ(error_kind_from_string(to_string(k)), k) << to_string(k);
+  EXPECT_EQ(to_string(ErrorKind::CompileHost), "compile-host");
+  EXPECT_EQ(to_string(ErrorKind::RunTimeout), "run-timeout");
+}
+
+TEST(MeasureErrorKind, UnknownNameThrowsNamingIt) {
+  try {
+    error_kind_from_string("segfault");
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("segfault"), std::string::npos);
+  }
+}
+
+TEST(MeasureResult, MinAndMeanCost) {
+  MeasureResult r;
+  EXPECT_TRUE(std::isinf(r.min_cost()));
+  EXPECT_TRUE(std::isinf(r.mean_cost()));
+  r.costs = {3, 1, 2};
+  EXPECT_DOUBLE_EQ(r.min_cost(), 1);
+  EXPECT_DOUBLE_EQ(r.mean_cost(), 2);
+}
+
+}  // namespace
+}  // namespace tessera::measure

@@ -1,0 +1,47 @@
+#include "testing/check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/llvm_codegen.h"
+#include "codegen/module.h"
+#include "measure/kernel_args.h"
+#include "runtime/thread_pool.h"
+#include "tir/lower.h"
+#include "tir/printer.h"
+
+namespace tessera::testing {
+
+CheckResult check_schedule(const ops::Workload& w, const schedule::Trace& trace, int threads) {
+  tir::LoweredFunc f = tir::lower(w.dag, trace, "kernel");
+  codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(f, codegen::Target::host()));
+  auto inputs = measure::make_inputs(w.dag);
+  auto outputs = measure::make_outputs(w.dag);
+  auto args = measure::kernel_arg_pointers(inputs, outputs);
+  runtime::set_num_threads(threads);
+  m.function("kernel")(args.data());
+  runtime::set_num_threads(0);
+
+  std::vector<const float*> in_ptrs;
+  for (const auto& a : inputs) in_ptrs.push_back(a.data());
+  runtime::NDArray want(outputs[0].shape());
+  w.reference(in_ptrs, want.data());
+
+  CheckResult r;
+  r.lowered = tir::to_string(f);
+  double scale = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    double got = outputs[0][i], ref = want[i];
+    double abs_err = std::isnan(got) ? INFINITY : std::fabs(got - ref);
+    r.max_abs_error = std::max(r.max_abs_error, abs_err);
+    scale = std::max(scale, std::fabs(ref));
+  }
+  r.max_rel_error = r.max_abs_error / std::max(scale, 1e-30);
+  return r;
+}
+
+double max_relative_error(const ops::Workload& w, const schedule::Trace& trace) {
+  return check_schedule(w, trace).max_rel_error;
+}
+
+}  // namespace tessera::testing
