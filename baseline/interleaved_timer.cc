@@ -1,9 +1,11 @@
 #include "interleaved_timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #include "measure/timer.h"
 
@@ -25,6 +27,7 @@ namespace {
 // it, so later rounds do not spend time growing it again.
 void measure_round(const std::function<void()>& f, const InterleavedOptions& options,
                    SideTiming& side) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(options.settle_ms));
   measure::TimeOptions time;
   time.repeat = 1;
   time.min_repeat_ms = options.min_repeat_ms;

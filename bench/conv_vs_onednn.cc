@@ -103,10 +103,11 @@ int run(const Options& o) {
   for (int t : o.threads)
     if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
   const std::vector<Layer> layers = selected_layers(o);
-  const baseline::InterleavedOptions timing{o.rounds, o.min_repeat_ms};
+  const codegen::Target target = codegen::Target::host();
+  const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
 
   fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, target {}\n",
-             baseline::version(), codegen::Target::host().str());
+             baseline::version(), target.str());
   fmt::print("{} rounds of >= {} ms per side, interleaved; GFLOPS from each side's minimum\n\n",
              o.rounds, o.min_repeat_ms);
   const std::string header = fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6}  {}", "layer",
@@ -121,7 +122,7 @@ int run(const Options& o) {
     std::string problem;  // why this layer's row is marked
     try {
       ops::Workload workload = ops::make_workload(layer.op, layer.args);
-      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag));
+      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag, target.vector_bits), target);
       baseline::CheckResult c = kernel->check();
       if (!c.correct) problem = "WRONG: " + c.detail;
     } catch (const Error& e) {

@@ -13,12 +13,14 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "codegen/c_printer.h"
+#include "codegen/target.h"
 #include "interleaved_timer.h"
 #include "onednn.h"
 #include "onednn_workload.h"
@@ -65,12 +67,16 @@ ops::Shape parse_shape(const std::string& flag, const std::string& text) {
   return shape;
 }
 
-std::string read_file(const std::string& path) {
+schedule::Trace read_schedule(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error("--schedule " + path + ": cannot open the file");
   std::stringstream text;
   text << in.rdbuf();
-  return text.str();
+  try {
+    return schedule::Trace::parse(text.str());
+  } catch (const Error& e) {
+    throw Error("--schedule " + path + ": " + e.what());
+  }
 }
 
 void add_op_command(CLI::App& app, OpCommandOptions& o) {
@@ -122,15 +128,19 @@ int run_op(OpCommandOptions o) {
                             o.compare, o.op));
   const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
 
+  std::optional<schedule::Trace> trace_from_file;  // read first: a bad file fails before any output
+  if (!o.schedule_file.empty()) trace_from_file = read_schedule(o.schedule_file);
+
   ops::Workload workload = ops::make_workload(o.op, o.args);
   fmt::print("{}\n", workload.dag.print());
-
-  schedule::Trace trace = o.schedule_file.empty()
-                              ? schedule::best_manual_schedule(workload.dag)
-                              : schedule::Trace::parse(read_file(o.schedule_file));
+  const codegen::Target target = codegen::Target::host();
+  const schedule::Trace trace = trace_from_file
+                                    ? *trace_from_file
+                                    : schedule::best_manual_schedule(workload.dag, target.vector_bits);
   runtime::set_num_threads(threads);
-  baseline::TesseraKernel kernel(workload, trace);
+  baseline::TesseraKernel kernel(workload, trace, target);
   if (o.show) {
+    fmt::print("schedule: {}\n\n", trace.dump());  // a --schedule file can hold this line
     fmt::print("{}\n", tir::to_string(kernel.lowered()));
     fmt::print("{}\n", codegen::to_c(kernel.lowered()));
   }
@@ -144,7 +154,7 @@ int run_op(OpCommandOptions o) {
     }
   }
 
-  baseline::InterleavedOptions timing{o.repeat, o.min_repeat_ms};
+  baseline::InterleavedOptions timing{.rounds = o.repeat, .min_repeat_ms = o.min_repeat_ms};
   const double flops = kernel.flop_count();
   if (o.compare.empty()) {
     auto [mine, none] = baseline::time_interleaved([&] { kernel.run(); }, nullptr, timing);

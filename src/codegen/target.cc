@@ -40,9 +40,7 @@ int widest_vector_bits(const std::string& cpu, const std::string& features) {
   return 128;
 }
 
-}  // namespace
-
-Target Target::host() {
+Target detect_host() {
   Target t;
   t.cpu = llvm::sys::getHostCPUName().str();
   llvm::StringMap<bool> host_features;
@@ -65,6 +63,13 @@ Target Target::host() {
     t.vector_bits = widest_vector_bits(t.cpu, "");
   }
   return t;
+}
+
+}  // namespace
+
+Target Target::host() {
+  static const Target detected = detect_host();  // the machine does not change under us
+  return detected;
 }
 
 Target Target::parse(const std::string& text) {

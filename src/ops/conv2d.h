@@ -5,6 +5,7 @@
 //   conv2d_nchwc           data (N, C/ic_bn, H, W, ic_bn), weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)
 //   depthwise_conv2d_nchw  data (N, C, H, W),            weight (C, multiplier, KH, KW)
 // Non-zero padding adds a separate padding stage before the convolution.
+#include <map>
 #include <string>
 
 #include "ir/tensor.h"

@@ -8,8 +8,10 @@ namespace tessera::schedule {
 // conv2d NCHW[x]c: the output tile of `reg_n` output columns x oc_bn channels
 // stays in vector registers across the whole reduction (cache_write + compute_at),
 // the padding is materialised once, the outer loops run in parallel.
-Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int64_t reg_n = 0);
+// vector_bits: the target's widest fp32 vector (codegen::Target::vector_bits);
+// reg_n = 0 picks the tile height from it.
+Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int vector_bits, int64_t reg_n = 0);
 
-Trace best_manual_schedule(const ir::ComputeDAG& dag);
+Trace best_manual_schedule(const ir::ComputeDAG& dag, int vector_bits);
 
 }  // namespace tessera::schedule

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <regex>
+#include <thread>
 
 #include "codegen/access_stride.h"
 #include "kernel_test_util.h"
@@ -109,8 +110,19 @@ TEST(CodegenLLVM, RegisterTileStaysInYmmRegistersWithFma) {
   // SROA promoted the whole tile: no stack memory is left.
   std::string ir = emit_llvm_ir(f, Target::host());
   EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+  std::string vector_register = Target::host().vector_bits >= 512 ? "%zmm" : "%ymm";
   std::string assembly = emit_assembly(f, Target::host());
+  EXPECT_TRUE(std::regex_search(assembly, std::regex(R"(vfmadd\w+\s+.*)" + vector_register))) << assembly;
+}
+
+// The same kernel for an AVX2 machine (Zen 3): the 16-wide columns become
+// pairs of ymm registers, and the 4x16 tile (8 ymm) still fits without spills.
+TEST(CodegenLLVM, RegisterTileOnAvx2UsesYmmFmaWithoutStackTraffic) {
+  auto f = register_blocked_matmul(16, 64, 32, ForKind::Serial);
+  std::string assembly = emit_assembly(f, Target::parse("llvm -mcpu=znver3"));
   EXPECT_TRUE(std::regex_search(assembly, std::regex(R"(vfmadd\w+\s+.*%ymm)"))) << assembly;
+  EXPECT_EQ(assembly.find("zmm"), std::string::npos) << assembly;
+  EXPECT_EQ(assembly.find("(%rsp)"), std::string::npos) << assembly;
 }
 
 TEST(CodegenLLVM, ParallelLoopIsCorrectWithOneAndTwoThreads) {
@@ -297,6 +309,17 @@ TEST(CodegenLLVM, UnrolledLoopLeavesNoLoopBehind) {
   NDArray a({8});
   run(f, {&a});
   for (int64_t x = 0; x < 8; ++x) ASSERT_FLOAT_EQ(a[x], static_cast<float>(x));
+}
+
+// Builders compile candidates on several threads at once.
+TEST(CodegenLLVM, ConcurrentCompilationsAgree) {
+  auto f = register_blocked_matmul(16, 32, 8, ForKind::Parallel);
+  std::string expected = emit_llvm_ir(f, Target::host());
+  std::vector<std::string> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) threads.emplace_back([&] { result = emit_llvm_ir(f, Target::host()); });
+  for (auto& t : threads) t.join();
+  for (const auto& result : results) EXPECT_EQ(result, expected);
 }
 
 TEST(CodegenLLVM, ReductionNodeIsRejected) {

@@ -1,6 +1,7 @@
 #include "codegen/module.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -72,6 +73,36 @@ TEST(CodegenModule, SharedObjectRoundTrip) {
     for (int64_t x = 0; x < a.size(); ++x) ASSERT_FLOAT_EQ(c[x], a[x] * 4.0f);
   }
   std::remove(path.c_str());
+}
+
+// Runners measure in forked children: a child must be able to load and run
+// kernels even though the parent already used the JIT and the thread pool.
+TEST(CodegenModule, ForkedChildLoadsAndRunsKernels) {
+  std::string object = compile_to_object(scale_kernel(6.0f), Target::host());
+  runtime::set_num_threads(2);
+  {
+    Module warm = Module::load_object(object);
+    NDArray a({4, 32}), c({4, 32});
+    call(warm, a, c);
+  }
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    Module m = Module::load_object(object);
+    NDArray a({4, 32}), c({4, 32});
+    a.fill_random(4);
+    void* args[] = {a.data(), c.data()};
+    m.function("kernel")(args);
+    bool ok = true;
+    for (int64_t x = 0; x < a.size(); ++x) ok = ok && c[x] == a[x] * 6.0f;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  runtime::set_num_threads(0);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(CodegenModule, LinkFailureReportsTheCompilerMessage) {

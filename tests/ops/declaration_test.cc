@@ -3,8 +3,6 @@
 // interpreter, equals its independently written reference.
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "ir/printer.h"
 #include "ops/conv2d.h"
 #include "ops/dense.h"

@@ -19,7 +19,7 @@ ops::Workload small_nchwc(int64_t hw, int64_t stride, int64_t pad, ops::Epilogue
 
 TEST(TirConvSchedule, ManualNchwcScheduleMatchesReference) {
   auto w = small_nchwc(14, 1, 1);
-  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag));
+  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 256));
   EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
 }
 

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include "codegen/llvm_codegen.h"
+#include "ops/workloads.h"
+#include "schedule/default_schedule.h"
+#include "schedule/manual_schedule.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+#include "tir/printer.h"
+
+namespace tessera::schedule {
+namespace {
+
+ops::Workload conv_nchwc() {
+  return ops::conv2d_nchwc_workload({1, 2, 10, 10, 8}, {2, 2, 3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(1, 1),
+                                    ops::Epilogue{true, true});
+}
+
+TEST(ScheduleTrace, JsonRoundTripReproducesTheIdenticalKernel) {
+  auto w = conv_nchwc();
+  Trace original = conv2d_nchwc_schedule(w.dag, 512);
+  original.pragma("T_relu", "ax0@ax1@ax2", "auto_unroll_max_step$8");
+  std::string text = original.dump();
+  Trace again = Trace::parse(text);
+  EXPECT_EQ(again.dump(), text);
+  auto target = codegen::Target::host();
+  auto f1 = tir::lower(w.dag, original), f2 = tir::lower(w.dag, again);
+  EXPECT_EQ(tir::to_string(f1), tir::to_string(f2));
+  EXPECT_EQ(codegen::emit_llvm_ir(f1, target), codegen::emit_llvm_ir(f2, target));
+}
+
+TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
+  Trace t;
+  t.split("C", "i", {4, 2}).reorder("C", {"i.0", "i.2", "i.1"}).fuse("C", {"i.0", "i.2"});
+  t.annotate("C", "i.1", Annotation::Vectorize).parallel("C", "x").unroll("C", "y");
+  t.compute_at("B", "C", "x").compute_inline("A").compute_root("B").cache_write("C");
+  t.pragma("C", "x", "auto_unroll_max_step$16");
+  Trace back = Trace::from_json(t.to_json());
+  ASSERT_EQ(back.steps().size(), t.steps().size());
+  EXPECT_EQ(back.dump(), t.dump());
+}
+
+TEST(ScheduleTrace, ReplayBuildsTheExpectedLoops) {
+  auto w = conv_nchwc();
+  State s = conv2d_nchwc_schedule(w.dag, 512).replay(w.dag);
+  const Stage& local = s.stage("conv2d_NCHWc");
+  std::vector<std::string> order;
+  for (const auto& it : local.iters) order.push_back(it.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"n", "oc_chunk", "oh", "ic_outer", "ry", "rx", "ic_inner", "ow", "oc_block"}));
+  EXPECT_EQ(local.location, Location::At);
+  EXPECT_EQ(local.attach_stage, "T_relu");
+  EXPECT_EQ(local.iters.back().annotation, Annotation::Vectorize);
+}
+
+TEST(ScheduleTrace, SplitRecordsGuardOnlyWhenNotDivisible) {
+  auto w = ops::dense_workload({4, 8}, {10, 8});
+  Trace even, uneven;
+  even.split("T_dense", "j", {5});
+  uneven.split("T_dense", "j", {4});
+  EXPECT_TRUE(even.replay(w.dag).stage("T_dense").guards.empty());
+  const Stage& s = uneven.replay(w.dag).stage("T_dense");
+  ASSERT_EQ(s.guards.size(), 1u);
+  EXPECT_EQ(s.iters[s.iter_index("j.0")].extent, 3);
+}
+
+TEST(ScheduleTrace, BadStepsAreErrorsThatNameTheirInput) {
+  auto w = ops::dense_workload({4, 8}, {10, 8});
+  auto message = [&](const Trace& t) {
+    try {
+      t.replay(w.dag);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(Trace().split("T_dense", "q", {2})).find("no iterator 'q'"), std::string::npos);
+  EXPECT_NE(message(Trace().split("nothing", "i", {2})).find("no stage named 'nothing'"), std::string::npos);
+  EXPECT_NE(message(Trace().split("T_dense", "i", {0})).find("not positive"), std::string::npos);
+  EXPECT_NE(message(Trace().reorder("T_dense", {"i", "i", "k"})).find("given twice"), std::string::npos);
+  EXPECT_NE(message(Trace().compute_inline("T_dense")).find("reduction"), std::string::npos);
+  EXPECT_NE(message(Trace().split("T_dense", "i", {2}).cache_write("T_dense")).find("before its loops"),
+            std::string::npos);
+  EXPECT_NE(message(Trace().pragma("T_dense", "i", "unroll_everything")).find("unknown pragma"), std::string::npos);
+  EXPECT_THROW(Trace::parse("{not json"), Error);
+  EXPECT_THROW(Trace::parse(R"([{"step": "split", "stage": "T_dense"}])"), Error);
+  EXPECT_THROW(Trace::parse(R"([{"step": "teleport", "stage": "T_dense"}])"), Error);
+}
+
+TEST(ScheduleDefault, ExistsForEveryKindOfDag) {
+  auto w = conv_nchwc();
+  Trace t = default_schedule(w.dag);
+  EXPECT_NO_THROW(tir::lower(w.dag, t));
+  State s = t.replay(w.dag);
+  EXPECT_EQ(s.stage("data_pad").location, Location::Inlined);
+  EXPECT_EQ(s.stage("T_relu").iters[0].annotation, Annotation::Parallel);
+}
+
+}  // namespace
+}  // namespace tessera::schedule

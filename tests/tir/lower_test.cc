@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include "ir/printer.h"
+#include "ops/workloads.h"
+#include "schedule/manual_schedule.h"
+#include "testing/check.h"
+#include "tir/arith.h"
+#include "tir/lower.h"
+#include "tir/printer.h"
+#include "tir/simplify.h"
+#include "tessera/error.h"
+
+namespace tessera::tir {
+namespace {
+
+using ir::Expr;
+using ir::Var;
+
+TEST(TirSimplify, FoldsIndexArithmeticUnderLoopRanges) {
+  Var i("i"), j("j");
+  // (i*8 + j) / 8 == i and (i*8 + j) % 8 == j when 0 <= j < 8.
+  Stmt s = make_for(i, 4, ForKind::Serial,
+                    make_for(j, 8, ForKind::Serial,
+                             make_store(ir::placeholder({4, 8}, "B"),
+                                        {ir::floordiv(i * 8 + j, 8), ir::floormod(i * 8 + j, 8)}, Expr(1.0f))));
+  std::string text = to_string(simplify(s));
+  EXPECT_NE(text.find("B[i, j] = 1f"), std::string::npos) << text;
+}
+
+TEST(TirSimplify, RemovesGuardsProvenByRangesAndKeepsOthers) {
+  Var i("i");
+  auto buf = ir::placeholder({10}, "B");
+  Stmt always = make_for(i, 8, ForKind::Serial, make_if(i < 10, make_store(buf, {i}, Expr(1.0f))));
+  Stmt sometimes = make_for(i, 12, ForKind::Serial, make_if(i < 10, make_store(buf, {i}, Expr(1.0f))));
+  EXPECT_EQ(to_string(simplify(always)).find("if"), std::string::npos);
+  EXPECT_NE(to_string(simplify(sometimes)).find("if (i < 10)"), std::string::npos);
+}
+
+TEST(TirSimplify, LinearFormCancelsTerms) {
+  Var o("o"), i("i");
+  Expr e = (o * 7 + i + 3) - (o * 7);
+  EXPECT_EQ(ir::to_string(simplify(e)), "(i + 3)");
+  EXPECT_EQ(linear_form(o * 2 + o * 3 - 1).coefficient_of(o), 5);
+  RangeMap r;
+  r[i] = Interval{0, 7};
+  Interval b = bound_of(o * 0 + i * 2 + 1, r);
+  EXPECT_EQ(b.min, 1);
+  EXPECT_EQ(b.max, 15);
+}
+
+TEST(TirLower, NonDivisibleSplitIsGuardedAndCorrect) {
+  auto w = ops::dense_workload({5, 9}, {11, 9});
+  schedule::Trace t;
+  t.split("T_dense", "j", {4}).split("T_dense", "i", {2}).reorder("T_dense", {"i.0", "j.0", "k", "i.1", "j.1"});
+  auto r = testing::check_schedule(w, t);
+  EXPECT_LE(r.max_rel_error, 1e-5);
+  EXPECT_NE(r.lowered.find("if"), std::string::npos) << r.lowered;
+}
+
+TEST(TirLower, ComputeAtShrinksTheProducerToItsRegion) {
+  auto w = ops::conv2d_nchwc_workload({1, 1, 12, 12, 8}, {1, 1, 3, 3, 8, 8}, ops::Conv2dAttrs::symmetric(2, 1));
+  schedule::Trace t;
+  // Padding computed per output row: 3 input rows (kernel 3, stride 2) of the 13 columns that 6 outputs read.
+  t.compute_at("data_pad", "conv2d_NCHWc", "oh");
+  auto r = testing::check_schedule(w, t);
+  EXPECT_LE(r.max_rel_error, 1e-5);
+  EXPECT_NE(r.lowered.find("allocate data_pad[1, 1, 3, 13, 8]"), std::string::npos) << r.lowered;
+}
+
+TEST(TirLower, CacheWriteKeepsTheTileLocal) {
+  auto w = ops::conv2d_nchwc_workload({1, 2, 8, 8, 8}, {2, 2, 3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(1, 1));
+  auto t = schedule::conv2d_nchwc_schedule(w.dag, 256, 4);
+  auto r = testing::check_schedule(w, t, 2);
+  EXPECT_LE(r.max_rel_error, 1e-5);
+  EXPECT_NE(r.lowered.find("allocate conv2d_NCHWc.local[1, 1, 1, 4, 16]"), std::string::npos) << r.lowered;
+}
+
+TEST(TirLower, AttachingToAStageThatDoesNotReadIsAnError) {
+  auto w = ops::conv2d_nchwc_workload({1, 1, 6, 6, 8}, {1, 1, 3, 3, 8, 8}, ops::Conv2dAttrs::symmetric(1, 1),
+                                      ops::Epilogue{false, true});
+  schedule::Trace t;
+  t.compute_at("data_pad", "T_relu", "oh");
+  EXPECT_THROW(lower(w.dag, t), tessera::Error);
+}
+
+}  // namespace
+}  // namespace tessera::tir
