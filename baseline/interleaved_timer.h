@@ -14,8 +14,8 @@ struct SideTiming {
 };
 
 struct InterleavedOptions {
-  int rounds = 5;            // measurements of each side
-  int min_repeat_ms = 200;   // each measurement runs its function at least this long
+  int rounds = 5;           // measurements of each side
+  int min_repeat_ms = 200;  // each measurement runs its function at least this long
   // Pause before each measurement: the worker threads of the side measured last
   // (oneDNN's OpenMP team, Tessera's pool) busy-wait for a while after their
   // last job and would otherwise take cores from the side measured next.

@@ -1,11 +1,11 @@
 #include "onednn.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
-
-#include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 
 #include "tessera/error.h"
 
@@ -56,7 +56,8 @@ int64_t Conv2dParams::out_width() const {
   return (width + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1;
 }
 double Conv2dParams::flop_count() const {
-  return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h * kernel_w;
+  return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h *
+         kernel_w;
 }
 double DenseParams::flop_count() const { return 2.0 * batch * out_features * in_features; }
 
@@ -147,12 +148,13 @@ void set_up(OneDnnLayer::Impl& impl, const PrimitiveDesc& pd, const memory::desc
 static std::unique_ptr<OneDnnLayer::Impl> make_conv2d(const Conv2dParams& p, const float* input,
                                                       const float* weight, const float* bias) {
   const std::string what = fmt::format(
-      "oneDNN conv2d (input {}x{}x{}x{}, weight {}x{}x{}x{}, stride {}, pad {},{},{},{}, dilation {})",
+      "oneDNN conv2d (input {}x{}x{}x{}, weight {}x{}x{}x{}, stride {}, pad {},{},{},{}, dilation "
+      "{})",
       p.batch, p.in_channels, p.height, p.width, p.out_channels, p.in_channels, p.kernel_h,
-      p.kernel_w, p.stride_h, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
-      p.dilation_h);
+      p.kernel_w, p.stride_h, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h);
   if (p.out_height() <= 0 || p.out_width() <= 0 || p.stride_h < 1 || p.stride_w < 1 ||
-      p.dilation_h < 1 || p.dilation_w < 1 || std::min({p.pad_top, p.pad_left, p.pad_bottom, p.pad_right}) < 0)
+      p.dilation_h < 1 || p.dilation_w < 1 ||
+      std::min({p.pad_top, p.pad_left, p.pad_bottom, p.pad_right}) < 0)
     throw Error(what + ": impossible shape");
   if (bias == nullptr && p.bias) throw Error(what + ": bias requested but no bias data given");
   try {
@@ -171,7 +173,8 @@ static std::unique_ptr<OneDnnLayer::Impl> make_conv2d(const Conv2dParams& p, con
     using Conv = dnnl::convolution_forward;
 #if DNNL_VERSION_MAJOR >= 3
     Conv::primitive_desc pd(impl->engine, prop, alg, any_desc(src), any_desc(wei), bias_md,
-                            any_desc(dst), strides, dilates, pads_before, pads_after, relu_attr(p.relu));
+                            any_desc(dst), strides, dilates, pads_before, pads_after,
+                            relu_attr(p.relu));
 #else
     Conv::desc desc(prop, alg, any_desc(src), any_desc(wei), bias_md, any_desc(dst), strides,
                     dilates, pads_before, pads_after);

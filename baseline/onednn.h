@@ -26,7 +26,7 @@ struct Conv2dParams {
   int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
-  int64_t dilation_h = 1, dilation_w = 1;   // 1 = dense kernel (oneDNN itself counts from 0)
+  int64_t dilation_h = 1, dilation_w = 1;  // 1 = dense kernel (oneDNN itself counts from 0)
   bool bias = false;
   bool relu = false;
 
@@ -36,7 +36,7 @@ struct Conv2dParams {
   double flop_count() const;  // a multiply-add counts two
 };
 
-struct DenseParams {  // out(M, N) = in(M, K) x weight(N, K)^T (+ bias(N))
+struct DenseParams {         // out(M, N) = in(M, K) x weight(N, K)^T (+ bias(N))
   int64_t batch = 1;         // M
   int64_t in_features = 0;   // K
   int64_t out_features = 0;  // N

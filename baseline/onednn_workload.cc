@@ -69,7 +69,8 @@ OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args) {
     auto bias = random_array({p.out_features}, 3);
     return OneDnnDense(p, input.data(), weight.data(), p.bias ? bias.data() : nullptr);
   }
-  throw Error("--compare onednn: oneDNN has no counterpart of " + op + " here (conv2d and dense only)");
+  throw Error("--compare onednn: oneDNN has no counterpart of " + op +
+              " here (conv2d and dense only)");
 }
 
 }  // namespace tessera::baseline

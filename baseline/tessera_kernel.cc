@@ -24,7 +24,8 @@ TesseraKernel::TesseraKernel(const ops::Workload& workload, const schedule::Trac
       args_(measure::kernel_arg_pointers(inputs_, outputs_)) {}
 
 void TesseraKernel::run() {
-  if (function_(args_.data()) != 0) throw Error(workload_.op + ": the Tessera kernel reported failure");
+  if (function_(args_.data()) != 0)
+    throw Error(workload_.op + ": the Tessera kernel reported failure");
 }
 
 CheckResult TesseraKernel::check(double tolerance) {

@@ -6,9 +6,9 @@
 // once per layer; a wrong layer is marked and left out of the geomean.
 //
 //   conv_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--rounds N] [--min-repeat-ms MS]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -106,13 +106,13 @@ int run(const Options& o) {
   const codegen::Target target = codegen::Target::host();
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
 
-  fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, target {}\n",
-             baseline::version(), target.str());
+  fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, on {} with {}-bit vectors\n",
+             baseline::version(), target.cpu, target.vector_bits);
   fmt::print("{} rounds of >= {} ms per side, interleaved; GFLOPS from each side's minimum\n\n",
              o.rounds, o.min_repeat_ms);
-  const std::string header = fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6}  {}", "layer",
-                                         "shape", "threads", "tessera GFLOPS", "onednn GFLOPS",
-                                         "ratio", "onednn kernel");
+  const std::string header =
+      fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6}  {}", "layer", "shape", "threads",
+                  "tessera GFLOPS", "onednn GFLOPS", "ratio", "onednn kernel");
   fmt::print("{}\n{}\n", header, std::string(header.size(), '-'));
 
   std::map<int, std::vector<double>> ratios;  // per thread count, of correct layers
@@ -122,7 +122,8 @@ int run(const Options& o) {
     std::string problem;  // why this layer's row is marked
     try {
       ops::Workload workload = ops::make_workload(layer.op, layer.args);
-      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag, target.vector_bits), target);
+      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag, target.vector_bits),
+                     target);
       baseline::CheckResult c = kernel->check();
       if (!c.correct) problem = "WRONG: " + c.detail;
     } catch (const Error& e) {
@@ -160,8 +161,9 @@ int run(const Options& o) {
     for (double x : r) log_sum += std::log(x);
     fmt::print("geomean tessera/onednn threads={}: {:.2f}{}\n", threads,
                r.empty() ? 0.0 : std::exp(log_sum / r.size()),
-               failed ? fmt::format(" (over {} layers; {} failed or wrong left out)", r.size(), failed)
-                      : "");
+               failed
+                   ? fmt::format(" (over {} layers; {} failed or wrong left out)", r.size(), failed)
+                   : "");
   }
   return failed ? 1 : 0;
 }

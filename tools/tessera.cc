@@ -6,10 +6,10 @@
 // builds one operator's workload, compiles it under a schedule (a JSON trace, or
 // the best hand-written one), and optionally prints the loops and C, checks the
 // output against the reference, and times it against oneDNN in the same process.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -44,9 +44,9 @@ struct OpCommandOptions {
   int threads = 0;                     // 0: one per core
   bool show = false;
   bool check = false;
-  std::string compare;                 // "" or "onednn"
-  int repeat = 5;                      // measurements of each side
-  int min_repeat_ms = 200;             // each measurement lasts at least this long
+  std::string compare;      // "" or "onednn"
+  int repeat = 5;           // measurements of each side
+  int min_repeat_ms = 200;  // each measurement lasts at least this long
 };
 
 // "1x64x56x56" -> {1, 64, 56, 56}; the error names the flag and the value.
@@ -58,8 +58,9 @@ ops::Shape parse_shape(const std::string& flag, const std::string& text) {
     int64_t value = 0;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (ec != std::errc() || end != part.data() + part.size() || value < 0)
-      throw Error(fmt::format("{} {}: '{}' is not a non-negative integer (expected a shape like 1x64x56x56)",
-                              flag, text, part));
+      throw Error(fmt::format(
+          "{} {}: '{}' is not a non-negative integer (expected a shape like 1x64x56x56)", flag,
+          text, part));
     shape.push_back(value);
   }
   if (shape.empty() || text.back() == 'x')
@@ -82,7 +83,8 @@ schedule::Trace read_schedule(const std::string& path) {
 void add_op_command(CLI::App& app, OpCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("op", "compile, check and time one operator");
   ops::OpArgs& a = o.args;
-  cmd->add_option("operator", o.op, "one of: " + fmt::format("{}", fmt::join(ops::op_names(), ", ")))
+  cmd->add_option("operator", o.op,
+                  "one of: " + fmt::format("{}", fmt::join(ops::op_names(), ", ")))
       ->required();
   cmd->add_option("--input", o.input, "main operand shape, e.g. 1x64x56x56 (conv2d: NCHW)");
   cmd->add_option("--weight", o.weight, "second operand shape, e.g. 64x64x3x3 (conv2d: OIHW)");
@@ -102,14 +104,16 @@ void add_op_command(CLI::App& app, OpCommandOptions& o) {
   cmd->add_option("--clip-min", a.clip_min, "clip lower bound")->capture_default_str();
   cmd->add_option("--clip-max", a.clip_max, "clip upper bound")->capture_default_str();
   cmd->add_option("--axis", a.axis, "bias_add channel axis")->capture_default_str();
-  cmd->add_option("--schedule", o.schedule_file, "JSON schedule trace (default: best hand-written)");
+  cmd->add_option("--schedule", o.schedule_file,
+                  "JSON schedule trace (default: best hand-written)");
   cmd->add_option("--threads", o.threads, "threads (0: one per core)")->capture_default_str();
   cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
   cmd->add_flag("--check", o.check, "compare the output with the reference");
   cmd->add_option("--compare", o.compare, "baseline timed in the same run")
       ->check(CLI::IsMember({"onednn"}));
   cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
-  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
+      ->capture_default_str();
 }
 
 void print_timing(const std::string& who, const baseline::SideTiming& t, double flops) {
@@ -121,7 +125,8 @@ int run_op(OpCommandOptions o) {
   if (!o.input.empty()) o.args.input = parse_shape("--input", o.input);
   if (!o.weight.empty()) o.args.weight = parse_shape("--weight", o.weight);
   if (!o.padding.empty()) o.args.padding = parse_shape("--padding", o.padding);
-  if (o.threads < 0) throw Error(fmt::format("--threads {}: must be 0 (one per core) or more", o.threads));
+  if (o.threads < 0)
+    throw Error(fmt::format("--threads {}: must be 0 (one per core) or more", o.threads));
   if (o.repeat < 1) throw Error(fmt::format("--repeat {}: must be at least 1", o.repeat));
   if (!o.compare.empty() && !baseline::has_onednn_counterpart(o.op))
     throw Error(fmt::format("--compare {}: only conv2d and dense have a oneDNN counterpart, not {}",
@@ -134,9 +139,9 @@ int run_op(OpCommandOptions o) {
   ops::Workload workload = ops::make_workload(o.op, o.args);
   fmt::print("{}\n", workload.dag.print());
   const codegen::Target target = codegen::Target::host();
-  const schedule::Trace trace = trace_from_file
-                                    ? *trace_from_file
-                                    : schedule::best_manual_schedule(workload.dag, target.vector_bits);
+  const schedule::Trace trace =
+      trace_from_file ? *trace_from_file
+                      : schedule::best_manual_schedule(workload.dag, target.vector_bits);
   runtime::set_num_threads(threads);
   baseline::TesseraKernel kernel(workload, trace, target);
   if (o.show) {
@@ -146,8 +151,8 @@ int run_op(OpCommandOptions o) {
   }
   if (o.check) {
     baseline::CheckResult c = kernel.check();
-    fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error,
-               c.max_rel_error, c.correct ? "correct" : "WRONG");
+    fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
+               c.correct ? "correct" : "WRONG");
     if (!c.correct) {
       fmt::print("{}\n", c.detail);
       return 1;  // timing a wrong kernel would only mislead
@@ -157,8 +162,8 @@ int run_op(OpCommandOptions o) {
   baseline::InterleavedOptions timing{.rounds = o.repeat, .min_repeat_ms = o.min_repeat_ms};
   const double flops = kernel.flop_count();
   if (o.compare.empty()) {
-    auto [mine, none] = baseline::time_interleaved([&] { kernel.run(); }, nullptr, timing);
-    print_timing("tessera", mine, flops);
+    print_timing("tessera",
+                 baseline::time_interleaved([&] { kernel.run(); }, nullptr, timing).first, flops);
     return 0;
   }
   baseline::set_threads(threads);

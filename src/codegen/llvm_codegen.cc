@@ -29,8 +29,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "codegen/access_stride.h"
+#include "codegen/lane_analysis.h"
 #include "ir/functor.h"
+#include "tir/stmt_functor.h"
 #include "tessera/error.h"
 
 namespace tessera::codegen {
@@ -43,7 +44,7 @@ using tir::Stmt;
 using tir::StmtKind;
 
 constexpr int64_t kMaxStackAllocationBytes = 64 * 1024;
-constexpr int64_t kMaxVectorLanes = 64;
+constexpr int64_t kMaxVectorLanes = 64;  // wider loops stay serial
 constexpr int64_t kMaxUnrollExtent = 1024;  // beyond this an "unrolled" loop stays a loop
 constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
 
@@ -55,105 +56,10 @@ void initialize_llvm() {
   });
 }
 
-// --- What a statement reads and writes ------------------------------------
-
-void for_each_expr(const Stmt& s, const std::function<void(const Expr&)>& f) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::For: for_each_expr(tir::as<tir::ForNode>(s)->body, f); break;
-    case StmtKind::Store: {
-      const auto* n = tir::as<tir::StoreNode>(s);
-      for (const Expr& i : n->indices) f(i);
-      f(n->value);
-      break;
-    }
-    case StmtKind::Allocate: for_each_expr(tir::as<tir::AllocateNode>(s)->body, f); break;
-    case StmtKind::IfThenElse: {
-      const auto* n = tir::as<tir::IfThenElseNode>(s);
-      f(n->cond);
-      for_each_expr(n->then_case, f);
-      for_each_expr(n->else_case, f);
-      break;
-    }
-    case StmtKind::Seq:
-      for (const Stmt& x : tir::as<tir::SeqNode>(s)->stmts) for_each_expr(x, f);
-      break;
-  }
-}
-
-void for_each_store(const Stmt& s, const std::function<void(const tir::StoreNode*)>& f) {
-  if (!s) return;
-  switch (s->kind) {
-    case StmtKind::For: for_each_store(tir::as<tir::ForNode>(s)->body, f); break;
-    case StmtKind::Store: f(tir::as<tir::StoreNode>(s)); break;
-    case StmtKind::Allocate: for_each_store(tir::as<tir::AllocateNode>(s)->body, f); break;
-    case StmtKind::IfThenElse:
-      for_each_store(tir::as<tir::IfThenElseNode>(s)->then_case, f);
-      for_each_store(tir::as<tir::IfThenElseNode>(s)->else_case, f);
-      break;
-    case StmtKind::Seq:
-      for (const Stmt& x : tir::as<tir::SeqNode>(s)->stmts) for_each_store(x, f);
-      break;
-  }
-}
-
 bool contains_load(const Expr& e) {
   bool found = false;
   ir::post_order_visit(e, [&](const Expr& x) { found = found || x.kind() == ExprKind::TensorLoad; });
   return found;
-}
-
-bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!ir::structural_equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-// A body runs lane-parallel when it is straight-line stores (optionally under
-// guards), each store's address moves with the loop variable (so lanes write
-// distinct elements), and a buffer it writes is only ever read at the element
-// the same lane writes (so no lane sees another lane's result).
-bool is_lane_parallel(const tir::ForNode* loop) {
-  if (loop->extent < 2 || loop->extent > kMaxVectorLanes) return false;
-  const ir::VarNode* var = loop->var.node();
-  std::function<bool(const Stmt&)> straight_line = [&](const Stmt& s) {
-    if (!s) return true;
-    switch (s->kind) {
-      case StmtKind::Store: return true;
-      case StmtKind::Seq:
-        for (const Stmt& x : tir::as<tir::SeqNode>(s)->stmts) {
-          if (!straight_line(x)) return false;
-        }
-        return true;
-      case StmtKind::IfThenElse:
-        return straight_line(tir::as<tir::IfThenElseNode>(s)->then_case) &&
-               straight_line(tir::as<tir::IfThenElseNode>(s)->else_case);
-      default: return false;
-    }
-  };
-  if (!straight_line(loop->body)) return false;
-
-  std::unordered_map<const ir::TensorNode*, const tir::StoreNode*> written;
-  bool ok = true;
-  for_each_store(loop->body, [&](const tir::StoreNode* store) {
-    auto stride = access_stride(store->indices, store->buffer->shape, var);
-    if (!stride || *stride == 0) ok = false;
-    auto [it, inserted] = written.emplace(store->buffer.get(), store);
-    if (!inserted && !same_indices(it->second->indices, store->indices)) ok = false;
-  });
-  if (!ok) return false;
-  for_each_expr(loop->body, [&](const Expr& root) {
-    ir::post_order_visit(root, [&](const Expr& e) {
-      if (const auto* load = e.as<ir::TensorLoadNode>()) {
-        auto it = written.find(load->tensor.get());
-        if (it != written.end() && !same_indices(it->second->indices, load->indices)) ok = false;
-      }
-      if (e.kind() == ExprKind::Reduce) ok = false;
-    });
-  });
-  return ok;
 }
 
 // --- The emitter -----------------------------------------------------------
@@ -267,7 +173,7 @@ class KernelEmitter {
         break;
       case tir::ForKind::Vectorized:
         if (lanes_ == 1 && n->extent == 1) return unrolled_loop(n);
-        if (lanes_ == 1 && is_lane_parallel(n)) return vector_loop(n);
+        if (lanes_ == 1 && n->extent <= kMaxVectorLanes && lanes_are_independent(*n)) return vector_loop(n);
         break;
       case tir::ForKind::Parallel:
         if (!state_.inside_parallel && lanes_ == 1) return parallel_loop(n);
@@ -366,15 +272,18 @@ class KernelEmitter {
     auto add_buffer = [&](const ir::Tensor& t) {
       if (state_.buffers.count(t.get()) && seen.insert(t.get()).second) buffers->push_back(t);
     };
-    for_each_store(s, [&](const tir::StoreNode* store) { add_buffer(store->buffer); });
-    for_each_expr(s, [&](const Expr& root) {
+    auto visit_stmt = [&](const Stmt& x) {
+      if (const auto* store = tir::as<tir::StoreNode>(x)) add_buffer(store->buffer);
+    };
+    auto visit_expr = [&](const Expr& root) {
       ir::post_order_visit(root, [&](const Expr& e) {
         if (const auto* load = e.as<ir::TensorLoadNode>()) add_buffer(load->tensor);
         if (const auto* var = e.as<ir::VarNode>()) {
           if (state_.vars.count(var) && seen.insert(var).second) vars->push_back(var);
         }
       });
-    });
+    };
+    tir::visit_stmts(s, visit_stmt, visit_expr);
   }
 
   llvm::GlobalVariable* parallel_for_global() {
@@ -668,7 +577,9 @@ class KernelEmitter {
     if (indices.size() != shape.size()) throw Error("codegen: index count does not match the buffer's rank");
     llvm::Value* offset = b_.getInt64(0);
     for (size_t d = 0; d < indices.size(); ++d) {
-      llvm::Value* scaled = b_.CreateMul(offset, b_.getInt64(shape[d]), "", false, true);
+      llvm::Value* extent = b_.getInt64(shape[d]);
+      unify(offset, extent);
+      llvm::Value* scaled = b_.CreateMul(offset, extent, "", false, true);
       llvm::Value* index = convert(expr(indices[d]), b_.getInt64Ty());
       unify(scaled, index);
       offset = b_.CreateAdd(scaled, index, "", false, true);

@@ -6,7 +6,7 @@
 #include <regex>
 #include <thread>
 
-#include "codegen/access_stride.h"
+#include "codegen/lane_analysis.h"
 #include "kernel_test_util.h"
 #include "runtime/thread_pool.h"
 #include "tessera/error.h"
@@ -253,20 +253,25 @@ TEST(CodegenLLVM, MathCallsMaxAndSelectMatchReference) {
 // evaluated there (masked in vector code). Strided reads and writes gather/scatter.
 TEST(CodegenLLVM, VectorisedSelectStridedLoadsAndStoresMatchReference) {
   Tensor A = ir::placeholder({64}, "A"), P = ir::placeholder({32}, "P"), S = ir::placeholder({64}, "S");
+  Tensor column_of = ir::placeholder({32, 2}, "A2"), T = ir::placeholder({3, 32}, "T");
   Var i("i");
   Stmt body = tir::make_seq({
       tir::make_store(P, {i}, ir::select(i >= 1, at(A, {i - 1}), 0.0f) + at(A, {i * 2})),
       tir::make_store(S, {i * 2}, 0.0f - at(A, {i})),
+      tir::make_store(T, {2, i}, at(column_of, {i, 1})),  // a column of a row-major matrix
   });
-  auto f = kernel({A, P, S}, loop(i, 32, body, ForKind::Vectorized));
+  auto f = kernel({A, P, S, column_of, T}, loop(i, 32, body, ForKind::Vectorized));
   NDArray a({64}), p({32}), s({64});
   std::string ir = emit_llvm_ir(f, Target::host());
   EXPECT_NE(ir.find("@llvm.masked.load"), std::string::npos) << ir;
   EXPECT_NE(ir.find("@llvm.masked.gather"), std::string::npos) << ir;
   EXPECT_NE(ir.find("@llvm.masked.scatter"), std::string::npos) << ir;
   a.fill_random(14);
-  run(f, {&a, &p, &s});
+  NDArray a2({32, 2}), t({3, 32});
+  a2.fill_random(15);
+  run(f, {&a, &p, &s, &a2, &t});
   for (int64_t x = 0; x < 32; ++x) {
+    ASSERT_FLOAT_EQ(t[2 * 32 + x], a2[x * 2 + 1]);
     ASSERT_FLOAT_EQ(p[x], (x >= 1 ? a[x - 1] : 0.0f) + a[2 * x]);
     ASSERT_FLOAT_EQ(s[2 * x], -a[x]);
     ASSERT_EQ(s[2 * x + 1], 0.0f);

@@ -1,0 +1,85 @@
+#include "codegen/lane_analysis.h"
+
+#include <unordered_map>
+
+#include "ir/functor.h"
+#include "tir/arith.h"
+#include "tir/stmt_functor.h"
+
+namespace tessera::codegen {
+namespace {
+
+bool depends_on(const ir::Expr& e, const ir::VarNode* var) {
+  bool found = false;
+  ir::post_order_visit(e, [&](const ir::Expr& x) { found = found || x.get() == var; });
+  return found;
+}
+
+bool same_indices(const std::vector<ir::Expr>& a, const std::vector<ir::Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!ir::structural_equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<int64_t> stride_along(const ir::Expr& e, const ir::VarNode* var) {
+  int64_t stride = 0;
+  for (const auto& [atom, coefficient] : tir::linear_form(e).terms) {
+    if (atom.get() == var) {
+      stride += coefficient;
+    } else if (depends_on(atom, var)) {
+      return std::nullopt;  // var inside a product with another variable, a division...
+    }
+  }
+  return stride;
+}
+
+std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                     const ir::VarNode* var) {
+  int64_t total = 0, extent_product = 1;
+  for (size_t d = indices.size(); d-- > 0;) {
+    auto stride = stride_along(indices[d], var);
+    if (!stride) return std::nullopt;
+    total += *stride * extent_product;
+    extent_product *= d < shape.size() ? shape[d] : 1;
+  }
+  return total;
+}
+
+bool lanes_are_independent(const tir::ForNode& loop) {
+  const ir::VarNode* var = loop.var.node();
+  bool ok = true;
+  std::unordered_map<const ir::TensorNode*, const tir::StoreNode*> written;
+  tir::visit_stmts(loop.body, [&](const tir::Stmt& s) {
+    switch (s->kind) {
+      case tir::StmtKind::Store: {
+        const auto* store = tir::as<tir::StoreNode>(s);
+        auto stride = access_stride(store->indices, store->buffer->shape, var);
+        if (!stride || *stride == 0) ok = false;
+        auto [it, inserted] = written.emplace(store->buffer.get(), store);
+        if (!inserted && !same_indices(it->second->indices, store->indices)) ok = false;
+        break;
+      }
+      case tir::StmtKind::Seq:
+      case tir::StmtKind::IfThenElse: break;
+      default: ok = false;  // a nested loop or allocation
+    }
+  });
+  if (!ok) return false;
+  auto check_reads = [&](const ir::Expr& root) {
+    ir::post_order_visit(root, [&](const ir::Expr& e) {
+      if (e.kind() == ir::ExprKind::Reduce) ok = false;
+      const auto* load = e.as<ir::TensorLoadNode>();
+      if (load == nullptr) return;
+      auto it = written.find(load->tensor.get());
+      if (it != written.end() && !same_indices(it->second->indices, load->indices)) ok = false;
+    });
+  };
+  tir::visit_stmts(loop.body, [](const tir::Stmt&) {}, check_reads);
+  return ok;
+}
+
+}  // namespace tessera::codegen

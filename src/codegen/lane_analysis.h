@@ -1,0 +1,29 @@
+#pragma once
+// What turning a loop into vector code needs to know: how the element a load or
+// store touches moves with the loop variable (stride 0: one element for every
+// lane, 1: contiguous lanes, anything else: a gather or scatter), and whether
+// the loop's iterations may run as lanes side by side.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/expr.h"
+#include "tir/stmt.h"
+
+namespace tessera::codegen {
+
+// c when e == c * var + (terms free of var) for a constant c; nullopt when e
+// is not affine in var with a constant coefficient (var * n, var / 4, ...).
+std::optional<int64_t> stride_along(const ir::Expr& e, const ir::VarNode* var);
+
+// The stride along var of the row-major offset of `indices` into `shape`.
+std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                     const ir::VarNode* var);
+
+// True when the loop body is straight-line stores (guards allowed), every store
+// moves with the loop variable (lanes write distinct elements), and a buffer the
+// body writes is read only at the element the same lane writes (no lane sees
+// another lane's result). Loops failing this run serially.
+bool lanes_are_independent(const tir::ForNode& loop);
+
+}  // namespace tessera::codegen
