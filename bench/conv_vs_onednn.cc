@@ -52,6 +52,7 @@ std::vector<Layer> resnet18_layers() {
   fc.input = {1, 512};
   fc.weight = {1000, 512};
   fc.bias = true;
+  fc.layout = "packed";
   return {
       {"conv1", "conv2d", conv(3, 64, 7, 2, 224)},
       {"layer1.conv", "conv2d", conv(64, 64, 3, 1, 56)},

@@ -92,11 +92,11 @@ void add_op_command(CLI::App& app, OpCommandOptions& o) {
   cmd->add_option("--pad", a.pad, "padding on every side")->capture_default_str();
   cmd->add_option("--padding", o.padding, "explicit padding HxW or TOPxLEFTxBOTTOMxRIGHT");
   cmd->add_option("--dilation", a.dilation, "kernel dilation")->capture_default_str();
-  cmd->add_option("--layout", a.layout, "conv2d layout")
-      ->check(CLI::IsMember({"NCHW", "NHWC", "NCHWc"}))
+  cmd->add_option("--layout", a.layout, "conv2d: NCHW, NHWC or NCHWc; dense: NK or packed")
+      ->check(CLI::IsMember({"NCHW", "NHWC", "NCHWc", "NK", "packed"}))
       ->capture_default_str();
   cmd->add_option("--ic-bn", a.ic_bn, "NCHWc input channel block (0: automatic)");
-  cmd->add_option("--oc-bn", a.oc_bn, "NCHWc output channel block (0: automatic)");
+  cmd->add_option("--oc-bn", a.oc_bn, "NCHWc output channel block, dense packed weight block (0: automatic)");
   cmd->add_flag("--bias", a.bias, "add a bias per output channel");
   cmd->add_flag("--relu", a.relu, "apply relu to the output");
   cmd->add_option("--pool", a.pool, "pooling window")->capture_default_str();

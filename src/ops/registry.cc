@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "ops/dense.h"
 #include "ops/layout.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
@@ -72,7 +73,17 @@ const std::map<std::string, Builder>& builders() {
          return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a),
                                                {a.bias, a.relu});
        }},
-      {"dense", [](const OpArgs& a) { return dense_workload(a.input, a.weight, {a.bias, a.relu}); }},
+      {"dense",
+       [](const OpArgs& a) {
+         if (a.layout == "NCHW" || a.layout == "NK") return dense_workload(a.input, a.weight, {a.bias, a.relu});
+         if (a.layout != "packed") fail("dense", "layout must be NK or packed, got layout=" + a.layout);
+         if (a.input.size() != 2 || a.weight.size() != 2)
+           fail("dense", "input must be (M, K) and weight (N, K), got input=" + shape_to_string(a.input) +
+                             " weight=" + shape_to_string(a.weight));
+         const int64_t n = a.weight[0], bn = a.oc_bn ? a.oc_bn : dense_pack_block(a.weight[0]);
+         if (n % bn != 0) fail("dense", "oc_bn=" + std::to_string(bn) + " does not divide N=" + std::to_string(n));
+         return dense_pack_workload(a.input, {n / bn, a.weight[1], bn}, {a.bias, a.relu});
+       }},
       {"batch_matmul", [](const OpArgs& a) { return batch_matmul_workload(a.input, a.weight); }},
       {"max_pool",
        [](const OpArgs& a) {

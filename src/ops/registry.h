@@ -22,6 +22,8 @@ struct OpArgs {
   Shape padding;
   // conv2d only: "NCHW", "NHWC" (placeholders NHWC data and HWIO kernel) or
   // "NCHWc" (placeholders packed by pack_nchw_to_nchwc / pack_oihw_to_oihwio).
+  // dense: "NK" (the default "NCHW" means the same) or "packed" (weight (N/bn, K, bn),
+  // bn = oc_bn or dense_pack_block(N)).
   std::string layout = "NCHW";
   int64_t ic_bn = 0, oc_bn = 0;  // NCHWc blocks; 0 = largest of 16, 8, 4, 2, 1 dividing the channels
   bool bias = false, relu = false;  // epilogue of conv2d, depthwise_conv2d, dense

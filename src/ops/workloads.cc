@@ -78,6 +78,20 @@ Workload dense_workload(const Shape& data_shape, const Shape& weight_shape, Epil
   return finish("dense", out, {data, weight}, ref, e, {1});
 }
 
+Workload dense_pack_workload(const Shape& data_shape, const Shape& weight_shape, Epilogue e) {
+  ir::Tensor data = ir::placeholder(data_shape, "data");
+  ir::Tensor weight = ir::placeholder(weight_shape, "weight");
+  ir::Tensor out = dense_pack(data, weight);
+  const int64_t m = data_shape[0], k = data_shape[1], bn = weight_shape[2], n = weight_shape[0] * bn;
+  auto ref = [=](const std::vector<const float*>& in, float* o) {
+    std::vector<float> unpacked(n * k);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t kk = 0; kk < k; ++kk) unpacked[j * k + kk] = in[1][((j / bn) * k + kk) * bn + j % bn];
+    reference::dense(in[0], unpacked.data(), m, n, k, o);
+  };
+  return finish("dense_pack", out, {data, weight}, ref, e, {1});
+}
+
 Workload batch_matmul_workload(const Shape& a_shape, const Shape& b_shape) {
   ir::Tensor a = ir::placeholder(a_shape, "A");
   ir::Tensor b = ir::placeholder(b_shape, "B");

@@ -27,6 +27,8 @@ Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Con
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                         Epilogue e = {});
 Workload dense_workload(const Shape& data, const Shape& weight, Epilogue e = {});
+// data (M, K), weight packed (N/bn, K, bn); the reference unpacks it.
+Workload dense_pack_workload(const Shape& data, const Shape& packed_weight, Epilogue e = {});
 Workload batch_matmul_workload(const Shape& a, const Shape& b);
 Workload max_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);
 Workload avg_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);

@@ -80,8 +80,43 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int vector_bits, int64_t 
   return t;
 }
 
+Trace dense_pack_schedule(const ir::ComputeDAG& dag, int vector_bits) {
+  ir::Tensor dense = find_by_tag(dag, "dense_pack");
+  if (!dense) throw Error("dense_pack_schedule: the DAG has no dense_pack stage");
+  const ir::Tensor out = dag.outputs().at(0);
+  const int64_t bn = std::stoll(dense->attrs.at("bn"));
+  const int64_t blocks = dense->shape[1] / bn;
+  // About 12 vector accumulators: enough independent FMA chains to hide latency.
+  const int64_t lanes = vector_bits / 32;
+  const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
+  const int64_t tile = largest_divisor(blocks, std::max<int64_t>(1, 12 / vectors_per_block));
+
+  Trace t;
+  for (const auto& s : dag.tensors())
+    if (!s->is_placeholder() && s != dense && s != out) t.compute_inline(s->name);
+  std::string acc = dense->name;
+  if (dense == out) {
+    t.cache_write(dense->name);
+    acc = dense->name + ".local";
+  }
+  auto o = axis_names(out);  // i, j
+  t.split(out->name, o[1], {tile, bn});
+  t.fuse(out->name, {o[0], o[1] + ".0"});
+  t.parallel(out->name, o[0] + "@" + o[1] + ".0");
+  t.vectorize(out->name, o[1] + ".2");
+  t.compute_at(acc, out->name, o[0] + "@" + o[1] + ".0");
+  auto d = axis_names(dense);
+  const std::string k = dense->reduce_axes[0].var.name();
+  t.split(acc, d[1], {bn});
+  t.reorder(acc, {d[0], k, d[1] + ".0", d[1] + ".1"});
+  t.unroll(acc, d[1] + ".0");
+  t.vectorize(acc, d[1] + ".1");
+  return t;
+}
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, int vector_bits) {
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, vector_bits);
+  if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, vector_bits);
   return default_schedule(dag);
 }
 

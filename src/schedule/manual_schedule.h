@@ -12,6 +12,10 @@ namespace tessera::schedule {
 // reg_n = 0 picks the tile height from it.
 Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int vector_bits, int64_t reg_n = 0);
 
+// dense with packed weights: each thread owns tiles of `tile` weight blocks,
+// whose accumulators stay in registers across the whole K loop.
+Trace dense_pack_schedule(const ir::ComputeDAG& dag, int vector_bits);
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, int vector_bits);
 
 }  // namespace tessera::schedule

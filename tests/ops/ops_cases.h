@@ -54,6 +54,14 @@ inline std::vector<Case> registry_cases() {
   cases.push_back({"dense", dense});
   dense.bias = dense.relu = true;
   cases.push_back({"dense", dense});
+  OpArgs packed;
+  packed.input = {3, 13};
+  packed.weight = {24, 13};
+  packed.layout = "packed";
+  cases.push_back({"dense", packed});
+  packed.oc_bn = 6;
+  packed.bias = true;
+  cases.push_back({"dense", packed});
   OpArgs bmm;
   bmm.input = {3, 7, 5};
   bmm.weight = {3, 13, 5};

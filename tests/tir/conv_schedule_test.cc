@@ -23,5 +23,19 @@ TEST(TirConvSchedule, ManualNchwcScheduleMatchesReference) {
   EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
 }
 
+TEST(TirConvSchedule, ManualNchwcScheduleWithEpilogueOnWideVectors) {
+  auto w = small_nchwc(9, 2, 1, ops::Epilogue{true, true});
+  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 512), 2);
+  EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+}
+
+TEST(TirDenseSchedule, ManualDensePackScheduleMatchesReference) {
+  for (int64_t m : {1, 5}) {
+    auto w = ops::dense_pack_workload({m, 37}, {6, 37, 8}, ops::Epilogue{true, false});
+    auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 512), 2);
+    EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,0 +1,169 @@
+#include "records/log_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <utility>
+
+#include "tessera/error.h"
+
+namespace tessera::records {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Writes every byte, retrying short writes and interrupted calls.
+void write_all(int fd, const std::string& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error("cannot write record log '" + path + "': " + errno_text());
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+void sync(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) throw Error("cannot flush record log '" + path + "' to disk: " + errno_text());
+}
+
+// True when the file is non-empty and its last byte is not a newline: an
+// earlier writer died mid-line.
+bool ends_mid_line(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size == 0) return false;
+  char last = '\n';
+  return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+}
+
+// Makes the file's directory entry durable too: fsync of a new file alone
+// does not guarantee that the file is found after a crash.
+void sync_parent_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;  // best effort: the records themselves are synced
+  ::fsync(dfd);
+  ::close(dfd);
+}
+
+std::string batch_text(const std::vector<Record>& batch) {
+  std::string text;
+  for (const Record& r : batch) {
+    text += r.to_json_line();
+    text += '\n';
+  }
+  return text;
+}
+
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t\r") == std::string::npos;
+}
+
+}  // namespace
+
+RecordWriter::RecordWriter(const std::string& path) : path_(path) {
+  // O_RDWR rather than O_WRONLY: the constructor reads the last byte.
+  fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error("cannot open record log '" + path + "' for appending: " + errno_text());
+  try {
+    if (ends_mid_line(fd_)) {
+      write_all(fd_, "\n", path_);
+      sync(fd_, path_);
+    }
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+  sync_parent_directory(path_);
+}
+
+RecordWriter::~RecordWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+RecordWriter::RecordWriter(RecordWriter&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+RecordWriter& RecordWriter::operator=(RecordWriter&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void RecordWriter::append(const std::vector<Record>& batch) {
+  if (fd_ < 0) throw Error("record log writer was moved from");
+  if (batch.empty()) return;
+  // Serialise everything first: a record that cannot be written (a
+  // non-finite cost) throws before any byte of the batch reaches the file.
+  write_all(fd_, batch_text(batch), path_);
+  sync(fd_, path_);
+}
+
+void for_each_record(const std::string& path, std::ostream& warnings, const std::function<void(Record&&)>& visit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open record log '" + path + "': " + errno_text());
+  std::string line;
+  for (size_t line_no = 1; std::getline(in, line); ++line_no) {
+    std::string reason = "blank line";
+    if (!is_blank(line)) {
+      std::optional<Record> record;
+      try {
+        record = Record::from_json_line(line);
+      } catch (const Error& e) {
+        reason = e.what();
+      }
+      // Outside the try: an error thrown by the visitor is not a damaged line.
+      if (record) {
+        visit(std::move(*record));
+        continue;
+      }
+    }
+    warnings << "warning: " << path << ':' << line_no << ": skipped damaged record (" << reason << ")\n";
+  }
+  if (in.bad()) throw Error("cannot read record log '" + path + "': " + errno_text());
+}
+
+std::vector<Record> load_records(const std::string& path, std::ostream& warnings) {
+  std::vector<Record> records;
+  for_each_record(path, warnings, [&](Record&& r) { records.push_back(std::move(r)); });
+  return records;
+}
+
+void write_records(const std::string& path, const std::vector<Record>& records) {
+  const std::string tmp = path + ".tmp";
+  std::string text = batch_text(records);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot create record log '" + tmp + "': " + errno_text());
+  try {
+    write_all(fd, text, tmp);
+    sync(fd, tmp);
+  } catch (...) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = errno_text();
+    std::remove(tmp.c_str());
+    throw Error("cannot replace record log '" + path + "': " + why);
+  }
+  sync_parent_directory(path);
+}
+
+}  // namespace tessera::records

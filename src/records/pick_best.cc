@@ -1,0 +1,41 @@
+#include "records/pick_best.h"
+
+#include <map>
+#include <utility>
+
+#include "records/log_file.h"
+
+namespace tessera::records {
+
+bool better(const Record& a, const Record& b) {
+  double ca = a.result.mean_cost(), cb = b.result.mean_cost();
+  if (ca != cb) return ca < cb;
+  return a.result.timestamp < b.result.timestamp;
+}
+
+std::vector<Record> pick_best(const std::vector<Record>& records) {
+  // Slot per (key, target) in first-seen order, so the output is stable.
+  std::map<std::pair<std::string, std::string>, size_t> slot_of;
+  std::vector<const Record*> best;
+  for (const Record& r : records) {
+    if (!r.valid()) continue;
+    auto [it, inserted] = slot_of.try_emplace({r.workload_key, r.target}, best.size());
+    if (inserted) {
+      best.push_back(&r);
+    } else if (better(r, *best[it->second])) {
+      best[it->second] = &r;
+    }
+  }
+  std::vector<Record> out;
+  out.reserve(best.size());
+  for (const Record* r : best) out.push_back(*r);
+  return out;
+}
+
+size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings) {
+  std::vector<Record> best = pick_best(load_records(in_path, warnings));
+  write_records(out_path, best);
+  return best.size();
+}
+
+}  // namespace tessera::records

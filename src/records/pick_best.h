@@ -1,0 +1,24 @@
+#pragma once
+// Reducing a tuning log to the best measurement of each task.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "records/record.h"
+
+namespace tessera::records {
+
+// True when `a` is a better measurement than `b`: lower mean cost, and on a
+// tie the earlier timestamp. Both must be valid().
+bool better(const Record& a, const Record& b);
+
+// One record per (workload_key, target): the best valid() one. Pairs with no
+// valid record are left out. Output is in order of each pair's first line.
+std::vector<Record> pick_best(const std::vector<Record>& records);
+
+// Reads `in_path` (skipping damaged lines with warnings) and writes the best
+// records to `out_path`, replacing it; in_path may equal out_path.
+// Returns the number of records written.
+size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings);
+
+}  // namespace tessera::records

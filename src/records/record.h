@@ -1,0 +1,42 @@
+#pragma once
+// One measurement as it is kept in a tuning log: which task, on which target,
+// under which configuration or schedule, and what came back. A record is one
+// JSON line carrying the format version ("v": 1), so old logs stay readable
+// and a damaged line costs only itself.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "measure/measure_input.h"
+#include "schedule/trace.h"
+
+namespace tessera::records {
+
+// The format version written on every line; lines with another version are rejected.
+inline constexpr int kRecordFormatVersion = 1;
+
+struct Record {
+  std::string workload_key;             // ir::ComputeDAG::workload_key() of the task
+  std::string task_name;                // e.g. "conv2d_nchwc"
+  nlohmann::json workload;              // the task's arguments (shapes, attributes), free-form
+  std::string target;                   // codegen::Target::str()
+  std::optional<int64_t> config_index;  // AutoTVM: index of the config in its space
+  nlohmann::json config;                // AutoTVM: knob values (an object), or null
+  schedule::Trace trace;                // the schedule measured; may be empty
+  measure::MeasureResult result;
+
+  // Usable for pick-best and dispatch: measured without error, with at least one cost.
+  bool valid() const { return result.error == measure::ErrorKind::None && !result.costs.empty(); }
+
+  // One line of JSON, without a trailing newline. Doubles are written with
+  // enough digits to read back bit-exact; invalid UTF-8 in strings (compiler
+  // output in error messages) is replaced, never fatal. Throws tessera::Error
+  // when a cost, all_cost or timestamp is not finite, as JSON cannot hold it.
+  std::string to_json_line() const;
+  // Throws tessera::Error saying what is wrong: not JSON, missing field, wrong
+  // type, unknown version, unknown error kind, malformed schedule step.
+  static Record from_json_line(const std::string& line);
+};
+
+}  // namespace tessera::records
