@@ -1,0 +1,33 @@
+#pragma once
+// Schedule templates: for one operator family on one target, a config space
+// and a way to turn any config of it into a schedule Trace.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autotvm/config_space.h"
+#include "codegen/target.h"
+#include "ops/registry.h"
+#include "schedule/trace.h"
+
+namespace tessera::autotvm {
+
+struct Template {
+  std::string name;         // e.g. "conv2d_NCHWc.x86"
+  std::string target_kind;  // "llvm" (CPU) or "cuda"
+  // Whether it schedules this operator instance (e.g. 1x1 convolutions only).
+  std::function<bool(const std::string& op, const ops::OpArgs& args)> matches;
+  // How the operator is declared for this template (e.g. conv2d in NCHWc with
+  // blocks chosen for the target): the args make_workload is called with.
+  std::function<ops::OpArgs(const ops::OpArgs& args, const codegen::Target& target)> declare;
+  std::function<ConfigSpace(const ops::Workload& w, const codegen::Target& target)> define_space;
+  std::function<schedule::Trace(const ops::Workload& w, const ConfigEntity& config)> apply;
+};
+
+// The registry, filled once on first use with the built-in templates.
+const std::vector<Template>& templates();
+// The template for an operator instance on a target; throws tessera::Error
+// naming the operator and target when there is none.
+const Template& find_template(const std::string& op, const ops::OpArgs& args, const codegen::Target& target);
+
+}  // namespace tessera::autotvm

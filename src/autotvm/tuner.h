@@ -1,0 +1,82 @@
+#pragma once
+// Tuners search a task's config space: they propose batches of configs never
+// proposed before, the measure layer turns them into results, and the tuner
+// learns from those. One interface for every search strategy.
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "autotvm/task.h"
+#include "measure/runner.h"
+
+namespace tessera::autotvm {
+
+class Tuner;
+
+// Called after every measured batch (progress display, logging to file...).
+using Callback = std::function<void(const Tuner& tuner, const std::vector<ConfigEntity>& configs,
+                                    const std::vector<measure::MeasureResult>& results)>;
+
+struct MeasureOption {
+  measure::Builder* builder = nullptr;
+  measure::Runner* runner = nullptr;
+};
+
+struct TuneOptions {
+  int n_trial = 100;         // configs to measure at most (capped by the space size)
+  int early_stopping = 0;    // stop after this many trials without a better config; 0 = never
+  int batch_size = 0;        // configs per batch; 0 = the tuner's own choice
+};
+
+class Tuner {
+ public:
+  explicit Tuner(const Task& task) : task_(task) {}
+  virtual ~Tuner() = default;
+
+  // Up to `batch_size` configs that were never proposed before (fewer when the
+  // space runs out).
+  virtual std::vector<ConfigEntity> next_batch(int batch_size) = 0;
+  // Learns from measured configs. The base records the best one.
+  virtual void update(const std::vector<ConfigEntity>& configs, const std::vector<measure::MeasureResult>& results);
+  virtual bool has_next() const;
+  virtual int default_batch_size() const { return 16; }
+  // Earlier measurements of this task or of others (transfer learning); the
+  // base ignores them.
+  virtual void load_history(const std::vector<measure::MeasureInput>& inputs,
+                            const std::vector<measure::MeasureResult>& results) {}
+  // Configs already measured (a resumed run): never proposed again.
+  void mark_visited(int64_t index) { visited_.insert(index); }
+
+  void tune(const TuneOptions& options, const MeasureOption& measure, const std::vector<Callback>& callbacks = {});
+
+  const Task& task() const { return task_; }
+  int64_t trials() const { return trials_; }           // measured in tune()
+  const ConfigEntity& best_config() const { return best_config_; }
+  double best_flops() const { return best_flops_; }    // FLOP/s of the best config, 0 if none valid
+  int64_t best_trial() const { return best_trial_; }   // trial number at which the best was found
+
+ protected:
+  bool visited(int64_t index) const { return visited_.count(index) > 0; }
+  void visit(int64_t index) { visited_.insert(index); }
+  int64_t num_visited() const { return static_cast<int64_t>(visited_.size()); }
+
+  const Task& task_;
+
+ private:
+  std::unordered_set<int64_t> visited_;
+  int64_t trials_ = 0;
+  ConfigEntity best_config_;
+  double best_flops_ = 0;
+  int64_t best_trial_ = -1;
+};
+
+// "random", "gridsearch", "ga", "xgb", "xgb_knob", "xgb_itervar", "xgb_curve",
+// "xgb_rank", "xgb_rank_knob", "xgb_rank_itervar", "xgb_rank_curve",
+// "xgb_rank_binary", "xgb_rank_binary_knob", "xgb_rank_binary_itervar",
+// "xgb_rank_binary_curve". Unknown names throw tessera::Error listing these.
+std::unique_ptr<Tuner> make_tuner(const std::string& name, const Task& task, uint64_t seed = 0);
+std::vector<std::string> tuner_names();
+
+}  // namespace tessera::autotvm
