@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ir/printer.h"
 #include "tessera/error.h"
 
 namespace tessera::codegen {
@@ -64,16 +65,6 @@ std::optional<BinaryOperator> infix(ExprKind k) {
     case ExprKind::And: return BinaryOperator{" && ", kAnd};
     case ExprKind::Or: return BinaryOperator{" || ", kOr};
     default: return std::nullopt;
-  }
-}
-
-const char* function_name(ExprKind k) {
-  switch (k) {
-    case ExprKind::FloorDiv: return "floordiv";
-    case ExprKind::FloorMod: return "floormod";
-    case ExprKind::Min: return "min";
-    case ExprKind::Max: return "max";
-    default: return nullptr;
   }
 }
 
@@ -146,7 +137,7 @@ class CPrinter {
       // Left-associative: the right operand needs parentheses at equal precedence.
       return expr(n->a, op->precedence) + op->symbol + expr(n->b, op->precedence + 1);
     }
-    if (const char* f = function_name(n->kind)) return std::string(f) + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+    if (const char* f = ir::call_style_name(n->kind)) return std::string(f) + "(" + expr(n->a) + ", " + expr(n->b) + ")";
     throw Error("c_printer: unsupported expression kind " + ir::kind_name(n->kind));
   }
 

@@ -33,16 +33,6 @@ const char* infix(ExprKind k) {
   }
 }
 
-const char* prefix(ExprKind k) {
-  switch (k) {
-    case ExprKind::FloorDiv: return "floordiv";
-    case ExprKind::FloorMod: return "floormod";
-    case ExprKind::Min: return "min";
-    case ExprKind::Max: return "max";
-    default: return nullptr;
-  }
-}
-
 void print(std::ostream& os, const Expr& e) {
   if (!e) {
     os << "<undefined>";
@@ -62,7 +52,7 @@ void print(std::ostream& os, const Expr& e) {
       print(os, b->b);
       os << ")";
     } else {
-      os << prefix(e.kind()) << "(";
+      os << call_style_name(e.kind()) << "(";
       print(os, b->a);
       os << ", ";
       print(os, b->b);
@@ -109,6 +99,16 @@ void print(std::ostream& os, const Expr& e) {
 }
 
 }  // namespace
+
+const char* call_style_name(ExprKind k) {
+  switch (k) {
+    case ExprKind::FloorDiv: return "floordiv";
+    case ExprKind::FloorMod: return "floormod";
+    case ExprKind::Min: return "min";
+    case ExprKind::Max: return "max";
+    default: return nullptr;
+  }
+}
 
 std::string to_string(const Expr& e) {
   std::ostringstream os;
