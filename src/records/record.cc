@@ -40,8 +40,8 @@ double number_field(const json& obj, const char* key, const std::string& path) {
   return j.get<double>();
 }
 
-json result_to_json(const measure::MeasureResult& r) {
-  return json{{"costs", r.costs},
+ordered_json result_to_json(const measure::MeasureResult& r) {
+  return ordered_json{{"costs", r.costs},
               {"error", measure::to_string(r.error)},
               {"error_message", r.error_message},
               {"all_cost", r.all_cost},
@@ -52,9 +52,10 @@ measure::MeasureResult result_from_json(const json& j) {
   if (!j.is_object()) throw Error("field 'result' must be an object, got " + std::string(type_name(j)));
   measure::MeasureResult r;
   const json& costs = field(j, "costs", "result.costs");
-  if (!costs.is_array()) throw Error("field 'result.costs' must be an array of numbers, got " + std::string(type_name(costs)));
+  const std::string costs_shape = "field 'result.costs' must be an array of numbers, ";
+  if (!costs.is_array()) throw Error(costs_shape + "got " + type_name(costs));
   for (const json& c : costs) {
-    if (!c.is_number()) throw Error("field 'result.costs' must be an array of numbers, found " + std::string(type_name(c)));
+    if (!c.is_number()) throw Error(costs_shape + "found " + type_name(c));
     r.costs.push_back(c.get<double>());
   }
   r.error = measure::error_kind_from_string(string_field(j, "error", "result.error"));

@@ -107,7 +107,8 @@ TEST(RecordsLog, SkipsDamagedLinesWithFileAndLineWarning) {
       {9, "truncated"},
   };
   for (size_t i = 0; i < expected.size(); ++i) {
-    const std::string prefix = "warning: " + path + ":" + std::to_string(expected[i].first) + ": skipped damaged record (";
+    const std::string prefix =
+        "warning: " + path + ":" + std::to_string(expected[i].first) + ": skipped damaged record (";
     EXPECT_EQ(w[i].rfind(prefix, 0), 0u) << w[i];
     EXPECT_NE(w[i].find(expected[i].second), std::string::npos) << w[i];
     EXPECT_EQ(w[i].back(), ')') << w[i];

@@ -1,0 +1,131 @@
+#include "op_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "autotvm/task.h"
+#include "codegen/c_printer.h"
+#include "codegen/target.h"
+#include "interleaved_timer.h"
+#include "onednn.h"
+#include "onednn_workload.h"
+#include "records/apply_history_best.h"
+#include "runtime/thread_pool.h"
+#include "schedule/manual_schedule.h"
+#include "tessera/error.h"
+#include "tessera_kernel.h"
+#include "tir/printer.h"
+
+namespace tessera::cli {
+
+namespace {
+
+schedule::Trace read_schedule(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("--schedule " + path + ": cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return schedule::Trace::parse(text.str());
+  } catch (const Error& e) {
+    throw Error("--schedule " + path + ": " + e.what());
+  }
+}
+
+void print_timing(const std::string& who, const baseline::SideTiming& t, double flops) {
+  fmt::print("{}: mean {:.3f} ms, min {:.3f} ms, {:.1f} GFLOPS\n", who, t.mean_cost() * 1e3, t.min_cost() * 1e3,
+             baseline::gflops(flops, t.min_cost()));
+}
+
+// The workload and schedule of a tuned operator: the task's declaration (e.g.
+// conv2d in NCHWc) with its best record, or the fallback config with a warning.
+std::pair<ops::Workload, schedule::Trace> from_records(const std::string& path, const std::string& op,
+                                                       const ops::OpArgs& args, const codegen::Target& target) {
+  autotvm::Task task = autotvm::create_task(op, args, target);
+  auto history = records::ApplyHistoryBest::from_file(path, std::cerr);
+  auto best = history.lookup(task.workload_key(), target.str(), task.describe(), std::cerr);
+  if (!best) return {task.workload, task.instantiate(task.space.fallback())};
+  fmt::print("record: {} GFLOPS when tuned, config {}\n", task.flop() / best->result.mean_cost() / 1e9,
+             best->config.dump());
+  if (!best->trace.steps().empty()) return {task.workload, best->trace};
+  return {task.workload, task.instantiate(task.space.from_json(best->config))};
+}
+
+}  // namespace
+
+CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("op", "compile, check and time one operator");
+  add_operator_flags(cmd, o.op);
+  auto* schedule = cmd->add_option("--schedule", o.schedule_file, "JSON schedule trace (default: best hand-written)");
+  cmd->add_option("--records", o.records_file, "tuning log: run the operator with its best record")
+      ->excludes(schedule);
+  cmd->add_option("--threads", o.threads, "threads (0: one per core)")->capture_default_str();
+  cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
+  cmd->add_flag("--check", o.check, "compare the output with the reference");
+  cmd->add_option("--compare", o.compare, "baseline timed in the same run")->check(CLI::IsMember({"onednn"}));
+  cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
+  return cmd;
+}
+
+int run_op(const OpCommandOptions& o) {
+  const ops::OpArgs args = resolve(o.op);
+  const int threads = resolve_threads(o.threads);
+  if (o.repeat < 1) throw Error(fmt::format("--repeat {}: must be at least 1", o.repeat));
+  if (!o.compare.empty() && !baseline::has_onednn_counterpart(o.op.op))
+    throw Error(fmt::format("--compare {}: only conv2d and dense have a oneDNN counterpart, not {}", o.compare,
+                            o.op.op));
+  std::optional<schedule::Trace> trace_from_file;  // read first: a bad file fails before any output
+  if (!o.schedule_file.empty()) trace_from_file = read_schedule(o.schedule_file);
+
+  const codegen::Target target = codegen::Target::host();
+  std::optional<ops::Workload> workload;
+  std::optional<schedule::Trace> trace;
+  if (!o.records_file.empty()) {
+    auto [w, t] = from_records(o.records_file, o.op.op, args, target);
+    workload = std::move(w);
+    trace = std::move(t);
+  } else {
+    workload = ops::make_workload(o.op.op, args);
+    trace = trace_from_file ? *trace_from_file : schedule::best_manual_schedule(workload->dag, target.vector_bits);
+  }
+  fmt::print("{}\n", workload->dag.print());
+  runtime::set_num_threads(threads);
+  baseline::TesseraKernel kernel(*workload, *trace, target);
+  if (o.show) {
+    fmt::print("schedule: {}\n\n", trace->dump());  // a --schedule file can hold this line
+    fmt::print("{}\n", tir::to_string(kernel.lowered()));
+    fmt::print("{}\n", codegen::to_c(kernel.lowered()));
+  }
+  if (o.check) {
+    baseline::CheckResult c = kernel.check();
+    fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
+               c.correct ? "correct" : "WRONG");
+    if (!c.correct) {
+      fmt::print("{}\n", c.detail);
+      return 1;  // timing a wrong kernel would only mislead
+    }
+  }
+
+  baseline::InterleavedOptions timing{.rounds = o.repeat, .min_repeat_ms = o.min_repeat_ms};
+  const double flops = kernel.flop_count();
+  if (o.compare.empty()) {
+    print_timing("tessera", baseline::time_interleaved([&] { kernel.run(); }, nullptr, timing).first, flops);
+    return 0;
+  }
+  baseline::set_threads(threads);
+  baseline::OneDnnLayer onednn = baseline::make_onednn_layer(o.op.op, args);
+  fmt::print("onednn kernel: {} ({})\n", onednn.implementation(), baseline::version());
+  auto [mine, theirs] = baseline::time_interleaved([&] { kernel.run(); }, [&] { onednn.run(); }, timing);
+  print_timing("tessera", mine, flops);
+  print_timing("onednn", theirs, flops);
+  fmt::print("ratio tessera/onednn: {:.2f}\n",
+             baseline::gflops(flops, mine.min_cost()) / baseline::gflops(flops, theirs.min_cost()));
+  return 0;
+}
+
+}  // namespace tessera::cli

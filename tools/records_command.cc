@@ -1,0 +1,39 @@
+#include "records_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "records/log_file.h"
+#include "records/pick_best.h"
+
+namespace tessera::cli {
+
+CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("records", "inspect and reduce tuning logs");
+  cmd->require_subcommand(1);
+  CLI::App* pick = cmd->add_subcommand("pick-best", "keep the best valid record of every task and target");
+  pick->add_option("in", o.in, "tuning log to read")->required();
+  pick->add_option("out", o.out, "file to write (replaced)")->required();
+  CLI::App* show = cmd->add_subcommand("show", "one line per record");
+  show->add_option("file", o.show, "tuning log")->required();
+  return cmd;
+}
+
+int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
+  if (records_cmd.got_subcommand("pick-best")) {
+    size_t n = records::pick_best_file(o.in, o.out, std::cerr);
+    fmt::print("{}: {} best records written to {}\n", o.in, n, o.out);
+    return 0;
+  }
+  size_t line = 0;
+  records::for_each_record(o.show, std::cerr, [&](records::Record&& r) {
+    ++line;
+    fmt::print("{:5} {} {} config={} {} mean {:.3f} ms\n", line, r.task_name, r.workload_key.substr(0, 8),
+               r.config_index ? std::to_string(*r.config_index) : "-", measure::to_string(r.result.error),
+               r.valid() ? r.result.mean_cost() * 1e3 : 0.0);
+  });
+  return 0;
+}
+
+}  // namespace tessera::cli

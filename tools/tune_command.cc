@@ -1,0 +1,108 @@
+#include "tune_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "autotvm/callback.h"
+#include "autotvm/task.h"
+#include "autotvm/tuner.h"
+#include "measure/builder.h"
+#include "measure/runner.h"
+#include "records/log_file.h"
+#include "records/resume.h"
+#include "tessera/error.h"
+
+namespace tessera::cli {
+
+namespace {
+
+// Measurements of `task` in a log, as the tuner's history.
+void load_log(const std::string& path, const autotvm::Task& task, autotvm::Tuner& tuner, bool same_task_only,
+              int64_t* resumed) {
+  std::vector<measure::MeasureInput> inputs;
+  std::vector<measure::MeasureResult> results;
+  auto records = records::load_records(path, std::cerr);
+  const std::string target = task.target.str();
+  for (const auto& r : records) {
+    if (r.target != target || (same_task_only && r.workload_key != task.workload_key())) continue;
+    if (r.workload_key == task.workload_key()) {
+      if (!r.config_index) continue;
+      tuner.mark_visited(*r.config_index);
+      if (resumed) ++*resumed;
+      inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
+    } else {
+      autotvm::Task other = autotvm::create_task(r.task_name, autotvm::args_from_json(r.workload), task.target);
+      inputs.push_back(measure::MeasureInput{other.workload.dag, r.trace, task.target});
+    }
+    results.push_back(r.result);
+  }
+  if (!inputs.empty()) tuner.load_history(inputs, results);
+}
+
+}  // namespace
+
+CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
+  add_operator_flags(cmd, o.op);
+  cmd->add_option("--tuner", o.tuner, "one of: " + fmt::format("{}", fmt::join(autotvm::tuner_names(), ", ")))
+      ->capture_default_str();
+  cmd->add_option("--trials", o.trials, "configs to measure")->capture_default_str();
+  cmd->add_option("--early-stopping", o.early_stopping, "stop after N trials without improvement (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--log", o.log, "tuning log (JSON lines); an existing log resumes the run");
+  cmd->add_option("--history", o.history, "earlier tuning log of other tasks to warm-start the cost model");
+  cmd->add_option("--threads", o.threads, "threads the kernels run with (0: one per core)")->capture_default_str();
+  cmd->add_option("--number", o.number, "runs per measurement")->capture_default_str();
+  cmd->add_option("--repeat", o.repeat, "measurements per candidate")->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
+  cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")->capture_default_str();
+  cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "random seed of the tuner")->capture_default_str();
+  return cmd;
+}
+
+int run_tune(const TuneCommandOptions& o) {
+  const ops::OpArgs args = resolve(o.op);
+  const int threads = resolve_threads(o.threads);
+  if (o.trials < 1) throw Error(fmt::format("--trials {}: must be at least 1", o.trials));
+  const codegen::Target target = codegen::Target::host();
+  autotvm::Task task = autotvm::create_task(o.op.op, args, target);
+  auto tuner = autotvm::make_tuner(o.tuner, task, o.seed);
+  fmt::print("task: {}\nworkload key: {}\nconfig space: {} configs\n", task.describe(), task.workload_key(),
+             task.space.size());
+
+  int64_t resumed = 0;
+  if (!o.history.empty()) load_log(o.history, task, *tuner, /*same_task_only=*/false, nullptr);
+  if (!o.log.empty() && std::filesystem::exists(o.log)) {
+    load_log(o.log, task, *tuner, /*same_task_only=*/true, &resumed);
+    if (resumed) fmt::print("resuming from {}: {} configs already measured\n", o.log, resumed);
+  }
+  std::fflush(stdout);
+
+  measure::LocalBuilder builder(measure::LocalBuilderOptions{.timeout = o.timeout});
+  measure::LocalRunnerOptions run;
+  run.number = o.number;
+  run.repeat = o.repeat;
+  run.min_repeat_ms = o.min_repeat_ms;
+  run.timeout = o.timeout;
+  run.check_correctness = o.check;
+  run.num_threads = threads;
+  measure::LocalRunner runner(run, o.check ? task.workload.reference : nullptr);
+
+  const int remaining = static_cast<int>(std::max<int64_t>(0, o.trials - resumed));
+  std::vector<autotvm::Callback> callbacks = {autotvm::progress_bar(remaining, "[Task  1/ 1] ")};
+  if (!o.log.empty()) callbacks.push_back(autotvm::log_to_file(o.log));
+  autotvm::TuneOptions tune{.n_trial = remaining, .early_stopping = o.early_stopping};
+  tuner->tune(tune, autotvm::MeasureOption{&builder, &runner}, callbacks);
+
+  if (tuner->best_flops() > 0)
+    fmt::print("best: {:.2f} GFLOPS, config {}\n", tuner->best_flops() / 1e9, tuner->best_config().str());
+  else if (remaining > 0)
+    fmt::print("no valid config found in {} trials\n", tuner->trials());
+  return 0;
+}
+
+}  // namespace tessera::cli

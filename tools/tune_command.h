@@ -1,0 +1,32 @@
+#pragma once
+// tessera tune-op OPERATOR [operator flags] --tuner NAME --trials N
+//                 [--early-stopping N] [--log FILE] [--threads N] [measure flags]
+//
+// Tunes one operator with an AutoTVM template: prints the progress line after
+// every batch and appends every measurement to the log. Rerun with the same
+// log to resume: configs already measured are not measured again.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "operator_flags.h"
+
+namespace tessera::cli {
+
+struct TuneCommandOptions {
+  OperatorFlags op;
+  std::string tuner = "xgb";
+  int trials = 200;
+  int early_stopping = 0;  // 0: never
+  std::string log;         // empty: no log
+  std::string history;     // earlier logs to warm-start the model from (transfer learning)
+  int threads = 0;         // threads the kernels run with; 0: one per core
+  int number = 2, repeat = 3, min_repeat_ms = 20;
+  double timeout = 10;     // seconds per candidate, build and run each
+  bool check = true;       // compare every candidate with the reference
+  uint64_t seed = 0;
+};
+
+CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o);
+int run_tune(const TuneCommandOptions& o);
+
+}  // namespace tessera::cli
