@@ -27,13 +27,17 @@ void initialize_native_target() {
 
 // The widest fp32 vector the CPU/feature pair supports, asking LLVM's own
 // feature tables (so "-mcpu=skylake-avx512" alone implies 512).
-int widest_vector_bits(const std::string& cpu, const std::string& features) {
+std::unique_ptr<llvm::MCSubtargetInfo> subtarget_info(const std::string& cpu, const std::string& features) {
   initialize_native_target();
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (target == nullptr) return 128;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, cpu, features));
+  if (target == nullptr) return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(target->createMCSubtargetInfo(triple, cpu, features));
+}
+
+int widest_vector_bits(const std::string& cpu, const std::string& features) {
+  std::unique_ptr<llvm::MCSubtargetInfo> info = subtarget_info(cpu, features);
   if (!info) return 128;
   if (info->checkFeatures("+avx512f")) return 512;
   if (info->checkFeatures("+avx")) return 256;  // avx2 implies avx
@@ -47,8 +51,14 @@ Target detect_host() {
   if (llvm::sys::getHostCPUFeatures(host_features)) {
     // Sorted, so that the string (part of a record's target) is stable.
     std::vector<std::string> names;
+    // Only where the host departs from its CPU model's defaults: the string
+    // stays short enough to read in records and warnings, and means the same.
+    std::unique_ptr<llvm::MCSubtargetInfo> defaults = subtarget_info(t.cpu, "");
     for (const auto& entry : host_features) {
-      names.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+      const std::string name = entry.getKey().str();
+      const bool on = entry.getValue();
+      if (defaults && defaults->checkFeatures("+" + name) == on) continue;
+      names.push_back((on ? "+" : "-") + name);
     }
     std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
       return a.substr(1) < b.substr(1);

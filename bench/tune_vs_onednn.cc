@@ -1,0 +1,166 @@
+// tune_vs_onednn: AutoTVM-tuned Tessera against oneDNN on ResNet-18's layers.
+// For each layer and thread count: tune with the XGB tuner (resuming from the
+// log of an earlier run), then time the best config and oneDNN interleaved in
+// this process. Optionally, on some layers, compare the XGB tuner's best after
+// N trials with the random tuner's best after M (both from fresh logs).
+//
+//   tune_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--trials 1000] [--early-stopping 400]
+//                  [--log-prefix tune_resnet18] [--tuner xgb]
+//                  [--versus-random NAME,...] [--xgb-trials 200] [--random-trials 1000]
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include "autotvm/callback.h"
+#include "autotvm/task.h"
+#include "autotvm/tuner.h"
+#include "interleaved_timer.h"
+#include "measure/builder.h"
+#include "measure/runner.h"
+#include "onednn.h"
+#include "onednn_workload.h"
+#include "records/apply_history_best.h"
+#include "records/log_file.h"
+#include "records/resume.h"
+#include "resnet18_layers.h"
+#include "runtime/thread_pool.h"
+#include "tessera_kernel.h"
+
+namespace tessera::bench {
+
+struct Options {
+  std::vector<int> threads{1, 2};
+  std::vector<std::string> layers{"all"};
+  int trials = 1000;
+  int early_stopping = 400;
+  std::string log_prefix = "tune_resnet18";
+  std::string tuner = "xgb";
+  std::vector<std::string> versus_random;
+  int xgb_trials = 200, random_trials = 1000;
+  int rounds = 5, min_repeat_ms = 100;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Tunes a task into `log` (resuming it) and returns the tuner's best GFLOPS seen in this run.
+double tune(const autotvm::Task& task, const std::string& tuner_name, int trials, int early_stopping, int threads,
+            const std::string& log, const std::string& prefix) {
+  auto tuner = autotvm::make_tuner(tuner_name, task);
+  int64_t done = 0;
+  if (std::filesystem::exists(log)) {
+    auto measured = records::measured_configs(records::load_records(log, std::cerr), task.workload_key(),
+                                              task.target.str());
+    for (int64_t index : measured.config_indexes) tuner->mark_visited(index);
+    done = static_cast<int64_t>(measured.config_indexes.size());
+  }
+  const int remaining = static_cast<int>(std::max<int64_t>(0, trials - done));
+  if (remaining == 0) return 0;
+  measure::LocalBuilder builder;
+  measure::LocalRunnerOptions run;
+  run.number = 2;
+  run.repeat = 3;
+  run.min_repeat_ms = 20;
+  run.check_correctness = true;
+  run.num_threads = threads;
+  measure::LocalRunner runner(run, task.workload.reference);
+  tuner->tune(autotvm::TuneOptions{.n_trial = remaining, .early_stopping = early_stopping},
+              autotvm::MeasureOption{&builder, &runner},
+              {autotvm::progress_bar(remaining, prefix, std::cout), autotvm::log_to_file(log)});
+  return tuner->best_flops() / 1e9;
+}
+
+schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
+  auto history = records::ApplyHistoryBest::from_file(log, std::cerr);
+  auto best = history.lookup(task.workload_key(), task.target.str(), task.describe(), std::cerr);
+  return task.instantiate(best ? task.space.from_json(best->config) : task.space.fallback());
+}
+
+int run(const Options& o) {
+  const std::vector<Layer> layers = select_layers(o.layers);
+  const codegen::Target target = codegen::Target::host();
+  const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
+  std::map<int, std::vector<double>> ratios;
+  std::vector<std::string> rows;
+  for (int threads : o.threads) {
+    const std::string log = fmt::format("{}.t{}.log", o.log_prefix, threads);
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const Layer& layer = layers[i];
+      autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
+      const std::string prefix = fmt::format("[Task {:2}/{:2}] ", i + 1, layers.size());
+      auto start = std::chrono::steady_clock::now();
+      tune(task, o.tuner, o.trials, o.early_stopping, threads, log, prefix);
+      const double tuning_seconds = seconds_since(start);
+
+      runtime::set_num_threads(threads);
+      baseline::set_threads(threads);
+      baseline::TesseraKernel kernel(task.workload, best_trace(task, log), target);
+      baseline::CheckResult check = kernel.check();
+      baseline::OneDnnLayer onednn = baseline::make_onednn_layer(layer.op, layer.args);
+      auto [mine, theirs] = baseline::time_interleaved([&] { kernel.run(); }, [&] { onednn.run(); }, timing);
+      const double g_mine = baseline::gflops(kernel.flop_count(), mine.min_cost());
+      const double g_theirs = baseline::gflops(kernel.flop_count(), theirs.min_cost());
+      if (check.correct) ratios[threads].push_back(g_mine / g_theirs);
+      rows.push_back(fmt::format("{:<20} {:<22} {:>7} {:>14.1f} {:>14.1f} {:>6.2f} {:>10.0f}{}", layer.name,
+                                 describe(layer), threads, g_mine, g_theirs, g_mine / g_theirs, tuning_seconds,
+                                 check.correct ? "" : "  <- WRONG"));
+      std::cout << rows.back() << std::endl;
+    }
+  }
+  const std::string header = fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6} {:>10}", "layer", "shape",
+                                         "threads", "tessera GFLOPS", "onednn GFLOPS", "ratio", "tuning s");
+  fmt::print("\n{}\n{}\n", header, std::string(header.size(), '-'));
+  for (const auto& r : rows) fmt::print("{}\n", r);
+
+  for (const std::string& name : o.versus_random) {
+    const Layer layer = select_layers({name})[0];
+    autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
+    const std::string stamp = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+    const double xgb = tune(task, "xgb", o.xgb_trials, 0, 1, o.log_prefix + ".xgb." + stamp + ".log", "[xgb]    ");
+    const double rnd = tune(task, "random", o.random_trials, 0, 1, o.log_prefix + ".random." + stamp + ".log",
+                            "[random] ");
+    fmt::print("{}: xgb best after {} trials {:.1f} GFLOPS, random best after {} trials {:.1f} GFLOPS: {}\n",
+               name, o.xgb_trials, xgb, o.random_trials, rnd, xgb >= rnd ? "xgb >= random" : "xgb < random");
+  }
+  fmt::print("\n");
+  for (int threads : o.threads) {
+    double log_sum = 0;
+    for (double x : ratios[threads]) log_sum += std::log(x);
+    fmt::print("geomean tessera/onednn threads={}: {:.2f}\n", threads,
+               ratios[threads].empty() ? 0.0 : std::exp(log_sum / ratios[threads].size()));
+  }
+  return 0;
+}
+
+}  // namespace tessera::bench
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  bench::Options o;
+  CLI::App app{"AutoTVM-tuned Tessera vs oneDNN on ResNet-18", "tune_vs_onednn"};
+  app.add_option("--threads", o.threads, "thread counts, e.g. 1,2")->delimiter(',')->capture_default_str();
+  app.add_option("--layers", o.layers, "'all' or layer names, e.g. conv1,layer1.conv")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--trials", o.trials, "trials per layer and thread count")->capture_default_str();
+  app.add_option("--early-stopping", o.early_stopping, "0: never")->capture_default_str();
+  app.add_option("--log-prefix", o.log_prefix, "logs are PREFIX.tN.log; reruns resume them")->capture_default_str();
+  app.add_option("--tuner", o.tuner, "tuner of the main table")->capture_default_str();
+  app.add_option("--versus-random", o.versus_random, "layers on which to compare xgb with random")->delimiter(',');
+  app.add_option("--xgb-trials", o.xgb_trials, "xgb budget in the comparison")->capture_default_str();
+  app.add_option("--random-trials", o.random_trials, "random budget in the comparison")->capture_default_str();
+  app.add_option("--rounds", o.rounds, "interleaved timing rounds")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return bench::run(o);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tune_vs_onednn: error: %s\n", e.what());
+    return 1;
+  }
+}
