@@ -46,7 +46,7 @@ class ConfigSpace {
   void define_split(const std::string& name, int64_t extent, SplitPolicy policy = SplitPolicy::Factors,
                     int num_outputs = 2, int64_t max_factor = 0);
   // Orders of `num_axes` axes. Interval: `groups` are [begin, end) intervals;
-  // Interleave: groups[0] = size of the first group (the rest is the second).
+  // Interleave: groups[0] = [0, a), the first group's axes (the rest is the second).
   void define_reorder(const std::string& name, int num_axes, ReorderPolicy policy,
                       const std::vector<std::pair<int, int>>& groups = {});
   // For each of `num_axes` axes one of `options` ("none", "unroll", "vec", "parallel").

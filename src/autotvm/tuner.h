@@ -15,7 +15,8 @@ namespace tessera::autotvm {
 
 class Tuner;
 
-// Called after every measured batch (progress display, logging to file...).
+// Called after every measured batch (progress display, logging to file...),
+// and once more with an empty batch when tune() finishes (see callback.h).
 using Callback = std::function<void(const Tuner& tuner, const std::vector<ConfigEntity>& configs,
                                     const std::vector<measure::MeasureResult>& results)>;
 
@@ -49,6 +50,9 @@ class Tuner {
   // Configs already measured (a resumed run): never proposed again.
   void mark_visited(int64_t index) { visited_.insert(index); }
 
+  // Measures batches until n_trial (capped by the space size) trials, the end
+  // of the space or early stopping. A config that cannot be instantiated or
+  // measured costs its trial as an error result; it never throws.
   void tune(const TuneOptions& options, const MeasureOption& measure, const std::vector<Callback>& callbacks = {});
 
   const Task& task() const { return task_; }

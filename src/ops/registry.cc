@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ops/dense.h"
+#include "ops/depthwise_nchwc.h"
 #include "ops/layout.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
@@ -62,6 +63,16 @@ Workload conv2d(const OpArgs& a) {
   return conv2d_nchwc_workload(nchwc_shape(x, b.ic_bn), oihwio_shape(w, b.ic_bn, b.oc_bn), attrs, e);
 }
 
+// depthwise_conv2d in NCHWc: one block for input and output channels (they are the same channels).
+int64_t depthwise_nchwc_block(const OpArgs& a) {
+  if (a.ic_bn && a.oc_bn && a.ic_bn != a.oc_bn)
+    fail("depthwise_conv2d", "ic_bn and oc_bn must agree in layout NCHWc, got " + std::to_string(a.ic_bn) + " and " +
+                                 std::to_string(a.oc_bn));
+  if (a.ic_bn) return a.ic_bn;
+  if (a.oc_bn) return a.oc_bn;
+  return choose_channel_block(a.input[1]);
+}
+
 using Builder = std::function<Workload(const OpArgs&)>;
 
 const std::map<std::string, Builder>& builders() {
@@ -69,6 +80,12 @@ const std::map<std::string, Builder>& builders() {
       {"conv2d", conv2d},
       {"depthwise_conv2d",
        [](const OpArgs& a) {
+         if (a.layout == "NCHWc") {
+           check_rank("depthwise_conv2d", "input (N, C, H, W)", a.input, 4);
+           const int64_t bn = depthwise_nchwc_block(a);
+           return depthwise_conv2d_nchwc_workload(nchwc_shape(a.input, bn), depthwise_nchwc_weight_shape(a.weight, bn),
+                                                  conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
+         }
          require_layout("depthwise_conv2d", a, "NCHW");
          return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a),
                                                {a.bias, a.relu});

@@ -22,6 +22,8 @@ struct OpArgs {
   Shape padding;
   // conv2d only: "NCHW", "NHWC" (placeholders NHWC data and HWIO kernel) or
   // "NCHWc" (placeholders packed by pack_nchw_to_nchwc / pack_oihw_to_oihwio).
+  // depthwise_conv2d: "NCHW" or "NCHWc" (one block for data and output; weight packed
+  // by pack_depthwise_weight; multiplier 1 only).
   // dense: "NK" (the default "NCHW" means the same) or "packed" (weight (N/bn, K, bn),
   // bn = oc_bn or dense_pack_block(N)).
   std::string layout = "NCHW";

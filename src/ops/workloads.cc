@@ -1,6 +1,7 @@
 #include "ops/workloads.h"
 
 #include "ops/dense.h"
+#include "ops/depthwise_nchwc.h"
 #include "ops/elementwise.h"
 #include "ops/reference.h"
 #include "ops/softmax.h"
@@ -67,6 +68,12 @@ Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, 
                                         Epilogue e) {
   return conv_workload("depthwise_conv2d_nchw", depthwise_conv2d_nchw, reference::depthwise_conv2d_nchw, data,
                        kernel, attrs, e, {1});
+}
+
+Workload depthwise_conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                         Epilogue e) {
+  return conv_workload("depthwise_conv2d_nchwc", depthwise_conv2d_nchwc, reference::depthwise_conv2d_nchwc, data,
+                       kernel, attrs, e, {1, 4});
 }
 
 Workload dense_workload(const Shape& data_shape, const Shape& weight_shape, Epilogue e) {

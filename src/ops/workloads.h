@@ -26,6 +26,10 @@ Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv
 Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                         Epilogue e = {});
+// data (N, C/bn, H, W, bn), kernel (C/bn, 1, KH, KW, 1, bn) (ops/depthwise_nchwc.h);
+// the bias is (C/bn, bn).
+Workload depthwise_conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                         Epilogue e = {});
 Workload dense_workload(const Shape& data, const Shape& weight, Epilogue e = {});
 // data (M, K), weight packed (N/bn, K, bn); the reference unpacks it.
 Workload dense_pack_workload(const Shape& data, const Shape& packed_weight, Epilogue e = {});

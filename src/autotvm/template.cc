@@ -1,0 +1,28 @@
+#include "autotvm/template.h"
+
+#include "autotvm/x86/x86_templates.h"
+#include "tessera/error.h"
+
+namespace tessera::autotvm {
+
+const std::vector<Template>& templates() {
+  // Filled on first use by explicit calls (thread-safe static initialisation).
+  static const std::vector<Template> registry = {
+      x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
+      x86::dense_pack_template(),       x86::batch_matmul_template(),
+  };
+  return registry;
+}
+
+const Template& find_template(const std::string& op, const ops::OpArgs& args, const codegen::Target& target) {
+  for (const auto& t : templates())
+    if (t.target_kind == target.kind && t.matches(op, args)) return t;
+  std::string listed;
+  for (const auto& t : templates()) listed += (listed.empty() ? "" : ", ") + t.name + " (" + t.target_kind + ")";
+  std::string kernel =
+      args.weight.size() == 4 ? " kernel " + std::to_string(args.weight[2]) + "x" + std::to_string(args.weight[3]) : "";
+  throw Error("no AutoTVM template for op '" + op + "' (layout " + args.layout + kernel + ") on target '" +
+              target.str() + "'; templates: " + listed);
+}
+
+}  // namespace tessera::autotvm

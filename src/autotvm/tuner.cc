@@ -1,0 +1,141 @@
+#include "autotvm/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+
+#include "autotvm/ga_tuner.h"
+#include "autotvm/gridsearch_tuner.h"
+#include "autotvm/random_tuner.h"
+#include "autotvm/xgb_tuner.h"
+#include "tessera/error.h"
+
+namespace tessera::autotvm {
+
+namespace {
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+bool is_valid(const measure::MeasureResult& r) {
+  return r.error == measure::ErrorKind::None && !r.costs.empty() && r.min_cost() > 0;
+}
+
+// Builds and runs a batch. A config whose schedule cannot be instantiated
+// becomes an Instantiation error result instead of reaching the builder, so a
+// bad config costs its own trial and nothing else.
+std::vector<measure::MeasureResult> measure_configs(const Task& task, const std::vector<ConfigEntity>& configs,
+                                                    const MeasureOption& measure) {
+  std::vector<std::optional<measure::MeasureResult>> failed(configs.size());
+  std::vector<measure::MeasureInput> inputs;
+  std::vector<size_t> positions;  // of `inputs` in `configs`
+  for (size_t i = 0; i < configs.size(); ++i) {
+    try {
+      inputs.push_back(task.measure_input(configs[i]));
+      positions.push_back(i);
+    } catch (const std::exception& e) {
+      measure::MeasureResult r;
+      r.error = measure::ErrorKind::Instantiation;
+      r.error_message = e.what();
+      r.timestamp = unix_now();
+      failed[i] = std::move(r);
+    }
+  }
+  std::vector<measure::MeasureResult> measured;
+  if (!inputs.empty()) measured = measure::measure_batch(*measure.builder, *measure.runner, inputs);
+  if (measured.size() != inputs.size())
+    throw Error("measure: expected " + std::to_string(inputs.size()) + " results for task " + task.describe() +
+                ", got " + std::to_string(measured.size()));
+
+  std::vector<measure::MeasureResult> results(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (failed[i]) results[i] = std::move(*failed[i]);
+  for (size_t k = 0; k < positions.size(); ++k) results[positions[k]] = std::move(measured[k]);
+  return results;
+}
+
+}  // namespace
+
+void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<measure::MeasureResult>& results) {
+  // tune() counts the batch after this, so config i is trial trials_ + i + 1.
+  for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
+    if (!is_valid(results[i])) continue;
+    const double flops = task_.flop() / results[i].min_cost();
+    if (flops > best_flops_) {
+      best_flops_ = flops;
+      best_config_ = configs[i];
+      best_trial_ = trials_ + static_cast<int64_t>(i) + 1;
+    }
+  }
+}
+
+bool Tuner::has_next() const { return num_visited() < task_.space.size(); }
+
+void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const std::vector<Callback>& callbacks) {
+  if (measure.builder == nullptr || measure.runner == nullptr)
+    throw Error("tune: the measure option needs both a builder and a runner");
+  const int64_t budget = std::min<int64_t>(std::max(options.n_trial, 0), task_.space.size());
+  const int batch_size = options.batch_size > 0 ? options.batch_size : default_batch_size();
+  const int64_t start = trials_;
+  // With nothing valid yet, the patience counts from the start of this run.
+  auto last_improvement = [&] { return std::max(best_trial_, start); };
+
+  while (trials_ - start < budget && has_next()) {
+    const int64_t remaining = budget - (trials_ - start);
+    const std::vector<ConfigEntity> configs = next_batch(static_cast<int>(std::min<int64_t>(batch_size, remaining)));
+    if (configs.empty()) break;
+    const std::vector<measure::MeasureResult> results = measure_configs(task_, configs, measure);
+    update(configs, results);
+    trials_ += static_cast<int64_t>(configs.size());
+    for (const Callback& callback : callbacks) callback(*this, configs, results);
+    if (options.early_stopping > 0 && trials_ - last_improvement() >= options.early_stopping) break;
+  }
+  for (const Callback& callback : callbacks) callback(*this, {}, {});  // "finished"
+}
+
+namespace {
+
+struct XgbVariant {
+  const char* name;
+  XgbLoss loss;
+  FeatureType feature;
+};
+
+// Seed 000's names. As there, the loss comes from the name's prefix and the
+// features from its suffix, defaulting to itervar (TVM's XGBTuner default).
+constexpr XgbVariant kXgbVariants[] = {
+    {"xgb", XgbLoss::Reg, FeatureType::Itervar},
+    {"xgb_knob", XgbLoss::Reg, FeatureType::Knob},
+    {"xgb_itervar", XgbLoss::Reg, FeatureType::Itervar},
+    {"xgb_curve", XgbLoss::Reg, FeatureType::Curve},
+    {"xgb_rank", XgbLoss::Rank, FeatureType::Itervar},
+    {"xgb_rank_knob", XgbLoss::Rank, FeatureType::Knob},
+    {"xgb_rank_itervar", XgbLoss::Rank, FeatureType::Itervar},
+    {"xgb_rank_curve", XgbLoss::Rank, FeatureType::Curve},
+    {"xgb_rank_binary", XgbLoss::RankBinary, FeatureType::Itervar},
+    {"xgb_rank_binary_knob", XgbLoss::RankBinary, FeatureType::Knob},
+    {"xgb_rank_binary_itervar", XgbLoss::RankBinary, FeatureType::Itervar},
+    {"xgb_rank_binary_curve", XgbLoss::RankBinary, FeatureType::Curve},
+};
+
+}  // namespace
+
+std::vector<std::string> tuner_names() {
+  std::vector<std::string> names = {"random", "gridsearch", "ga"};
+  for (const XgbVariant& v : kXgbVariants) names.emplace_back(v.name);
+  return names;
+}
+
+std::unique_ptr<Tuner> make_tuner(const std::string& name, const Task& task, uint64_t seed) {
+  if (name == "random") return std::make_unique<RandomTuner>(task, seed);
+  if (name == "gridsearch") return std::make_unique<GridSearchTuner>(task);
+  if (name == "ga") return std::make_unique<GATuner>(task, GAOptions{}, seed);
+  for (const XgbVariant& v : kXgbVariants)
+    if (name == v.name) return make_xgb_tuner(task, v.loss, v.feature, seed);
+
+  std::string valid;
+  for (const std::string& n : tuner_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw Error("unknown tuner '" + name + "' (valid: " + valid + ")");
+}
+
+}  // namespace tessera::autotvm

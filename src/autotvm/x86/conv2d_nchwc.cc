@@ -1,0 +1,97 @@
+// conv2d_NCHWc.x86: convolutions with kernels larger than 1x1, declared in
+// NCHW[x]c with channel blocks of one vector. Knobs after TVM's x86 NCHWc
+// schedule: the register tile (tile_ow columns x tile_oh rows x one channel
+// block), unrolling the kernel width, the order of the outer reduction loops,
+// the parallel granularity and where the padding is computed.
+#include "autotvm/x86/schedule_util.h"
+#include "autotvm/x86/x86_templates.h"
+#include "ops/registry.h"
+#include "schedule/manual_schedule.h"
+
+namespace tessera::autotvm::x86 {
+
+namespace {
+
+const char* kTag = "conv2d_nchwc";
+
+bool is_conv(const std::string& op, const ops::OpArgs& args) { return op == "conv2d" && args.weight.size() == 4; }
+
+}  // namespace
+
+ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const codegen::Target& target) {
+  ops::OpArgs a = args;
+  a.layout = "NCHWc";
+  if (!a.ic_bn && a.input.size() == 4) a.ic_bn = channel_block(a.input[1], target);
+  if (!a.oc_bn) a.oc_bn = channel_block(a.weight[0], target);
+  return a;
+}
+
+void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag) {
+  space.define_knob("parallel_fuse", {3, 2, 4});
+  for (const auto& t : dag.tensors())
+    if (t->tag == "pad") space.define_knob("pad", {"root", "inline", "tile"});
+}
+
+void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, NchwcTilePlan& plan) {
+  plan.parallel_fuse = c.value("parallel_fuse").get<int>();
+  for (const auto& t : dag.tensors())
+    if (t->tag == "pad") plan.pad = c.value("pad").get<std::string>();
+}
+
+Template conv2d_nchwc_template() {
+  Template t;
+  t.name = "conv2d_NCHWc.x86";
+  t.target_kind = "llvm";
+  t.matches = [](const std::string& op, const ops::OpArgs& args) {
+    return is_conv(op, args) && (args.weight[2] != 1 || args.weight[3] != 1);
+  };
+  t.declare = declare_conv2d_nchwc;
+  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+    const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
+    const int64_t oh = conv->shape[2], ow = conv->shape[3];
+    // The hand-written schedule is the fallback, so its tile must be a
+    // candidate.
+    const schedule::Trace manual = schedule::conv2d_nchwc_schedule(w.dag, target.vector_bits);
+    const std::string out = w.dag.outputs()[0]->name;
+    const int64_t reg_n = split_lengths(manual, out, axis_names(w.dag.outputs()[0])[3]).at(0);
+
+    ConfigSpace s;
+    s.define_split("tile_ow", ow, SplitPolicy::Factors, 2, std::max<int64_t>(32, reg_n));
+    std::vector<nlohmann::json> rows;
+    for (int64_t r : divisors_up_to(oh, 2)) rows.push_back(r);
+    s.define_knob("tile_oh", rows);
+    s.define_knob("unroll_kw", {false, true});
+    s.define_reorder("reorder_reduce", 3,
+                     ReorderPolicy::All);  // ic_outer, ry, rx; ic_inner stays innermost
+    define_nchwc_common_knobs(s, w.dag);
+    s.set_fallback({{"tile_ow", {ow / reg_n, reg_n}}});
+    return s;
+  };
+  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+    const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
+    const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
+    const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
+    NchwcTilePlan plan;
+    plan.ow_bn = c.split("tile_ow").at(1);
+    plan.oh_bn = c.value("tile_oh").get<int64_t>();
+    // One row: oh stays outside the reduction (extent 1 there), as in the
+    // hand-written schedule; several rows: inside it, unrolled with ow.
+    plan.tile_order = {a[0], a[1]};
+    if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);
+    for (int i : c.order("reorder_reduce")) plan.tile_order.push_back(r[i]);
+    plan.tile_order.push_back(r[3]);
+    if (plan.oh_bn > 1) {
+      plan.tile_order.push_back(a[2]);
+      plan.tile_unroll.push_back(a[2]);
+    }
+    plan.tile_order.push_back(a[3]);
+    plan.tile_order.push_back(a[4]);
+    plan.tile_unroll.push_back(a[3]);
+    if (c.value("unroll_kw").get<bool>()) plan.tile_unroll.push_back(r[2]);
+    read_nchwc_common_knobs(c, w.dag, plan);
+    return nchwc_tile_trace(w.dag, kTag, plan);
+  };
+  return t;
+}
+
+}  // namespace tessera::autotvm::x86

@@ -1,0 +1,180 @@
+// The x86 templates: every sampled config of every space (and the fallback)
+// lowers, compiles and matches the reference; fallbacks are the hand-written
+// schedules; the registry and tasks behave as documented.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "autotvm/task.h"
+#include "schedule/manual_schedule.h"
+#include "tessera/error.h"
+#include "testing/check.h"
+
+namespace tessera::autotvm {
+namespace {
+
+ops::OpArgs args(ops::Shape input, ops::Shape weight, int64_t stride = 1, int64_t pad = 0, bool epilogue = false) {
+  ops::OpArgs a;
+  a.input = std::move(input);
+  a.weight = std::move(weight);
+  a.stride = stride;
+  a.pad = pad;
+  a.bias = a.relu = epilogue;
+  return a;
+}
+
+// Every config of `task` among the fallback and 15 sampled uniformly (fixed
+// seed) lowers, compiles and matches the reference.
+void expect_sampled_configs_match(const std::string& op, const ops::OpArgs& a, const std::string& tmpl, int seed) {
+  Task task = create_task(op, a, codegen::Target::host());
+  EXPECT_EQ(task.name(), tmpl);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(0, task.space.size() - 1);
+  std::vector<ConfigEntity> configs = {task.space.fallback()};
+  for (int i = 0; i < 15; ++i) configs.push_back(task.space.get(pick(rng)));
+  for (const auto& config : configs) {
+    schedule::Trace trace = task.instantiate(config);
+    SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+    auto r = testing::check_schedule(task.workload, trace, 2);
+    EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+  }
+}
+
+// Two small shapes per template: one plain, one with odd sizes, stride 2 or an
+// epilogue.
+TEST(AutotvmTemplate, Conv2dNchwcSampledConfigsMatchReference) {
+  expect_sampled_configs_match("conv2d", args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1), "conv2d_NCHWc.x86", 1);
+  expect_sampled_configs_match("conv2d", args({1, 8, 13, 11}, {24, 8, 3, 3}, 2, 1, true), "conv2d_NCHWc.x86", 2);
+}
+
+TEST(AutotvmTemplate, Conv2dNchwc1x1SampledConfigsMatchReference) {
+  expect_sampled_configs_match("conv2d", args({1, 32, 7, 9}, {16, 32, 1, 1}), "conv2d_NCHWc_1x1.x86", 3);
+  expect_sampled_configs_match("conv2d", args({1, 16, 13, 13}, {32, 16, 1, 1}, 2, 0, true), "conv2d_NCHWc_1x1.x86", 4);
+}
+
+TEST(AutotvmTemplate, DepthwiseConv2dNchwcSampledConfigsMatchReference) {
+  const std::string name = "depthwise_conv2d_NCHWc.x86";
+  expect_sampled_configs_match("depthwise_conv2d", args({1, 32, 12, 12}, {32, 1, 3, 3}, 1, 1), name, 5);
+  expect_sampled_configs_match("depthwise_conv2d", args({1, 24, 11, 9}, {24, 1, 3, 3}, 2, 1, true), name, 6);
+}
+
+TEST(AutotvmTemplate, DensePackSampledConfigsMatchReference) {
+  expect_sampled_configs_match("dense", args({4, 64}, {48, 64}), "dense_pack.x86", 7);
+  expect_sampled_configs_match("dense", args({3, 37}, {80, 37}, 1, 0, true), "dense_pack.x86", 8);
+}
+
+TEST(AutotvmTemplate, BatchMatmulSampledConfigsMatchReference) {
+  expect_sampled_configs_match("batch_matmul", args({2, 8, 16}, {2, 24, 16}), "batch_matmul.x86", 9);
+  expect_sampled_configs_match("batch_matmul", args({3, 5, 7}, {3, 9, 7}), "batch_matmul.x86", 10);
+}
+
+ops::OpArgs resnet_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t size) {
+  return args({1, in, size, size}, {out, in, kernel, kernel}, stride, kernel / 2);
+}
+
+TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
+  const codegen::Target host = codegen::Target::host();
+  for (const auto& a : {resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 1, 2, 56), resnet_conv(3, 64, 7, 2, 224),
+                        args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
+    Task task = create_task("conv2d", a, host);
+    EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
+              schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_bits).dump())
+        << task.describe();
+  }
+  for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true)}) {
+    Task task = create_task("dense", a, host);
+    EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
+              schedule::dense_pack_schedule(task.workload.dag, host.vector_bits).dump())
+        << task.describe();
+  }
+}
+
+TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
+  codegen::Target avx512 = codegen::Target::host(), avx2 = codegen::Target::host();
+  avx512.vector_bits = 512;
+  avx2.vector_bits = 256;
+  ops::OpArgs a = resnet_conv(64, 128, 3, 1, 14);
+  Task wide = create_task("conv2d", a, avx512), narrow = create_task("conv2d", a, avx2);
+  EXPECT_EQ(wide.args.layout, "NCHWc");
+  EXPECT_EQ(wide.args.ic_bn, 16);
+  EXPECT_EQ(narrow.args.oc_bn, 8);
+  a.ic_bn = 4;  // given blocks are kept
+  EXPECT_EQ(create_task("conv2d", a, avx512).args.ic_bn, 4);
+  EXPECT_EQ(create_task("conv2d", resnet_conv(3, 64, 7, 2, 32), avx512).args.ic_bn, 1);
+  EXPECT_EQ(create_task("dense", args({1, 512}, {1000, 512}), avx512).args.layout, "packed");
+}
+
+TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
+  std::vector<std::string> names;
+  for (const auto& t : templates()) names.push_back(t.name);
+  EXPECT_EQ(names.size(), 5u);
+  const codegen::Target host = codegen::Target::host();
+  try {
+    find_template("softmax", args({4, 8}, {}), host);
+    FAIL() << "no template for softmax";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("softmax"), std::string::npos) << m;
+    EXPECT_NE(m.find("llvm"), std::string::npos) << m;
+    EXPECT_NE(m.find("layout NCHW"), std::string::npos) << m;
+    EXPECT_NE(m.find("conv2d_NCHWc.x86"), std::string::npos) << m;
+  }
+  codegen::Target cuda = host;
+  cuda.kind = "cuda";
+  EXPECT_THROW(find_template("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda), Error);
+  EXPECT_THROW(create_task("depthwise_conv2d", args({1, 8, 9, 9}, {8, 2, 3, 3}), host),
+               Error);  // multiplier 2
+  EXPECT_THROW(create_task("conv2d", args({1, 8, 9, 9}, {8, 4, 3, 3}), host),
+               Error);  // channels disagree
+}
+
+TEST(AutotvmTemplate, ArgsJsonRoundTrip) {
+  ops::OpArgs a = args({1, 64, 56, 56}, {64, 64, 3, 3}, 2, 1, true);
+  a.padding = {1, 2, 1, 2};
+  a.layout = "NCHWc";
+  a.ic_bn = 16;
+  a.oc_bn = 8;
+  a.pool = 3;
+  a.count_include_pad = true;
+  a.clip_min = -1.5f;
+  a.clip_max = 2.5f;
+  a.axis = 3;
+  a.dilation = 2;
+  ops::OpArgs b = args_from_json(nlohmann::json::parse(args_to_json(a).dump()));
+  EXPECT_EQ(args_to_json(b), args_to_json(a));
+  EXPECT_EQ(b.padding, a.padding);
+  EXPECT_EQ(b.clip_max, 2.5f);
+  EXPECT_EQ(b.axis, 3u);
+  EXPECT_EQ(args_from_json(nlohmann::json::object()).layout,
+            "NCHW");  // absent fields: defaults
+  EXPECT_THROW(args_from_json(nlohmann::json::array()), Error);
+  EXPECT_THROW(args_from_json({{"input", "1x64"}}), Error);
+  EXPECT_THROW(args_from_json({{"stride", true}}), Error);
+  EXPECT_THROW(args_from_json({{"strides", 1}}), Error);
+}
+
+TEST(AutotvmTemplate, TaskDescribesItselfAndMakesMeasureInputs) {
+  Task task = create_task("conv2d", resnet_conv(64, 64, 3, 1, 56), codegen::Target::host());
+  EXPECT_NE(task.describe().find("conv2d_NCHWc.x86 data=[1, 4, 56, 56, 16]"), std::string::npos) << task.describe();
+  EXPECT_GT(task.flop(), 0);
+  EXPECT_FALSE(task.workload_key().empty());
+  measure::MeasureInput in = task.measure_input(task.space.get(task.space.size() - 1));
+  EXPECT_FALSE(in.trace.steps().empty());
+  EXPECT_EQ(in.target.kind, "llvm");
+}
+
+TEST(AutotvmTemplate, ResNet18ConvSpacesAreNotTrivial) {
+  const codegen::Target host = codegen::Target::host();
+  for (const auto& a :
+       {resnet_conv(3, 64, 7, 2, 224), resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 3, 2, 56),
+        resnet_conv(64, 128, 1, 2, 56), resnet_conv(128, 128, 3, 1, 28), resnet_conv(128, 256, 3, 2, 28),
+        resnet_conv(128, 256, 1, 2, 28), resnet_conv(256, 256, 3, 1, 14), resnet_conv(256, 512, 3, 2, 14),
+        resnet_conv(256, 512, 1, 2, 14), resnet_conv(512, 512, 3, 1, 7)}) {
+    Task task = create_task("conv2d", a, host);
+    std::cout << "[ space    ] " << task.describe() << ": " << task.space.size() << " configs\n";
+    EXPECT_GE(task.space.size(), 10);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::autotvm
