@@ -41,6 +41,7 @@ struct Options {
   std::string log_prefix = "tune_resnet18";
   std::string tuner = "xgb";
   std::vector<std::string> versus_random;
+  bool versus_random_only = false;  // skip the main table
   int xgb_trials = 200, random_trials = 1000;
   int rounds = 5, min_repeat_ms = 100;
 };
@@ -83,7 +84,7 @@ schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
 }
 
 int run(const Options& o) {
-  const std::vector<Layer> layers = select_layers(o.layers);
+  const std::vector<Layer> layers = o.versus_random_only ? std::vector<Layer>{} : select_layers(o.layers);
   const codegen::Target target = codegen::Target::host();
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
   std::map<int, std::vector<double>> ratios;
@@ -115,8 +116,10 @@ int run(const Options& o) {
   }
   const std::string header = fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6} {:>10}", "layer", "shape",
                                          "threads", "tessera GFLOPS", "onednn GFLOPS", "ratio", "tuning s");
-  fmt::print("\n{}\n{}\n", header, std::string(header.size(), '-'));
-  for (const auto& r : rows) fmt::print("{}\n", r);
+  if (!rows.empty()) {
+    fmt::print("\n{}\n{}\n", header, std::string(header.size(), '-'));
+    for (const auto& r : rows) fmt::print("{}\n", r);
+  }
 
   for (const std::string& name : o.versus_random) {
     const Layer layer = select_layers({name})[0];
@@ -130,10 +133,11 @@ int run(const Options& o) {
   }
   fmt::print("\n");
   for (int threads : o.threads) {
+    if (ratios[threads].empty()) continue;
     double log_sum = 0;
     for (double x : ratios[threads]) log_sum += std::log(x);
     fmt::print("geomean tessera/onednn threads={}: {:.2f}\n", threads,
-               ratios[threads].empty() ? 0.0 : std::exp(log_sum / ratios[threads].size()));
+               std::exp(log_sum / ratios[threads].size()));
   }
   return 0;
 }
@@ -153,6 +157,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-prefix", o.log_prefix, "logs are PREFIX.tN.log; reruns resume them")->capture_default_str();
   app.add_option("--tuner", o.tuner, "tuner of the main table")->capture_default_str();
   app.add_option("--versus-random", o.versus_random, "layers on which to compare xgb with random")->delimiter(',');
+  app.add_flag("--versus-random-only", o.versus_random_only, "only the xgb-vs-random comparison");
   app.add_option("--xgb-trials", o.xgb_trials, "xgb budget in the comparison")->capture_default_str();
   app.add_option("--random-trials", o.random_trials, "random budget in the comparison")->capture_default_str();
   app.add_option("--rounds", o.rounds, "interleaved timing rounds")->capture_default_str();

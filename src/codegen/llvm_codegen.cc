@@ -8,6 +8,8 @@
 // loop-invariant code motion, instruction selection (FMA), register allocation.
 #include "codegen/llvm_codegen.h"
 
+#include "tir/lower.h"
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -748,7 +750,7 @@ struct Compilation {
     module = std::make_unique<llvm::Module>(f.name, context);
     module->setTargetTriple(machine->getTargetTriple().str());
     module->setDataLayout(machine->createDataLayout());
-    KernelEmitter(*module, target).emit(f);
+    KernelEmitter(*module, target).emit(tir::prepare_for_codegen(f));
     std::string problems;
     llvm::raw_string_ostream problem_stream(problems);
     if (llvm::verifyModule(*module, &problem_stream)) {

@@ -11,6 +11,8 @@
 #include "tir/arith.h"
 #include "tir/printer.h"
 #include "tir/simplify.h"
+#include "tir/skip_padding.h"
+#include "tir/unroll.h"
 #include "tir/verify.h"
 
 namespace tessera::tir {
@@ -371,6 +373,15 @@ LoweredFunc lower(const State& state, const std::string& name) {
   show("simplify", f);
   verify(f);
   show("verify", f);
+  return f;
+}
+
+LoweredFunc prepare_for_codegen(LoweredFunc f) {
+  const bool log = log_enabled();
+  f.body = simplify(unroll_loops(f.body));
+  if (log) std::cerr << "[lower] after unroll:\n" << to_string(f) << "\n";
+  f.body = skip_padding(f.body);
+  if (log) std::cerr << "[lower] after skip_padding:\n" << to_string(f) << "\n";
   return f;
 }
 

@@ -10,6 +10,12 @@
 namespace tessera::tir {
 
 LoweredFunc lower(const schedule::State& state, const std::string& name = "kernel");
+
+// The passes code generators run last, on a copy: unrolled loops expanded (so
+// padding checks fold to constants and taps that only add zero disappear),
+// then sums over padding skipped (tir/skip_padding.h). Kept apart from lower()
+// so that printing and cost-model features see the loops as scheduled.
+LoweredFunc prepare_for_codegen(LoweredFunc f);
 LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace,
                   const std::string& name = "kernel");
 

@@ -54,12 +54,33 @@ class Simplifier : public StmtMutator {
     return body == n->body ? s : make_for(n->var, n->extent, n->for_kind, body);
   }
 
+  Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
+    Stmt body = mutate_stmt(n->body);
+    if (!body) return nullptr;
+    return body == n->body ? s : make_allocate(n->buffer, body);
+  }
+
+  // buf[i] = buf[i] (a sum that only added zero) does nothing.
+  Stmt mutate_store(const StoreNode* n, const Stmt& s) override {
+    Stmt out = StmtMutator::mutate_store(n, s);
+    auto* st = as<StoreNode>(out);
+    auto* load = st->value.as<ir::TensorLoadNode>();
+    if (load && load->tensor == st->buffer && load->indices.size() == st->indices.size()) {
+      bool same = true;
+      for (size_t i = 0; i < st->indices.size(); ++i) same &= ir::structural_equal(load->indices[i], st->indices[i]);
+      if (same) return nullptr;
+    }
+    return out;
+  }
+
   Stmt mutate_if(const IfThenElseNode* n, const Stmt& s) override {
     Expr c = mutate(n->cond);
     bool v;
     if (const_bool(c, &v)) return v ? mutate_stmt(n->then_case) : mutate_stmt(n->else_case);
     Stmt t = mutate_stmt(n->then_case), e = mutate_stmt(n->else_case);
+    if (!t && !e) return nullptr;
     if (c.same_as(n->cond) && t == n->then_case && e == n->else_case) return s;
+    if (!t) return make_if(ir::logical_not(c), e);
     return make_if(c, t, e);
   }
 
@@ -200,6 +221,9 @@ class Simplifier : public StmtMutator {
         default: return e;
       }
     }
+    // A zero factor (a padding tap) makes the product zero; like TVM we do
+    // not keep 0 * inf = nan alive for it.
+    if (e.kind() == ExprKind::Mul && ((cy && y == 0.0) || (cx && x == 0.0))) return ir::make_float(0.0);
     if (e.kind() == ExprKind::Mul && cy && y == 1.0) return b->a;
     if (e.kind() == ExprKind::Mul && cx && x == 1.0) return b->b;
     if (e.kind() == ExprKind::Add && cy && y == 0.0) return b->a;
