@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include "ops/workloads.h"
+#include "schedule/manual_schedule.h"
+#include "testing/check.h"
+#include "tir/lower.h"
+#include "tir/printer.h"
+#include "tir/stmt_functor.h"
+
+namespace tessera::tir {
+namespace {
+
+// conv 3x3 pad 1 on a 7x7 image with the padding inlined, the output row as
+// the tile and the kernel width unrolled.
+ops::Workload small_conv() {
+  return ops::conv2d_nchwc_workload({1, 2, 7, 7, 8}, {1, 2, 3, 3, 8, 8}, ops::Conv2dAttrs::symmetric(1, 1));
+}
+
+schedule::Trace inline_pad_schedule(const ops::Workload& w) {
+  schedule::Trace t = schedule::conv2d_nchwc_schedule(w.dag, 256, 7);
+  schedule::Trace out;
+  out.compute_inline("data_pad");
+  for (const auto& step : t.steps())
+    if (!std::holds_alternative<schedule::ComputeInlineStep>(step) &&
+        !(std::holds_alternative<schedule::FuseStep>(step) && std::get<schedule::FuseStep>(step).stage == "data_pad") &&
+        !(std::holds_alternative<schedule::AnnotateStep>(step) &&
+          std::get<schedule::AnnotateStep>(step).stage == "data_pad"))
+      out.add(step);
+  out.unroll("conv2d_NCHWc.local", "rx");
+  return out;
+}
+
+int count_stores(const Stmt& s) {
+  int n = 0;
+  visit_stmts(s, [&](const Stmt& x) { n += x->kind == StmtKind::Store; });
+  return n;
+}
+
+TEST(TirCodegenPasses, PaddingRowsAreSkippedAndZeroTapsVanish) {
+  auto w = small_conv();
+  auto trace = inline_pad_schedule(w);
+  LoweredFunc f = lower(w.dag, trace);
+  LoweredFunc ready = prepare_for_codegen(f);
+  std::string text = to_string(ready);
+  // The row condition moved out of the taps, to just inside the kernel-row loop.
+  EXPECT_NE(text.find("for ry in 0..3\n        if"), std::string::npos) << text;
+  // 7 columns x 3 kernel columns, less the 2 taps that read only padding, plus
+  // 7 initial zeros and the (vectorised) copy out of the tile.
+  EXPECT_EQ(count_stores(ready.body), 7 * 3 - 2 + 7 + 1) << text;
+  auto r = testing::check_schedule(w, trace, 2);
+  EXPECT_LE(r.max_rel_error, 1e-5) << r.lowered;
+}
+
+TEST(TirCodegenPasses, MaxReductionsAreNotSkipped) {
+  // max(acc, 0) is not a no-op: padding zeros of a max pool must stay.
+  auto w = ops::max_pool2d_workload({1, 3, 5, 5}, [] {
+    ops::Pool2dAttrs a;
+    a.kernel_h = a.kernel_w = 3;
+    a.stride_h = a.stride_w = 1;
+    a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+    return a;
+  }());
+  schedule::Trace t;
+  for (const auto& s : w.dag.tensors())
+    if (!s->is_placeholder() && s != w.dag.outputs()[0]) t.compute_inline(s->name);
+  auto r = testing::check_schedule(w, t);
+  EXPECT_LE(r.max_rel_error, 1e-6) << r.lowered;
+}
+
+}  // namespace
+}  // namespace tessera::tir
