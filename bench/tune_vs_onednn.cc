@@ -50,9 +50,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Tunes a task into `log` (resuming it) and returns the tuner's best GFLOPS seen in this run.
-double tune(const autotvm::Task& task, const std::string& tuner_name, int trials, int early_stopping, int threads,
-            const std::string& log, const std::string& prefix) {
+// Tunes a task into `log`, resuming it; returns the tuner (its best is of this run only).
+std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::string& tuner_name, int trials,
+                                     int early_stopping, int threads, const std::string& log,
+                                     const std::string& prefix) {
   auto tuner = autotvm::make_tuner(tuner_name, task);
   int64_t done = 0;
   if (std::filesystem::exists(log)) {
@@ -62,7 +63,7 @@ double tune(const autotvm::Task& task, const std::string& tuner_name, int trials
     done = static_cast<int64_t>(measured.config_indexes.size());
   }
   const int remaining = static_cast<int>(std::max<int64_t>(0, trials - done));
-  if (remaining == 0) return 0;
+  if (remaining == 0) return tuner;
   measure::LocalBuilder builder;
   measure::LocalRunnerOptions run;
   run.number = 2;
@@ -74,7 +75,7 @@ double tune(const autotvm::Task& task, const std::string& tuner_name, int trials
   tuner->tune(autotvm::TuneOptions{.n_trial = remaining, .early_stopping = early_stopping},
               autotvm::MeasureOption{&builder, &runner},
               {autotvm::progress_bar(remaining, prefix, std::cout), autotvm::log_to_file(log)});
-  return tuner->best_flops() / 1e9;
+  return tuner;
 }
 
 schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
@@ -121,17 +122,28 @@ int run(const Options& o) {
     for (const auto& r : rows) fmt::print("{}\n", r);
   }
 
+  std::vector<std::string> versus;
   for (const std::string& name : o.versus_random) {
     const Layer layer = select_layers({name})[0];
     autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
     const std::string stamp = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
-    const double xgb = tune(task, "xgb", o.xgb_trials, 0, 1, o.log_prefix + ".xgb." + stamp + ".log", "[xgb]    ");
-    const double rnd = tune(task, "random", o.random_trials, 0, 1, o.log_prefix + ".random." + stamp + ".log",
-                            "[random] ");
-    fmt::print("{}: xgb best after {} trials {:.1f} GFLOPS, random best after {} trials {:.1f} GFLOPS: {}\n",
-               name, o.xgb_trials, xgb, o.random_trials, rnd, xgb >= rnd ? "xgb >= random" : "xgb < random");
+    auto xgb = tune(task, "xgb", o.xgb_trials, 0, 1, o.log_prefix + ".xgb." + stamp + ".log", "[xgb]    ");
+    auto rnd = tune(task, "random", o.random_trials, 0, 1, o.log_prefix + ".random." + stamp + ".log", "[random] ");
+    // The two bests timed again side by side: the tuners measured them minutes apart.
+    runtime::set_num_threads(1);
+    baseline::TesseraKernel xk(task.workload, task.instantiate(xgb->best_config()), target);
+    baseline::TesseraKernel rk(task.workload, task.instantiate(rnd->best_config()), target);
+    auto [xt, rt] = baseline::time_interleaved([&] { xk.run(); }, [&] { rk.run(); }, timing);
+    const double gx = baseline::gflops(xk.flop_count(), xt.min_cost());
+    const double gr = baseline::gflops(rk.flop_count(), rt.min_cost());
+    versus.push_back(fmt::format(
+        "{}: xgb best after {} trials {:.1f} GFLOPS (tuning {:.1f}), random best after {} trials {:.1f} GFLOPS "
+        "(tuning {:.1f}); re-timed together: xgb/random {:.3f}",
+        name, o.xgb_trials, gx, xgb->best_flops() / 1e9, o.random_trials, gr, rnd->best_flops() / 1e9, gx / gr));
+    std::cout << versus.back() << std::endl;
   }
   fmt::print("\n");
+  for (const auto& line : versus) fmt::print("{}\n", line);
   for (int threads : o.threads) {
     if (ratios[threads].empty()) continue;
     double log_sum = 0;
