@@ -17,6 +17,7 @@
 #include <map>
 
 #include "autotvm/callback.h"
+#include "autotvm/history.h"
 #include "autotvm/task.h"
 #include "autotvm/tuner.h"
 #include "interleaved_timer.h"
@@ -26,7 +27,6 @@
 #include "onednn_workload.h"
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
-#include "records/resume.h"
 #include "resnet18_layers.h"
 #include "runtime/thread_pool.h"
 #include "tessera_kernel.h"
@@ -56,12 +56,8 @@ std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::strin
                                      const std::string& prefix) {
   auto tuner = autotvm::make_tuner(tuner_name, task);
   int64_t done = 0;
-  if (std::filesystem::exists(log)) {
-    auto measured = records::measured_configs(records::load_records(log, std::cerr), task.workload_key(),
-                                              task.target.str());
-    for (int64_t index : measured.config_indexes) tuner->mark_visited(index);
-    done = static_cast<int64_t>(measured.config_indexes.size());
-  }
+  if (std::filesystem::exists(log))
+    done = autotvm::load_history(*tuner, task, records::load_records(log, std::cerr), false, std::cerr);
   const int remaining = static_cast<int>(std::max<int64_t>(0, trials - done));
   if (remaining == 0) return tuner;
   measure::LocalBuilder builder;

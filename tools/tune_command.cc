@@ -7,42 +7,16 @@
 #include <iostream>
 
 #include "autotvm/callback.h"
+#include "autotvm/history.h"
 #include "autotvm/task.h"
 #include "autotvm/tuner.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
 #include "records/log_file.h"
-#include "records/resume.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
 
-namespace {
-
-// Measurements of `task` in a log, as the tuner's history.
-void load_log(const std::string& path, const autotvm::Task& task, autotvm::Tuner& tuner, bool same_task_only,
-              int64_t* resumed) {
-  std::vector<measure::MeasureInput> inputs;
-  std::vector<measure::MeasureResult> results;
-  auto records = records::load_records(path, std::cerr);
-  const std::string target = task.target.str();
-  for (const auto& r : records) {
-    if (r.target != target || (same_task_only && r.workload_key != task.workload_key())) continue;
-    if (r.workload_key == task.workload_key()) {
-      if (!r.config_index) continue;
-      tuner.mark_visited(*r.config_index);
-      if (resumed) ++*resumed;
-      inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
-    } else {
-      autotvm::Task other = autotvm::create_task(r.task_name, autotvm::args_from_json(r.workload), task.target);
-      inputs.push_back(measure::MeasureInput{other.workload.dag, r.trace, task.target});
-    }
-    results.push_back(r.result);
-  }
-  if (!inputs.empty()) tuner.load_history(inputs, results);
-}
-
-}  // namespace
 
 CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
@@ -75,9 +49,11 @@ int run_tune(const TuneCommandOptions& o) {
              task.space.size());
 
   int64_t resumed = 0;
-  if (!o.history.empty()) load_log(o.history, task, *tuner, /*same_task_only=*/false, nullptr);
+  if (!o.history.empty())
+    autotvm::load_history(*tuner, task, records::load_records(o.history, std::cerr), /*other_tasks=*/true, std::cerr);
   if (!o.log.empty() && std::filesystem::exists(o.log)) {
-    load_log(o.log, task, *tuner, /*same_task_only=*/true, &resumed);
+    resumed = autotvm::load_history(*tuner, task, records::load_records(o.log, std::cerr), /*other_tasks=*/false,
+                                    std::cerr);
     if (resumed) fmt::print("resuming from {}: {} configs already measured\n", o.log, resumed);
   }
   std::fflush(stdout);

@@ -1,5 +1,7 @@
 #include "autotvm/callback.h"
 
+#include "autotvm/history.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -95,7 +97,7 @@ Callback log_to_file(const std::string& path) {
     if (configs.empty()) return;
     const Task& task = tuner.task();
     const std::string key = task.workload_key(), target = task.target.str();
-    const nlohmann::json workload = args_to_json(task.args);
+    const nlohmann::json workload = workload_json(task);
     std::vector<records::Record> batch;
     for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
       records::Record r;

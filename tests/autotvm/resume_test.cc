@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "autotvm/callback.h"
+#include "autotvm/history.h"
 #include "autotvm/synthetic_task.h"
 #include "records/log_file.h"
-#include "records/resume.h"
 
 namespace tessera::autotvm {
 namespace {
@@ -32,12 +32,7 @@ void tune_into(const test::SyntheticTask& t, const std::string& log, int trials,
   auto tuner = make_tuner("random", t.task(), 7);
   std::ostringstream warnings;
   int64_t done = 0;
-  if (std::filesystem::exists(log)) {
-    auto measured = records::measured_configs(records::load_records(log, warnings), t.task().workload_key(),
-                                              t.task().target.str());
-    for (int64_t index : measured.config_indexes) tuner->mark_visited(index);
-    done = static_cast<int64_t>(measured.config_indexes.size());
-  }
+  if (std::filesystem::exists(log)) done = load_history(*tuner, t.task(), records::load_records(log, warnings), false, warnings);
   if (resumed) *resumed = done;
   test::FakeBuilder builder;
   test::FakeRunner runner(t);

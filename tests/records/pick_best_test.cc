@@ -9,7 +9,6 @@
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
 #include "records/records_test_util.h"
-#include "records/resume.h"
 
 namespace tessera::records {
 namespace {
@@ -129,21 +128,6 @@ TEST(RecordsApplyHistoryBest, FromFileLoadsTheLog) {
   EXPECT_EQ(dispatch.query("a", "llvm")->config_index, 2);
 }
 
-TEST(RecordsResume, MeasuredConfigsOfOneTaskIncludeErroredOnes) {
-  std::vector<Record> log = history();
-  Record traced = make_record("a", "llvm", {1e-3});
-  traced.trace.split("C", "i", {4, 2});
-  log.push_back(traced);
-  MeasuredSet measured = measured_configs(log, "a", "llvm");
-  EXPECT_EQ(measured.config_indexes, (std::set<int64_t>{0, 1, 2, 3, 4}));
-  EXPECT_TRUE(measured.contains_config(3));
-  EXPECT_FALSE(measured.contains_config(5));  // measured on another target
-  EXPECT_TRUE(measured.contains_trace(traced.trace));
-  schedule::Trace other;
-  other.split("C", "i", {2, 4});
-  EXPECT_FALSE(measured.contains_trace(other));
-  EXPECT_TRUE(measured_configs(log, "zzz", "llvm").config_indexes.empty());
-}
 
 }  // namespace
 }  // namespace tessera::records

@@ -1,0 +1,40 @@
+#include "autotvm/history.h"
+
+#include "tessera/error.h"
+
+namespace tessera::autotvm {
+
+nlohmann::json workload_json(const Task& task) { return {{"op", task.op}, {"args", args_to_json(task.args)}}; }
+
+int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
+                     std::ostream& warnings) {
+  const std::string key = task.workload_key(), target = task.target.str();
+  std::vector<measure::MeasureInput> inputs;
+  std::vector<measure::MeasureResult> results;
+  int64_t own = 0;
+  for (const auto& r : records) {
+    if (r.target != target) continue;
+    if (r.workload_key == key) {
+      if (!r.config_index || *r.config_index < 0 || *r.config_index >= task.space.size()) continue;
+      tuner.mark_visited(*r.config_index);
+      ++own;
+      inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
+    } else if (other_tasks) {
+      try {
+        Task other = create_task(r.workload.at("op").get<std::string>(), args_from_json(r.workload.at("args")),
+                                 task.target);
+        inputs.push_back(measure::MeasureInput{other.workload.dag, r.trace, task.target});
+      } catch (const std::exception& e) {
+        warnings << "warning: skipped a history record of task " << r.task_name << ": " << e.what() << "\n";
+        continue;
+      }
+    } else {
+      continue;
+    }
+    results.push_back(r.result);
+  }
+  if (!inputs.empty()) tuner.load_history(inputs, results);
+  return own;
+}
+
+}  // namespace tessera::autotvm

@@ -1,0 +1,26 @@
+#pragma once
+// A tuner and the logs of earlier runs: the configs of its own task already in
+// a log are never measured again (a resumed run), and measurements of other
+// tasks on the same target warm-start its cost model (transfer learning).
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <vector>
+
+#include "autotvm/tuner.h"
+#include "records/record.h"
+
+namespace tessera::autotvm {
+
+// What a record says about its task: {"op": "conv2d", "args": {...}}, enough
+// for create_task to build the task again.
+nlohmann::json workload_json(const Task& task);
+
+// Feeds `records` to `tuner`: its task's configs are marked measured and,
+// with the other tasks' records when `other_tasks` is set, handed to
+// Tuner::load_history. Records of other targets are ignored; a record whose
+// task cannot be rebuilt is skipped with a warning. Returns the number of
+// configs of `task` found.
+int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
+                     std::ostream& warnings);
+
+}  // namespace tessera::autotvm
