@@ -18,6 +18,7 @@
 
 #include "autotvm/callback.h"
 #include "autotvm/ga_tuner.h"
+#include "autotvm/history.h"
 #include "autotvm/synthetic_task.h"
 #include "ops/workloads.h"
 #include "records/log_file.h"
@@ -250,7 +251,7 @@ TEST(AutotvmCallback, LogToFileWritesOneRecordPerTrial) {
     EXPECT_EQ(r.workload_key, t.task().workload_key());
     EXPECT_EQ(r.task_name, "synthetic_dense.test");
     EXPECT_EQ(r.target, t.task().target.str());
-    EXPECT_EQ(r.workload, args_to_json(t.task().args));
+    EXPECT_EQ(r.workload, workload_json(t.task()));  // {"op": ..., "args": ...}
     ASSERT_TRUE(r.config_index.has_value());
     indices.insert(*r.config_index);
     const ConfigEntity config = t.task().space.get(*r.config_index);
