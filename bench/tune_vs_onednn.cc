@@ -76,8 +76,7 @@ std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::strin
 
 schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
   auto history = records::ApplyHistoryBest::from_file(log, std::cerr);
-  auto best = history.lookup(task.workload_key(), task.target.str(), task.describe(), std::cerr);
-  return task.instantiate(best ? task.space.from_json(best->config) : task.space.fallback());
+  return autotvm::dispatch(task, history, std::cerr).trace;
 }
 
 int run(const Options& o) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "autotvm/history.h"
 #include "autotvm/task.h"
 #include "codegen/c_printer.h"
 #include "codegen/target.h"
@@ -47,12 +48,11 @@ std::pair<ops::Workload, schedule::Trace> from_records(const std::string& path, 
                                                        const ops::OpArgs& args, const codegen::Target& target) {
   autotvm::Task task = autotvm::create_task(op, args, target);
   auto history = records::ApplyHistoryBest::from_file(path, std::cerr);
-  auto best = history.lookup(task.workload_key(), target.str(), task.describe(), std::cerr);
-  if (!best) return {task.workload, task.instantiate(task.space.fallback())};
-  fmt::print("record: {} GFLOPS when tuned, config {}\n", task.flop() / best->result.mean_cost() / 1e9,
-             best->config.dump());
-  if (!best->trace.steps().empty()) return {task.workload, best->trace};
-  return {task.workload, task.instantiate(task.space.from_json(best->config))};
+  autotvm::Dispatched d = autotvm::dispatch(task, history, std::cerr);
+  if (d.record)
+    fmt::print("record: {} GFLOPS when tuned, config {}\n", task.flop() / d.record->result.mean_cost() / 1e9,
+               d.record->config.dump());
+  return {task.workload, d.trace};
 }
 
 }  // namespace

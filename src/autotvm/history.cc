@@ -37,4 +37,12 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
   return own;
 }
 
+Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
+  auto best = history.lookup(task.workload_key(), task.target.str(), task.describe(), warnings);
+  if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
+  if (best->config.is_object() && !best->config.empty())
+    return {task.instantiate(task.space.from_json(best->config)), best};
+  return {best->trace, best};
+}
+
 }  // namespace tessera::autotvm

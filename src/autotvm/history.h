@@ -3,10 +3,12 @@
 // a log are never measured again (a resumed run), and measurements of other
 // tasks on the same target warm-start its cost model (transfer learning).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <vector>
 
 #include "autotvm/tuner.h"
+#include "records/apply_history_best.h"
 #include "records/record.h"
 
 namespace tessera::autotvm {
@@ -22,5 +24,14 @@ nlohmann::json workload_json(const Task& task);
 // configs of `task` found.
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings);
+
+// The schedule a task runs with: its best record's config (or, for a record
+// without one, its trace), else the fallback config after history's
+// once-per-workload warning. `record` is the record used, if any.
+struct Dispatched {
+  schedule::Trace trace;
+  std::optional<records::Record> record;
+};
+Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings);
 
 }  // namespace tessera::autotvm
