@@ -68,8 +68,9 @@ std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::strin
   run.check_correctness = true;
   run.num_threads = threads;
   measure::LocalRunner runner(run, task.workload.reference);
+  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
   tuner->tune(autotvm::TuneOptions{.n_trial = remaining, .early_stopping = early_stopping},
-              autotvm::MeasureOption{&builder, &runner},
+              autotvm::MeasureOption{&builder, &runner, &confirm_runner},
               {autotvm::progress_bar(remaining, prefix, std::cout), autotvm::log_to_file(log)});
   return tuner;
 }

@@ -34,6 +34,11 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
   cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")->capture_default_str();
   cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
+  cmd->add_option("--confirm-leaders", o.confirm_leaders,
+                  "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "random seed of the tuner")->capture_default_str();
   return cmd;
 }
@@ -67,15 +72,21 @@ int run_tune(const TuneCommandOptions& o) {
   run.check_correctness = o.check;
   run.num_threads = threads;
   measure::LocalRunner runner(run, o.check ? task.workload.reference : nullptr);
+  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
 
   const int remaining = static_cast<int>(std::max<int64_t>(0, o.trials - resumed));
   std::vector<autotvm::Callback> callbacks = {autotvm::progress_bar(remaining, "[Task  1/ 1] ")};
   if (!o.log.empty()) callbacks.push_back(autotvm::log_to_file(o.log));
-  autotvm::TuneOptions tune{.n_trial = remaining, .early_stopping = o.early_stopping};
-  tuner->tune(tune, autotvm::MeasureOption{&builder, &runner}, callbacks);
+  autotvm::TuneOptions tune{.n_trial = remaining,
+                            .early_stopping = o.early_stopping,
+                            .confirm_leaders = o.confirm_leaders,
+                            .confirm_rounds = o.confirm_rounds};
+  tuner->tune(tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, callbacks);
 
   if (tuner->best_flops() > 0)
-    fmt::print("best: {:.2f} GFLOPS, config {}\n", tuner->best_flops() / 1e9, tuner->best_config().str());
+    fmt::print("best: {:.2f} GFLOPS{}, config {}\n", tuner->best_flops() / 1e9,
+               o.confirm_leaders > 0 ? fmt::format(" (median of {} rounds)", o.confirm_rounds) : "",
+               tuner->best_config().str());
   else if (remaining > 0)
     fmt::print("no valid config found in {} trials\n", tuner->trials());
   return 0;

@@ -23,6 +23,7 @@ struct TuneCommandOptions {
   int number = 2, repeat = 3, min_repeat_ms = 20;
   double timeout = 10;     // seconds per candidate, build and run each
   bool check = true;       // compare every candidate with the reference
+  int confirm_leaders = 5, confirm_rounds = 3;  // re-measured at the end (TuneOptions)
   uint64_t seed = 0;
 };
 

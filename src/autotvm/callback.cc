@@ -81,6 +81,7 @@ Callback progress_bar(int total_trials, std::string prefix, std::ostream& out) {
       state->print(tuner, /*finished=*/true);
       return;
     }
+    if (tuner.confirming()) return;  // no trials; the final line shows the confirmed best
     for (const measure::MeasureResult& r : results) {
       ++state->done;
       if (r.error == measure::ErrorKind::None && !r.costs.empty() && r.min_cost() > 0)
@@ -113,6 +114,7 @@ Callback log_to_file(const std::string& path) {
         // The result already says the config could not be instantiated.
       }
       r.result = loggable(results[i]);
+      r.confirmed = tuner.confirming();
       batch.push_back(std::move(r));
     }
     writer->append(batch);

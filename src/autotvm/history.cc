@@ -16,7 +16,7 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
     if (r.target != target) continue;
     if (r.workload_key == key) {
       if (!r.config_index || *r.config_index < 0 || *r.config_index >= task.space.size()) continue;
-      tuner.mark_visited(*r.config_index);
+      tuner.mark_measured(*r.config_index, r.result);
       ++own;
       inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
     } else if (other_tasks) {

@@ -56,9 +56,21 @@ std::vector<measure::MeasureResult> measure_configs(const Task& task, const std:
 
 }  // namespace
 
+void Tuner::note_leader(int64_t index, const measure::MeasureResult& result) {
+  if (!is_valid(result)) return;
+  auto [it, inserted] = leader_cost_.try_emplace(index, result.min_cost());
+  if (!inserted) it->second = std::min(it->second, result.min_cost());
+}
+
+void Tuner::mark_measured(int64_t index, const measure::MeasureResult& result) {
+  visited_.insert(index);
+  note_leader(index, result);
+}
+
 void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<measure::MeasureResult>& results) {
   // tune() counts the batch after this, so config i is trial trials_ + i + 1.
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
+    note_leader(configs[i].index(), results[i]);
     if (!is_valid(results[i])) continue;
     const double flops = task_.flop() / results[i].min_cost();
     if (flops > best_flops_) {
@@ -90,7 +102,70 @@ void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const
     for (const Callback& callback : callbacks) callback(*this, configs, results);
     if (options.early_stopping > 0 && trials_ - last_improvement() >= options.early_stopping) break;
   }
+  confirm_leaders(options, measure, callbacks);
   for (const Callback& callback : callbacks) callback(*this, {}, {});  // "finished"
+}
+
+void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& measure,
+                            const std::vector<Callback>& callbacks) {
+  if (options.confirm_leaders <= 0 || options.confirm_rounds <= 0 || leader_cost_.empty()) return;
+  std::vector<std::pair<double, int64_t>> ranked;  // (seconds, index), fastest first; ties by index
+  for (const auto& [index, cost] : leader_cost_) ranked.emplace_back(cost, index);
+  std::sort(ranked.begin(), ranked.end());
+  ranked.resize(std::min<size_t>(ranked.size(), static_cast<size_t>(options.confirm_leaders)));
+
+  std::vector<ConfigEntity> leaders;
+  std::vector<measure::MeasureInput> inputs;
+  for (const auto& [cost, index] : ranked) {
+    try {
+      ConfigEntity c = task_.space.get(index);
+      inputs.push_back(task_.measure_input(c));
+      leaders.push_back(std::move(c));
+    } catch (const std::exception&) {
+      // It was measured, so it instantiates; a template changed since a
+      // resumed log was written. It is simply not a leader.
+    }
+  }
+  if (leaders.empty()) return;
+  measure::Runner& runner = measure.confirm_runner ? *measure.confirm_runner : *measure.runner;
+  const auto rounds = measure::measure_rounds(*measure.builder, runner, inputs, options.confirm_rounds);
+
+  // Each leader's result holds one cost per round (that round's fastest
+  // repeat); a leader that fails in any round is no leader.
+  std::vector<measure::MeasureResult> confirmed(leaders.size());
+  for (size_t i = 0; i < leaders.size(); ++i) {
+    measure::MeasureResult& c = confirmed[i];
+    for (const auto& round : rounds) {
+      const measure::MeasureResult& r = round.at(i);
+      c.all_cost += r.all_cost;
+      c.timestamp = std::max(c.timestamp, r.timestamp);
+      if (c.error != measure::ErrorKind::None) continue;
+      if (!is_valid(r)) {
+        c.error = r.error == measure::ErrorKind::None ? measure::ErrorKind::Unknown : r.error;
+        c.error_message = "leader re-measurement: " + (r.error_message.empty() ? "no cost" : r.error_message);
+        c.costs.clear();
+        continue;
+      }
+      c.costs.push_back(r.min_cost());
+    }
+  }
+
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < leaders.size(); ++i) {
+    if (!is_valid(confirmed[i]) || confirmed[i].median_cost() >= best_cost) continue;
+    best_cost = confirmed[i].median_cost();
+    best_config_ = leaders[i];
+    best_flops_ = task_.flop() / best_cost;
+  }
+  confirming_ = true;
+  for (const Callback& callback : callbacks) callback(*this, leaders, confirmed);
+  confirming_ = false;
+}
+
+measure::LocalRunnerOptions confirm_runner_options(measure::LocalRunnerOptions search) {
+  search.min_repeat_ms = std::max(100, 5 * search.min_repeat_ms);
+  search.check_correctness = false;
+  return search;
 }
 
 namespace {

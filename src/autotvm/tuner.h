@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -16,19 +17,31 @@ namespace tessera::autotvm {
 class Tuner;
 
 // Called after every measured batch (progress display, logging to file...),
-// and once more with an empty batch when tune() finishes (see callback.h).
+// after the leaders' re-measurement (Tuner::confirming() is then true), and
+// once more with an empty batch when tune() finishes (see callback.h).
 using Callback = std::function<void(const Tuner& tuner, const std::vector<ConfigEntity>& configs,
                                     const std::vector<measure::MeasureResult>& results)>;
 
 struct MeasureOption {
   measure::Builder* builder = nullptr;
   measure::Runner* runner = nullptr;
+  // Times the leaders at the end (longer runs, see TuneOptions::confirm_leaders);
+  // null: `runner`.
+  measure::Runner* confirm_runner = nullptr;
 };
 
 struct TuneOptions {
   int n_trial = 100;         // configs to measure at most (capped by the space size)
   int early_stopping = 0;    // stop after this many trials without a better config; 0 = never
   int batch_size = 0;        // configs per batch; 0 = the tuner's own choice
+  // A search measurement is short and the machine is noisy, so one lucky or
+  // unlucky run can crown the wrong config. At the end, the best
+  // `confirm_leaders` configs measured so far (this run's and a resumed log's)
+  // are measured again in `confirm_rounds` interleaved rounds and ranked by
+  // the median of their per-round times; the best of those is the tuner's
+  // best. 0 leaders: the search's fastest single measurement is the best.
+  int confirm_leaders = 5;
+  int confirm_rounds = 3;
 };
 
 class Tuner {
@@ -47,8 +60,9 @@ class Tuner {
   // base ignores them.
   virtual void load_history(const std::vector<measure::MeasureInput>& inputs,
                             const std::vector<measure::MeasureResult>& results) {}
-  // Configs already measured (a resumed run): never proposed again.
-  void mark_visited(int64_t index) { visited_.insert(index); }
+  // A config already measured (a resumed run): never proposed again, and a
+  // leader candidate when `result` is valid.
+  void mark_measured(int64_t index, const measure::MeasureResult& result);
 
   // Measures batches until n_trial (capped by the space size) trials, the end
   // of the space or early stopping. A config that cannot be instantiated or
@@ -60,6 +74,9 @@ class Tuner {
   const ConfigEntity& best_config() const { return best_config_; }
   double best_flops() const { return best_flops_; }    // FLOP/s of the best config, 0 if none valid
   int64_t best_trial() const { return best_trial_; }   // trial number at which the best was found
+  // True while callbacks see the leaders' re-measurement: one result per
+  // leader whose costs are its per-round times (each round's fastest repeat).
+  bool confirming() const { return confirming_; }
 
  protected:
   bool visited(int64_t index) const { return visited_.count(index) > 0; }
@@ -69,12 +86,23 @@ class Tuner {
   const Task& task_;
 
  private:
+  void note_leader(int64_t index, const measure::MeasureResult& result);
+  void confirm_leaders(const TuneOptions& options, const MeasureOption& measure,
+                       const std::vector<Callback>& callbacks);
+
   std::unordered_set<int64_t> visited_;
+  std::unordered_map<int64_t, double> leader_cost_;  // index -> fastest measured seconds, valid configs only
+  bool confirming_ = false;
   int64_t trials_ = 0;
   ConfigEntity best_config_;
   double best_flops_ = 0;
   int64_t best_trial_ = -1;
 };
+
+// How the leaders are timed, given how the search timed candidates: repeats
+// of at least 100 ms (five times the search's), as many repeats, and no
+// correctness check (the search checked them when asked to).
+measure::LocalRunnerOptions confirm_runner_options(measure::LocalRunnerOptions search);
 
 // "random", "gridsearch", "ga", "xgb", "xgb_knob", "xgb_itervar", "xgb_curve",
 // "xgb_rank", "xgb_rank_knob", "xgb_rank_itervar", "xgb_rank_curve",

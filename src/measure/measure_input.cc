@@ -49,4 +49,12 @@ double MeasureResult::mean_cost() const {
   return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
 }
 
+double MeasureResult::median_cost() const {
+  if (costs.empty()) return std::numeric_limits<double>::infinity();
+  std::vector<double> sorted = costs;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t mid = sorted.size() / 2;
+  return sorted.size() % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 }  // namespace tessera::measure

@@ -39,6 +39,7 @@ struct MeasureResult {
   double timestamp = 0;       // unix time when the result was made
   double min_cost() const;    // +inf when there is no cost
   double mean_cost() const;
+  double median_cost() const;  // the mean of the two middle costs when their number is even
 };
 
 }  // namespace tessera::measure

@@ -224,4 +224,28 @@ std::vector<MeasureResult> measure_batch(Builder& builder, Runner& runner,
   return runner.run(inputs, builder.build(inputs));
 }
 
+std::vector<std::vector<MeasureResult>> measure_rounds(Builder& builder, Runner& runner,
+                                                       const std::vector<MeasureInput>& inputs, int rounds) {
+  std::vector<BuildResult> builds = builder.build(inputs);
+  std::vector<std::vector<MeasureResult>> results;
+  const size_t n = inputs.size();
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<MeasureInput> order;
+    std::vector<BuildResult> order_builds;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (k + static_cast<size_t>(round)) % n;
+      order.push_back(inputs[i]);
+      order_builds.push_back(builds[i]);
+    }
+    std::vector<MeasureResult> ran = runner.run(order, order_builds);
+    if (ran.size() != n)
+      throw Error(fmt::format("measure_rounds: the runner returned {} results for {} inputs", ran.size(), n));
+    std::vector<MeasureResult> round_results(n);
+    for (size_t k = 0; k < n; ++k) round_results[(k + static_cast<size_t>(round)) % n] = std::move(ran[k]);
+    results.push_back(std::move(round_results));
+    for (BuildResult& b : builds) b.time_cost = 0;  // the build is paid once
+  }
+  return results;
+}
+
 }  // namespace tessera::measure

@@ -51,4 +51,11 @@ class LocalRunner : public Runner {
 std::vector<MeasureResult> measure_batch(Builder& builder, Runner& runner,
                                          const std::vector<MeasureInput>& inputs);
 
+// Builds a batch once and runs it `rounds` times, each round in a rotated
+// order so that no candidate always runs first or last: a slow spell of the
+// machine then touches different candidates in different rounds. Returns
+// results[round][input], all_cost filled in (the build time counts in round 0).
+std::vector<std::vector<MeasureResult>> measure_rounds(Builder& builder, Runner& runner,
+                                                       const std::vector<MeasureInput>& inputs, int rounds);
+
 }  // namespace tessera::measure

@@ -8,7 +8,8 @@
 namespace tessera::records {
 
 bool better(const Record& a, const Record& b) {
-  double ca = a.result.mean_cost(), cb = b.result.mean_cost();
+  if (a.confirmed != b.confirmed) return a.confirmed;
+  double ca = a.result.median_cost(), cb = b.result.median_cost();
   if (ca != cb) return ca < cb;
   return a.result.timestamp < b.result.timestamp;
 }

@@ -8,8 +8,10 @@
 
 namespace tessera::records {
 
-// True when `a` is a better measurement than `b`: lower mean cost, and on a
-// tie the earlier timestamp. Both must be valid().
+// True when `a` is a better measurement than `b`: a confirmed record beats an
+// unconfirmed one; otherwise the lower median cost (robust to a slow spell
+// of the machine or one lucky run), and on a tie the earlier timestamp. Both
+// must be valid().
 bool better(const Record& a, const Record& b);
 
 // One record per (workload_key, target): the best valid() one. Pairs with no

@@ -82,6 +82,7 @@ std::string Record::to_json_line() const {
   line["config"] = config;
   line["trace"] = trace.to_json();
   line["result"] = result_to_json(result);
+  if (confirmed) line["confirmed"] = true;
   // No indentation: a compact dump escapes control characters, so the line
   // never contains a newline.
   return line.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -125,6 +126,10 @@ Record Record::from_json_line(const std::string& line) {
     }
   }
   r.result = result_from_json(field(j, "result", "result"));
+  if (auto it = j.find("confirmed"); it != j.end()) {
+    if (!it->is_boolean()) throw Error(std::string("field 'confirmed' must be true or false, got ") + type_name(*it));
+    r.confirmed = it->get<bool>();
+  }
   return r;
 }
 

@@ -25,6 +25,10 @@ struct Record {
   nlohmann::json config;                // AutoTVM: knob values (an object), or null
   schedule::Trace trace;                // the schedule measured; may be empty
   measure::MeasureResult result;
+  // A leader's re-measurement at the end of tuning (longer, interleaved runs;
+  // costs are per-round times), written as "confirmed": true. It outranks the
+  // short search measurements when choosing a best.
+  bool confirmed = false;
 
   // Usable for pick-best and dispatch: measured without error, with at least one cost.
   bool valid() const { return result.error == measure::ErrorKind::None && !result.costs.empty(); }

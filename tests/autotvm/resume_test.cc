@@ -36,8 +36,9 @@ void tune_into(const test::SyntheticTask& t, const std::string& log, int trials,
   if (resumed) *resumed = done;
   test::FakeBuilder builder;
   test::FakeRunner runner(t);
+  test::FakeRunner confirm(t);  // the leaders\' re-measurement
   tuner->tune(TuneOptions{.n_trial = static_cast<int>(trials - done), .batch_size = 8},
-              MeasureOption{&builder, &runner}, {log_to_file(log)});
+              MeasureOption{&builder, &runner, &confirm}, {log_to_file(log)});
 }
 
 TEST(AutotvmResume, KilledRunRestartsWithEveryFlushedRecordExactlyOnce) {
@@ -54,10 +55,11 @@ TEST(AutotvmResume, KilledRunRestartsWithEveryFlushedRecordExactlyOnce) {
     auto tuner = make_tuner("random", t.task(), 3);
     test::FakeBuilder builder;
     test::FakeRunner runner(t);
+    test::FakeRunner confirm(t);  // the leaders\' re-measurement
     Callback pause = [](const Tuner&, const std::vector<ConfigEntity>&, const std::vector<measure::MeasureResult>&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     };
-    tuner->tune(TuneOptions{.n_trial = 512, .batch_size = 8}, MeasureOption{&builder, &runner},
+    tuner->tune(TuneOptions{.n_trial = 512, .batch_size = 8}, MeasureOption{&builder, &runner, &confirm},
                 {log_to_file(log), pause});
     _exit(0);
   }
@@ -78,9 +80,21 @@ TEST(AutotvmResume, KilledRunRestartsWithEveryFlushedRecordExactlyOnce) {
   EXPECT_EQ(resumed, static_cast<int64_t>(before.size()));
 
   const auto after = records::load_records(log, warnings);
+  // 200 search records, each config once, then the leaders' re-measurement
+  // (5 confirmed records, of configs measured before).
   std::map<int64_t, int> seen;
-  for (const auto& r : after) ++seen[r.config_index.value()];
-  EXPECT_EQ(after.size(), 200u);
+  size_t confirmed = 0;
+  for (const auto& r : after) {
+    if (r.confirmed) {
+      ++confirmed;
+      EXPECT_EQ(seen.count(r.config_index.value()), 1u) << "confirmed a config never measured";
+    } else {
+      ++seen[r.config_index.value()];
+    }
+  }
+  EXPECT_EQ(after.size(), 205u);
+  EXPECT_EQ(confirmed, 5u);
+  EXPECT_TRUE(after.back().confirmed);
   for (const auto& [index, count] : seen) EXPECT_EQ(count, 1) << "config " << index << " measured twice";
   // Every record flushed before the kill is still there, first, in order.
   for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i].config_index, before[i].config_index);

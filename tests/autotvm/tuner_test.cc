@@ -45,8 +45,9 @@ TEST_P(AutotvmTunerEach, MeasuresTheWholeSpaceOnceAndFindsTheBest) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   auto tuner = make_tuner(GetParam(), t.task(), 7);
-  tuner->tune({.n_trial = 1000, .batch_size = 16}, {&builder, &runner});
+  tuner->tune({.n_trial = 1000, .batch_size = 16}, {&builder, &runner, &confirm});
   EXPECT_EQ(tuner->trials(), t.size());  // stops at the space size
   EXPECT_EQ(static_cast<int64_t>(runner.measured.size()), t.size());
   EXPECT_TRUE(all_distinct(runner.measured));
@@ -59,13 +60,14 @@ TEST_P(AutotvmTunerEach, StopsAtNTrialWithoutRepeats) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   auto tuner = make_tuner(GetParam(), t.task(), 3);
-  tuner->tune({.n_trial = 50, .batch_size = 16}, {&builder, &runner});
+  tuner->tune({.n_trial = 50, .batch_size = 16}, {&builder, &runner, &confirm});
   EXPECT_EQ(tuner->trials(), 50);
   EXPECT_EQ(runner.measured.size(), 50u);
   EXPECT_TRUE(all_distinct(runner.measured));
   // A second run goes on where the first stopped, still without repeats.
-  tuner->tune({.n_trial = 30, .batch_size = 16}, {&builder, &runner});
+  tuner->tune({.n_trial = 30, .batch_size = 16}, {&builder, &runner, &confirm});
   EXPECT_EQ(tuner->trials(), 80);
   EXPECT_TRUE(all_distinct(runner.measured));
 }
@@ -75,8 +77,9 @@ TEST_P(AutotvmTunerEach, EarlyStoppingEndsARunWithoutImprovement) {
   FakeBuilder builder;
   FakeRunner runner(t,
                     /*flat=*/true);  // every config equal: the first is the best
+  FakeRunner confirm(t, /*flat=*/true);
   auto tuner = make_tuner(GetParam(), t.task(), 1);
-  tuner->tune({.n_trial = 100, .early_stopping = 10, .batch_size = 4}, {&builder, &runner});
+  tuner->tune({.n_trial = 100, .early_stopping = 10, .batch_size = 4}, {&builder, &runner, &confirm});
   EXPECT_EQ(tuner->best_trial(), 1);
   EXPECT_EQ(tuner->trials(),
             12);  // the first batch whose end is 10 trials past the best
@@ -86,6 +89,7 @@ TEST_P(AutotvmTunerEach, BadConfigsAreErrorResultsNotExceptions) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1}, {.uninstantiable_knob0 = 1, .failing_knob1 = 4});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   std::map<measure::ErrorKind, int> kinds;
   Callback count = [&](const Tuner&, const std::vector<ConfigEntity>& configs,
                        const std::vector<measure::MeasureResult>& results) {
@@ -93,7 +97,7 @@ TEST_P(AutotvmTunerEach, BadConfigsAreErrorResultsNotExceptions) {
     for (const auto& r : results) ++kinds[r.error];
   };
   auto tuner = make_tuner(GetParam(), t.task(), 5);
-  ASSERT_NO_THROW(tuner->tune({.n_trial = 1000}, {&builder, &runner}, {count}));
+  ASSERT_NO_THROW(tuner->tune({.n_trial = 1000}, {&builder, &runner, &confirm}, {count}));
   EXPECT_EQ(tuner->trials(), t.size());
   EXPECT_EQ(kinds[measure::ErrorKind::Instantiation], 5 * 6);  // knob 0 = 1
   EXPECT_EQ(kinds[measure::ErrorKind::RuntimeDevice],
@@ -105,16 +109,64 @@ TEST_P(AutotvmTunerEach, NeverProposesConfigsMarkedVisited) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   auto tuner = make_tuner(GetParam(), t.task(), 11);
   std::set<int64_t> resumed;
   for (int64_t i = 0; i < t.size(); i += 3) {
-    tuner->mark_visited(i);
+    tuner->mark_measured(i, {});
     resumed.insert(i);
   }
-  tuner->tune({.n_trial = 1000}, {&builder, &runner});
+  tuner->tune({.n_trial = 1000}, {&builder, &runner, &confirm});
   EXPECT_EQ(tuner->trials(), t.size() - static_cast<int64_t>(resumed.size()));
   EXPECT_TRUE(all_distinct(runner.measured));
   for (int64_t i : runner.measured) EXPECT_EQ(resumed.count(i), 0u) << i;
+}
+
+TEST_P(AutotvmTunerEach, ReMeasuresTheLeadersAndKeepsTheConfirmedBest) {
+  SyntheticTask t({4, 5, 6}, {2, 3, 1});
+  FakeBuilder builder;
+  FakeRunner runner(t);
+  FakeRunner confirm(t);
+  // The search's fastest config was a lucky measurement: timed again, it is slow.
+  confirm.cost_override[t.best_index()] = 1e-3;
+  int confirm_batches = 0;
+  Callback watch = [&](const Tuner& tuner, const std::vector<ConfigEntity>& configs,
+                       const std::vector<measure::MeasureResult>& results) {
+    if (!tuner.confirming()) return;
+    ++confirm_batches;
+    ASSERT_EQ(configs.size(), 4u);
+    for (const auto& r : results) EXPECT_EQ(r.costs.size(), 3u);  // one per round
+  };
+  auto tuner = make_tuner(GetParam(), t.task(), 7);
+  tuner->tune({.n_trial = 1000, .batch_size = 16, .confirm_leaders = 4, .confirm_rounds = 3},
+              {&builder, &runner, &confirm}, {watch});
+  EXPECT_EQ(confirm_batches, 1);
+  // 4 leaders, 3 rounds each: the optimum and three of its six neighbours
+  // (synthetic cost 2e-4), which are now the fastest.
+  ASSERT_EQ(confirm.measured.size(), 12u);
+  std::map<int64_t, int> times;
+  for (int64_t i : confirm.measured) ++times[i];
+  EXPECT_EQ(times.size(), 4u);
+  EXPECT_EQ(times[t.best_index()], 3);
+  EXPECT_NE(tuner->best_config().index(), t.best_index());
+  EXPECT_EQ(times.count(tuner->best_config().index()), 1u);
+  EXPECT_NEAR(tuner->best_flops(), t.task().flop() / 2e-4, 1);
+  EXPECT_TRUE(all_distinct(runner.measured));  // the search itself never repeats
+}
+
+TEST(AutotvmTuner, NoConfirmationWhenAskedForNone) {
+  SyntheticTask t({4, 5, 6}, {2, 3, 1});
+  FakeBuilder builder;
+  FakeRunner runner(t);
+  FakeRunner confirm(t);
+  auto tuner = make_tuner("random", t.task(), 7);
+  tuner->tune({.n_trial = 40, .confirm_leaders = 0}, {&builder, &runner, &confirm});
+  EXPECT_TRUE(confirm.measured.empty());
+  // Without a confirm runner the leaders are timed by the search's runner.
+  FakeRunner only(t);
+  auto second = make_tuner("random", t.task(), 8);
+  second->tune({.n_trial = 40, .confirm_leaders = 2, .confirm_rounds = 2}, {&builder, &only});
+  EXPECT_EQ(only.measured.size(), 44u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AutotvmTuner, AutotvmTunerEach, ::testing::ValuesIn(tuner_names()),
@@ -128,8 +180,9 @@ int64_t trials_to_optimum(const std::function<std::unique_ptr<Tuner>(const Task&
   SyntheticTask t({8, 8, 8}, {5, 2, 6});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   std::unique_ptr<Tuner> tuner = make(t.task());
-  tuner->tune({.n_trial = n_trial, .batch_size = 16}, {&builder, &runner});
+  tuner->tune({.n_trial = n_trial, .batch_size = 16}, {&builder, &runner, &confirm});
   EXPECT_TRUE(all_distinct(runner.measured));
   return tuner->best_config().index() == t.best_index() ? tuner->best_trial() : -1;
 }
@@ -159,9 +212,10 @@ TEST(AutotvmTuner, GridSearchGoesInIndexOrder) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   auto tuner = make_tuner("gridsearch", t.task());
-  tuner->mark_visited(1);
-  tuner->tune({.n_trial = 5}, {&builder, &runner});
+  tuner->mark_measured(1, {});
+  tuner->tune({.n_trial = 5}, {&builder, &runner, &confirm});
   EXPECT_EQ(runner.measured, (std::vector<int64_t>{0, 2, 3, 4, 5}));
 }
 
@@ -196,9 +250,10 @@ TEST(AutotvmCallback, ProgressLinesHaveTheSeedFormatAndEndWithDone) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   std::ostringstream out;  // not a terminal: one plain line per batch
   auto tuner = make_tuner("gridsearch", t.task());
-  tuner->tune({.n_trial = 40, .batch_size = 16}, {&builder, &runner}, {progress_bar(40, "[Task  1/12] ", out)});
+  tuner->tune({.n_trial = 40, .batch_size = 16}, {&builder, &runner, &confirm}, {progress_bar(40, "[Task  1/12] ", out)});
 
   std::vector<std::string> lines;
   std::istringstream in(out.str());
@@ -238,16 +293,21 @@ TEST(AutotvmCallback, LogToFileWritesOneRecordPerTrial) {
   SyntheticTask t({4, 5, 6}, {2, 3, 1}, {.uninstantiable_knob0 = 3});
   FakeBuilder builder;
   FakeRunner runner(t);
+  FakeRunner confirm(t);  // the leaders\' re-measurement
   ScratchFile file;
   auto tuner = make_tuner("random", t.task(), 2);
-  tuner->tune({.n_trial = 37, .batch_size = 8}, {&builder, &runner}, {log_to_file(file.path())});
+  tuner->tune({.n_trial = 37, .batch_size = 8}, {&builder, &runner, &confirm}, {log_to_file(file.path())});
 
   std::ostringstream warnings;
   std::vector<records::Record> records = records::load_records(file.path(), warnings);
   EXPECT_EQ(warnings.str(), "");
-  ASSERT_EQ(records.size(), 37u);
+  // 37 trials, then the 5 leaders re-measured, marked confirmed.
+  ASSERT_EQ(records.size(), 42u);
+  std::vector<records::Record> leaders(records.begin() + 37, records.end());
+  records.resize(37);
   std::set<int64_t> indices;
   for (const records::Record& r : records) {
+    EXPECT_FALSE(r.confirmed);
     EXPECT_EQ(r.workload_key, t.task().workload_key());
     EXPECT_EQ(r.task_name, "synthetic_dense.test");
     EXPECT_EQ(r.target, t.task().target.str());
@@ -266,11 +326,25 @@ TEST(AutotvmCallback, LogToFileWritesOneRecordPerTrial) {
     }
   }
   EXPECT_EQ(indices.size(), 37u);
+  // The leaders are the 5 fastest valid trials, each timed once per round.
+  std::vector<std::pair<double, int64_t>> fastest;
+  for (const records::Record& r : records)
+    if (r.valid()) fastest.emplace_back(r.result.costs.at(0), *r.config_index);
+  std::sort(fastest.begin(), fastest.end());
+  std::set<int64_t> expected_leaders, logged_leaders;
+  for (size_t i = 0; i < 5; ++i) expected_leaders.insert(fastest.at(i).second);
+  for (const records::Record& r : leaders) {
+    EXPECT_TRUE(r.confirmed);
+    EXPECT_TRUE(r.valid());
+    EXPECT_EQ(r.result.costs.size(), 3u);  // confirm_rounds
+    logged_leaders.insert(*r.config_index);
+  }
+  EXPECT_EQ(logged_leaders, expected_leaders);
 
   // A second run appends.
   auto more = make_tuner("random", t.task(), 3);
-  more->tune({.n_trial = 5}, {&builder, &runner}, {log_to_file(file.path())});
-  EXPECT_EQ(records::load_records(file.path(), warnings).size(), 42u);
+  more->tune({.n_trial = 5, .confirm_leaders = 0}, {&builder, &runner, &confirm}, {log_to_file(file.path())});
+  EXPECT_EQ(records::load_records(file.path(), warnings).size(), 47u);
 }
 
 TEST(AutotvmCallback, LogToFileNamesAPathItCannotOpen) {

@@ -180,8 +180,9 @@ TEST(AutotvmXgbTuner, NeverRepeatsAndFindsTheBestOfASyntheticCost) {
                     Variant{XgbLoss::RankBinary, FeatureType::Curve}}) {
     NullBuilder builder;
     SyntheticRunner runner(t.task);
+    SyntheticRunner confirm(t.task);
     auto tuner = make_xgb_tuner(t.task, v.loss, v.feature, 1);
-    tuner->tune({.n_trial = 200, .batch_size = 16}, {&builder, &runner});
+    tuner->tune({.n_trial = 200, .batch_size = 16}, {&builder, &runner, &confirm});
     std::set<int64_t> distinct(runner.measured.begin(), runner.measured.end());
     EXPECT_EQ(distinct.size(), runner.measured.size());
     EXPECT_EQ(runner.measured.size(), 200u);
@@ -208,9 +209,10 @@ TEST(AutotvmXgbTuner, LoadsHistoryOfAnotherTaskAndKeepsSearching) {
     }
   NullBuilder builder;
   SyntheticRunner runner(t.task);
+  SyntheticRunner confirm(t.task);
   auto tuner = make_xgb_tuner(t.task, XgbLoss::Rank, FeatureType::Itervar, 2);
   tuner->load_history(inputs, results);  // 72 rows: enough to train before measuring
-  tuner->tune({.n_trial = 64, .batch_size = 16}, {&builder, &runner});
+  tuner->tune({.n_trial = 64, .batch_size = 16}, {&builder, &runner, &confirm});
   std::set<int64_t> distinct(runner.measured.begin(), runner.measured.end());
   EXPECT_EQ(distinct.size(), 64u);
   // Knob features ignore other tasks' history.

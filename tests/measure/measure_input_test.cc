@@ -35,5 +35,14 @@ TEST(MeasureResult, MinAndMeanCost) {
   EXPECT_DOUBLE_EQ(r.mean_cost(), 2);
 }
 
+TEST(MeasureResult, MedianCost) {
+  MeasureResult r;
+  EXPECT_TRUE(std::isinf(r.median_cost()));
+  r.costs = {9, 1, 2};
+  EXPECT_DOUBLE_EQ(r.median_cost(), 2);
+  r.costs = {4, 1, 2, 100};
+  EXPECT_DOUBLE_EQ(r.median_cost(), 3);
+}
+
 }  // namespace
 }  // namespace tessera::measure

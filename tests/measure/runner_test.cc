@@ -170,5 +170,57 @@ TEST(MeasureBatch, BuildsAndRunsInInputOrder) {
   expect_measured(results[1], 1);
 }
 
+// Notes the order in which it sees candidates (by their trace's split length)
+// and returns that length as the cost.
+class OrderRunner : public Runner {
+ public:
+  std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override {
+    std::vector<MeasureResult> out;
+    std::vector<int64_t> order;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const auto& split = std::get<schedule::SplitStep>(inputs[i].trace.steps().at(0));
+      order.push_back(split.lengths.at(0));
+      MeasureResult r;
+      r.costs = {static_cast<double>(split.lengths.at(0))};
+      r.all_cost = builds[i].time_cost;
+      out.push_back(r);
+    }
+    orders.push_back(order);
+    return out;
+  }
+  std::vector<std::vector<int64_t>> orders;
+};
+
+class CountingBuilder : public Builder {
+ public:
+  std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) override {
+    ++calls;
+    std::vector<BuildResult> b(inputs.size());
+    for (auto& r : b) r.time_cost = 1;
+    return b;
+  }
+  int calls = 0;
+};
+
+TEST(MeasureRounds, BuildsOnceAndRotatesTheOrderEachRound) {
+  std::vector<MeasureInput> inputs;
+  for (int64_t len : {1, 2, 4}) inputs.push_back({testing::add_dag(), schedule::Trace().split("C", "i", {len})});
+  CountingBuilder builder;
+  OrderRunner runner;
+  auto rounds = measure_rounds(builder, runner, inputs, 4);
+  EXPECT_EQ(builder.calls, 1);
+  const std::vector<std::vector<int64_t>> want = {{1, 2, 4}, {2, 4, 1}, {4, 1, 2}, {1, 2, 4}};
+  EXPECT_EQ(runner.orders, want);
+  ASSERT_EQ(rounds.size(), 4u);
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    ASSERT_EQ(rounds[r].size(), 3u);
+    // Results come back in input order whatever order they ran in.
+    EXPECT_EQ(rounds[r][0].costs.at(0), 1);
+    EXPECT_EQ(rounds[r][1].costs.at(0), 2);
+    EXPECT_EQ(rounds[r][2].costs.at(0), 4);
+    EXPECT_EQ(rounds[r][0].all_cost, r == 0 ? 1 : 0);  // the build is paid in round 0 only
+  }
+}
+
 }  // namespace
 }  // namespace tessera::measure

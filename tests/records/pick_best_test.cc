@@ -22,7 +22,7 @@ Record tagged(Record r, int64_t index) {
   return r;
 }
 
-// Key "a" on llvm: index 2 is best by mean (min cost would pick index 1);
+// Key "a" on llvm: index 2 is best by median (min cost would pick index 1);
 // index 3 is faster but errored; index 4 "succeeded" without costs.
 std::vector<Record> history() {
   return {
@@ -37,7 +37,7 @@ std::vector<Record> history() {
   };
 }
 
-TEST(RecordsPickBest, LowestMeanCostAmongValidRecordsOnePerKeyAndTarget) {
+TEST(RecordsPickBest, LowestMedianCostAmongValidRecordsOnePerKeyAndTarget) {
   std::vector<Record> best = pick_best(history());
   ASSERT_EQ(best.size(), 3u);
   EXPECT_EQ(best[0].workload_key, "a");
@@ -47,6 +47,26 @@ TEST(RecordsPickBest, LowestMeanCostAmongValidRecordsOnePerKeyAndTarget) {
   EXPECT_EQ(best[1].config_index, 5);
   EXPECT_EQ(best[2].workload_key, "b");
   EXPECT_EQ(best[2].config_index, 1);
+}
+
+TEST(RecordsPickBest, MedianIgnoresOneSlowRepeatWhereTheMeanWouldNot) {
+  // Mean: 0 -> 1.33e-3, 1 -> 1.2e-3; median: 0 -> 1.0e-3, 1 -> 1.2e-3.
+  std::vector<Record> runs = {tagged(make_record("a", "llvm", {1.0e-3, 1.0e-3, 2.0e-3}), 0),
+                              tagged(make_record("a", "llvm", {1.2e-3, 1.2e-3, 1.2e-3}), 1)};
+  EXPECT_EQ(pick_best(runs).at(0).config_index, 0);
+}
+
+TEST(RecordsPickBest, ConfirmedRecordsOutrankSearchMeasurements) {
+  // Index 0 looked fastest in one short search run; the leaders' re-measurement
+  // found index 1 faster than index 2.
+  Record lucky = tagged(make_record("a", "llvm", {0.5e-3}), 0);
+  Record first = tagged(make_record("a", "llvm", {1.1e-3, 1.0e-3, 1.2e-3}), 1);
+  Record second = tagged(make_record("a", "llvm", {1.3e-3, 1.2e-3, 1.4e-3}), 2);
+  first.confirmed = second.confirmed = true;
+  EXPECT_EQ(pick_best({lucky, second, first}).at(0).config_index, 1);
+  EXPECT_EQ(pick_best({lucky}).at(0).config_index, 0);  // unconfirmed records still count alone
+  EXPECT_TRUE(better(second, lucky));
+  EXPECT_FALSE(better(lucky, second));
 }
 
 TEST(RecordsPickBest, TiesGoToTheEarliestMeasurement) {

@@ -51,6 +51,15 @@ TEST(RecordsRecord, RoundTripKeepsEveryFieldAndCostsBitExact) {
   expect_bit_equal(back.result.all_cost, r.result.all_cost);
   expect_bit_equal(back.result.timestamp, r.result.timestamp);
   EXPECT_EQ(back.to_json_line(), r.to_json_line());
+  EXPECT_FALSE(back.confirmed);
+}
+
+TEST(RecordsRecord, ConfirmedIsWrittenOnlyWhenTrueAndReadBack) {
+  Record r = make_record("k", "llvm", {1e-3, 2e-3, 3e-3});
+  EXPECT_EQ(r.to_json_line().find("confirmed"), std::string::npos);  // older readers see the same line
+  r.confirmed = true;
+  EXPECT_NE(r.to_json_line().find("\"confirmed\":true"), std::string::npos);
+  EXPECT_TRUE(Record::from_json_line(r.to_json_line()).confirmed);
 }
 
 TEST(RecordsRecord, LineIsOneLineStartingWithTheFormatVersion) {
@@ -104,6 +113,7 @@ TEST(RecordsRecord, MalformedLinesThrowSayingWhatIsWrong) {
       {replaced("\"error\":\"none\"", "\"error\":\"exploded\""), "unknown measure error kind 'exploded'"},
       {replaced("\"costs\":[", "\"costs\":[\"fast\","), "'result.costs' must be an array of numbers"},
       {replaced("\"trace\":[]", "\"trace\":[{\"step\":\"teleport\"}]"), "field 'trace'"},
+      {good.substr(0, good.size() - 1) + ",\"confirmed\":\"yes\"}", "field 'confirmed' must be true or false"},
   };
   for (const auto& [line, reason] : cases) {
     try {
