@@ -52,6 +52,50 @@ TEST(AutotvmTemplate, Conv2dNchwc1x1SampledConfigsMatchReference) {
   expect_sampled_configs_match("conv2d", args({1, 16, 13, 13}, {32, 16, 1, 1}, 2, 0, true), "conv2d_NCHWc_1x1.x86", 4);
 }
 
+// Configs of `task` with several output-channel chunks per register tile
+// (tile_oc 2 and 4), one and two rows (`rows` gives each template's tile_oh
+// value), the other knobs cycled, match the reference.
+void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::json>& rows) {
+  auto candidates = [&](const std::string& knob) -> std::vector<nlohmann::json> {
+    for (const auto& k : task.space.knobs())
+      if (k.name == knob) return k.candidates;
+    return {};  // the template has no such knob
+  };
+  const auto orders = candidates("reorder_inner"), fuses = candidates("parallel_fuse"), pads = candidates("pad");
+  ASSERT_EQ(candidates("tile_oc"), (std::vector<nlohmann::json>{1, 2, 4}));
+  size_t n = 0;
+  for (int chunks : {2, 4})
+    for (const auto& oh : rows)
+      for (size_t order = 0; order < std::max<size_t>(1, orders.size()); ++order, ++n) {
+        nlohmann::json values = task.space.fallback().to_json();
+        values["tile_oc"] = chunks;
+        values["tile_oh"] = oh;
+        if (!orders.empty()) values["reorder_inner"] = orders[order];
+        values["parallel_fuse"] = fuses[n % fuses.size()];
+        if (!pads.empty()) values["pad"] = pads[n % pads.size()];
+        const ConfigEntity config = task.space.from_json(values);
+        schedule::Trace trace = task.instantiate(config);
+        SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+        auto r = testing::check_schedule(task.workload, trace, 2);
+        EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+      }
+}
+
+// 64 output channels: 4 chunks of 16 on AVX-512 (8 of 8 on AVX2).
+TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
+  const codegen::Target host = codegen::Target::host();
+  for (bool epilogue : {false, true}) {
+    Task task = create_task("conv2d", args({1, 16, 6, 6}, {64, 16, 3, 3}, 1, 1, epilogue), host);
+    EXPECT_EQ(task.name(), "conv2d_NCHWc.x86");
+    expect_tile_oc_configs_match(task, {1, 2});
+  }
+  for (bool epilogue : {false, true}) {
+    Task task = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 0, epilogue), host);
+    EXPECT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
+    expect_tile_oc_configs_match(task, {{6, 1}, {3, 2}});
+  }
+}
+
 TEST(AutotvmTemplate, DepthwiseConv2dNchwcSampledConfigsMatchReference) {
   const std::string name = "depthwise_conv2d_NCHWc.x86";
   expect_sampled_configs_match("depthwise_conv2d", args({1, 32, 12, 12}, {32, 1, 3, 3}, 1, 1), name, 5);

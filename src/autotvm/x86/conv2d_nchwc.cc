@@ -1,8 +1,8 @@
 // conv2d_NCHWc.x86: convolutions with kernels larger than 1x1, declared in
 // NCHW[x]c with channel blocks of one vector. Knobs after TVM's x86 NCHWc
-// schedule: the register tile (tile_ow columns x tile_oh rows x one channel
-// block), unrolling the kernel width, the order of the outer reduction loops,
-// the parallel granularity and where the padding is computed.
+// schedule: the register tile (tile_ow columns x tile_oh rows x tile_oc
+// channel blocks), unrolling the kernel width, the order of the outer
+// reduction loops, the parallel granularity and where the padding is computed.
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
@@ -30,6 +30,15 @@ void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag) {
   space.define_knob("parallel_fuse", {3, 2, 4});
   for (const auto& t : dag.tensors())
     if (t->tag == "pad") space.define_knob("pad", {"root", "inline", "tile"});
+}
+
+void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv) {
+  // Up to 4 chunks: beyond that even a one-column tile leaves too few
+  // registers for the weights. Which tiles spill is left to the tuner.
+  std::vector<nlohmann::json> chunks;
+  for (int64_t b : {1, 2, 4})
+    if (conv->shape[1] % b == 0) chunks.push_back(b);
+  space.define_knob("tile_oc", chunks);
 }
 
 void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, NchwcTilePlan& plan) {
@@ -60,6 +69,7 @@ Template conv2d_nchwc_template() {
     std::vector<nlohmann::json> rows;
     for (int64_t r : divisors_up_to(oh, 2)) rows.push_back(r);
     s.define_knob("tile_oh", rows);
+    define_tile_oc_knob(s, conv);
     s.define_knob("unroll_kw", {false, true});
     s.define_reorder("reorder_reduce", 3,
                      ReorderPolicy::All);  // ic_outer, ry, rx; ic_inner stays innermost
@@ -74,12 +84,19 @@ Template conv2d_nchwc_template() {
     NchwcTilePlan plan;
     plan.ow_bn = c.split("tile_ow").at(1);
     plan.oh_bn = c.value("tile_oh").get<int64_t>();
-    // One row: oh stays outside the reduction (extent 1 there), as in the
-    // hand-written schedule; several rows: inside it, unrolled with ow.
-    plan.tile_order = {a[0], a[1]};
+    plan.oc_bn = c.value("tile_oc").get<int64_t>();
+    // One row (one chunk): oh (the chunk) stays outside the reduction
+    // (extent 1 there), as in the hand-written schedule; several: inside it,
+    // unrolled with ow.
+    plan.tile_order = {a[0]};
+    if (plan.oc_bn == 1) plan.tile_order.push_back(a[1]);
     if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);
     for (int i : c.order("reorder_reduce")) plan.tile_order.push_back(r[i]);
     plan.tile_order.push_back(r[3]);
+    if (plan.oc_bn > 1) {
+      plan.tile_order.push_back(a[1]);
+      plan.tile_unroll.push_back(a[1]);
+    }
     if (plan.oh_bn > 1) {
       plan.tile_order.push_back(a[2]);
       plan.tile_unroll.push_back(a[2]);

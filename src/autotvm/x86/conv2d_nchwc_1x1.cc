@@ -1,6 +1,7 @@
 // conv2d_NCHWc_1x1.x86: 1x1 convolutions in NCHW[x]c. With no kernel window
-// to reuse, the register tile spans rows and columns (tile_oh x tile_ow), and
-// the order knob places the input-channel block loop among the tile loops.
+// to reuse, the register tile spans rows, columns and channel blocks
+// (tile_oh x tile_ow x tile_oc), and the order knob places the input-channel
+// block loop among the tile loops.
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
@@ -29,6 +30,7 @@ Template conv2d_nchwc_1x1_template() {
     ConfigSpace s;
     s.define_split("tile_oh", oh, SplitPolicy::Factors, 2, 4);
     s.define_split("tile_ow", ow, SplitPolicy::Factors, 2, std::max<int64_t>(32, reg_n));
+    define_tile_oc_knob(s, conv);
     // ic_inner merged into (oh, ow): outside both, between, or innermost.
     s.define_reorder("reorder_inner", 3, ReorderPolicy::Interleave, {{0, 1}});
     define_nchwc_common_knobs(s, w.dag);
@@ -42,15 +44,23 @@ Template conv2d_nchwc_1x1_template() {
     NchwcTilePlan plan;
     plan.oh_bn = c.split("tile_oh").at(1);
     plan.ow_bn = c.split("tile_ow").at(1);
-    plan.tile_order = {a[0], a[1]};
-    if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);  // one row: as the hand-written schedule
+    plan.oc_bn = c.value("tile_oc").get<int64_t>();
+    // One row (one chunk): outside the reduction, as the hand-written schedule.
+    plan.tile_order = {a[0]};
+    if (plan.oc_bn == 1) plan.tile_order.push_back(a[1]);
+    if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);
     plan.tile_order.insert(plan.tile_order.end(), {r[0], r[1], r[2]});
     const std::vector<std::string> inner = {r[3], a[2], a[3]};
-    for (int i : c.order("reorder_inner"))
+    for (int i : c.order("reorder_inner")) {
       if (inner[i] != a[2] || plan.oh_bn > 1) plan.tile_order.push_back(inner[i]);
+      // Several chunks: right inside ic_inner, wherever the order knob puts
+      // it, so that each input value read there feeds every chunk.
+      if (inner[i] == r[3] && plan.oc_bn > 1) plan.tile_order.push_back(a[1]);
+    }
     plan.tile_order.push_back(a[4]);
     plan.tile_unroll.push_back(a[3]);
     if (plan.oh_bn > 1) plan.tile_unroll.push_back(a[2]);
+    if (plan.oc_bn > 1) plan.tile_unroll.push_back(a[1]);
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };

@@ -80,14 +80,26 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
     tile = conv->name + ".local";
   }
   const auto o = axis_names(out);  // n, chunk, oh, ow, block
-  std::string oh = o[2];
+  std::string chunk = o[1], oh = o[2];
+  if (plan.oc_bn > 1) {
+    t.split(out->name, o[1], {plan.oc_bn});
+    chunk = o[1] + ".0";
+  }
   if (plan.oh_bn > 1) {
     t.split(out->name, o[2], {plan.oh_bn});
     oh = o[2] + ".0";
   }
   t.split(out->name, o[3], {plan.ow_bn});
-  if (plan.oh_bn > 1) t.reorder(out->name, {o[0], o[1], oh, o[3] + ".0", o[2] + ".1", o[3] + ".1", o[4]});
-  std::vector<std::string> outer = {o[0], o[1], oh, o[3] + ".0"};
+  // The tile's loops (chunk.1, oh.1, ow.1, block) go inside the outer ones so
+  // that the tile stage, computed at ow.0, covers all of them.
+  if (plan.oc_bn > 1 || plan.oh_bn > 1) {
+    std::vector<std::string> order = {o[0], chunk, oh, o[3] + ".0"};
+    if (plan.oc_bn > 1) order.push_back(o[1] + ".1");
+    if (plan.oh_bn > 1) order.push_back(o[2] + ".1");
+    order.insert(order.end(), {o[3] + ".1", o[4]});
+    t.reorder(out->name, order);
+  }
+  std::vector<std::string> outer = {o[0], chunk, oh, o[3] + ".0"};
   outer.resize(std::clamp(plan.parallel_fuse, 1, 4));
   const std::string fused = fused_name(outer);
   if (outer.size() > 1) t.fuse(out->name, outer);

@@ -31,17 +31,21 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 std::vector<int64_t> split_lengths(const schedule::Trace& trace, const std::string& stage, const std::string& iter);
 
 // A register-tiled NCHWc convolution (conv2d_nchwc or depthwise_conv2d_nchwc):
-// the output is cut into tiles of oh_bn rows x ow_bn columns x one channel
-// block, each accumulated in registers (the tile stage computed at the output's
-// tile loop) across the whole reduction.
+// the output is cut into tiles of oc_bn channel blocks x oh_bn rows x ow_bn
+// columns, each accumulated in registers (the tile stage computed at the
+// output's tile loop) across the whole reduction.
 struct NchwcTilePlan {
   int64_t oh_bn = 1, ow_bn = 1;
+  // Output-channel chunks (blocks of one vector) per tile. More than one lets
+  // each broadcast input value feed several weight vectors; the tile stage's
+  // chunk axis (extent oc_bn) must then sit among the unrolled tile loops.
+  int64_t oc_bn = 1;
   // Every iterator of the tile stage (its axis and reduce names), outermost
   // first.
   std::vector<std::string> tile_order;
   std::vector<std::string> tile_unroll;  // tile iterators to unroll
-  // How many of the output's outer loops (n, chunk, oh.0, ow.0) are fused into
-  // the parallel loop: 2, 3 or 4.
+  // How many of the output's outer loops (n, chunk(.0), oh(.0), ow.0) are
+  // fused into the parallel loop: 2, 3 or 4.
   int parallel_fuse = 3;
   // The padding stage: "root" (computed once, in parallel), "inline" (read
   // through a bounds check), "tile" (computed at the tile's outermost reduce
@@ -56,6 +60,10 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
 // only when the DAG pads).
 ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const codegen::Target& target);
 void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag);
+// "tile_oc": output-channel chunks per register tile (NchwcTilePlan::oc_bn),
+// 1 (the hand-written schedule's, so the first candidate), 2 or 4 where they
+// divide the chunks of `conv`.
+void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv);
 void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, NchwcTilePlan& plan);
 
 }  // namespace tessera::autotvm::x86
