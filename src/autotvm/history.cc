@@ -11,11 +11,17 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
   const std::string key = task.workload_key(), target = task.target.str();
   std::vector<measure::MeasureInput> inputs;
   std::vector<measure::MeasureResult> results;
-  int64_t own = 0;
+  int64_t own = 0, stale = 0;
   for (const auto& r : records) {
     if (r.target != target) continue;
     if (r.workload_key == key) {
       if (!r.config_index || *r.config_index < 0 || *r.config_index >= task.space.size()) continue;
+      // A template that gained or lost knobs numbers its configs anew: an old
+      // record's index would name another config.
+      if (r.config.is_object() && r.config != task.space.get(*r.config_index).to_json()) {
+        ++stale;
+        continue;
+      }
       tuner.mark_measured(*r.config_index, r.result);
       ++own;
       inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
@@ -34,14 +40,25 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
     results.push_back(r.result);
   }
   if (!inputs.empty()) tuner.load_history(inputs, results);
+  if (stale > 0)
+    warnings << "warning: " << stale << " records of " << task.describe()
+             << " were made with another version of its config space; they are not reused\n";
   return own;
 }
 
 Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
   auto best = history.lookup(task.workload_key(), task.target.str(), task.describe(), warnings);
   if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
-  if (best->config.is_object() && !best->config.empty())
-    return {task.instantiate(task.space.from_json(best->config)), best};
+  if (best->config.is_object() && !best->config.empty()) {
+    try {
+      return {task.instantiate(task.space.from_json(best->config)), best};
+    } catch (const std::exception& e) {
+      if (best->trace.steps().empty()) throw Error("the best record of " + task.describe() + ": " + e.what());
+      // The template changed since; the schedule that was measured is still right.
+      warnings << "note: the best record of " << task.describe() << " does not fit the current template (" << e.what()
+               << "); using the schedule it recorded\n";
+    }
+  }
   return {best->trace, best};
 }
 

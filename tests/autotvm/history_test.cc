@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
 
 #include "autotvm/task.h"
+#include "tessera/error.h"
 
 namespace tessera::autotvm {
 namespace {
@@ -62,6 +64,41 @@ TEST(AutotvmHistory, WithoutOtherTasksOnlyTheOwnConfigsCount) {
   std::ostringstream warnings;
   EXPECT_EQ(load_history(*tuner, b, log, /*other_tasks=*/false, warnings), 0);
   EXPECT_TRUE(warnings.str().empty());
+}
+
+TEST(AutotvmHistory, RecordsOfAnotherVersionOfTheSpaceAreNotReused) {
+  Task b = dense_task(8);
+  auto log = fake_log(b, 4);
+  // As if the template had another knob when these were logged: index 2 and 3
+  // now name other configs.
+  log[2].config["retired_knob"] = 1;
+  log[3].config = b.space.get(0).to_json();
+  auto tuner = make_tuner("random", b, 1);
+  std::ostringstream warnings;
+  EXPECT_EQ(load_history(*tuner, b, log, /*other_tasks=*/false, warnings), 2);
+  EXPECT_NE(warnings.str().find("2 records of " + b.describe()), std::string::npos) << warnings.str();
+  std::set<int64_t> proposed;
+  for (const auto& c : tuner->next_batch(static_cast<int>(b.space.size()))) proposed.insert(c.index());
+  EXPECT_EQ(proposed.count(2), 1u);
+  EXPECT_EQ(proposed.count(3), 1u);
+  EXPECT_EQ(proposed.count(0), 0u);
+}
+
+TEST(AutotvmHistory, DispatchUsesTheRecordedScheduleWhenTheConfigNoLongerFits) {
+  Task b = dense_task(8);
+  auto log = fake_log(b, 3);  // index 0 is the fastest
+  log[0].config["retired_knob"] = 1;
+  records::ApplyHistoryBest history(log);
+  std::ostringstream warnings;
+  Dispatched d = dispatch(b, history, warnings);
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_EQ(d.record->config_index, 0);
+  EXPECT_EQ(d.trace.dump(), log[0].trace.dump());
+  EXPECT_NE(warnings.str().find("does not fit the current template"), std::string::npos) << warnings.str();
+
+  log[0].trace = schedule::Trace();  // nothing to fall back on: say so
+  records::ApplyHistoryBest broken(log);
+  EXPECT_THROW(dispatch(b, broken, warnings), Error);
 }
 
 }  // namespace
