@@ -2,11 +2,14 @@
 // For each layer and thread count: tune with the XGB tuner (resuming from the
 // log of an earlier run), then time the best config and oneDNN interleaved in
 // this process. Optionally, on some layers, compare the XGB tuner's best after
-// N trials with the random tuner's best after M (both from fresh logs).
+// N trials with the random tuner's best after M (logs PREFIX.versus.LAYER.*,
+// resumed by a rerun), the XGB tuner optionally warm-started from another
+// log's records of the other layers.
 //
 //   tune_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--trials 1000] [--early-stopping 400]
 //                  [--log-prefix tune_resnet18] [--tuner xgb]
 //                  [--versus-random NAME,...] [--xgb-trials 200] [--random-trials 1000]
+//                  [--versus-history LOG]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -43,6 +46,7 @@ struct Options {
   std::vector<std::string> versus_random;
   bool versus_random_only = false;  // skip the main table
   int xgb_trials = 200, random_trials = 1000;
+  std::string versus_history;  // a log of other tasks for the xgb tuner's transfer learning
   int rounds = 5, min_repeat_ms = 100;
 };
 
@@ -50,16 +54,27 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Tunes a task into `log`, resuming it; returns the tuner (its best is of this run only).
-std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::string& tuner_name, int trials,
-                                     int early_stopping, int threads, const std::string& log,
-                                     const std::string& prefix) {
+// Records of tasks other than `task`: what transfer learning may see.
+std::vector<records::Record> other_tasks_records(const autotvm::Task& task, const std::string& log) {
+  std::vector<records::Record> others;
+  if (log.empty()) return others;
+  for (records::Record& r : records::load_records(log, std::cerr))
+    if (r.workload_key != task.workload_key()) others.push_back(std::move(r));
+  return others;
+}
+
+// Tunes a task into `log`, resuming it; with `history`, the tuner first learns
+// from the other tasks' records there (the seed's use_transfer_learning).
+void tune(const autotvm::Task& task, const std::string& tuner_name, int trials, int early_stopping, int threads,
+          const std::string& log, const std::string& prefix, const std::string& history = "") {
   auto tuner = autotvm::make_tuner(tuner_name, task);
+  if (!history.empty())
+    autotvm::load_history(*tuner, task, other_tasks_records(task, history), /*other_tasks=*/true, std::cerr);
   int64_t done = 0;
   if (std::filesystem::exists(log))
     done = autotvm::load_history(*tuner, task, records::load_records(log, std::cerr), false, std::cerr);
   const int remaining = static_cast<int>(std::max<int64_t>(0, trials - done));
-  if (remaining == 0) return tuner;
+  if (remaining == 0) return;
   measure::LocalBuilder builder;
   measure::LocalRunnerOptions run;
   run.number = 2;
@@ -72,7 +87,6 @@ std::unique_ptr<autotvm::Tuner> tune(const autotvm::Task& task, const std::strin
   tuner->tune(autotvm::TuneOptions{.n_trial = remaining, .early_stopping = early_stopping},
               autotvm::MeasureOption{&builder, &runner, &confirm_runner},
               {autotvm::progress_bar(remaining, prefix, std::cout), autotvm::log_to_file(log)});
-  return tuner;
 }
 
 schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
@@ -122,20 +136,28 @@ int run(const Options& o) {
   for (const std::string& name : o.versus_random) {
     const Layer layer = select_layers({name})[0];
     autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
-    const std::string stamp = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
-    auto xgb = tune(task, "xgb", o.xgb_trials, 0, 1, o.log_prefix + ".xgb." + stamp + ".log", "[xgb]    ");
-    auto rnd = tune(task, "random", o.random_trials, 0, 1, o.log_prefix + ".random." + stamp + ".log", "[random] ");
-    // The two bests timed again side by side: the tuners measured them minutes apart.
+    // Logs named by layer and budget, so a rerun resumes (or just re-times).
+    const std::string base = fmt::format("{}.versus.{}", o.log_prefix, name);
+    const std::string xgb_log = fmt::format("{}.xgb{}{}.log", base, o.xgb_trials, o.versus_history.empty() ? "" : "-tl");
+    const std::string random_log = fmt::format("{}.random{}.log", base, o.random_trials);
+    tune(task, "xgb", o.xgb_trials, 0, 1, xgb_log, "[xgb]    ", o.versus_history);
+    tune(task, "random", o.random_trials, 0, 1, random_log, "[random] ");
+    // The two bests (as dispatch picks them) timed again side by side, as the
+    // tuners measured them minutes apart; and the random best against itself,
+    // which shows how far apart two timings of one kernel land.
     runtime::set_num_threads(1);
-    baseline::TesseraKernel xk(task.workload, task.instantiate(xgb->best_config()), target);
-    baseline::TesseraKernel rk(task.workload, task.instantiate(rnd->best_config()), target);
+    baseline::TesseraKernel xk(task.workload, best_trace(task, xgb_log), target);
+    baseline::TesseraKernel rk(task.workload, best_trace(task, random_log), target);
+    baseline::TesseraKernel rk2(task.workload, best_trace(task, random_log), target);
     auto [xt, rt] = baseline::time_interleaved([&] { xk.run(); }, [&] { rk.run(); }, timing);
+    auto [at, bt] = baseline::time_interleaved([&] { rk.run(); }, [&] { rk2.run(); }, timing);
     const double gx = baseline::gflops(xk.flop_count(), xt.min_cost());
     const double gr = baseline::gflops(rk.flop_count(), rt.min_cost());
     versus.push_back(fmt::format(
-        "{}: xgb best after {} trials {:.1f} GFLOPS (tuning {:.1f}), random best after {} trials {:.1f} GFLOPS "
-        "(tuning {:.1f}); re-timed together: xgb/random {:.3f}",
-        name, o.xgb_trials, gx, xgb->best_flops() / 1e9, o.random_trials, gr, rnd->best_flops() / 1e9, gx / gr));
+        "{}: xgb{} best after {} trials {:.1f} GFLOPS, random best after {} trials {:.1f} GFLOPS; "
+        "xgb/random {:.3f} (random/random {:.3f})",
+        name, o.versus_history.empty() ? "" : " (transfer learning)", o.xgb_trials, gx, o.random_trials, gr, gx / gr,
+        at.min_cost() / bt.min_cost()));
     std::cout << versus.back() << std::endl;
   }
   fmt::print("\n");
@@ -168,6 +190,8 @@ int main(int argc, char** argv) {
   app.add_flag("--versus-random-only", o.versus_random_only, "only the xgb-vs-random comparison");
   app.add_option("--xgb-trials", o.xgb_trials, "xgb budget in the comparison")->capture_default_str();
   app.add_option("--random-trials", o.random_trials, "random budget in the comparison")->capture_default_str();
+  app.add_option("--versus-history", o.versus_history,
+                 "in the comparison, xgb first learns from this log's records of the other layers");
   app.add_option("--rounds", o.rounds, "interleaved timing rounds")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {

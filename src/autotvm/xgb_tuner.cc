@@ -197,10 +197,25 @@ void XgbTuner::load_history(const std::vector<measure::MeasureInput>& inputs,
                             const std::vector<measure::MeasureResult>& results) {
   if (feature_ == FeatureType::Knob) return;  // knob features mean nothing across spaces
   const std::string own_key = task_.workload_key();
+  // Every other task gets an equal share of kMaxHistoryRows, taken at an even
+  // stride through its records, so that a long log teaches the model about all
+  // of its tasks rather than the first few.
+  const size_t n = std::min(inputs.size(), results.size());
+  std::vector<std::string> keys(n);
+  std::map<std::string, size_t> records_of;
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = inputs[i].dag.workload_key();
+    if (keys[i] != own_key) ++records_of[keys[i]];
+  }
+  const size_t share = records_of.empty() ? 0 : std::max<size_t>(1, kMaxHistoryRows / records_of.size());
+  std::map<std::string, size_t> seen;
   std::map<std::string, int> group_of;
-  for (size_t i = 0; i < inputs.size() && i < results.size(); ++i) {
-    if (own_.costs.size() + history_.costs.size() >= kMaxHistoryRows) break;
-    const std::string key = inputs[i].dag.workload_key();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& key = keys[i];
+    if (key != own_key) {
+      const size_t stride = (records_of[key] + share - 1) / share;
+      if (seen[key]++ % stride != 0) continue;
+    }
     const double cost = is_valid(results[i]) ? results[i].min_cost() : std::numeric_limits<double>::infinity();
     std::vector<float> f = loop_features(inputs[i], feature_);
     if (key == own_key) {
