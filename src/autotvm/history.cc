@@ -1,5 +1,7 @@
 #include "autotvm/history.h"
 
+#include <set>
+
 #include "tessera/error.h"
 
 namespace tessera::autotvm {
@@ -11,7 +13,8 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
   const std::string key = task.workload_key(), target = task.target.str();
   std::vector<measure::MeasureInput> inputs;
   std::vector<measure::MeasureResult> results;
-  int64_t own = 0, stale = 0;
+  std::set<int64_t> own;  // distinct configs: a leader's re-measurement repeats one
+  int64_t stale = 0;
   for (const auto& r : records) {
     if (r.target != target) continue;
     if (r.workload_key == key) {
@@ -22,8 +25,8 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
         ++stale;
         continue;
       }
+      own.insert(*r.config_index);
       tuner.mark_measured(*r.config_index, r.result);
-      ++own;
       inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
     } else if (other_tasks) {
       try {
@@ -43,7 +46,7 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
   if (stale > 0)
     warnings << "warning: " << stale << " records of " << task.describe()
              << " were made with another version of its config space; they are not reused\n";
-  return own;
+  return static_cast<int64_t>(own.size());
 }
 
 Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {

@@ -21,7 +21,7 @@ nlohmann::json workload_json(const Task& task);
 // with the other tasks' records when `other_tasks` is set, handed to
 // Tuner::load_history. Records of other targets are ignored; a record whose
 // task cannot be rebuilt is skipped with a warning. Returns the number of
-// configs of `task` found.
+// distinct configs of `task` found.
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings);
 

@@ -66,6 +66,17 @@ TEST(AutotvmHistory, WithoutOtherTasksOnlyTheOwnConfigsCount) {
   EXPECT_TRUE(warnings.str().empty());
 }
 
+TEST(AutotvmHistory, ALeadersReMeasurementIsNoNewConfig) {
+  Task b = dense_task(8);
+  auto log = fake_log(b, 4);
+  records::Record again = log[1];
+  again.confirmed = true;
+  log.push_back(again);
+  auto tuner = make_tuner("random", b, 1);
+  std::ostringstream warnings;
+  EXPECT_EQ(load_history(*tuner, b, log, /*other_tasks=*/false, warnings), 4);
+}
+
 TEST(AutotvmHistory, RecordsOfAnotherVersionOfTheSpaceAreNotReused) {
   Task b = dense_task(8);
   auto log = fake_log(b, 4);
