@@ -1,5 +1,7 @@
 #include "autotvm/history.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "tessera/error.h"
@@ -47,6 +49,23 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
     warnings << "warning: " << stale << " records of " << task.describe()
              << " were made with another version of its config space; they are not reused\n";
   return static_cast<int64_t>(own.size());
+}
+
+std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const std::string& own_key, size_t max_other) {
+  std::map<std::string, size_t> records_of;
+  for (const std::string& k : keys)
+    if (k != own_key) ++records_of[k];
+  const size_t share = records_of.empty() ? 0 : std::max<size_t>(1, max_other / records_of.size());
+  std::map<std::string, size_t> seen;
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] != own_key) {
+      const size_t stride = (records_of[keys[i]] + share - 1) / share;
+      if (seen[keys[i]]++ % stride != 0) continue;
+    }
+    rows.push_back(i);
+  }
+  return rows;
 }
 
 Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {

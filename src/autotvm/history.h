@@ -4,6 +4,7 @@
 // tasks on the same target warm-start its cost model (transfer learning).
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <ostream>
 #include <vector>
 
@@ -24,6 +25,13 @@ nlohmann::json workload_json(const Task& task);
 // distinct configs of `task` found.
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings);
+
+// Which of the records (by workload key, in log order) a cost model learns
+// from: all of its own task's, and of every other task an equal share of
+// `max_other` taken at an even stride through its records, so that a long log
+// teaches the model about all of its tasks rather than the first few.
+// Positions ascending.
+std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const std::string& own_key, size_t max_other);
 
 // The schedule a task runs with: its best record's config (or, for a record
 // without one, its trace), else the fallback config after history's

@@ -15,11 +15,14 @@
 //
 // Transfer learning (itervar / curve features only, as these do not depend on
 // the config space): load_history lowers the earlier measurements and pools
-// them with this task's rows. Each earlier task is its own group, so ranking
+// them with this task's rows (up to kMaxHistoryRows, an even share per earlier
+// task: rows_to_learn in history.h). Each earlier task is its own group, so ranking
 // losses never compare kernels of different tasks and throughput is
 // normalised per task; other tasks' groups weigh kHistoryWeight, this task's
 // 1. With knob features, other tasks' history is ignored.
 #include "autotvm/xgb_tuner.h"
+
+#include "autotvm/history.h"
 
 #include <algorithm>
 #include <cmath>
@@ -197,25 +200,12 @@ void XgbTuner::load_history(const std::vector<measure::MeasureInput>& inputs,
                             const std::vector<measure::MeasureResult>& results) {
   if (feature_ == FeatureType::Knob) return;  // knob features mean nothing across spaces
   const std::string own_key = task_.workload_key();
-  // Every other task gets an equal share of kMaxHistoryRows, taken at an even
-  // stride through its records, so that a long log teaches the model about all
-  // of its tasks rather than the first few.
   const size_t n = std::min(inputs.size(), results.size());
   std::vector<std::string> keys(n);
-  std::map<std::string, size_t> records_of;
-  for (size_t i = 0; i < n; ++i) {
-    keys[i] = inputs[i].dag.workload_key();
-    if (keys[i] != own_key) ++records_of[keys[i]];
-  }
-  const size_t share = records_of.empty() ? 0 : std::max<size_t>(1, kMaxHistoryRows / records_of.size());
-  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < n; ++i) keys[i] = inputs[i].dag.workload_key();
   std::map<std::string, int> group_of;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i : rows_to_learn(keys, own_key, kMaxHistoryRows)) {
     const std::string& key = keys[i];
-    if (key != own_key) {
-      const size_t stride = (records_of[key] + share - 1) / share;
-      if (seen[key]++ % stride != 0) continue;
-    }
     const double cost = is_valid(results[i]) ? results[i].min_cost() : std::numeric_limits<double>::infinity();
     std::vector<float> f = loop_features(inputs[i], feature_);
     if (key == own_key) {

@@ -66,6 +66,25 @@ TEST(AutotvmHistory, WithoutOtherTasksOnlyTheOwnConfigsCount) {
   EXPECT_TRUE(warnings.str().empty());
 }
 
+TEST(AutotvmHistory, ModelsLearnFromEveryEarlierTaskEvenly) {
+  // 9 records of task a, then 3 of b, then 2 of c; own task x throughout.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 9; ++i) keys.push_back("a");
+  keys.push_back("x");
+  for (int i = 0; i < 3; ++i) keys.push_back("b");
+  keys.push_back("x");
+  keys.insert(keys.end(), {"c", "c"});
+  // A share of 2 per task: a at stride 5 (positions 0, 5), b at stride 2
+  // (10, 12), c whole (14, 15), x whole (9, 13).
+  EXPECT_EQ(rows_to_learn(keys, "x", 6), (std::vector<size_t>{0, 5, 9, 10, 12, 13, 14, 15}));
+  // Room for all: everything, in order.
+  std::vector<size_t> all(keys.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  EXPECT_EQ(rows_to_learn(keys, "x", 100), all);
+  // Less room than tasks: still one row of each.
+  EXPECT_EQ(rows_to_learn(keys, "x", 1), (std::vector<size_t>{0, 9, 10, 13, 14}));
+}
+
 TEST(AutotvmHistory, ALeadersReMeasurementIsNoNewConfig) {
   Task b = dense_task(8);
   auto log = fake_log(b, 4);
