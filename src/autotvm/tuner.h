@@ -73,7 +73,9 @@ class Tuner {
   int64_t trials() const { return trials_; }           // measured in tune()
   const ConfigEntity& best_config() const { return best_config_; }
   double best_flops() const { return best_flops_; }    // FLOP/s of the best config, 0 if none valid
-  int64_t best_trial() const { return best_trial_; }   // trial number at which the best was found
+  // Trial number at which the search found its fastest measurement (what
+  // early stopping counts from; the confirmed best may be another leader).
+  int64_t best_trial() const { return best_trial_; }
   // True while callbacks see the leaders' re-measurement: one result per
   // leader whose costs are its per-round times (each round's fastest repeat).
   bool confirming() const { return confirming_; }
