@@ -34,24 +34,13 @@ std::map<std::string, std::string> Conv2dAttrs::to_attrs() const {
           {"dilation", join({dilation_h, dilation_w})}};
 }
 
-namespace {
-
-// Spatial output extents (OH, OW) of a window of kh x kw over h x w.
-std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int64_t w, int64_t kh,
-                                           int64_t kw, const Conv2dAttrs& a) {
+std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int64_t w, int64_t kh, int64_t kw,
+                                           const Conv2dAttrs& a) {
   a.validate(op);
   return {window_output_extent(op, "height", h, a.pad_top, a.pad_bottom, kh, a.stride_h, a.dilation_h),
           window_output_extent(op, "width", w, a.pad_left, a.pad_right, kw, a.stride_w, a.dilation_w)};
 }
 
-void check_channels(const std::string& op, const std::string& what, int64_t data_channels,
-                    int64_t weight_channels) {
-  if (data_channels != weight_channels)
-    fail(op, what + ": data has " + std::to_string(data_channels) + " but weight expects " +
-                 std::to_string(weight_channels));
-}
-
-// Pads the two spatial dimensions (h_dim, w_dim) of data when the attrs ask for it.
 ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const Conv2dAttrs& a,
                        const std::string& name) {
   if (!a.has_padding()) return data;
@@ -63,9 +52,17 @@ ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const
   return pad(data, before, after, 0.0f, name);
 }
 
-// Input row (or column) read by output position `out` and kernel tap `tap`.
 ir::Expr window_index(const ir::Expr& out, const ir::Expr& tap, int64_t stride, int64_t dilation) {
   return plus(scaled(out, stride), scaled(tap, dilation));
+}
+
+namespace {
+
+void check_channels(const std::string& op, const std::string& what, int64_t data_channels,
+                    int64_t weight_channels) {
+  if (data_channels != weight_channels)
+    fail(op, what + ": data has " + std::to_string(data_channels) + " but weight expects " +
+                 std::to_string(weight_channels));
 }
 
 }  // namespace

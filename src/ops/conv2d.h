@@ -7,6 +7,7 @@
 // Non-zero padding adds a separate padding stage before the convolution.
 #include <map>
 #include <string>
+#include <utility>
 
 #include "ir/tensor.h"
 #include "ops/common.h"
@@ -26,6 +27,17 @@ struct Conv2dAttrs {
   // Recorded in the output tensor's attrs, e.g. {"strides": "2,2", "padding": "1,1,1,1", ...}.
   std::map<std::string, std::string> to_attrs() const;
 };
+
+// Building blocks shared by the convolution layouts (and other windowed
+// operators in their own files):
+// Spatial output extents (OH, OW) of a kh x kw window over h x w; validates the attrs.
+std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int64_t w, int64_t kh, int64_t kw,
+                                           const Conv2dAttrs& attrs);
+// Pads the two spatial dimensions (h_dim, w_dim) of data when the attrs ask for it.
+ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const Conv2dAttrs& attrs,
+                       const std::string& name);
+// Input row (or column) read by output position `out` and kernel tap `tap`.
+ir::Expr window_index(const ir::Expr& out, const ir::Expr& tap, int64_t stride, int64_t dilation);
 
 // Output shapes; they also validate the shapes against each other and throw
 // tessera::Error naming the offending argument.

@@ -1,7 +1,6 @@
 #include "ops/depthwise_nchwc.h"
 
 #include "ops/layout.h"
-#include "ops/pad.h"
 #include "ops/reference.h"
 
 namespace tessera::ops {
@@ -17,25 +16,20 @@ Shape depthwise_conv2d_nchwc_output_shape(const Shape& data, const Shape& weight
   if (data[1] != weight[0] || data[4] != weight[5])
     fail(op, "data " + shape_to_string(data) + " and weight " + shape_to_string(weight) +
                  " disagree on the channel blocks");
-  a.validate(op);
-  return {data[0], data[1],
-          window_output_extent(op, "height", data[2], a.pad_top, a.pad_bottom, weight[2], a.stride_h, a.dilation_h),
-          window_output_extent(op, "width", data[3], a.pad_left, a.pad_right, weight[3], a.stride_w, a.dilation_w),
-          data[4]};
+  auto [oh, ow] = spatial_output(op, data[2], data[3], weight[2], weight[3], a);
+  return {data[0], data[1], oh, ow, data[4]};
 }
 
 ir::Tensor depthwise_conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   Shape out = depthwise_conv2d_nchwc_output_shape(data->shape, weight->shape, a);
-  ir::Tensor padded = data;
-  if (a.has_padding())
-    padded = pad(data, {0, 0, a.pad_top, a.pad_left, 0}, {0, 0, a.pad_bottom, a.pad_right, 0}, 0.0f, "data_pad");
+  ir::Tensor padded = pad_spatial(data, 2, 3, a, "data_pad");
   ir::IterVar di = ir::reduce_axis(weight->shape[2], "di");
   ir::IterVar dj = ir::reduce_axis(weight->shape[3], "dj");
   const ir::Expr zero(int64_t{0});
   auto body = [&](const std::vector<ir::Var>& v) {
     const ir::Var &n = v[0], &c_chunk = v[1], &oh = v[2], &ow = v[3], &c_block = v[4];
-    ir::Expr row = plus(scaled(oh, a.stride_h), scaled(di.var, a.dilation_h));
-    ir::Expr col = plus(scaled(ow, a.stride_w), scaled(dj.var, a.dilation_w));
+    ir::Expr row = window_index(oh, di.var, a.stride_h, a.dilation_h);
+    ir::Expr col = window_index(ow, dj.var, a.stride_w, a.dilation_w);
     return ir::sum(ir::load(padded, {n, c_chunk, row, col, c_block}) *
                        ir::load(weight, {c_chunk, zero, di.var, dj.var, zero, c_block}),
                    {di, dj});
