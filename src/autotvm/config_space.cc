@@ -218,26 +218,11 @@ int64_t ConfigSpace::size() const {
   return n;
 }
 
-ConfigEntity ConfigSpace::get(int64_t index) const {
-  const int64_t n = size();
-  if (index < 0 || index >= n)
-    throw Error("config index " + std::to_string(index) + " is out of range [0, " + std::to_string(n) + ")");
-  std::vector<int> choices;
-  int64_t rest = index;
-  for (const auto& k : knobs_) {
-    const auto radix = static_cast<int64_t>(k.candidates.size());
-    choices.push_back(static_cast<int>(rest % radix));
-    rest /= radix;
-  }
-  return from_choices(choices);
-}
-
-ConfigEntity ConfigSpace::from_choices(const std::vector<int>& choices) const {
+int64_t ConfigSpace::index_of(const std::vector<int>& choices) const {
   if (choices.size() != knobs_.size())
     throw Error("config: " + std::to_string(choices.size()) + " choices for " + std::to_string(knobs_.size()) +
                 " knobs");
   int64_t index = 0, stride = 1;
-  json values = json::object();
   for (size_t i = 0; i < knobs_.size(); ++i) {
     const Knob& k = knobs_[i];
     if (choices[i] < 0 || choices[i] >= static_cast<int>(k.candidates.size()))
@@ -245,8 +230,29 @@ ConfigEntity ConfigSpace::from_choices(const std::vector<int>& choices) const {
                   std::to_string(k.candidates.size()) + ")");
     index += choices[i] * stride;
     stride *= static_cast<int64_t>(k.candidates.size());
-    values[k.name] = k.candidates[choices[i]];
   }
+  return index;
+}
+
+std::vector<int> ConfigSpace::choices_of(int64_t index) const {
+  const int64_t n = size();
+  if (index < 0 || index >= n)
+    throw Error("config index " + std::to_string(index) + " is out of range [0, " + std::to_string(n) + ")");
+  std::vector<int> choices;
+  for (const auto& k : knobs_) {
+    const auto radix = static_cast<int64_t>(k.candidates.size());
+    choices.push_back(static_cast<int>(index % radix));
+    index /= radix;
+  }
+  return choices;
+}
+
+ConfigEntity ConfigSpace::get(int64_t index) const { return from_choices(choices_of(index)); }
+
+ConfigEntity ConfigSpace::from_choices(const std::vector<int>& choices) const {
+  const int64_t index = index_of(choices);  // checks the choices
+  json values = json::object();
+  for (size_t i = 0; i < knobs_.size(); ++i) values[knobs_[i].name] = knobs_[i].candidates[choices[i]];
   return ConfigEntity(index, choices, std::move(values));
 }
 

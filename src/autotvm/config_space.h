@@ -58,6 +58,11 @@ class ConfigSpace {
   int64_t size() const;
   ConfigEntity get(int64_t index) const;                    // throws when out of range
   ConfigEntity from_choices(const std::vector<int>& choices) const;
+  // The numbering of configs: mixed radix over the knobs' candidate counts,
+  // first knob fastest. No JSON is built, so search loops can call these
+  // freely. Both throw when out of range.
+  int64_t index_of(const std::vector<int>& choices) const;
+  std::vector<int> choices_of(int64_t index) const;
   // Knob values as written by ConfigEntity::to_json(); throws when one is not a candidate.
   ConfigEntity from_json(const nlohmann::json& values) const;
   // The config used when a task has no tuning record: the template's choice

@@ -14,25 +14,6 @@ GATuner::GATuner(const Task& task, GAOptions options, uint64_t seed) : Tuner(tas
   for (const Knob& knob : task.space.knobs()) dims_.push_back(static_cast<int>(knob.candidates.size()));
 }
 
-// The space numbers configs in mixed radix, first knob fastest.
-int64_t GATuner::index_of(const Genes& genes) const {
-  int64_t index = 0, radix = 1;
-  for (size_t k = 0; k < dims_.size(); ++k) {
-    index += genes[k] * radix;
-    radix *= dims_[k];
-  }
-  return index;
-}
-
-GATuner::Genes GATuner::genes_of(int64_t index) const {
-  Genes genes(dims_.size());
-  for (size_t k = 0; k < dims_.size(); ++k) {
-    genes[k] = static_cast<int>(index % dims_[k]);
-    index /= dims_[k];
-  }
-  return genes;
-}
-
 int64_t GATuner::random_fresh(const std::unordered_set<int64_t>& taken) {
   const int64_t size = task_.space.size();
   const int64_t used = num_visited() + static_cast<int64_t>(taken.size());
@@ -60,7 +41,7 @@ void GATuner::breed() {
   std::unordered_set<int64_t> taken;  // members of the new generation
   auto add = [&](int64_t index) {
     taken.insert(index);
-    generation_.push_back(genes_of(index));
+    generation_.push_back(task_.space.choices_of(index));
   };
 
   if (pool.empty()) {  // first generation: random
@@ -93,11 +74,11 @@ void GATuner::breed() {
     }
     // A child seen before is mutated further; after enough tries (the
     // neighbourhood is used up) a random fresh config takes its place.
-    int64_t index = index_of(child);
+    int64_t index = task_.space.index_of(child);
     for (int attempt = 0; !dims_.empty() && attempt < 64 && (visited(index) || taken.count(index)); ++attempt) {
       const size_t k = any_knob(rng_);
       child[k] = random_choice(k);
-      index = index_of(child);
+      index = task_.space.index_of(child);
     }
     if (visited(index) || taken.count(index)) index = random_fresh(taken);
     if (index < 0) break;  // the space is used up
@@ -112,7 +93,7 @@ std::vector<ConfigEntity> GATuner::next_batch(int batch_size) {
       breed();
       if (generation_.empty()) break;
     }
-    const int64_t index = index_of(generation_[next_++]);
+    const int64_t index = task_.space.index_of(generation_[next_++]);
     if (visited(index)) continue;  // marked visited (a resumed run) after breeding
     visit(index);
     batch.push_back(task_.space.get(index));

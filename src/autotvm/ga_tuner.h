@@ -33,8 +33,6 @@ class GATuner : public Tuner {
   };
 
   void breed();
-  int64_t index_of(const Genes& genes) const;
-  Genes genes_of(int64_t index) const;
   // A random config neither measured nor in `taken`; -1 when there is none.
   int64_t random_fresh(const std::unordered_set<int64_t>& taken);
 

@@ -62,8 +62,6 @@ class XgbTuner : public Tuner {
                     const std::vector<measure::MeasureResult>& results) override;
 
  private:
-  int64_t index_of(const std::vector<int>& choices) const;
-  std::vector<int> choices_of(int64_t index) const;
   const std::vector<float>& features_of(int64_t index);
   std::vector<float> scores_of(const std::vector<int64_t>& indices);
   int64_t random_unvisited();
@@ -74,7 +72,7 @@ class XgbTuner : public Tuner {
   FeatureType feature_;
   std::mt19937_64 rng_;
   XgbCostModel model_;
-  std::vector<int> radix_;  // candidates per knob (index: first knob fastest)
+  std::vector<int> radix_;  // candidates per knob
   int chains_, steps_;
 
   std::unordered_map<int64_t, std::vector<float>> feature_cache_;
@@ -85,24 +83,6 @@ class XgbTuner : public Tuner {
   std::vector<int64_t> plan_;                              // best first
   std::vector<std::vector<int>> points_;                   // annealing chains
 };
-
-int64_t XgbTuner::index_of(const std::vector<int>& choices) const {
-  int64_t index = 0, stride = 1;
-  for (size_t k = 0; k < radix_.size(); ++k) {
-    index += choices[k] * stride;
-    stride *= radix_[k];
-  }
-  return index;
-}
-
-std::vector<int> XgbTuner::choices_of(int64_t index) const {
-  std::vector<int> c(radix_.size());
-  for (size_t k = 0; k < radix_.size(); ++k) {
-    c[k] = static_cast<int>(index % radix_[k]);
-    index /= radix_[k];
-  }
-  return c;
-}
 
 const std::vector<float>& XgbTuner::features_of(int64_t index) {
   auto it = feature_cache_.find(index);
@@ -150,7 +130,7 @@ int64_t XgbTuner::take_from_plan(const std::set<std::pair<size_t, int>>& covered
   size_t best = 0;
   int best_gain = -1;
   for (size_t p = 0; p < plan_.size() && p < static_cast<size_t>(kDiversityWindow); ++p) {
-    std::vector<int> c = choices_of(plan_[p]);
+    std::vector<int> c = task_.space.choices_of(plan_[p]);
     int gain = 0;
     for (size_t k = 0; k < c.size(); ++k) gain += covered.count({k, c[k]}) ? 0 : 1;
     if (gain > best_gain) best_gain = gain, best = p;  // ties: the higher score
@@ -176,9 +156,9 @@ std::vector<ConfigEntity> XgbTuner::next_batch(int batch_size) {
     if (index < 0) index = random_unvisited();
     if (index < 0) break;
     visit(index);
-    std::vector<int> c = choices_of(index);
-    for (size_t k = 0; k < c.size(); ++k) covered.insert({k, c[k]});
     batch.push_back(task_.space.get(index));
+    const std::vector<int>& c = batch.back().choices();
+    for (size_t k = 0; k < c.size(); ++k) covered.insert({k, c[k]});
   }
   return batch;
 }
@@ -254,7 +234,7 @@ void XgbTuner::make_plan() {
   // configs for a quarter of them, random points to fill up.
   const size_t restarts = std::min(best_measured_.size(), static_cast<size_t>(chains_ / 4));
   for (size_t r = 0; r < restarts; ++r) {
-    std::vector<int> c = choices_of(best_measured_[r].second);
+    std::vector<int> c = task_.space.choices_of(best_measured_[r].second);
     if (points_.size() < static_cast<size_t>(chains_))
       points_.push_back(c);
     else
@@ -262,10 +242,10 @@ void XgbTuner::make_plan() {
   }
   const int64_t size = task_.space.size();
   std::uniform_int_distribution<int64_t> any(0, size - 1);
-  while (points_.size() < static_cast<size_t>(chains_)) points_.push_back(choices_of(any(rng_)));
+  while (points_.size() < static_cast<size_t>(chains_)) points_.push_back(task_.space.choices_of(any(rng_)));
 
   std::vector<int64_t> current(points_.size());
-  for (size_t c = 0; c < points_.size(); ++c) current[c] = index_of(points_[c]);
+  for (size_t c = 0; c < points_.size(); ++c) current[c] = task_.space.index_of(points_[c]);
   std::vector<float> score = scores_of(current);
 
   // Top kPlanSize unvisited configs seen: a set ordered by (score, index).
@@ -297,7 +277,7 @@ void XgbTuner::make_plan() {
       size_t k = movable[std::uniform_int_distribution<size_t>(0, movable.size() - 1)(rng_)];
       int shift = std::uniform_int_distribution<int>(1, radix_[k] - 1)(rng_);
       next[c][k] = (next[c][k] + shift) % radix_[k];
-      proposal[c] = index_of(next[c]);
+      proposal[c] = task_.space.index_of(next[c]);
     }
     std::vector<float> s = scores_of(proposal);
     bool changed = false;
