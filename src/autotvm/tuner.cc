@@ -17,10 +17,6 @@ namespace {
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
-bool is_valid(const measure::MeasureResult& r) {
-  return r.error == measure::ErrorKind::None && !r.costs.empty() && r.min_cost() > 0;
-}
-
 // Builds and runs a batch. A config whose schedule cannot be instantiated
 // becomes an Instantiation error result instead of reaching the builder, so a
 // bad config costs its own trial and nothing else.
@@ -57,7 +53,7 @@ std::vector<measure::MeasureResult> measure_configs(const Task& task, const std:
 }  // namespace
 
 void Tuner::note_leader(int64_t index, const measure::MeasureResult& result) {
-  if (!is_valid(result)) return;
+  if (!result.valid()) return;
   auto [it, inserted] = leader_cost_.try_emplace(index, result.min_cost());
   if (!inserted) it->second = std::min(it->second, result.min_cost());
 }
@@ -71,7 +67,7 @@ void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<m
   // tune() counts the batch after this, so config i is trial trials_ + i + 1.
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     note_leader(configs[i].index(), results[i]);
-    if (!is_valid(results[i])) continue;
+    if (!results[i].valid()) continue;
     const double flops = task_.flop() / results[i].min_cost();
     if (flops > best_flops_) {
       best_flops_ = flops;
@@ -140,7 +136,7 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
       c.all_cost += r.all_cost;
       c.timestamp = std::max(c.timestamp, r.timestamp);
       if (c.error != measure::ErrorKind::None) continue;
-      if (!is_valid(r)) {
+      if (!r.valid()) {
         c.error = r.error == measure::ErrorKind::None ? measure::ErrorKind::Unknown : r.error;
         c.error_message = "leader re-measurement: " + (r.error_message.empty() ? "no cost" : r.error_message);
         c.costs.clear();
@@ -152,7 +148,7 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
 
   double best_cost = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < leaders.size(); ++i) {
-    if (!is_valid(confirmed[i]) || confirmed[i].median_cost() >= best_cost) continue;
+    if (!confirmed[i].valid() || confirmed[i].median_cost() >= best_cost) continue;
     best_cost = confirmed[i].median_cost();
     best_config_ = leaders[i];
     best_flops_ = task_.flop() / best_cost;

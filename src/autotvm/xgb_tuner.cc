@@ -42,10 +42,6 @@ constexpr size_t kMaxHistoryRows = 2000;  // lowering each costs ~1 ms
 constexpr size_t kMaxCachedFeatures = 200000;
 constexpr int kDiversityWindow = 8;  // plan entries considered per pick
 
-bool is_valid(const measure::MeasureResult& r) {
-  return r.error == measure::ErrorKind::None && !r.costs.empty() && std::isfinite(r.min_cost()) && r.min_cost() > 0;
-}
-
 class XgbTuner : public Tuner {
  public:
   XgbTuner(const Task& task, XgbLoss loss, FeatureType feature, uint64_t seed)
@@ -167,7 +163,7 @@ void XgbTuner::update(const std::vector<ConfigEntity>& configs, const std::vecto
   Tuner::update(configs, results);
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     const int64_t index = configs[i].index();
-    const double cost = is_valid(results[i]) ? results[i].min_cost() : std::numeric_limits<double>::infinity();
+    const double cost = results[i].valid() ? results[i].min_cost() : std::numeric_limits<double>::infinity();
     own_.features.push_back(features_of(index));
     own_.costs.push_back(cost);
     if (std::isfinite(cost)) best_measured_.push_back({cost, index});
@@ -186,7 +182,7 @@ void XgbTuner::load_history(const std::vector<measure::MeasureInput>& inputs,
   std::map<std::string, int> group_of;
   for (size_t i : rows_to_learn(keys, own_key, kMaxHistoryRows)) {
     const std::string& key = keys[i];
-    const double cost = is_valid(results[i]) ? results[i].min_cost() : std::numeric_limits<double>::infinity();
+    const double cost = results[i].valid() ? results[i].min_cost() : std::numeric_limits<double>::infinity();
     std::vector<float> f = loop_features(inputs[i], feature_);
     if (key == own_key) {
       own_.features.push_back(std::move(f));

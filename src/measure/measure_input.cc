@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -37,6 +38,11 @@ ErrorKind error_kind_from_string(const std::string& s) {
   for (const auto& [kind, name] : kErrorKindNames)
     if (s == name) return kind;
   throw Error("unknown measure error kind '" + s + "'");
+}
+
+bool MeasureResult::valid() const {
+  const double fastest = min_cost();  // +inf without costs
+  return error == ErrorKind::None && std::isfinite(fastest) && fastest > 0;
 }
 
 double MeasureResult::min_cost() const {

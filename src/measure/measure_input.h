@@ -37,6 +37,9 @@ struct MeasureResult {
   std::string error_message;
   double all_cost = 0;        // seconds for build + run of this candidate
   double timestamp = 0;       // unix time when the result was made
+  // Measured without error, with a positive, finite fastest cost: a result
+  // a tuner can rank.
+  bool valid() const;
   double min_cost() const;    // +inf when there is no cost
   double mean_cost() const;
   double median_cost() const;  // the mean of the two middle costs when their number is even

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "measure/measure_input.h"
 #include "tessera/error.h"
@@ -33,6 +34,20 @@ TEST(MeasureResult, MinAndMeanCost) {
   r.costs = {3, 1, 2};
   EXPECT_DOUBLE_EQ(r.min_cost(), 1);
   EXPECT_DOUBLE_EQ(r.mean_cost(), 2);
+}
+
+TEST(MeasureResult, ValidMeansNoErrorAndAPositiveFiniteFastestCost) {
+  MeasureResult r;
+  EXPECT_FALSE(r.valid());  // no cost
+  r.costs = {2e-3, 1e-3};
+  EXPECT_TRUE(r.valid());
+  r.error = ErrorKind::WrongAnswer;
+  EXPECT_FALSE(r.valid());
+  r.error = ErrorKind::None;
+  r.costs = {0.0, 1e-3};
+  EXPECT_FALSE(r.valid());
+  r.costs = {std::numeric_limits<double>::infinity()};
+  EXPECT_FALSE(r.valid());
 }
 
 TEST(MeasureResult, MedianCost) {
