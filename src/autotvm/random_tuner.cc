@@ -25,7 +25,7 @@ int64_t RandomTuner::draw_unvisited() {
     const int64_t index = remaining_[k];
     remaining_[k] = remaining_.back();
     remaining_.pop_back();
-    if (!visited(index)) return index;  // mark_visited may have taken it since
+    if (!visited(index)) return index;  // mark_measured may have taken it since
   }
   return -1;
 }

@@ -85,12 +85,8 @@ Template conv2d_nchwc_template() {
     plan.ow_bn = c.split("tile_ow").at(1);
     plan.oh_bn = c.value("tile_oh").get<int64_t>();
     plan.oc_bn = c.value("tile_oc").get<int64_t>();
-    // One row (one chunk): oh (the chunk) stays outside the reduction
-    // (extent 1 there), as in the hand-written schedule; several: inside it,
-    // unrolled with ow.
-    plan.tile_order = {a[0]};
-    if (plan.oc_bn == 1) plan.tile_order.push_back(a[1]);
-    if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);
+    // Several chunks or rows: inside the reduction, unrolled with ow.
+    plan.tile_order = nchwc_outer_tile_axes(plan, a);
     for (int i : c.order("reorder_reduce")) plan.tile_order.push_back(r[i]);
     plan.tile_order.push_back(r[3]);
     if (plan.oc_bn > 1) {

@@ -45,10 +45,7 @@ Template conv2d_nchwc_1x1_template() {
     plan.oh_bn = c.split("tile_oh").at(1);
     plan.ow_bn = c.split("tile_ow").at(1);
     plan.oc_bn = c.value("tile_oc").get<int64_t>();
-    // One row (one chunk): outside the reduction, as the hand-written schedule.
-    plan.tile_order = {a[0]};
-    if (plan.oc_bn == 1) plan.tile_order.push_back(a[1]);
-    if (plan.oh_bn == 1) plan.tile_order.push_back(a[2]);
+    plan.tile_order = nchwc_outer_tile_axes(plan, a);
     plan.tile_order.insert(plan.tile_order.end(), {r[0], r[1], r[2]});
     const std::vector<std::string> inner = {r[3], a[2], a[3]};
     for (int i : c.order("reorder_inner")) {

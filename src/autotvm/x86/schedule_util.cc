@@ -51,6 +51,13 @@ std::vector<int64_t> split_lengths(const schedule::Trace& trace, const std::stri
   throw Error("schedule has no split of " + stage + "." + iter);
 }
 
+std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const std::vector<std::string>& axes) {
+  std::vector<std::string> outer = {axes.at(0)};
+  if (plan.oc_bn == 1) outer.push_back(axes.at(1));
+  if (plan.oh_bn == 1) outer.push_back(axes.at(2));
+  return outer;
+}
+
 schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& tag, const NchwcTilePlan& plan) {
   const ir::Tensor conv = stage_by_tag(dag, tag, "nchwc_tile_trace");
   const ir::Tensor out = dag.outputs().at(0);

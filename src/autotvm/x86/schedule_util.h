@@ -53,6 +53,11 @@ struct NchwcTilePlan {
   std::string pad = "root";
 };
 schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& tag, const NchwcTilePlan& plan);
+// The start of a conv tile's order: n, then the chunk and row axes whose tile
+// extent (oc_bn, oh_bn) is 1. These stay outside the reduction, as in the
+// hand-written schedule; a template places the others inside it, unrolled.
+// `axes`: the conv stage's n, chunk, oh, ow, block.
+std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const std::vector<std::string>& axes);
 
 // Shared by the NCHWc templates (defined in conv2d_nchwc.cc): the declaration
 // in NCHWc with blocks of the target's vector width unless args give them, and
