@@ -147,8 +147,9 @@ int run(const Options& o) {
     // which shows how far apart two timings of one kernel land.
     runtime::set_num_threads(1);
     baseline::TesseraKernel xk(task.workload, best_trace(task, xgb_log), target);
-    baseline::TesseraKernel rk(task.workload, best_trace(task, random_log), target);
-    baseline::TesseraKernel rk2(task.workload, best_trace(task, random_log), target);
+    const schedule::Trace random_best = best_trace(task, random_log);
+    baseline::TesseraKernel rk(task.workload, random_best, target);
+    baseline::TesseraKernel rk2(task.workload, random_best, target);
     auto [xt, rt] = baseline::time_interleaved([&] { xk.run(); }, [&] { rk.run(); }, timing);
     auto [at, bt] = baseline::time_interleaved([&] { rk.run(); }, [&] { rk2.run(); }, timing);
     const double gx = baseline::gflops(xk.flop_count(), xt.min_cost());
