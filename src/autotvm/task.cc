@@ -1,6 +1,7 @@
 #include "autotvm/task.h"
 
-#include <algorithm>
+#include <set>
+#include <type_traits>
 
 #include "tessera/error.h"
 
@@ -37,69 +38,55 @@ Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::
   return t;
 }
 
-json args_to_json(const ops::OpArgs& a) {
-  return json{{"input", a.input},
-              {"weight", a.weight},
-              {"stride", a.stride},
-              {"pad", a.pad},
-              {"dilation", a.dilation},
-              {"padding", a.padding},
-              {"layout", a.layout},
-              {"ic_bn", a.ic_bn},
-              {"oc_bn", a.oc_bn},
-              {"bias", a.bias},
-              {"relu", a.relu},
-              {"pool", a.pool},
-              {"count_include_pad", a.count_include_pad},
-              {"clip_min", a.clip_min},
-              {"clip_max", a.clip_max},
-              {"axis", a.axis}};
-}
-
 namespace {
 
-// Reads field `key` of `j` into `out` when present; a value of the wrong type
-// is an error naming the field.
-template <typename T>
-void read_field(const json& j, const std::string& key, T& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return;
-  try {
-    out = it->get<T>();
-  } catch (const json::exception& e) {
-    throw Error("op args: field '" + key + "' has a bad value " + it->dump() + ": " + e.what());
-  }
+// Every field of OpArgs with its JSON name, the one list both directions use.
+template <typename Args, typename Visit>
+void for_each_arg(Args& a, Visit&& visit) {
+  visit("input", a.input);
+  visit("weight", a.weight);
+  visit("stride", a.stride);
+  visit("pad", a.pad);
+  visit("dilation", a.dilation);
+  visit("padding", a.padding);
+  visit("layout", a.layout);
+  visit("ic_bn", a.ic_bn);
+  visit("oc_bn", a.oc_bn);
+  visit("bias", a.bias);
+  visit("relu", a.relu);
+  visit("pool", a.pool);
+  visit("count_include_pad", a.count_include_pad);
+  visit("clip_min", a.clip_min);
+  visit("clip_max", a.clip_max);
+  visit("axis", a.axis);
 }
 
 }  // namespace
 
+json args_to_json(const ops::OpArgs& a) {
+  json j = json::object();
+  for_each_arg(a, [&](const char* key, const auto& value) { j[key] = value; });
+  return j;
+}
+
 ops::OpArgs args_from_json(const json& j) {
   if (!j.is_object()) throw Error("op args must be a JSON object, got " + j.dump());
+  ops::OpArgs a;
   // Fields left out keep OpArgs' defaults; unknown fields are an error (a typo
   // would otherwise silently describe another operator).
-  static const std::vector<std::string> known = {
-      "input", "weight", "stride", "pad",  "dilation",          "padding",  "layout",   "ic_bn",
-      "oc_bn", "bias",   "relu",   "pool", "count_include_pad", "clip_min", "clip_max", "axis"};
+  std::set<std::string> known;
+  for_each_arg(a, [&](const char* key, const auto&) { known.insert(key); });
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::find(known.begin(), known.end(), it.key()) == known.end())
-      throw Error("op args: unknown field '" + it.key() + "'");
-  ops::OpArgs a;
-  read_field(j, "input", a.input);
-  read_field(j, "weight", a.weight);
-  read_field(j, "stride", a.stride);
-  read_field(j, "pad", a.pad);
-  read_field(j, "dilation", a.dilation);
-  read_field(j, "padding", a.padding);
-  read_field(j, "layout", a.layout);
-  read_field(j, "ic_bn", a.ic_bn);
-  read_field(j, "oc_bn", a.oc_bn);
-  read_field(j, "bias", a.bias);
-  read_field(j, "relu", a.relu);
-  read_field(j, "pool", a.pool);
-  read_field(j, "count_include_pad", a.count_include_pad);
-  read_field(j, "clip_min", a.clip_min);
-  read_field(j, "clip_max", a.clip_max);
-  read_field(j, "axis", a.axis);
+    if (!known.count(it.key())) throw Error("op args: unknown field '" + it.key() + "'");
+  for_each_arg(a, [&](const char* key, auto& out) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    try {
+      out = it->get<std::remove_reference_t<decltype(out)>>();
+    } catch (const json::exception& e) {
+      throw Error(std::string("op args: field '") + key + "' has a bad value " + it->dump() + ": " + e.what());
+    }
+  });
   return a;
 }
 
