@@ -56,7 +56,8 @@ int run(const Options& o) {
 
   std::map<int, std::vector<double>> ratios;  // per thread count, of correct layers
   int failed = 0;
-  for (const Layer& layer : layers) {
+  for (Layer layer : layers) {
+    layer.args = ops::with_vector_blocks(layer.op, layer.args, target.vector_lanes());
     std::optional<baseline::TesseraKernel> kernel;
     std::string problem;  // why this layer's row is marked
     try {

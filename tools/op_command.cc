@@ -10,6 +10,7 @@
 #include "autotvm/history.h"
 #include "autotvm/task.h"
 #include "codegen/c_printer.h"
+#include "codegen/llvm_codegen.h"
 #include "codegen/target.h"
 #include "interleaved_timer.h"
 #include "onednn.h"
@@ -65,6 +66,7 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
       ->excludes(schedule);
   cmd->add_option("--threads", o.threads, "threads (0: one per core)")->capture_default_str();
   cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
+  cmd->add_flag("--asm", o.assembly, "print the kernel's assembly for the target");
   cmd->add_flag("--check", o.check, "compare the output with the reference");
   cmd->add_option("--compare", o.compare, "baseline timed in the same run")->check(CLI::IsMember({"onednn"}));
   cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
@@ -73,7 +75,9 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
 }
 
 int run_op(const OpCommandOptions& o) {
-  const ops::OpArgs args = resolve(o.op);
+  const codegen::Target target = codegen::Target::host();
+  // NCHWc blocks not given on the command line fill one of the target's vectors.
+  const ops::OpArgs args = ops::with_vector_blocks(o.op.op, resolve(o.op), target.vector_lanes());
   const int threads = resolve_threads(o.threads);
   if (o.repeat < 1) throw Error(fmt::format("--repeat {}: must be at least 1", o.repeat));
   if (!o.compare.empty() && !baseline::has_onednn_counterpart(o.op.op))
@@ -82,7 +86,6 @@ int run_op(const OpCommandOptions& o) {
   std::optional<schedule::Trace> trace_from_file;  // read first: a bad file fails before any output
   if (!o.schedule_file.empty()) trace_from_file = read_schedule(o.schedule_file);
 
-  const codegen::Target target = codegen::Target::host();
   std::optional<ops::Workload> workload;
   std::optional<schedule::Trace> trace;
   if (!o.records_file.empty()) {
@@ -101,6 +104,7 @@ int run_op(const OpCommandOptions& o) {
     fmt::print("{}\n", tir::to_string(kernel.lowered()));
     fmt::print("{}\n", codegen::to_c(kernel.lowered()));
   }
+  if (o.assembly) fmt::print("{}\n", codegen::emit_assembly(kernel.lowered(), target));
   if (o.check) {
     baseline::CheckResult c = kernel.check();
     fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,

@@ -1,6 +1,6 @@
 #pragma once
 // tessera op OPERATOR [operator flags] [--schedule FILE | --records FILE] [--threads N]
-//            [--show] [--check] [--compare onednn] [--repeat N]
+//            [--show] [--asm] [--check] [--compare onednn] [--repeat N]
 //
 // Builds one operator's workload, compiles it under a schedule (a JSON trace,
 // the best tuning record of a log, or the best hand-written one), and
@@ -19,6 +19,7 @@ struct OpCommandOptions {
   std::string records_file;   // a tuning log: its best record for this operator
   int threads = 0;            // 0: one per core
   bool show = false;
+  bool assembly = false;      // print the generated assembly
   bool check = false;
   std::string compare;        // "" or "onednn"
   int repeat = 5;             // measurements of each side

@@ -36,12 +36,21 @@ std::unique_ptr<llvm::MCSubtargetInfo> subtarget_info(const std::string& cpu, co
   return std::unique_ptr<llvm::MCSubtargetInfo>(target->createMCSubtargetInfo(triple, cpu, features));
 }
 
-int widest_vector_bits(const std::string& cpu, const std::string& features) {
-  std::unique_ptr<llvm::MCSubtargetInfo> info = subtarget_info(cpu, features);
-  if (!info) return 128;
-  if (info->checkFeatures("+avx512f")) return 512;
-  if (info->checkFeatures("+avx")) return 256;  // avx2 implies avx
-  return 128;
+// The vector unit of a CPU/feature pair, from LLVM's own feature tables (so
+// "-mcpu=skylake-avx512" alone implies AVX-512).
+void set_vector_unit(Target& t) {
+  std::unique_ptr<llvm::MCSubtargetInfo> info = subtarget_info(t.cpu, t.features);
+  auto has = [&](const char* feature) { return info && info->checkFeatures(feature); };
+  t.vector_registers = 16;
+  if (has("+avx512f")) {
+    t.isa = "avx512", t.vector_bits = 512, t.vector_registers = 32;
+  } else if (has("+avx2")) {
+    t.isa = "avx2", t.vector_bits = 256;
+  } else if (has("+avx")) {
+    t.isa = "avx", t.vector_bits = 256;
+  } else {
+    t.isa = "sse", t.vector_bits = 128;
+  }
 }
 
 Target detect_host() {
@@ -64,14 +73,8 @@ Target detect_host() {
       return a.substr(1) < b.substr(1);
     });
     for (const std::string& name : names) t.features += (t.features.empty() ? "" : ",") + name;
-    auto enabled = [&](const char* name) {
-      auto it = host_features.find(name);
-      return it != host_features.end() && it->getValue();
-    };
-    t.vector_bits = enabled("avx512f") ? 512 : (enabled("avx2") || enabled("avx")) ? 256 : 128;
-  } else {
-    t.vector_bits = widest_vector_bits(t.cpu, "");
   }
+  set_vector_unit(t);
   return t;
 }
 
@@ -90,6 +93,8 @@ Target Target::parse(const std::string& text) {
     Target t;
     t.kind = "cuda";
     t.vector_bits = 0;
+    t.vector_registers = 0;
+    t.isa.clear();
     if (words >> kind) throw Error("target '" + text + "': options are not supported for cuda");
     return t;
   }
@@ -110,7 +115,7 @@ Target Target::parse(const std::string& text) {
   }
   // Another CPU than ours: its own features, not the host's.
   if (cpu_given && !features_given) t.features.clear();
-  if (cpu_given || features_given) t.vector_bits = widest_vector_bits(t.cpu, t.features);
+  if (cpu_given || features_given) set_vector_unit(t);
   return t;
 }
 

@@ -9,6 +9,12 @@ struct Target {
   std::string cpu;       // LLVM CPU name, e.g. "znver3"
   std::string features;  // LLVM feature string, e.g. "+avx2,+fma"
   int vector_bits = 256; // widest native fp32 vector
+  int vector_registers = 16;  // architectural vector registers (32 with AVX-512)
+
+  // The vector ISA the code may use: "avx512", "avx2", "avx" or "sse" (x86).
+  std::string isa = "avx2";
+
+  int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
 
   static Target host();  // the machine we run on, with its detected features
   // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma"; throws tessera::Error otherwise.

@@ -2,10 +2,10 @@
 
 namespace tessera::ops {
 
-int64_t choose_channel_block(int64_t channels) {
-  for (int64_t bn : {16, 8, 4, 2})
-    if (channels % bn == 0) return bn;
-  return 1;
+int64_t choose_channel_block(int64_t channels, int64_t max_block) {
+  int64_t bn = 1;
+  while (bn * 2 <= max_block && channels % (bn * 2) == 0) bn *= 2;
+  return bn;
 }
 
 namespace {

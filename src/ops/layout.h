@@ -10,8 +10,9 @@
 
 namespace tessera::ops {
 
-// Largest of 16, 8, 4, 2, 1 that divides `channels`.
-int64_t choose_channel_block(int64_t channels);
+// The largest power of two up to `max_block` that divides `channels`.
+// max_block: the target's fp32 vector lanes, so a block fills one register.
+int64_t choose_channel_block(int64_t channels, int64_t max_block = 16);
 
 Shape nchwc_shape(const Shape& nchw, int64_t bn);
 Shape oihwio_shape(const Shape& oihw, int64_t ic_bn, int64_t oc_bn);

@@ -146,6 +146,19 @@ Workload make_workload(const std::string& op, const OpArgs& args) {
   return it->second(args);
 }
 
+OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vector_lanes) {
+  OpArgs a = args;
+  if (a.layout != "NCHWc" || a.input.size() != 4 || a.weight.empty()) return a;
+  if (op == "depthwise_conv2d") {
+    // One block for input and output: a block given for either is the block.
+    if (!a.ic_bn && !a.oc_bn) a.ic_bn = a.oc_bn = choose_channel_block(a.input[1], vector_lanes);
+  } else if (op == "conv2d") {
+    if (!a.ic_bn) a.ic_bn = choose_channel_block(a.input[1], vector_lanes);
+    if (!a.oc_bn) a.oc_bn = choose_channel_block(a.weight[0], vector_lanes);
+  }
+  return a;
+}
+
 NchwcBlocking nchwc_blocking(const OpArgs& a) {
   check_conv2d_args(a);
   NchwcBlocking b;

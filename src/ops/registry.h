@@ -41,6 +41,11 @@ std::vector<std::string> op_names();
 // Throws tessera::Error for an unknown op (listing the valid names) or bad arguments.
 Workload make_workload(const std::string& op, const OpArgs& args);
 
+// conv2d / depthwise_conv2d in layout NCHWc: blocks left 0 in args become the
+// largest power of two up to `vector_lanes` dividing the channels (what a
+// target's vector holds), so that make_workload declares them for the target.
+OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vector_lanes);
+
 // conv2d with layout NCHWc: the blocks make_workload uses (0s in args resolved).
 struct NchwcBlocking {
   int64_t ic_bn = 1, oc_bn = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/layout.h"
 #include "tessera/error.h"
 
 namespace tessera::autotvm::x86 {
@@ -33,9 +34,7 @@ std::string fused_name(const std::vector<std::string>& iters) {
 int64_t vector_lanes(const codegen::Target& target) { return std::max(1, target.vector_bits / 32); }
 
 int64_t channel_block(int64_t channels, const codegen::Target& target) {
-  int64_t bn = 1;
-  while (bn * 2 <= vector_lanes(target) && channels % (bn * 2) == 0) bn *= 2;
-  return bn;
+  return ops::choose_channel_block(channels, vector_lanes(target));
 }
 
 std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
