@@ -62,7 +62,7 @@ int run(const Options& o) {
     std::string problem;  // why this layer's row is marked
     try {
       ops::Workload workload = ops::make_workload(layer.op, layer.args);
-      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag, target.vector_bits),
+      kernel.emplace(workload, schedule::best_manual_schedule(workload.dag, target.vector_unit()),
                      target);
       baseline::CheckResult c = kernel->check();
       if (!c.correct) problem = "WRONG: " + c.detail;

@@ -94,7 +94,7 @@ int run_op(const OpCommandOptions& o) {
     trace = std::move(t);
   } else {
     workload = ops::make_workload(o.op.op, args);
-    trace = trace_from_file ? *trace_from_file : schedule::best_manual_schedule(workload->dag, target.vector_bits);
+    trace = trace_from_file ? *trace_from_file : schedule::best_manual_schedule(workload->dag, target.vector_unit());
   }
   fmt::print("{}\n", workload->dag.print());
   runtime::set_num_threads(threads);

@@ -2,6 +2,8 @@
 // What code is generated for. "llvm" is the host CPU; "cuda" is reserved for NVIDIA GPUs.
 #include <string>
 
+#include "schedule/vector_unit.h"
+
 namespace tessera::codegen {
 
 struct Target {
@@ -15,6 +17,7 @@ struct Target {
   std::string isa = "avx2";
 
   int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
+  schedule::VectorUnit vector_unit() const { return {.bits = vector_bits, .registers = vector_registers}; }
 
   static Target host();  // the machine we run on, with its detected features
   // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma"; throws tessera::Error otherwise.

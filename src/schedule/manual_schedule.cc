@@ -13,12 +13,6 @@ ir::Tensor find_by_tag(const ir::ComputeDAG& dag, const std::string& tag) {
   return nullptr;
 }
 
-std::vector<std::string> axis_names(const ir::Tensor& t) {
-  std::vector<std::string> names;
-  for (const auto& a : t->axes) names.push_back(a.var.name());
-  return names;
-}
-
 // Largest divisor of `n` that is at most `limit`.
 int64_t largest_divisor(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
@@ -28,66 +22,21 @@ int64_t largest_divisor(int64_t n, int64_t limit) {
 
 }  // namespace
 
-Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, int vector_bits, int64_t reg_n) {
+Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit, std::optional<RegisterTile> tile) {
   ir::Tensor conv = find_by_tag(dag, "conv2d_nchwc");
   if (!conv) throw Error("conv2d_nchwc_schedule: the DAG has no conv2d_nchwc stage");
-  const ir::Tensor out = dag.outputs().at(0);
-  const int64_t ow_extent = conv->shape[3], oc_bn = conv->shape[4];
-  if (reg_n <= 0) {
-    // Most vector registers hold accumulators; a few hold weights and a
-    // broadcast input. Measured on AVX-512 (64->64 3x3, 56x56): 14 rows of one
-    // zmm beat 7, 8 and 28.
-    const int64_t lanes = vector_bits / 32;
-    const int64_t budget = vector_bits >= 512 ? 24 : 14;
-    const int64_t vectors_per_row = std::max<int64_t>(1, (oc_bn + lanes - 1) / lanes);
-    reg_n = largest_divisor(ow_extent, std::max<int64_t>(1, budget / vectors_per_row));
-  }
-
-  Trace t;
-  // Padding is computed once up front; other elementwise stages fold into their consumer.
-  for (const auto& s : dag.tensors()) {
-    if (s->is_placeholder() || s == conv || s == out) continue;
-    if (s->tag == "pad") {
-      auto a = axis_names(s);
-      t.fuse(s->name, {a[0], a[1], a[2]});
-      t.parallel(s->name, a[0] + "@" + a[1] + "@" + a[2]);
-    } else {
-      t.compute_inline(s->name);
-    }
-  }
-
-  // The accumulator tile: either the conv's own cache, or the conv itself when
-  // an epilogue (bias, relu) follows and becomes the stage that writes memory.
-  std::string tile = conv->name;
-  if (conv == out) {
-    t.cache_write(conv->name);
-    tile = conv->name + ".local";
-  }
-  auto o = axis_names(out);  // n, oc_chunk, oh, ow, oc_block
-  t.split(out->name, o[3], {reg_n});
-  t.fuse(out->name, {o[0], o[1], o[2]});
-  const std::string outer = o[0] + "@" + o[1] + "@" + o[2];
-  t.parallel(out->name, outer);
-  t.vectorize(out->name, o[4]);
-  t.compute_at(tile, out->name, o[3] + ".0");
-
-  auto c = axis_names(conv);
-  std::vector<std::string> r;
-  for (const auto& a : conv->reduce_axes) r.push_back(a.var.name());  // ic_outer, ry, rx, ic_inner
-  t.reorder(tile, {c[0], c[1], c[2], r[0], r[1], r[2], r[3], c[3], c[4]});
-  t.unroll(tile, c[3]);
-  t.vectorize(tile, c[4]);
-  return t;
+  if (!tile) tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit);
+  return nchwc_tile_trace(dag, conv->tag, conv_window_tile_plan(conv, tile->oc, 1, tile->ow));
 }
 
-Trace dense_pack_schedule(const ir::ComputeDAG& dag, int vector_bits) {
+Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   ir::Tensor dense = find_by_tag(dag, "dense_pack");
   if (!dense) throw Error("dense_pack_schedule: the DAG has no dense_pack stage");
   const ir::Tensor out = dag.outputs().at(0);
   const int64_t bn = std::stoll(dense->attrs.at("bn"));
   const int64_t blocks = dense->shape[1] / bn;
   // About 12 vector accumulators: enough independent FMA chains to hide latency.
-  const int64_t lanes = vector_bits / 32;
+  const int64_t lanes = std::max(1, unit.bits / 32);
   const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
   const int64_t tile = largest_divisor(blocks, std::max<int64_t>(1, 12 / vectors_per_block));
 
@@ -114,9 +63,9 @@ Trace dense_pack_schedule(const ir::ComputeDAG& dag, int vector_bits) {
   return t;
 }
 
-Trace best_manual_schedule(const ir::ComputeDAG& dag, int vector_bits) {
-  if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, vector_bits);
-  if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, vector_bits);
+Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
+  if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
   return default_schedule(dag);
 }
 

@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "tessera/error.h"
 #include "tir/arith.h"
+#include "tir/partition_loops.h"
 #include "tir/printer.h"
 #include "tir/simplify.h"
 #include "tir/skip_padding.h"
@@ -378,6 +379,8 @@ LoweredFunc lower(const State& state, const std::string& name) {
 
 LoweredFunc prepare_for_codegen(LoweredFunc f) {
   const bool log = log_enabled();
+  f.body = partition_loops(f.body);
+  if (log) std::cerr << "[lower] after partition_loops:\n" << to_string(f) << "\n";
   f.body = simplify(unroll_loops(f.body));
   if (log) std::cerr << "[lower] after unroll:\n" << to_string(f) << "\n";
   f.body = skip_padding(f.body);

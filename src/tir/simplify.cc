@@ -85,15 +85,6 @@ class Simplifier : public StmtMutator {
   }
 
  private:
-  static Stmt substitute_stmt(const Stmt& s, const ir::VarMap& m) {
-    struct Sub : StmtMutator {
-      const ir::VarMap* m;
-      Expr mutate(const Expr& e) override { return ir::substitute(e, *m); }
-    } sub;
-    sub.m = &m;
-    return sub.mutate_stmt(s);
-  }
-
   Expr rewrite(const Expr& e) {
     if (e.dtype() == ir::DType::Int64 && (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub || e.kind() == ExprKind::Mul))
       return linear_form(e).to_expr();

@@ -82,4 +82,13 @@ void visit_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f,
   }
 }
 
+Stmt substitute_stmt(const Stmt& s, const ir::VarMap& map) {
+  struct Substituter : StmtMutator {
+    const ir::VarMap* map;
+    ir::Expr mutate(const ir::Expr& e) override { return ir::substitute(e, *map); }
+  } substituter;
+  substituter.map = &map;
+  return substituter.mutate_stmt(s);
+}
+
 }  // namespace tessera::tir

@@ -17,6 +17,9 @@ class StmtMutator : public ir::ExprMutator {
   virtual Stmt mutate_seq(const SeqNode* n, const Stmt& s);
 };
 
+// Replaces variables by expressions in every expression of s.
+Stmt substitute_stmt(const Stmt& s, const ir::VarMap& map);
+
 // Calls f on every statement (parents first) and fe on every expression root.
 void visit_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f,
                  const std::function<void(const ir::Expr&)>& fe = nullptr);

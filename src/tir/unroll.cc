@@ -7,15 +7,6 @@ namespace tessera::tir {
 
 namespace {
 
-Stmt substitute_stmt(const Stmt& s, const ir::VarMap& m) {
-  struct Sub : StmtMutator {
-    const ir::VarMap* m;
-    ir::Expr mutate(const ir::Expr& e) override { return ir::substitute(e, *m); }
-  } sub;
-  sub.m = &m;
-  return sub.mutate_stmt(s);
-}
-
 class Unroller : public StmtMutator {
  public:
   explicit Unroller(int64_t max_copies) : max_copies_(max_copies) {}

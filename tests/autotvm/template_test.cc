@@ -23,10 +23,24 @@ ops::OpArgs args(ops::Shape input, ops::Shape weight, int64_t stride = 1, int64_
   return a;
 }
 
+// The host with the vector unit of AVX2 (256 bits, 16 registers) or AVX-512
+// (512, 32): the spaces and schedules of either width, compiled for (and run
+// on) whatever this machine is; LLVM splits vectors wider than the host's.
+codegen::Target host_with_width(int bits) {
+  codegen::Target t = codegen::Target::host();
+  t.vector_bits = bits;
+  t.vector_registers = bits >= 512 ? 32 : 16;
+  t.isa = bits >= 512 ? "avx512" : "avx2";
+  return t;
+}
+const int kWidths[] = {256, 512};
+
 // Every config of `task` among the fallback and 15 sampled uniformly (fixed
-// seed) lowers, compiles and matches the reference.
+// seed) lowers, compiles and matches the reference, for each vector width.
 void expect_sampled_configs_match(const std::string& op, const ops::OpArgs& a, const std::string& tmpl, int seed) {
-  Task task = create_task(op, a, codegen::Target::host());
+  for (int bits : kWidths) {
+  SCOPED_TRACE("vector width " + std::to_string(bits));
+  Task task = create_task(op, a, host_with_width(bits));
   EXPECT_EQ(task.name(), tmpl);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> pick(0, task.space.size() - 1);
@@ -37,6 +51,7 @@ void expect_sampled_configs_match(const std::string& op, const ops::OpArgs& a, c
     SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
     auto r = testing::check_schedule(task.workload, trace, 2);
     EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+  }
   }
 }
 
@@ -83,7 +98,9 @@ void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::
 
 // 64 output channels: 4 chunks of 16 on AVX-512 (8 of 8 on AVX2).
 TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
-  const codegen::Target host = codegen::Target::host();
+  for (int bits : kWidths) {
+  SCOPED_TRACE("vector width " + std::to_string(bits));
+  const codegen::Target host = host_with_width(bits);
   for (bool epilogue : {false, true}) {
     Task task = create_task("conv2d", args({1, 16, 6, 6}, {64, 16, 3, 3}, 1, 1, epilogue), host);
     EXPECT_EQ(task.name(), "conv2d_NCHWc.x86");
@@ -93,6 +110,7 @@ TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
     Task task = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 0, epilogue), host);
     EXPECT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
     expect_tile_oc_configs_match(task, {{6, 1}, {3, 2}});
+  }
   }
 }
 
@@ -117,26 +135,26 @@ ops::OpArgs resnet_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride,
 }
 
 TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
-  const codegen::Target host = codegen::Target::host();
+  for (int bits : kWidths) {
+  const codegen::Target host = host_with_width(bits);
   for (const auto& a : {resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 1, 2, 56), resnet_conv(3, 64, 7, 2, 224),
                         args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
     Task task = create_task("conv2d", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
-              schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_bits).dump())
+              schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_unit()).dump())
         << task.describe();
   }
   for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true)}) {
     Task task = create_task("dense", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
-              schedule::dense_pack_schedule(task.workload.dag, host.vector_bits).dump())
+              schedule::dense_pack_schedule(task.workload.dag, host.vector_unit()).dump())
         << task.describe();
+  }
   }
 }
 
 TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
-  codegen::Target avx512 = codegen::Target::host(), avx2 = codegen::Target::host();
-  avx512.vector_bits = 512;
-  avx2.vector_bits = 256;
+  const codegen::Target avx512 = host_with_width(512), avx2 = host_with_width(256);
   ops::OpArgs a = resnet_conv(64, 128, 3, 1, 14);
   Task wide = create_task("conv2d", a, avx512), narrow = create_task("conv2d", a, avx2);
   EXPECT_EQ(wide.args.layout, "NCHWc");
@@ -197,14 +215,20 @@ TEST(AutotvmTemplate, ArgsJsonRoundTrip) {
   EXPECT_THROW(args_from_json({{"strides", 1}}), Error);
 }
 
+// Declaring a task needs no CPU of the target's kind: both widths everywhere.
 TEST(AutotvmTemplate, TaskDescribesItselfAndMakesMeasureInputs) {
-  Task task = create_task("conv2d", resnet_conv(64, 64, 3, 1, 56), codegen::Target::host());
-  EXPECT_NE(task.describe().find("conv2d_NCHWc.x86 data=[1, 4, 56, 56, 16]"), std::string::npos) << task.describe();
-  EXPECT_GT(task.flop(), 0);
-  EXPECT_FALSE(task.workload_key().empty());
-  measure::MeasureInput in = task.measure_input(task.space.get(task.space.size() - 1));
-  EXPECT_FALSE(in.trace.steps().empty());
-  EXPECT_EQ(in.target.kind, "llvm");
+  for (const auto& [target, data] :
+       {std::pair{"llvm -mcpu=skylake-avx512", "data=[1, 4, 56, 56, 16]"},
+        std::pair{"llvm -mcpu=haswell", "data=[1, 8, 56, 56, 8]"}}) {
+    Task task = create_task("conv2d", resnet_conv(64, 64, 3, 1, 56), codegen::Target::parse(target));
+    EXPECT_NE(task.describe().find(std::string("conv2d_NCHWc.x86 ") + data), std::string::npos) << task.describe();
+    EXPECT_GT(task.flop(), 0);
+    EXPECT_FALSE(task.workload_key().empty());
+    measure::MeasureInput in = task.measure_input(task.space.get(task.space.size() - 1));
+    EXPECT_FALSE(in.trace.steps().empty());
+    EXPECT_EQ(in.target.kind, "llvm");
+    EXPECT_EQ(in.target.str(), codegen::Target::parse(target).str());
+  }
 }
 
 TEST(AutotvmTemplate, ResNet18ConvSpacesAreNotTrivial) {

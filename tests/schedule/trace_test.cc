@@ -18,7 +18,7 @@ ops::Workload conv_nchwc() {
 
 TEST(ScheduleTrace, JsonRoundTripReproducesTheIdenticalKernel) {
   auto w = conv_nchwc();
-  Trace original = conv2d_nchwc_schedule(w.dag, 512);
+  Trace original = conv2d_nchwc_schedule(w.dag, {.bits = 512, .registers = 32});
   original.pragma("T_relu", "ax0@ax1@ax2", "auto_unroll_max_step$8");
   std::string text = original.dump();
   Trace again = Trace::parse(text);
@@ -42,7 +42,7 @@ TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
 
 TEST(ScheduleTrace, ReplayBuildsTheExpectedLoops) {
   auto w = conv_nchwc();
-  State s = conv2d_nchwc_schedule(w.dag, 512).replay(w.dag);
+  State s = conv2d_nchwc_schedule(w.dag, {.bits = 512, .registers = 32}).replay(w.dag);
   const Stage& local = s.stage("conv2d_NCHWc");
   std::vector<std::string> order;
   for (const auto& it : local.iters) order.push_back(it.name);

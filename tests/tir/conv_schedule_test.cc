@@ -19,20 +19,20 @@ ops::Workload small_nchwc(int64_t hw, int64_t stride, int64_t pad, ops::Epilogue
 
 TEST(TirConvSchedule, ManualNchwcScheduleMatchesReference) {
   auto w = small_nchwc(14, 1, 1);
-  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 256));
+  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, {.bits = 256, .registers = 16}));
   EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
 }
 
 TEST(TirConvSchedule, ManualNchwcScheduleWithEpilogueOnWideVectors) {
   auto w = small_nchwc(9, 2, 1, ops::Epilogue{true, true});
-  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 512), 2);
+  auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, {.bits = 512, .registers = 32}), 2);
   EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
 }
 
 TEST(TirDenseSchedule, ManualDensePackScheduleMatchesReference) {
   for (int64_t m : {1, 5}) {
     auto w = ops::dense_pack_workload({m, 37}, {6, 37, 8}, ops::Epilogue{true, false});
-    auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, 512), 2);
+    auto r = testing::check_schedule(w, schedule::best_manual_schedule(w.dag, {.bits = 512, .registers = 32}), 2);
     EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
   }
 }

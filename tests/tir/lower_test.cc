@@ -69,7 +69,7 @@ TEST(TirLower, ComputeAtShrinksTheProducerToItsRegion) {
 
 TEST(TirLower, CacheWriteKeepsTheTileLocal) {
   auto w = ops::conv2d_nchwc_workload({1, 2, 8, 8, 8}, {2, 2, 3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(1, 1));
-  auto t = schedule::conv2d_nchwc_schedule(w.dag, 256, 4);
+  auto t = schedule::conv2d_nchwc_schedule(w.dag, {.bits = 256, .registers = 16}, schedule::RegisterTile{1, 4});
   auto r = testing::check_schedule(w, t, 2);
   EXPECT_LE(r.max_rel_error, 1e-5);
   EXPECT_NE(r.lowered.find("allocate conv2d_NCHWc.local[1, 1, 1, 4, 16]"), std::string::npos) << r.lowered;

@@ -91,7 +91,7 @@ Template batch_matmul_template() {
     s.define_knob("parallel", {"batch_rows", "batch"});
     // A first guess: 4 rows x one or two vectors of columns, accumulated in
     // registers.
-    const int64_t lanes = vector_lanes(target);
+    const int64_t lanes = target.vector_lanes();
     const int64_t rows = divisors_up_to(m, 4).back(), cols = divisors_up_to(n, lanes).back();
     s.set_fallback({{"tile_y", {m / rows, rows}}, {"tile_x", {n / cols, cols}}});
     return s;

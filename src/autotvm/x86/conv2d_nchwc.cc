@@ -6,6 +6,8 @@
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
+#include <algorithm>
+
 #include "schedule/manual_schedule.h"
 
 namespace tessera::autotvm::x86 {
@@ -30,6 +32,21 @@ void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag) {
   space.define_knob("parallel_fuse", {3, 2, 4});
   for (const auto& t : dag.tensors())
     if (t->tag == "pad") space.define_knob("pad", {"root", "inline", "tile"});
+}
+
+void define_tile_ow_knob(ConfigSpace& space, int64_t width, const codegen::Target& target, int64_t manual) {
+  // Divisors of the row up to 32; without broadcast operands also every width
+  // whose one-block tile fits the registers (accumulators, a weight and a
+  // broadcast), since the tiles that reuse broadcasts (4 blocks x 3 columns)
+  // rarely divide rows of 7 * 2^k: the partitioned tail pays for that.
+  std::vector<int64_t> widths = divisors_up_to(width, 32);
+  if (!target.vector_unit().broadcast_operand())
+    for (int64_t w = 1; w <= std::min<int64_t>(width, target.vector_registers - 2); ++w) widths.push_back(w);
+  widths.push_back(std::min(manual, width));
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  std::vector<nlohmann::json> values(widths.begin(), widths.end());
+  space.define_knob("tile_ow", values);
 }
 
 void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv) {
@@ -60,12 +77,11 @@ Template conv2d_nchwc_template() {
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
     // The hand-written schedule is the fallback, so its tile must be a
     // candidate.
-    const schedule::Trace manual = schedule::conv2d_nchwc_schedule(w.dag, target.vector_bits);
-    const std::string out = w.dag.outputs()[0]->name;
-    const int64_t reg_n = split_lengths(manual, out, axis_names(w.dag.outputs()[0])[3]).at(0);
+    const schedule::RegisterTile manual =
+        schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
 
     ConfigSpace s;
-    s.define_split("tile_ow", ow, SplitPolicy::Factors, 2, std::max<int64_t>(32, reg_n));
+    define_tile_ow_knob(s, ow, target, manual.ow);
     std::vector<nlohmann::json> rows;
     for (int64_t r : divisors_up_to(oh, 2)) rows.push_back(r);
     s.define_knob("tile_oh", rows);
@@ -74,33 +90,14 @@ Template conv2d_nchwc_template() {
     s.define_reorder("reorder_reduce", 3,
                      ReorderPolicy::All);  // ic_outer, ry, rx; ic_inner stays innermost
     define_nchwc_common_knobs(s, w.dag);
-    s.set_fallback({{"tile_ow", {ow / reg_n, reg_n}}});
+    s.set_fallback({{"tile_ow", manual.ow}, {"tile_oc", manual.oc}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
-    const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
-    const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
-    NchwcTilePlan plan;
-    plan.ow_bn = c.split("tile_ow").at(1);
-    plan.oh_bn = c.value("tile_oh").get<int64_t>();
-    plan.oc_bn = c.value("tile_oc").get<int64_t>();
-    // Several chunks or rows: inside the reduction, unrolled with ow.
-    plan.tile_order = nchwc_outer_tile_axes(plan, a);
-    for (int i : c.order("reorder_reduce")) plan.tile_order.push_back(r[i]);
-    plan.tile_order.push_back(r[3]);
-    if (plan.oc_bn > 1) {
-      plan.tile_order.push_back(a[1]);
-      plan.tile_unroll.push_back(a[1]);
-    }
-    if (plan.oh_bn > 1) {
-      plan.tile_order.push_back(a[2]);
-      plan.tile_unroll.push_back(a[2]);
-    }
-    plan.tile_order.push_back(a[3]);
-    plan.tile_order.push_back(a[4]);
-    plan.tile_unroll.push_back(a[3]);
-    if (c.value("unroll_kw").get<bool>()) plan.tile_unroll.push_back(r[2]);
+    NchwcTilePlan plan = schedule::conv_window_tile_plan(
+        conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(),
+        c.value("tile_ow").get<int64_t>(), c.order("reorder_reduce"), c.value("unroll_kw").get<bool>());
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };

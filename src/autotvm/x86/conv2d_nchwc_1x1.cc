@@ -24,17 +24,17 @@ Template conv2d_nchwc_1x1_template() {
   t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
-    const schedule::Trace manual = schedule::conv2d_nchwc_schedule(w.dag, target.vector_bits);
-    const int64_t reg_n = split_lengths(manual, w.dag.outputs()[0]->name, axis_names(w.dag.outputs()[0])[3]).at(0);
+    const schedule::RegisterTile manual =
+        schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
 
     ConfigSpace s;
     s.define_split("tile_oh", oh, SplitPolicy::Factors, 2, 4);
-    s.define_split("tile_ow", ow, SplitPolicy::Factors, 2, std::max<int64_t>(32, reg_n));
+    define_tile_ow_knob(s, ow, target, manual.ow);
     define_tile_oc_knob(s, conv);
     // ic_inner merged into (oh, ow): outside both, between, or innermost.
     s.define_reorder("reorder_inner", 3, ReorderPolicy::Interleave, {{0, 1}});
     define_nchwc_common_knobs(s, w.dag);
-    s.set_fallback({{"tile_oh", {oh, 1}}, {"tile_ow", {ow / reg_n, reg_n}}});
+    s.set_fallback({{"tile_oh", {oh, 1}}, {"tile_ow", manual.ow}, {"tile_oc", manual.oc}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
@@ -43,7 +43,7 @@ Template conv2d_nchwc_1x1_template() {
     const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
     NchwcTilePlan plan;
     plan.oh_bn = c.split("tile_oh").at(1);
-    plan.ow_bn = c.split("tile_ow").at(1);
+    plan.ow_bn = c.value("tile_ow").get<int64_t>();
     plan.oc_bn = c.value("tile_oc").get<int64_t>();
     plan.tile_order = nchwc_outer_tile_axes(plan, a);
     plan.tile_order.insert(plan.tile_order.end(), {r[0], r[1], r[2]});
@@ -55,9 +55,9 @@ Template conv2d_nchwc_1x1_template() {
       if (inner[i] == r[3] && plan.oc_bn > 1) plan.tile_order.push_back(a[1]);
     }
     plan.tile_order.push_back(a[4]);
-    plan.tile_unroll.push_back(a[3]);
-    if (plan.oh_bn > 1) plan.tile_unroll.push_back(a[2]);
     if (plan.oc_bn > 1) plan.tile_unroll.push_back(a[1]);
+    if (plan.oh_bn > 1) plan.tile_unroll.push_back(a[2]);
+    plan.tile_unroll.push_back(a[3]);
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };

@@ -89,7 +89,7 @@ Template dense_pack_template() {
     const ir::Tensor dense = stage_by_tag(w.dag, kTag, "dense_pack.x86");
     const int64_t m = dense->shape[0], k = dense->reduce_axes[0].extent;
     const int64_t bn = std::stoll(dense->attrs.at("bn")), blocks = dense->shape[1] / bn;
-    const schedule::Trace manual = schedule::dense_pack_schedule(w.dag, target.vector_bits);
+    const schedule::Trace manual = schedule::dense_pack_schedule(w.dag, target.vector_unit());
     const auto out = w.dag.outputs()[0];
     const int64_t manual_tile = split_lengths(manual, out->name, axis_names(out)[1]).at(0);
 

@@ -1,0 +1,169 @@
+#include "schedule/nchwc_tile.h"
+
+#include <algorithm>
+
+#include "tessera/error.h"
+
+namespace tessera::schedule {
+
+ir::Tensor stage_by_tag(const ir::ComputeDAG& dag, const std::string& tag, const std::string& who) {
+  for (const auto& t : dag.tensors())
+    if (t->tag == tag) return t;
+  throw Error(who + ": the workload has no " + tag + " stage");
+}
+
+std::vector<std::string> axis_names(const ir::Tensor& t) {
+  std::vector<std::string> names;
+  for (const auto& a : t->axes) names.push_back(a.var.name());
+  return names;
+}
+
+std::vector<std::string> reduce_names(const ir::Tensor& t) {
+  std::vector<std::string> names;
+  for (const auto& a : t->reduce_axes) names.push_back(a.var.name());
+  return names;
+}
+
+std::string fused_name(const std::vector<std::string>& iters) {
+  std::string s;
+  for (const auto& i : iters) s += (s.empty() ? "" : "@") + i;
+  return s;
+}
+
+RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit) {
+  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t vectors_per_block = std::max<int64_t>(1, (block + lanes - 1) / lanes);
+  width = std::max<int64_t>(width, 1);
+  RegisterTile tile;
+  if (unit.broadcast_operand()) {
+    // Measured on AVX-512 (64->64 3x3, 56x56): 14 columns of one zmm beat 7, 8
+    // and 28; the remaining registers hold weights.
+    const int64_t most = std::max<int64_t>(1, 24 / vectors_per_block);
+    for (int64_t d = std::min(width, most); d >= 1; --d)
+      if (width % d == 0) return {1, d};
+    return tile;
+  }
+  for (int64_t oc : {4, 2, 1})
+    if (chunks % oc == 0) {
+      tile.oc = oc;
+      break;
+    }
+  // Registers: oc x ow x vectors_per_block accumulators, one weight block, and
+  // the broadcasts: ow of them stay live while several blocks reuse them, one
+  // when each is used once.
+  auto fits = [&](int64_t ow) {
+    const int64_t broadcasts = tile.oc > 1 ? ow : 1;
+    return tile.oc * ow * vectors_per_block + vectors_per_block + broadcasts <= unit.registers;
+  };
+  tile.ow = 1;
+  while (tile.ow < width && fits(tile.ow + 1)) ++tile.ow;
+  return tile;
+}
+
+NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
+                                    const std::vector<int>& reduce_order, bool unroll_kw) {
+  const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
+  const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
+  NchwcTilePlan plan;
+  plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn;
+  // Several chunks or rows: inside the reduction, unrolled with ow.
+  plan.tile_order = nchwc_outer_tile_axes(plan, a);
+  for (int i : reduce_order) plan.tile_order.push_back(r.at(i));
+  plan.tile_order.push_back(r.at(3));
+  if (oc_bn > 1) {
+    plan.tile_order.push_back(a[1]);
+    plan.tile_unroll.push_back(a[1]);
+  }
+  if (oh_bn > 1) {
+    plan.tile_order.push_back(a[2]);
+    plan.tile_unroll.push_back(a[2]);
+  }
+  plan.tile_order.push_back(a[3]);
+  plan.tile_order.push_back(a[4]);
+  plan.tile_unroll.push_back(a[3]);
+  if (unroll_kw) plan.tile_unroll.push_back(r.at(2));
+  return plan;
+}
+
+std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const std::vector<std::string>& axes) {
+  std::vector<std::string> outer = {axes.at(0)};
+  if (plan.oc_bn == 1) outer.push_back(axes.at(1));
+  if (plan.oh_bn == 1) outer.push_back(axes.at(2));
+  return outer;
+}
+
+schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& tag, const NchwcTilePlan& plan) {
+  const ir::Tensor conv = stage_by_tag(dag, tag, "nchwc_tile_trace");
+  const ir::Tensor out = dag.outputs().at(0);
+  schedule::Trace t;
+  std::string pad_stage;
+  for (const auto& s : dag.tensors()) {
+    if (s->is_placeholder() || s == conv || s == out) continue;
+    if (s->tag != "pad") {
+      t.compute_inline(s->name);  // epilogue stages before the last fold into it
+      continue;
+    }
+    pad_stage = s->name;
+    if (plan.pad == "root") {
+      auto a = axis_names(s);
+      t.fuse(s->name, {a[0], a[1], a[2]});
+      t.parallel(s->name, fused_name({a[0], a[1], a[2]}));
+    } else if (plan.pad == "inline") {
+      t.compute_inline(s->name);
+    }
+  }
+
+  // The accumulator tile: the conv's cache, or the conv itself when an
+  // epilogue stage is the one writing memory.
+  std::string tile = conv->name;
+  if (conv == out) {
+    t.cache_write(conv->name);
+    tile = conv->name + ".local";
+  }
+  const auto o = axis_names(out);  // n, chunk, oh, ow, block
+  std::string chunk = o[1], oh = o[2];
+  if (plan.oc_bn > 1) {
+    t.split(out->name, o[1], {plan.oc_bn});
+    chunk = o[1] + ".0";
+  }
+  if (plan.oh_bn > 1) {
+    t.split(out->name, o[2], {plan.oh_bn});
+    oh = o[2] + ".0";
+  }
+  t.split(out->name, o[3], {plan.ow_bn});
+  // The tile's loops (chunk.1, oh.1, ow.1, block) go inside the outer ones so
+  // that the tile stage, computed at ow.0, covers all of them.
+  if (plan.oc_bn > 1 || plan.oh_bn > 1) {
+    std::vector<std::string> order = {o[0], chunk, oh, o[3] + ".0"};
+    if (plan.oc_bn > 1) order.push_back(o[1] + ".1");
+    if (plan.oh_bn > 1) order.push_back(o[2] + ".1");
+    order.insert(order.end(), {o[3] + ".1", o[4]});
+    t.reorder(out->name, order);
+  }
+  std::vector<std::string> outer = {o[0], chunk, oh, o[3] + ".0"};
+  outer.resize(std::clamp(plan.parallel_fuse, 1, 4));
+  const std::string fused = fused_name(outer);
+  if (outer.size() > 1) t.fuse(out->name, outer);
+  t.parallel(out->name, fused);
+  // The tile is written out unrolled, straight from its registers (a loop
+  // over it would need the tile in addressable stack memory).
+  if (plan.oc_bn > 1) t.unroll(out->name, o[1] + ".1");
+  if (plan.oh_bn > 1) t.unroll(out->name, o[2] + ".1");
+  t.unroll(out->name, o[3] + ".1");
+  t.vectorize(out->name, o[4]);
+  t.compute_at(tile, out->name, outer.size() == 4 ? fused : o[3] + ".0");
+
+  t.reorder(tile, plan.tile_order);
+  for (const auto& u : plan.tile_unroll) t.unroll(tile, u);
+  t.vectorize(tile, axis_names(conv)[4]);
+  if (plan.pad == "tile" && !pad_stage.empty()) {
+    const auto reduces = reduce_names(conv);
+    auto first = std::find_if(plan.tile_order.begin(), plan.tile_order.end(), [&](const std::string& n) {
+      return std::find(reduces.begin(), reduces.end(), n) != reduces.end();
+    });
+    t.compute_at(pad_stage, tile, *first);
+  }
+  return t;
+}
+
+}  // namespace tessera::schedule
