@@ -49,6 +49,24 @@ std::string version() {
   return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch, runtime);
 }
 
+void set_max_isa(const std::string& isa) {
+  static const std::pair<const char*, dnnl::cpu_isa> kIsas[] = {{"avx512", dnnl::cpu_isa::avx512_core},
+                                                                {"avx2", dnnl::cpu_isa::avx2},
+                                                                {"avx", dnnl::cpu_isa::avx},
+                                                                {"sse", dnnl::cpu_isa::sse41}};
+  for (const auto& [name, value] : kIsas) {
+    if (isa != name) continue;
+    const dnnl::status status = dnnl::set_max_cpu_isa(value);
+    if (status != dnnl::status::success)
+      throw Error(
+          fmt::format("oneDNN refused to cap its ISA at {} (status {}): it must be set before any "
+                      "primitive is created, and this build must allow it",
+                      isa, static_cast<int>(status)));
+    return;
+  }
+  throw Error("oneDNN ISA '" + isa + "': expected avx512, avx2, avx or sse");
+}
+
 int64_t Conv2dParams::out_height() const {
   return (height + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1;
 }

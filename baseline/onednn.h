@@ -20,6 +20,11 @@ void set_threads(int n);
 int max_threads();
 // "oneDNN 2.6.3 (OpenMP)": what the numbers were measured against.
 std::string version();
+// Caps the vector ISA oneDNN may use: "avx512" (avx512_core), "avx2", "avx" or
+// "sse" (sse41), as dnnl::set_max_cpu_isa / ONEDNN_MAX_CPU_ISA. oneDNN fixes
+// its ISA when it creates the first primitive, so call this before. Throws
+// tessera::Error for an unknown name or when oneDNN refuses.
+void set_max_isa(const std::string& isa);
 
 struct Conv2dParams {
   int64_t batch = 1, in_channels = 0, height = 0, width = 0;

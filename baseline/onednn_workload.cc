@@ -35,6 +35,10 @@ void check_rank(const std::string& op, const char* what, const ops::Shape& shape
 
 }  // namespace
 
+void match_target_isa(const codegen::Target& target) {
+  if (target.isa != codegen::Target::host().isa) set_max_isa(target.isa);
+}
+
 bool has_onednn_counterpart(const std::string& op) { return op == "conv2d" || op == "dense"; }
 
 OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args) {

@@ -6,6 +6,7 @@
 // once per layer; a wrong layer is marked and left out of the geomean.
 //
 //   conv_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--rounds N] [--min-repeat-ms MS]
+//                  [--target TARGET | --isa avx2|avx512]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -14,10 +15,12 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "bench_target.h"
 #include "codegen/target.h"
 #include "interleaved_timer.h"
 #include "onednn.h"
@@ -36,17 +39,18 @@ struct Options {
   std::vector<std::string> layers{"all"};
   int rounds = 5;
   int min_repeat_ms = 100;
+  TargetChoice target;
 };
 
 int run(const Options& o) {
   for (int t : o.threads)
     if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
   const std::vector<Layer> layers = select_layers(o.layers);
-  const codegen::Target target = codegen::Target::host();
+  const codegen::Target target = choose_target(o.target);
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
 
-  fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, on {} with {}-bit vectors\n",
-             baseline::version(), target.cpu, target.vector_bits);
+  fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, on {} with {}-bit vectors ({})\n",
+             baseline::version(), target.cpu, target.vector_bits, target.isa);
   fmt::print("{} rounds of >= {} ms per side, interleaved; GFLOPS from each side's minimum\n\n",
              o.rounds, o.min_repeat_ms);
   const std::string header =
@@ -55,6 +59,7 @@ int run(const Options& o) {
   fmt::print("{}\n{}\n", header, std::string(header.size(), '-'));
 
   std::map<int, std::vector<double>> ratios;  // per thread count, of correct layers
+  std::set<std::string> onednn_kernels;
   int failed = 0;
   for (Layer layer : layers) {
     layer.args = ops::with_vector_blocks(layer.op, layer.args, target.vector_lanes());
@@ -77,6 +82,7 @@ int run(const Options& o) {
       runtime::set_num_threads(threads);
       baseline::set_threads(threads);
       baseline::OneDnnLayer onednn = baseline::make_onednn_layer(layer.op, layer.args);
+      onednn_kernels.insert(onednn.implementation());
       baseline::SideTiming mine, theirs;
       if (kernel)
         std::tie(mine, theirs) =
@@ -95,6 +101,7 @@ int run(const Options& o) {
     }
   }
   fmt::print("\n");
+  print_isas(target, onednn_kernels);
   for (int threads : o.threads) {
     const std::vector<double>& r = ratios[threads];
     double log_sum = 0;
@@ -126,6 +133,7 @@ int main(int argc, char** argv) {
   app.add_option("--min-repeat-ms", options.min_repeat_ms, "shortest measurement")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  bench::add_target_flags(app, options.target);
   CLI11_PARSE(app, argc, argv);
   try {
     return bench::run(options);

@@ -9,7 +9,10 @@
 //   tune_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--trials 1000] [--early-stopping 400]
 //                  [--log-prefix tune_resnet18] [--tuner xgb]
 //                  [--versus-random NAME,...] [--xgb-trials 200] [--random-trials 1000]
-//                  [--versus-history LOG]
+//                  [--versus-history LOG] [--target TARGET | --isa avx2|avx512]
+//
+// Records carry the target with its thread count ("... -threads=2"), so one
+// log may hold runs for several ISAs and thread counts; each reads only its own.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -18,11 +21,13 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "autotvm/callback.h"
 #include "autotvm/history.h"
 #include "autotvm/task.h"
 #include "autotvm/tuner.h"
+#include "bench_target.h"
 #include "interleaved_timer.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
@@ -48,6 +53,7 @@ struct Options {
   int xgb_trials = 200, random_trials = 1000;
   std::string versus_history;  // a log of other tasks for the xgb tuner's transfer learning
   int rounds = 5, min_repeat_ms = 100;
+  TargetChoice target;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -63,9 +69,16 @@ std::vector<records::Record> other_tasks_records(const autotvm::Task& task, cons
   return others;
 }
 
-// Tunes a task into `log`, resuming it; with `history`, the tuner first learns
-// from the other tasks' records there (the seed's use_transfer_learning).
-void tune(const autotvm::Task& task, const std::string& tuner_name, int trials, int early_stopping, int threads,
+// The target with the thread count the kernels run with, which every record carries.
+codegen::Target with_threads(codegen::Target target, int threads) {
+  target.threads = threads;
+  return target;
+}
+
+// Tunes a task into `log`, resuming it, with its target's thread count; with
+// `history`, the tuner first learns from the other tasks' records there (the
+// seed's use_transfer_learning).
+void tune(const autotvm::Task& task, const std::string& tuner_name, int trials, int early_stopping,
           const std::string& log, const std::string& prefix, const std::string& history = "") {
   auto tuner = autotvm::make_tuner(tuner_name, task);
   if (!history.empty())
@@ -81,7 +94,7 @@ void tune(const autotvm::Task& task, const std::string& tuner_name, int trials, 
   run.repeat = 3;
   run.min_repeat_ms = 20;
   run.check_correctness = true;
-  run.num_threads = threads;
+  run.num_threads = task.target.threads;
   measure::LocalRunner runner(run, task.workload.reference);
   measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
   tuner->tune(autotvm::TuneOptions{.n_trial = remaining, .early_stopping = early_stopping},
@@ -96,18 +109,24 @@ schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
 
 int run(const Options& o) {
   const std::vector<Layer> layers = o.versus_random_only ? std::vector<Layer>{} : select_layers(o.layers);
-  const codegen::Target target = codegen::Target::host();
+  for (int t : o.threads)
+    if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
+  const codegen::Target chosen = choose_target(o.target);
+  fmt::print("Tessera (AutoTVM, {} tuner) vs {}, on {} with {}-bit vectors ({})\n", o.tuner, baseline::version(),
+             chosen.cpu, chosen.vector_bits, chosen.isa);
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
   std::map<int, std::vector<double>> ratios;
+  std::set<std::string> onednn_kernels;
   std::vector<std::string> rows;
   for (int threads : o.threads) {
+    const codegen::Target target = with_threads(chosen, threads);
     const std::string log = fmt::format("{}.t{}.log", o.log_prefix, threads);
     for (size_t i = 0; i < layers.size(); ++i) {
       const Layer& layer = layers[i];
       autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
       const std::string prefix = fmt::format("[Task {:2}/{:2}] ", i + 1, layers.size());
       auto start = std::chrono::steady_clock::now();
-      tune(task, o.tuner, o.trials, o.early_stopping, threads, log, prefix);
+      tune(task, o.tuner, o.trials, o.early_stopping, log, prefix);
       const double tuning_seconds = seconds_since(start);
 
       runtime::set_num_threads(threads);
@@ -115,18 +134,20 @@ int run(const Options& o) {
       baseline::TesseraKernel kernel(task.workload, best_trace(task, log), target);
       baseline::CheckResult check = kernel.check();
       baseline::OneDnnLayer onednn = baseline::make_onednn_layer(layer.op, layer.args);
+      onednn_kernels.insert(onednn.implementation());
       auto [mine, theirs] = baseline::time_interleaved([&] { kernel.run(); }, [&] { onednn.run(); }, timing);
       const double g_mine = baseline::gflops(kernel.flop_count(), mine.min_cost());
       const double g_theirs = baseline::gflops(kernel.flop_count(), theirs.min_cost());
       if (check.correct) ratios[threads].push_back(g_mine / g_theirs);
-      rows.push_back(fmt::format("{:<20} {:<22} {:>7} {:>14.1f} {:>14.1f} {:>6.2f} {:>10.0f}{}", layer.name,
+      rows.push_back(fmt::format("{:<20} {:<22} {:>7} {:>14.1f} {:>14.1f} {:>6.2f} {:>10.0f}  {}{}", layer.name,
                                  describe(layer), threads, g_mine, g_theirs, g_mine / g_theirs, tuning_seconds,
-                                 check.correct ? "" : "  <- WRONG"));
+                                 onednn.implementation(), check.correct ? "" : "  <- WRONG"));
       std::cout << rows.back() << std::endl;
     }
   }
-  const std::string header = fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6} {:>10}", "layer", "shape",
-                                         "threads", "tessera GFLOPS", "onednn GFLOPS", "ratio", "tuning s");
+  const std::string header =
+      fmt::format("{:<20} {:<22} {:>7} {:>14} {:>14} {:>6} {:>10}  {}", "layer", "shape", "threads", "tessera GFLOPS",
+                  "onednn GFLOPS", "ratio", "tuning s", "onednn kernel");
   if (!rows.empty()) {
     fmt::print("\n{}\n{}\n", header, std::string(header.size(), '-'));
     for (const auto& r : rows) fmt::print("{}\n", r);
@@ -135,21 +156,21 @@ int run(const Options& o) {
   std::vector<std::string> versus;
   for (const std::string& name : o.versus_random) {
     const Layer layer = select_layers({name})[0];
-    autotvm::Task task = autotvm::create_task(layer.op, layer.args, target);
+    autotvm::Task task = autotvm::create_task(layer.op, layer.args, with_threads(chosen, 1));
     // Logs named by layer and budget, so a rerun resumes (or just re-times).
     const std::string base = fmt::format("{}.versus.{}", o.log_prefix, name);
     const std::string xgb_log = fmt::format("{}.xgb{}{}.log", base, o.xgb_trials, o.versus_history.empty() ? "" : "-tl");
     const std::string random_log = fmt::format("{}.random{}.log", base, o.random_trials);
-    tune(task, "xgb", o.xgb_trials, 0, 1, xgb_log, "[xgb]    ", o.versus_history);
-    tune(task, "random", o.random_trials, 0, 1, random_log, "[random] ");
+    tune(task, "xgb", o.xgb_trials, 0, xgb_log, "[xgb]    ", o.versus_history);
+    tune(task, "random", o.random_trials, 0, random_log, "[random] ");
     // The two bests (as dispatch picks them) timed again side by side, as the
     // tuners measured them minutes apart; and the random best against itself,
     // which shows how far apart two timings of one kernel land.
     runtime::set_num_threads(1);
-    baseline::TesseraKernel xk(task.workload, best_trace(task, xgb_log), target);
+    baseline::TesseraKernel xk(task.workload, best_trace(task, xgb_log), task.target);
     const schedule::Trace random_best = best_trace(task, random_log);
-    baseline::TesseraKernel rk(task.workload, random_best, target);
-    baseline::TesseraKernel rk2(task.workload, random_best, target);
+    baseline::TesseraKernel rk(task.workload, random_best, task.target);
+    baseline::TesseraKernel rk2(task.workload, random_best, task.target);
     auto [xt, rt] = baseline::time_interleaved([&] { xk.run(); }, [&] { rk.run(); }, timing);
     auto [at, bt] = baseline::time_interleaved([&] { rk.run(); }, [&] { rk2.run(); }, timing);
     const double gx = baseline::gflops(xk.flop_count(), xt.min_cost());
@@ -163,6 +184,7 @@ int run(const Options& o) {
   }
   fmt::print("\n");
   for (const auto& line : versus) fmt::print("{}\n", line);
+  print_isas(chosen, onednn_kernels);
   for (int threads : o.threads) {
     if (ratios[threads].empty()) continue;
     double log_sum = 0;
@@ -194,6 +216,7 @@ int main(int argc, char** argv) {
   app.add_option("--versus-history", o.versus_history,
                  "in the comparison, xgb first learns from this log's records of the other layers");
   app.add_option("--rounds", o.rounds, "interleaved timing rounds")->capture_default_str();
+  bench::add_target_flags(app, o.target);
   CLI11_PARSE(app, argc, argv);
   try {
     return bench::run(o);

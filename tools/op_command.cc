@@ -18,6 +18,7 @@
 #include "records/apply_history_best.h"
 #include "runtime/thread_pool.h"
 #include "schedule/manual_schedule.h"
+#include "target_flags.h"
 #include "tessera/error.h"
 #include "tessera_kernel.h"
 #include "tir/printer.h"
@@ -64,21 +65,34 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
   auto* schedule = cmd->add_option("--schedule", o.schedule_file, "JSON schedule trace (default: best hand-written)");
   cmd->add_option("--records", o.records_file, "tuning log: run the operator with its best record")
       ->excludes(schedule);
-  cmd->add_option("--threads", o.threads, "threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")->capture_default_str();
+  add_target_flag(cmd, o.target, "target to compile for");
   cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
   cmd->add_flag("--asm", o.assembly, "print the kernel's assembly for the target");
-  cmd->add_flag("--check", o.check, "compare the output with the reference");
-  cmd->add_option("--compare", o.compare, "baseline timed in the same run")->check(CLI::IsMember({"onednn"}));
+  auto* check = cmd->add_flag("--check", o.check, "compare the output with the reference");
+  auto* compare =
+      cmd->add_option("--compare", o.compare, "baseline timed in the same run")->check(CLI::IsMember({"onednn"}));
+  cmd->add_flag("--compile-only", o.compile_only,
+                "compile (and print with --show, --asm) without running: allows a target this host cannot run")
+      ->excludes(check)
+      ->excludes(compare);
   cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
   return cmd;
 }
 
 int run_op(const OpCommandOptions& o) {
-  const codegen::Target target = codegen::Target::host();
+  const codegen::Target target = resolve_target(o.target, o.threads);
+  if (!o.compile_only) {
+    try {
+      codegen::require_runnable_here(target);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (--compile-only compiles without running)");
+    }
+  }
   // NCHWc blocks not given on the command line fill one of the target's vectors.
   const ops::OpArgs args = ops::with_vector_blocks(o.op.op, resolve(o.op), target.vector_lanes());
-  const int threads = resolve_threads(o.threads);
+  const int threads = target.threads;
   if (o.repeat < 1) throw Error(fmt::format("--repeat {}: must be at least 1", o.repeat));
   if (!o.compare.empty() && !baseline::has_onednn_counterpart(o.op.op))
     throw Error(fmt::format("--compare {}: only conv2d and dense have a oneDNN counterpart, not {}", o.compare,
@@ -105,6 +119,10 @@ int run_op(const OpCommandOptions& o) {
     fmt::print("{}\n", codegen::to_c(kernel.lowered()));
   }
   if (o.assembly) fmt::print("{}\n", codegen::emit_assembly(kernel.lowered(), target));
+  if (o.compile_only) {
+    fmt::print("compiled for {} ({}); not run\n", target.str(), target.match_key());
+    return 0;
+  }
   if (o.check) {
     baseline::CheckResult c = kernel.check();
     fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
@@ -122,8 +140,10 @@ int run_op(const OpCommandOptions& o) {
     return 0;
   }
   baseline::set_threads(threads);
+  baseline::match_target_isa(target);
   baseline::OneDnnLayer onednn = baseline::make_onednn_layer(o.op.op, args);
-  fmt::print("onednn kernel: {} ({})\n", onednn.implementation(), baseline::version());
+  fmt::print("tessera target: {}; onednn kernel: {} ({})\n", target.match_key(), onednn.implementation(),
+             baseline::version());
   auto [mine, theirs] = baseline::time_interleaved([&] { kernel.run(); }, [&] { onednn.run(); }, timing);
   print_timing("tessera", mine, flops);
   print_timing("onednn", theirs, flops);

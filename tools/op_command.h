@@ -1,11 +1,15 @@
 #pragma once
 // tessera op OPERATOR [operator flags] [--schedule FILE | --records FILE] [--threads N]
-//            [--show] [--asm] [--check] [--compare onednn] [--repeat N]
+//            [--target TARGET] [--show] [--asm] [--check] [--compare onednn] [--repeat N]
+//            [--compile-only]
 //
 // Builds one operator's workload, compiles it under a schedule (a JSON trace,
-// the best tuning record of a log, or the best hand-written one), and
-// optionally prints the loops and C, checks the output against the reference,
-// and times it against oneDNN in the same process.
+// the best tuning record of a log for the target, or the best hand-written
+// one), and optionally prints the loops and C, checks the output against the
+// reference, and times it against oneDNN (held to the target's vector ISA) in
+// the same process. A target this host cannot run (e.g. AVX-512 on an AVX2
+// machine) is accepted only with --compile-only, which compiles and prints
+// (--show, --asm) but runs nothing.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -17,7 +21,9 @@ struct OpCommandOptions {
   OperatorFlags op;
   std::string schedule_file;  // a JSON trace
   std::string records_file;   // a tuning log: its best record for this operator
-  int threads = 0;            // 0: one per core
+  int threads = 0;            // 0: the target's -threads=, else one per core
+  std::string target;         // Target::parse text; empty: the host
+  bool compile_only = false;  // compile (and print) only; allows a target this host cannot run
   bool show = false;
   bool assembly = false;      // print the generated assembly
   bool check = false;

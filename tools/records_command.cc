@@ -6,6 +6,8 @@
 
 #include "records/log_file.h"
 #include "records/pick_best.h"
+#include "records/target_match.h"
+#include "target_flags.h"
 
 namespace tessera::cli {
 
@@ -15,23 +17,29 @@ CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
   CLI::App* pick = cmd->add_subcommand("pick-best", "keep the best valid record of every task and target");
   pick->add_option("in", o.in, "tuning log to read")->required();
   pick->add_option("out", o.out, "file to write (replaced)")->required();
+  add_target_flag(pick, o.target, "keep only records of this target");
   CLI::App* show = cmd->add_subcommand("show", "one line per record");
   show->add_option("file", o.show, "tuning log")->required();
+  add_target_flag(show, o.target, "show only records of this target");
   return cmd;
 }
 
 int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
+  std::optional<codegen::Target> target;
+  if (!o.target.empty()) target = parse_target_flag(o.target);
   if (records_cmd.got_subcommand("pick-best")) {
-    size_t n = records::pick_best_file(o.in, o.out, std::cerr);
+    size_t n = records::pick_best_file(o.in, o.out, std::cerr, target);
     fmt::print("{}: {} best records written to {}\n", o.in, n, o.out);
     return 0;
   }
   size_t line = 0;
+  records::RecordTargets targets;
   records::for_each_record(o.show, std::cerr, [&](records::Record&& r) {
     ++line;
-    fmt::print("{:5} {} {} config={} {} mean {:.3f} ms\n", line, r.task_name, r.workload_key.substr(0, 8),
+    if (target && !targets.applies(r, *target)) return;
+    fmt::print("{:5} {} {} config={} {} mean {:.3f} ms on {}\n", line, r.task_name, r.workload_key.substr(0, 8),
                r.config_index ? std::to_string(*r.config_index) : "-", measure::to_string(r.result.error),
-               r.valid() ? r.result.mean_cost() * 1e3 : 0.0);
+               r.valid() ? r.result.mean_cost() * 1e3 : 0.0, targets.match_key(r));
   });
   return 0;
 }

@@ -1,6 +1,10 @@
 #pragma once
-// tessera records pick-best IN OUT   keep the best record of every task
-// tessera records show FILE          one line per record
+// tessera records pick-best IN OUT [--target TARGET]   keep the best record of every task and target
+// tessera records show FILE [--target TARGET]          one line per record
+//
+// With --target, only records that apply to it (codegen::same_code_target:
+// kind, vector ISA and width, threads; a target without -threads= takes every
+// thread count).
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -9,6 +13,7 @@ namespace tessera::cli {
 struct RecordsCommandOptions {
   std::string in, out;
   std::string show;
+  std::string target;  // Target::parse text; empty: every target
 };
 
 CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o);

@@ -13,10 +13,10 @@
 #include "measure/builder.h"
 #include "measure/runner.h"
 #include "records/log_file.h"
+#include "target_flags.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
-
 
 CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
@@ -28,7 +28,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("--log", o.log, "tuning log (JSON lines); an existing log resumes the run");
   cmd->add_option("--history", o.history, "earlier tuning log of other tasks to warm-start the cost model");
-  cmd->add_option("--threads", o.threads, "threads the kernels run with (0: one per core)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
+      ->capture_default_str();
+  add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--number", o.number, "runs per measurement")->capture_default_str();
   cmd->add_option("--repeat", o.repeat, "measurements per candidate")->capture_default_str();
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
@@ -45,13 +47,15 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
 
 int run_tune(const TuneCommandOptions& o) {
   const ops::OpArgs args = resolve(o.op);
-  const int threads = resolve_threads(o.threads);
   if (o.trials < 1) throw Error(fmt::format("--trials {}: must be at least 1", o.trials));
-  const codegen::Target target = codegen::Target::host();
+  // The thread count is part of the target, so every record says what it was measured with.
+  const codegen::Target target = resolve_target(o.target, o.threads);
+  const int threads = target.threads;
+  codegen::require_runnable_here(target);  // every candidate is measured on this host
   autotvm::Task task = autotvm::create_task(o.op.op, args, target);
   auto tuner = autotvm::make_tuner(o.tuner, task, o.seed);
-  fmt::print("task: {}\nworkload key: {}\nconfig space: {} configs\n", task.describe(), task.workload_key(),
-             task.space.size());
+  fmt::print("task: {}\nworkload key: {}\nconfig space: {} configs\ntarget: {} ({})\n", task.describe(),
+             task.workload_key(), task.space.size(), target.str(), target.match_key());
 
   int64_t resumed = 0;
   if (!o.history.empty())

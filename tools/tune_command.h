@@ -1,10 +1,13 @@
 #pragma once
 // tessera tune-op OPERATOR [operator flags] --tuner NAME --trials N
-//                 [--early-stopping N] [--log FILE] [--threads N] [measure flags]
+//                 [--early-stopping N] [--log FILE] [--threads N] [--target TARGET]
+//                 [measure flags]
 //
 // Tunes one operator with an AutoTVM template: prints the progress line after
 // every batch and appends every measurement to the log. Rerun with the same
-// log to resume: configs already measured are not measured again.
+// log to resume: configs already measured (on a matching target) are not
+// measured again. Each record's target carries the thread count, e.g.
+// "llvm -mcpu=znver3 -threads=2". The target must be one this host can run.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -19,7 +22,8 @@ struct TuneCommandOptions {
   int early_stopping = 0;  // 0: never
   std::string log;         // empty: no log
   std::string history;     // earlier logs to warm-start the model from (transfer learning)
-  int threads = 0;         // threads the kernels run with; 0: one per core
+  int threads = 0;         // threads the kernels run with; 0: the target's -threads=, else one per core
+  std::string target;      // Target::parse text; empty: the host
   int number = 2, repeat = 3, min_repeat_ms = 20;
   double timeout = 10;     // seconds per candidate, build and run each
   bool check = true;       // compare every candidate with the reference

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "records/target_match.h"
 #include "tessera/error.h"
 
 namespace tessera::autotvm {
@@ -12,13 +13,16 @@ nlohmann::json workload_json(const Task& task) { return {{"op", task.op}, {"args
 
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings) {
-  const std::string key = task.workload_key(), target = task.target.str();
+  const std::string key = task.workload_key();
   std::vector<measure::MeasureInput> inputs;
   std::vector<measure::MeasureResult> results;
   std::set<int64_t> own;  // distinct configs: a leader's re-measurement repeats one
   int64_t stale = 0;
+  records::RecordTargets targets;
+  std::string loose;  // why records of another thread count were let in, if they were
+  int64_t loose_count = 0;
   for (const auto& r : records) {
-    if (r.target != target) continue;
+    if (!targets.applies(r, task.target)) continue;
     if (r.workload_key == key) {
       if (!r.config_index || *r.config_index < 0 || *r.config_index >= task.space.size()) continue;
       // A template that gained or lost knobs numbers its configs anew: an old
@@ -43,11 +47,17 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
       continue;
     }
     results.push_back(r.result);
+    if (std::string why = records::loose_thread_match(*targets.of(r), task.target); !why.empty()) {
+      loose = why;
+      ++loose_count;
+    }
   }
   if (!inputs.empty()) tuner.load_history(inputs, results);
   if (stale > 0)
     warnings << "warning: " << stale << " records of " << task.describe()
              << " were made with another version of its config space; they are not reused\n";
+  if (loose_count > 0)
+    warnings << "note: " << loose_count << " records used for " << task.describe() << " were " << loose << "\n";
   return static_cast<int64_t>(own.size());
 }
 
@@ -69,7 +79,7 @@ std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const st
 }
 
 Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
-  auto best = history.lookup(task.workload_key(), task.target.str(), task.describe(), warnings);
+  auto best = history.lookup(task.workload_key(), task.target, task.describe(), warnings);
   if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
   if (best->config.is_object() && !best->config.empty()) {
     try {

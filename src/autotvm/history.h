@@ -20,8 +20,10 @@ nlohmann::json workload_json(const Task& task);
 
 // Feeds `records` to `tuner`: its task's configs are marked measured and,
 // with the other tasks' records when `other_tasks` is set, handed to
-// Tuner::load_history. Records of other targets are ignored; a record whose
-// task cannot be rebuilt is skipped with a warning. Returns the number of
+// Tuner::load_history. Only records of a matching target count
+// (codegen::same_code_target; a note says when some match only because they
+// state no thread count); a record whose task cannot be rebuilt is skipped
+// with a warning. Returns the number of
 // distinct configs of `task` found.
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings);

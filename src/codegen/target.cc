@@ -7,6 +7,8 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
+#include <charconv>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -51,6 +53,35 @@ void set_vector_unit(Target& t) {
   } else {
     t.isa = "sse", t.vector_bits = 128;
   }
+}
+
+// The vector ISAs from the widest down, each with the LLVM feature whose
+// removal leaves the next one (removing a feature removes those implying it).
+struct IsaLevel {
+  const char* isa;
+  const char* feature;
+};
+constexpr IsaLevel kIsaLevels[] = {{"avx512", "avx512f"}, {"avx2", "avx2"}, {"avx", "avx"}, {"sse", nullptr}};
+
+// Position in kIsaLevels (0: widest), or -1 for an unknown name.
+int isa_level(const std::string& isa) {
+  for (int i = 0; i < static_cast<int>(std::size(kIsaLevels)); ++i)
+    if (isa == kIsaLevels[i].isa) return i;
+  return -1;
+}
+
+// Extensions kernels may contain (the vector units and what LLVM emits beside
+// them). CPU models also differ in tuning flags, which do not stop code running.
+constexpr const char* kInstructionSets[] = {"sse4.2",   "avx",      "avx2",       "fma",       "f16c",
+                                            "bmi",      "bmi2",     "avx512f",    "avx512bw",  "avx512dq",
+                                            "avx512vl", "avx512cd", "avx512vnni", "avx512bf16"};
+
+int parse_threads(const std::string& text, const std::string& value) {
+  int n = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (error != std::errc() || end != value.data() + value.size() || n < 1)
+    throw Error("target '" + text + "': -threads=" + value + " is not a positive thread count");
+  return n;
 }
 
 Target detect_host() {
@@ -109,9 +140,16 @@ Target Target::parse(const std::string& text) {
     } else if (word.rfind("-mattr=", 0) == 0) {
       t.features = word.substr(7);
       features_given = true;
+    } else if (word.rfind("-threads=", 0) == 0) {
+      t.threads = parse_threads(text, word.substr(9));
     } else {
       throw Error("target '" + text + "': unknown option '" + word + "'");
     }
+  }
+  // LLVM would only warn and generate generic code for a misspelt CPU.
+  if (cpu_given) {
+    std::unique_ptr<llvm::MCSubtargetInfo> generic = subtarget_info("", "");
+    if (generic && !generic->isCPUStringValid(t.cpu)) throw Error("target '" + text + "': unknown CPU '" + t.cpu + "'");
   }
   // Another CPU than ours: its own features, not the host's.
   if (cpu_given && !features_given) t.features.clear();
@@ -124,7 +162,58 @@ std::string Target::str() const {
   std::string s = "llvm";
   if (!cpu.empty()) s += " -mcpu=" + cpu;
   if (!features.empty()) s += " -mattr=" + features;
+  if (threads > 0) s += " -threads=" + std::to_string(threads);
   return s;
+}
+
+Target Target::host_with_isa(const std::string& isa) {
+  const int want = isa_level(isa);
+  if (want < 0) throw Error("vector ISA '" + isa + "': expected avx512, avx2, avx or sse");
+  Target t = host();
+  const int have = isa_level(t.isa);
+  if (want < have) throw Error("vector ISA '" + isa + "': this host (" + t.cpu + ") has no " + isa + ", only " + t.isa);
+  // Appended last, so they override whatever the host's string turned on.
+  for (int level = have; level < want; ++level)
+    t.features += (t.features.empty() ? "-" : ",-") + std::string(kIsaLevels[level].feature);
+  set_vector_unit(t);
+  if (t.isa != isa) throw Error("vector ISA '" + isa + "': LLVM made '" + t.str() + "' " + t.isa + " instead");
+  return t;
+}
+
+std::string Target::match_key() const {
+  if (kind != "llvm") return kind;
+  std::string key = kind + " " + isa + " " + std::to_string(vector_bits) + "-bit";
+  if (threads > 0) key += " threads=" + std::to_string(threads);
+  return key;
+}
+
+std::vector<std::string> Target::missing_on(const Target& host) const {
+  if (kind != host.kind) return {kind};
+  std::unique_ptr<llvm::MCSubtargetInfo> mine = subtarget_info(cpu, features);
+  std::unique_ptr<llvm::MCSubtargetInfo> theirs = subtarget_info(host.cpu, host.features);
+  std::vector<std::string> missing;
+  if (!mine || !theirs) return missing;
+  for (const char* name : kInstructionSets) {
+    const std::string flag = std::string("+") + name;
+    if (mine->checkFeatures(flag) && !theirs->checkFeatures(flag)) missing.push_back(name);
+  }
+  return missing;
+}
+
+bool same_code_target(const Target& recorded, const Target& wanted) {
+  Target a = recorded, b = wanted;
+  if (a.threads == 0 || b.threads == 0) a.threads = b.threads = 0;  // not stated: any
+  return a.match_key() == b.match_key();
+}
+
+void require_runnable_here(const Target& target) {
+  const Target& here = Target::host();
+  std::vector<std::string> missing = target.missing_on(here);
+  if (missing.empty()) return;
+  std::string names;
+  for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+  throw Error("target '" + target.str() + "' needs " + names + ", which this host (" + here.cpu + ", " + here.isa +
+              ") lacks, so its code cannot run here");
 }
 
 }  // namespace tessera::codegen

@@ -1,6 +1,7 @@
 #pragma once
 // What code is generated for. "llvm" is the host CPU; "cuda" is reserved for NVIDIA GPUs.
 #include <string>
+#include <vector>
 
 #include "schedule/vector_unit.h"
 
@@ -16,13 +17,43 @@ struct Target {
   // The vector ISA the code may use: "avx512", "avx2", "avx" or "sse" (x86).
   std::string isa = "avx2";
 
+  // Threads the kernels run with, written "-threads=N": a schedule tuned on
+  // one core is not the best on two. 0: not stated (one per core when run).
+  int threads = 0;
+
   int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
   schedule::VectorUnit vector_unit() const { return {.bits = vector_bits, .registers = vector_registers}; }
 
   static Target host();  // the machine we run on, with its detected features
-  // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma"; throws tessera::Error otherwise.
+  // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma", "llvm -mcpu=znver3
+  // -threads=2"; throws tessera::Error naming the text otherwise.
   static Target parse(const std::string& text);
   std::string str() const;
+
+  // The host, its vector ISA capped at `isa` ("avx512", "avx2", "avx", "sse"),
+  // e.g. AVX2 code on an AVX-512 machine; throws tessera::Error for an unknown
+  // name or an ISA the host lacks.
+  static Target host_with_isa(const std::string& isa);
+
+  // What decides whether a schedule tuned for one target suits another: kind,
+  // vector ISA and width, threads, e.g. "llvm avx2 256-bit threads=2" ("llvm
+  // avx2 256-bit" when threads are not stated). Not the CPU name or feature
+  // string: two Zen 3 machines whose detected features differ in some flag
+  // unrelated to vectors run the same kernels equally well.
+  std::string match_key() const;
+
+  // The instruction-set extensions code for this target may use that `host`
+  // lacks, e.g. {"avx512f", "avx512bw"}; empty when the host can run it.
+  std::vector<std::string> missing_on(const Target& host) const;
 };
+
+// True when records tuned on `recorded` apply to `wanted`: the same
+// match_key(), except that a thread count not stated on either side matches
+// any. Records written before targets carried -threads= state none; they stay
+// usable, and dispatch says when it relies on this.
+bool same_code_target(const Target& recorded, const Target& wanted);
+
+// Throws tessera::Error naming the target when this host cannot run its code.
+void require_runnable_here(const Target& target);
 
 }  // namespace tessera::codegen

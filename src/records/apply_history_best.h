@@ -1,8 +1,9 @@
 #pragma once
 // Dispatch from a tuning log: for a task (workload key) on a target, the best
-// record measured so far. Where there is none, callers use the task's
-// fallback configuration, and lookup() says so once per workload, because a
-// fallback may be much slower and the user should know why.
+// record measured on a target that matches it (codegen::same_code_target:
+// kind, vector ISA and width, threads). Where there is none, callers use the
+// task's fallback configuration, and lookup() says so once per workload and
+// why, because a fallback may be much slower and the user should know.
 #include <iosfwd>
 #include <map>
 #include <mutex>
@@ -12,13 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/target.h"
 #include "records/record.h"
 
 namespace tessera::records {
 
 class ApplyHistoryBest {
  public:
-  // Keeps the best valid record per (workload_key, target); see pick_best.
+  // Keeps the best valid record per workload key and target match key; see
+  // pick_best.
   explicit ApplyHistoryBest(const std::vector<Record>& records);
   // Loads a log, skipping damaged lines with warnings; throws tessera::Error
   // when the file cannot be opened.
@@ -28,24 +31,40 @@ class ApplyHistoryBest {
   ApplyHistoryBest& operator=(const ApplyHistoryBest&) = delete;
   ApplyHistoryBest(ApplyHistoryBest&& other) noexcept;
 
-  // The best record for the task, matching the target string exactly.
-  std::optional<Record> query(const std::string& workload_key, const std::string& target) const;
+  // The best record for the task on a matching target: one measured with the
+  // target's own thread count, else (a log from before records carried
+  // -threads=, or a target stating none) the best that states no count or is
+  // asked for with none.
+  std::optional<Record> query(const std::string& workload_key, const codegen::Target& target) const;
 
-  // As query(), but when there is no record prints, the first time this
-  // workload key misses on this object:
-  //   warning: no tuning record for workload DESCRIPTION (key KEY) on target
-  //   TARGET; using the fallback configuration, which may be much slower
+  // As query(), but says once per workload and target of this object, when
+  // there is no record:
+  //   warning: no tuning record for workload DESCRIPTION (key KEY) on
+  //   llvm avx2 256-bit threads=2; records exist for this workload on
+  //   llvm avx512 512-bit threads=1; using the fallback configuration, which
+  //   may be much slower
+  // (the "records exist" clause only when they do), and when the record found
+  // matches only because a thread count is not stated, a note saying so.
   // Safe to call from several threads.
-  std::optional<Record> lookup(const std::string& workload_key, const std::string& target,
+  std::optional<Record> lookup(const std::string& workload_key, const codegen::Target& target,
                                const std::string& workload_description, std::ostream& warnings);
 
-  // Number of (workload_key, target) pairs with a record.
-  size_t size() const { return best_.size(); }
+  // Number of (workload key, target match key) pairs with a record.
+  size_t size() const { return size_; }
 
  private:
-  std::map<std::pair<std::string, std::string>, Record> best_;  // immutable after construction
-  std::mutex mutex_;                                           // guards warned_ and the warning stream
-  std::set<std::string> warned_;                               // workload keys already warned about
+  struct Candidate {
+    std::optional<codegen::Target> target;  // empty: the record's target text does not parse
+    Record record;
+  };
+  const Candidate* find(const std::string& workload_key, const codegen::Target& target) const;
+  // "; records exist for this workload on A, B", or "" when there are none.
+  std::string other_targets(const std::string& workload_key) const;
+
+  std::map<std::string, std::vector<Candidate>> best_;  // by workload key; immutable after construction
+  size_t size_ = 0;
+  std::mutex mutex_;                                      // guards warned_ and the warning stream
+  std::set<std::pair<std::string, std::string>> warned_;  // (workload key, match key) already warned about
 };
 
 }  // namespace tessera::records

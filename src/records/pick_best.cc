@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "records/log_file.h"
+#include "records/target_match.h"
 
 namespace tessera::records {
 
@@ -15,12 +16,13 @@ bool better(const Record& a, const Record& b) {
 }
 
 std::vector<Record> pick_best(const std::vector<Record>& records) {
-  // Slot per (key, target) in first-seen order, so the output is stable.
+  // Slot per (key, target match key) in first-seen order, so the output is stable.
   std::map<std::pair<std::string, std::string>, size_t> slot_of;
   std::vector<const Record*> best;
+  RecordTargets targets;
   for (const Record& r : records) {
     if (!r.valid()) continue;
-    auto [it, inserted] = slot_of.try_emplace({r.workload_key, r.target}, best.size());
+    auto [it, inserted] = slot_of.try_emplace({r.workload_key, targets.match_key(r)}, best.size());
     if (inserted) {
       best.push_back(&r);
     } else if (better(r, *best[it->second])) {
@@ -33,8 +35,11 @@ std::vector<Record> pick_best(const std::vector<Record>& records) {
   return out;
 }
 
-size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings) {
-  std::vector<Record> best = pick_best(load_records(in_path, warnings));
+size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings,
+                      const std::optional<codegen::Target>& target) {
+  std::vector<Record> records = load_records(in_path, warnings);
+  if (target) records = records_for_target(std::move(records), *target);
+  std::vector<Record> best = pick_best(records);
   write_records(out_path, best);
   return best.size();
 }

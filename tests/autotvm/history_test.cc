@@ -14,11 +14,11 @@
 namespace tessera::autotvm {
 namespace {
 
-Task dense_task(int64_t m) {
+Task dense_task(int64_t m, const codegen::Target& target = codegen::Target::host()) {
   ops::OpArgs a;
   a.input = {m, 16};
   a.weight = {32, 16};
-  return create_task("dense", a, codegen::Target::host());
+  return create_task("dense", a, target);
 }
 
 std::vector<records::Record> fake_log(const Task& task, int n) {
@@ -112,6 +112,26 @@ TEST(AutotvmHistory, RecordsOfAnotherVersionOfTheSpaceAreNotReused) {
   EXPECT_EQ(proposed.count(2), 1u);
   EXPECT_EQ(proposed.count(3), 1u);
   EXPECT_EQ(proposed.count(0), 0u);
+}
+
+TEST(AutotvmHistory, OnlyRecordsOfAMatchingTargetAreResumed) {
+  // Named by CPU, so that the test does not depend on the host's ISA.
+  Task b = dense_task(8, codegen::Target::parse("llvm -mcpu=haswell -threads=2"));
+  auto log = fake_log(b, 6);
+  log[0].target = log[1].target = "llvm -mcpu=skylake-avx512 -threads=2";  // another ISA
+  log[2].target = "llvm -mcpu=haswell -threads=1";                         // another thread count
+  log[3].target = "llvm -mcpu=znver3 -threads=2";                          // another CPU, same vector unit
+  log[4].target = "llvm -mcpu=haswell";                                    // written before -threads=
+  auto tuner = make_tuner("random", b, 1);
+  std::ostringstream warnings;
+  EXPECT_EQ(load_history(*tuner, b, log, /*other_tasks=*/false, warnings), 3);
+  EXPECT_NE(warnings.str().find("note: 1 records used for " + b.describe() + " were recorded with no thread count"),
+            std::string::npos)
+      << warnings.str();
+  std::set<int64_t> proposed;
+  for (const auto& c : tuner->next_batch(static_cast<int>(b.space.size()))) proposed.insert(c.index());
+  for (int64_t measured : {3, 4, 5}) EXPECT_EQ(proposed.count(measured), 0u) << measured;
+  for (int64_t other : {0, 1, 2}) EXPECT_EQ(proposed.count(other), 1u) << other;
 }
 
 TEST(AutotvmHistory, DispatchUsesTheRecordedScheduleWhenTheConfigNoLongerFits) {

@@ -130,5 +130,23 @@ TEST(OneDnnDense, MatchesNaiveLoopWithBias) {
   expect_close(dense.output(), want);
 }
 
+TEST(OneDnnIsa, UnknownNameIsAnErrorNamingIt) {
+  try {
+    set_max_isa("avx1024");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "oneDNN ISA 'avx1024': expected avx512, avx2, avx or sse");
+  }
+}
+
+TEST(OneDnnIsa, CappingAfterAPrimitiveExistsIsRefused) {
+  // oneDNN fixes its ISA when it creates the first primitive.
+  DenseParams p;
+  p.in_features = 8, p.out_features = 8;
+  std::vector<float> data(64);
+  OneDnnDense dense(p, data.data(), data.data());
+  EXPECT_THROW(set_max_isa("sse"), Error);
+}
+
 }  // namespace
 }  // namespace tessera::baseline

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tessera/error.h"
 
 namespace tessera::codegen {
@@ -35,6 +37,104 @@ TEST(CodegenTarget, MalformedTextIsAnError) {
   EXPECT_THROW(Target::parse("opencl"), Error);
   EXPECT_THROW(Target::parse("llvm -mfoo=bar"), Error);
   EXPECT_THROW(Target::parse(""), Error);
+}
+
+// Named by CPU, so that no test depends on the host's ISA.
+const char* const kAvx2 = "llvm -mcpu=haswell";
+const char* const kAvx512 = "llvm -mcpu=skylake-avx512";
+
+std::string error_of(const std::string& text) {
+  try {
+    Target::parse(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CodegenTarget, ThreadsRoundTripAndAreLeftOutWhenNotStated) {
+  for (const char* text : {"llvm -mcpu=znver3 -threads=2", "llvm -mcpu=x86-64 -mattr=+avx2,+fma -threads=16"}) {
+    EXPECT_EQ(Target::parse(text).str(), text);
+  }
+  EXPECT_EQ(Target::parse("llvm -mcpu=znver3 -threads=2").threads, 2);
+  EXPECT_EQ(Target::parse("llvm -threads=3 -mcpu=znver3").str(), "llvm -mcpu=znver3 -threads=3");
+  EXPECT_EQ(Target::parse("llvm -mcpu=znver3").threads, 0);
+  EXPECT_EQ(Target::parse("llvm -threads=1").threads, 1);  // the host, on one thread
+}
+
+TEST(CodegenTarget, BadThreadCountOrCpuIsAnErrorNamingTheTarget) {
+  for (const char* text : {"llvm -threads=0", "llvm -threads=-2", "llvm -threads=two",
+                           "llvm -threads=", "llvm -threads=2x", "llvm -threads=99999999999"})
+    EXPECT_NE(error_of(text).find(std::string("target '") + text + "'"), std::string::npos) << error_of(text);
+  EXPECT_EQ(error_of("llvm -mcpu=znver9"), "target 'llvm -mcpu=znver9': unknown CPU 'znver9'");
+  EXPECT_THROW(Target::parse("cuda -threads=2"), Error);
+}
+
+TEST(CodegenTarget, MatchKeyIsKindIsaWidthAndThreads) {
+  EXPECT_EQ(Target::parse(std::string(kAvx2) + " -threads=2").match_key(), "llvm avx2 256-bit threads=2");
+  EXPECT_EQ(Target::parse(kAvx512).match_key(), "llvm avx512 512-bit");
+  EXPECT_EQ(Target::parse("cuda").match_key(), "cuda");
+}
+
+TEST(CodegenTarget, SameIsaWidthAndThreadsMatchWhateverTheCpuAndFeatureFlags) {
+  const Target haswell = Target::parse(std::string(kAvx2) + " -threads=2");
+  // Other CPU names and feature strings with the same vector unit.
+  EXPECT_TRUE(same_code_target(Target::parse("llvm -mcpu=znver3 -threads=2"), haswell));
+  EXPECT_TRUE(same_code_target(Target::parse("llvm -mcpu=x86-64 -mattr=+avx2,+fma,+bmi2 -threads=2"), haswell));
+  EXPECT_TRUE(same_code_target(Target::parse("llvm -mcpu=haswell -mattr=-bmi2 -threads=2"), haswell));
+}
+
+TEST(CodegenTarget, OtherThreadsIsaOrWidthDoNotMatch) {
+  const Target avx2 = Target::parse(std::string(kAvx2) + " -threads=2");
+  EXPECT_FALSE(same_code_target(Target::parse(std::string(kAvx2) + " -threads=1"), avx2));
+  EXPECT_FALSE(same_code_target(Target::parse(std::string(kAvx512) + " -threads=2"), avx2));
+  EXPECT_FALSE(same_code_target(Target::parse("llvm -mcpu=sandybridge -threads=2"), avx2));  // AVX, no AVX2
+  EXPECT_FALSE(same_code_target(Target::parse("llvm -mcpu=x86-64 -threads=2"), avx2));       // SSE, 128-bit
+  EXPECT_FALSE(same_code_target(Target::parse("cuda"), avx2));
+}
+
+TEST(CodegenTarget, AThreadCountNotStatedMatchesAny) {
+  // Records written before targets carried -threads= state none.
+  const Target two = Target::parse(std::string(kAvx2) + " -threads=2");
+  EXPECT_TRUE(same_code_target(Target::parse(kAvx2), two));
+  EXPECT_TRUE(same_code_target(two, Target::parse(kAvx2)));
+  EXPECT_FALSE(same_code_target(Target::parse(kAvx512), two));
+}
+
+TEST(CodegenTarget, HostWithIsaCapsTheVectorUnit) {
+  const Target host = Target::host();
+  bool at_or_below_host = false;
+  for (const char* isa : {"avx512", "avx2", "avx", "sse"}) {
+    at_or_below_host = at_or_below_host || host.isa == isa;
+    if (!at_or_below_host) {
+      EXPECT_THROW(Target::host_with_isa(isa), Error) << isa;
+      continue;
+    }
+    Target capped = Target::host_with_isa(isa);
+    EXPECT_EQ(capped.isa, isa);
+    EXPECT_EQ(capped.cpu, host.cpu);
+    EXPECT_EQ(Target::parse(capped.str()).match_key(), capped.match_key());  // records read it back alike
+    EXPECT_TRUE(capped.missing_on(host).empty()) << isa;
+  }
+  EXPECT_EQ(Target::host_with_isa(host.isa).str(), host.str());
+  EXPECT_THROW(Target::host_with_isa("avx1024"), Error);
+}
+
+TEST(CodegenTarget, CappingAvx512ToAvx2LeavesSixteenYmmRegisters) {
+  // As host_with_isa("avx2") does on an AVX-512 host.
+  Target t = Target::parse(std::string(kAvx512) + " -mattr=-avx512f");
+  EXPECT_EQ(t.isa, "avx2");
+  EXPECT_EQ(t.vector_bits, 256);
+  EXPECT_EQ(t.vector_registers, 16);
+}
+
+TEST(CodegenTarget, MissingOnNamesTheExtensionsAHostLacks) {
+  const Target zen3 = Target::parse("llvm -mcpu=znver3");
+  std::vector<std::string> missing = Target::parse(kAvx512).missing_on(zen3);
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "avx512f"), missing.end());
+  EXPECT_TRUE(Target::parse(kAvx2).missing_on(zen3).empty());
+  EXPECT_TRUE(Target::parse("llvm -mcpu=x86-64").missing_on(Target::parse(kAvx512)).empty());
+  EXPECT_NO_THROW(require_runnable_here(Target::host()));
 }
 
 }  // namespace

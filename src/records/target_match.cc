@@ -1,0 +1,44 @@
+#include "records/target_match.h"
+
+#include "tessera/error.h"
+
+namespace tessera::records {
+
+const codegen::Target* RecordTargets::of(const Record& r) {
+  auto [it, inserted] = parsed_.try_emplace(r.target);
+  if (inserted) {
+    try {
+      it->second = codegen::Target::parse(r.target);
+    } catch (const Error&) {
+      // Left empty: matches nothing, and pick-best keeps it apart by its text.
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+std::string RecordTargets::match_key(const Record& r) {
+  const codegen::Target* t = of(r);
+  return t ? t->match_key() : r.target;
+}
+
+bool RecordTargets::applies(const Record& r, const codegen::Target& wanted) {
+  const codegen::Target* t = of(r);
+  return t && codegen::same_code_target(*t, wanted);
+}
+
+std::vector<Record> records_for_target(std::vector<Record> records, const codegen::Target& target) {
+  RecordTargets targets;
+  std::erase_if(records, [&](const Record& r) { return !targets.applies(r, target); });
+  return records;
+}
+
+std::string loose_thread_match(const codegen::Target& recorded, const codegen::Target& wanted) {
+  if (recorded.threads == wanted.threads) return "";
+  if (recorded.threads == 0)
+    return "recorded with no thread count (a log from before records carried -threads=), used for threads=" +
+           std::to_string(wanted.threads);
+  return "recorded with threads=" + std::to_string(recorded.threads) +
+         ", used for a target that states no thread count";
+}
+
+}  // namespace tessera::records
