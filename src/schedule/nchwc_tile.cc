@@ -105,9 +105,13 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
     }
     pad_stage = s->name;
     if (plan.pad == "root") {
+      // Parallel over channel chunks; rows and columns stay serial loops so
+      // that tir::partition_loops cuts them into borders (zeros) and an
+      // interior (a plain copy, vectorised over the channel block).
       auto a = axis_names(s);
-      t.fuse(s->name, {a[0], a[1], a[2]});
-      t.parallel(s->name, fused_name({a[0], a[1], a[2]}));
+      t.fuse(s->name, {a[0], a[1]});
+      t.parallel(s->name, fused_name({a[0], a[1]}));
+      if (s->shape[4] > 1) t.vectorize(s->name, a[4]);
     } else if (plan.pad == "inline") {
       t.compute_inline(s->name);
     }

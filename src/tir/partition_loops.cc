@@ -52,7 +52,12 @@ class GuardCollector {
       case StmtKind::Seq:
         for (const Stmt& x : as<SeqNode>(s)->stmts) visit(x);
         break;
-      case StmtKind::Store: break;
+      case StmtKind::Store:
+        // A padded copy selects between data and zero: the same kind of guard.
+        ir::post_order_visit(as<StoreNode>(s)->value, [&](const Expr& e) {
+          if (const auto* sel = e.as<ir::SelectNode>()) narrow_by(sel->cond);
+        });
+        break;
     }
   }
 
@@ -123,12 +128,11 @@ class Partitioner : public StmtMutator {
     const TrueRange r = guards.range();
     if (!guards.found() || r.lo >= r.hi || (r.lo <= 0 && r.hi >= n->extent))
       return StmtMutator::mutate_for(n, s);
-    // The steady state first simplified (its guards are proven true by its
-    // range), then each part partitioned further inside.
-    Stmt body = n->body;
-    std::vector<Stmt> parts = {shifted(n, body, 0, r.lo), simplify(shifted(n, body, r.lo, r.hi)),
-                               shifted(n, body, r.hi, n->extent)};
-    for (Stmt& p : parts) p = mutate_stmt(p);
+    // Each part simplified first (the steady state's guards are proven true
+    // by its range; a border's often false), then partitioned further inside.
+    std::vector<Stmt> parts = {shifted(n, n->body, 0, r.lo), shifted(n, n->body, r.lo, r.hi),
+                               shifted(n, n->body, r.hi, n->extent)};
+    for (Stmt& p : parts) p = mutate_stmt(simplify(p));
     return make_seq(std::move(parts));
   }
 };

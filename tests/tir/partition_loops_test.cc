@@ -104,5 +104,24 @@ TEST(TirPartitionLoops, NonDivisibleConvTilesMatchTheReference) {
   }
 }
 
+// The padding stage computed once: borders become stores of zero and the
+// interior a plain copy, with no select left on any element.
+TEST(TirPartitionLoops, PaddingCopyLosesItsSelects) {
+  ops::Workload w = ops::conv2d_nchwc_workload({1, 2, 6, 9, 8}, {2, 2, 3, 3, 8, 8}, ops::Conv2dAttrs::symmetric(1, 1));
+  schedule::Trace t = schedule::conv2d_nchwc_schedule(w.dag, {.bits = 256, .registers = 16});
+  LoweredFunc f = prepare_for_codegen(lower(w.dag, t, "k"));
+  int selects = 0, pad_stores = 0;
+  visit_stmts(f.body, [&](const Stmt& x) {
+    const auto* store = as<StoreNode>(x);
+    if (!store || store->buffer->name != "data_pad") return;
+    ++pad_stores;
+    ir::post_order_visit(store->value, [&](const Expr& e) { selects += e.kind() == ir::ExprKind::Select; });
+  });
+  EXPECT_GT(pad_stores, 0) << to_string(f);
+  EXPECT_EQ(selects, 0) << to_string(f);
+  auto r = testing::check_schedule(w, t, 2);
+  EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+}
+
 }  // namespace
 }  // namespace tessera::tir
