@@ -36,6 +36,7 @@ class GuardCollector {
     switch (s->kind) {
       case StmtKind::For: {
         const auto* n = as<ForNode>(s);
+        if (n->extent <= 0) break;  // never runs
         inner_[n->var] = Interval{0, n->extent - 1};
         visit(n->body);
         inner_.erase(n->var);
@@ -122,7 +123,8 @@ Stmt shifted(const ForNode* n, const Stmt& body, int64_t begin, int64_t end) {
 class Partitioner : public StmtMutator {
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    if (n->for_kind != ForKind::Serial) return StmtMutator::mutate_for(n, s);
+    if (n->for_kind != ForKind::Serial || n->extent <= 1 || copies_ * 3 > kMaxCopies)
+      return StmtMutator::mutate_for(n, s);
     GuardCollector guards(n->var, n->extent);
     guards.visit(n->body);
     const TrueRange r = guards.range();
@@ -132,9 +134,18 @@ class Partitioner : public StmtMutator {
     // by its range; a border's often false), then partitioned further inside.
     std::vector<Stmt> parts = {shifted(n, n->body, 0, r.lo), shifted(n, n->body, r.lo, r.hi),
                                shifted(n, n->body, r.hi, n->extent)};
+    copies_ *= 3;
     for (Stmt& p : parts) p = mutate_stmt(simplify(p));
+    copies_ /= 3;
     return make_seq(std::move(parts));
   }
+
+ private:
+  // Each partition copies a body up to 3 times; nested ones multiply. Beyond
+  // this many copies of any statement (a schedule of many non-dividing
+  // splits) the remaining guards stay: slower code, never a code explosion.
+  static constexpr int64_t kMaxCopies = 27;
+  int64_t copies_ = 1;
 };
 
 }  // namespace

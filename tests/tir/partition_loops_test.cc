@@ -82,6 +82,31 @@ TEST(TirPartitionLoops, GuardsOnOuterOrNonLinearTermsStay) {
   EXPECT_EQ(to_string(partition_loops(c)), to_string(c));
 }
 
+// Nested partitions multiply copies of a body; past a bound the guards stay.
+TEST(TirPartitionLoops, NestedPartitionsStayBounded) {
+  ir::Tensor out = ir::placeholder({5, 5, 5, 5, 5, 5, 5, 5}, "out");
+  ir::Tensor count = ir::placeholder({5, 5, 5, 5, 5, 5, 5, 5}, "count");
+  std::vector<Var> vars;
+  std::vector<Expr> indices;
+  Expr cond;
+  for (int d = 0; d < 8; ++d) {
+    vars.emplace_back("v" + std::to_string(d));
+    indices.push_back(vars.back());
+    Expr c = Expr(vars.back()) < ir::make_int(4);
+    cond = cond ? (cond && c) : c;
+  }
+  // A guarded store and an unguarded one, so that every tail keeps a body.
+  Stmt s = make_seq({make_if(cond, make_store(out, indices, ir::make_float(1.0))),
+                     make_store(count, indices, ir::make_float(1.0))});
+  for (int d = 7; d >= 0; --d) s = make_for(vars[d], 5, ForKind::Serial, s);
+  Stmt p = partition_loops(s);
+  int stores = 0;
+  visit_stmts(p, [&](const Stmt& x) { stores += x->kind == StmtKind::Store; });
+  EXPECT_GT(stores, 2) << to_string(p);  // the outer loops were partitioned
+  EXPECT_LE(stores, 2 * 27);             // not 2^8 combinations of steady state and tail
+  EXPECT_GT(count_ifs(p), 0);            // the inner loops kept their guards
+}
+
 // A conv whose register tile (4 channel blocks x 3 columns) divides neither
 // 7 nor 11 output columns matches the reference, and no store of it is left
 // under a guard.
