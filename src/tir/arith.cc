@@ -40,7 +40,7 @@ Interval bound_of(const Expr& e, const RangeMap& ranges) {
   if (!e || e.dtype() != ir::DType::Int64) return Interval::everything();
   int64_t c;
   if (ir::is_const_int(e, &c)) return Interval::point(c);
-  if (auto* v = e.as<ir::VarNode>()) {
+  if (e.as<ir::VarNode>()) {
     auto it = ranges.find(ir::Var(std::static_pointer_cast<const ir::VarNode>(e.ptr())));
     return it == ranges.end() ? Interval::everything() : it->second;
   }

@@ -139,7 +139,7 @@ class Lowerer {
     auto is_inner_atom = [&](const Expr& atom) {
       bool uses = false;
       ir::post_order_visit(atom, [&](const Expr& x) {
-        if (auto* v = x.as<ir::VarNode>())
+        if (x.as<ir::VarNode>())
           uses |= inner.count(ir::Var(std::static_pointer_cast<const ir::VarNode>(x.ptr()))) > 0;
       });
       return uses;
