@@ -3,11 +3,11 @@
 // schedule: the register tile (tile_ow columns x tile_oh rows x tile_oc
 // channel blocks), unrolling the kernel width, the order of the outer
 // reduction loops, the parallel granularity and where the padding is computed.
+#include <algorithm>
+
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
-#include <algorithm>
-
 #include "schedule/manual_schedule.h"
 
 namespace tessera::autotvm::x86 {
