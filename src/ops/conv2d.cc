@@ -149,18 +149,6 @@ ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const C
 ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   Shape out = conv2d_nchwc_output_shape(data->shape, weight->shape, a);
   ir::Tensor padded = pad_spatial(data, 2, 3, a, "data_pad");
-  Conv2dAttrs read = a;  // how the conv reads `padded`
-  if (weight->shape[2] == 1 && weight->shape[3] == 1 && !a.has_padding() && (a.stride_h > 1 || a.stride_w > 1)) {
-    // A strided 1x1 conv reads every stride-th pixel: packed once into a dense
-    // copy (tag "pack", an input copy like the padding), its rows are read
-    // whole and its cache lines fully used.
-    padded = ir::compute({out[0], data->shape[1], out[2], out[3], data->shape[4]},
-                         [&](const std::vector<ir::Var>& i) -> ir::Expr {
-                           return ir::load(data, {i[0], i[1], scaled(i[2], a.stride_h), scaled(i[3], a.stride_w), i[4]});
-                         },
-                         unique_name("data_pack", {data}), "pack", {"i0", "i1", "i2", "i3", "i4"});
-    read.stride_h = read.stride_w = 1;
-  }
   // The input channel is split into two reduce axes instead of one axis with
   // div/mod, so that the inner block indexes both operands directly.
   ir::IterVar ic_outer = ir::reduce_axis(weight->shape[1], "ic_outer");
@@ -169,8 +157,8 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
   ir::IterVar ic_inner = ir::reduce_axis(weight->shape[4], "ic_inner");
   auto body = [&](const std::vector<ir::Var>& v) {
     const ir::Var &n = v[0], &oc_chunk = v[1], &oh = v[2], &ow = v[3], &oc_block = v[4];
-    return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, read.stride_h, a.dilation_h),
-                                     window_index(ow, rx.var, read.stride_w, a.dilation_w), ic_inner.var}) *
+    return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.stride_h, a.dilation_h),
+                                     window_index(ow, rx.var, a.stride_w, a.dilation_w), ic_inner.var}) *
                        ir::load(weight, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block}),
                    {ic_outer, ry, rx, ic_inner});
   };

@@ -30,8 +30,6 @@ std::string fused_name(const std::vector<std::string>& iters) {
   return s;
 }
 
-bool is_input_copy(const ir::Tensor& stage) { return stage->tag == "pad" || stage->tag == "pack"; }
-
 RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit) {
   const int64_t lanes = std::max(1, unit.bits / 32);
   const int64_t vectors_per_block = std::max<int64_t>(1, (block + lanes - 1) / lanes);
@@ -101,7 +99,7 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
   std::string pad_stage;
   for (const auto& s : dag.tensors()) {
     if (s->is_placeholder() || s == conv || s == out) continue;
-    if (!is_input_copy(s)) {
+    if (s->tag != "pad") {
       t.compute_inline(s->name);  // epilogue stages before the last fold into it
       continue;
     }

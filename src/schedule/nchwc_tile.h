@@ -62,10 +62,6 @@ std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const 
 NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
                                     const std::vector<int>& reduce_order = {0, 1, 2}, bool unroll_kw = false);
 
-// A copy of the conv's input that the conv reads instead of the input: the
-// padding ("pad") or the dense packing of a strided 1x1 conv ("pack").
-bool is_input_copy(const ir::Tensor& stage);
-
 // Stage helpers shared with the templates.
 ir::Tensor stage_by_tag(const ir::ComputeDAG& dag, const std::string& tag, const std::string& who);
 std::vector<std::string> axis_names(const ir::Tensor& t);

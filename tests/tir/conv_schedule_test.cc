@@ -29,26 +29,6 @@ TEST(TirConvSchedule, ManualNchwcScheduleWithEpilogueOnWideVectors) {
   EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
 }
 
-// A strided 1x1 conv reads a dense copy of every stride-th pixel, computed
-// once; a unit-stride one reads its input directly.
-TEST(TirConvSchedule, StridedOneByOneReadsADensePackedCopy) {
-  auto pack_shape = [](const ops::Workload& w) -> std::vector<int64_t> {
-    for (const auto& t : w.dag.tensors())
-      if (t->tag == "pack") return t->shape;
-    return {};
-  };
-  auto strided = ops::conv2d_nchwc_workload({1, 2, 9, 9, 8}, {2, 2, 1, 1, 8, 8}, ops::Conv2dAttrs::symmetric(2, 0),
-                                            ops::Epilogue{true, true});
-  EXPECT_EQ(pack_shape(strided), (std::vector<int64_t>{1, 2, 5, 5, 8}));
-  for (int bits : {256, 512}) {
-    auto r = testing::check_schedule(
-        strided, schedule::best_manual_schedule(strided.dag, {.bits = bits, .registers = bits / 16}), 2);
-    EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
-  }
-  auto unit = ops::conv2d_nchwc_workload({1, 2, 9, 9, 8}, {2, 2, 1, 1, 8, 8}, ops::Conv2dAttrs::symmetric(1, 0));
-  EXPECT_TRUE(pack_shape(unit).empty());
-}
-
 TEST(TirDenseSchedule, ManualDensePackScheduleMatchesReference) {
   for (int64_t m : {1, 5}) {
     auto w = ops::dense_pack_workload({m, 37}, {6, 37, 8}, ops::Epilogue{true, false});

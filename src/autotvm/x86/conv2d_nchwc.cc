@@ -31,7 +31,7 @@ ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const codegen::Target&
 void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag) {
   space.define_knob("parallel_fuse", {3, 2, 4});
   for (const auto& t : dag.tensors())
-    if (schedule::is_input_copy(t)) space.define_knob("pad", {"root", "inline", "tile"});
+    if (t->tag == "pad") space.define_knob("pad", {"root", "inline", "tile"});
 }
 
 void define_tile_ow_knob(ConfigSpace& space, int64_t width, const codegen::Target& target, int64_t manual) {
@@ -61,7 +61,7 @@ void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv) {
 void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, NchwcTilePlan& plan) {
   plan.parallel_fuse = c.value("parallel_fuse").get<int>();
   for (const auto& t : dag.tensors())
-    if (schedule::is_input_copy(t)) plan.pad = c.value("pad").get<std::string>();
+    if (t->tag == "pad") plan.pad = c.value("pad").get<std::string>();
 }
 
 Template conv2d_nchwc_template() {
