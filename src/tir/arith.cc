@@ -28,13 +28,13 @@ int64_t sat_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(p);
 }
 
+}  // namespace
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-
-}  // namespace
 
 Interval bound_of(const Expr& e, const RangeMap& ranges) {
   if (!e || e.dtype() != ir::DType::Int64) return Interval::everything();

@@ -23,6 +23,9 @@ struct Interval {
 
 using RangeMap = std::unordered_map<ir::Var, Interval, ir::VarHash, ir::VarEq>;
 
+// a / b rounded towards negative infinity (b != 0).
+int64_t floor_div(int64_t a, int64_t b);
+
 // A constant interval holding every value of integer expression e when each
 // variable lies in its range (variables without a range are unbounded).
 Interval bound_of(const ir::Expr& e, const RangeMap& ranges);

@@ -14,12 +14,6 @@ namespace {
 using ir::Expr;
 using ir::ExprKind;
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 // The range [lo, hi) of loop variables for which the guards seen hold.
 struct TrueRange {
   int64_t lo, hi;
