@@ -146,8 +146,15 @@ ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const C
                      {"nn", "yy", "xx", "ff"}, a.to_attrs());
 }
 
+bool nchwc_flattens_spatial(const Shape& weight, const Conv2dAttrs& a) {
+  return weight.size() == 6 && weight[2] == 1 && weight[3] == 1 && !a.has_padding();
+}
+
 ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   Shape out = conv2d_nchwc_output_shape(data->shape, weight->shape, a);
+  const int64_t out_w = out[3];
+  const bool flat = nchwc_flattens_spatial(weight->shape, a);
+  if (flat) out = {out[0], out[1], 1, out[2] * out[3], out[4]};
   ir::Tensor padded = pad_spatial(data, 2, 3, a, "data_pad");
   // The input channel is split into two reduce axes instead of one axis with
   // div/mod, so that the inner block indexes both operands directly.
@@ -156,7 +163,10 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
   ir::IterVar rx = ir::reduce_axis(weight->shape[3], "rx");
   ir::IterVar ic_inner = ir::reduce_axis(weight->shape[4], "ic_inner");
   auto body = [&](const std::vector<ir::Var>& v) {
-    const ir::Var &n = v[0], &oc_chunk = v[1], &oh = v[2], &ow = v[3], &oc_block = v[4];
+    const ir::Var &n = v[0], &oc_chunk = v[1], &oc_block = v[4];
+    // Flattened: v[3] is the position oh * OW + ow (and v[2] is 0).
+    const ir::Expr oh = flat ? ir::floordiv(v[3], ir::Expr(out_w)) : ir::Expr(v[2]);
+    const ir::Expr ow = flat ? ir::floormod(v[3], ir::Expr(out_w)) : ir::Expr(v[3]);
     return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.stride_h, a.dilation_h),
                                      window_index(ow, rx.var, a.stride_w, a.dilation_w), ic_inner.var}) *
                        ir::load(weight, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block}),
@@ -165,8 +175,9 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
   auto attrs = a.to_attrs();
   attrs["ic_bn"] = std::to_string(weight->shape[4]);
   attrs["oc_bn"] = std::to_string(weight->shape[5]);
+  if (flat) attrs["spatial"] = "flattened";
   return ir::compute(out, body, unique_name("conv2d_NCHWc", {padded, weight}), "conv2d_nchwc",
-                     {"n", "oc_chunk", "oh", "ow", "oc_block"}, attrs);
+                     {"n", "oc_chunk", "oh", flat ? "ohw" : "ow", "oc_block"}, attrs);
 }
 
 ir::Tensor depthwise_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {

@@ -43,6 +43,11 @@ ir::Expr window_index(const ir::Expr& out, const ir::Expr& tap, int64_t stride, 
 // tessera::Error naming the offending argument.
 Shape conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
 Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+// Whether conv2d_nchwc declares a kernel of this (packed) weight shape over
+// flattened output positions: a 1x1 window without padding reads no
+// neighbours, so the register tiles can run along whole images instead of
+// rows of 7 * 2^k, which few tiles divide.
+bool nchwc_flattens_spatial(const Shape& weight, const Conv2dAttrs& attrs);
 Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
 Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
 
@@ -52,6 +57,9 @@ ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const C
 ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 // Stages: [data_pad] -> conv2d_NCHWc(n, oc_chunk, oh, ow, oc_block), reduce ic_outer, ry, rx,
 // ic_inner. Tag "conv2d_nchwc"; attrs carry "ic_bn" and "oc_bn".
+// An unpadded 1x1 convolution is declared over its output positions flattened
+// (see nchwc_flattens_spatial): shape (N, O/oc_bn, 1, OH*OW, oc_bn), axes
+// n, oc_chunk, oh (extent 1), ohw, oc_block; the same memory as the 5-D output.
 ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 // Stages: [PaddedInput] -> DepthwiseConv2d(b, c, i, j), reduce di, dj; output channel
 // c reads input channel c / multiplier. Tag "depthwise_conv2d_nchw".

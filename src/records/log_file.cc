@@ -1,6 +1,7 @@
 #include "records/log_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,23 @@ void sync_parent_directory(const std::string& path) {
   ::close(dfd);
 }
 
+// Holds an advisory lock on the log while a batch is written or the tail is
+// repaired: the kernel serialises O_APPEND writes, but another process can
+// see a batch half-copied and would take it for a line torn by a crash.
+class AppendLock {
+ public:
+  AppendLock(int fd, const std::string& path) : fd_(fd) {
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw Error("cannot lock record log '" + path + "': " + errno_text());
+  }
+  ~AppendLock() { ::flock(fd_, LOCK_UN); }
+  AppendLock(const AppendLock&) = delete;
+  AppendLock& operator=(const AppendLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 std::string batch_text(const std::vector<Record>& batch) {
   std::string text;
   for (const Record& r : batch) {
@@ -78,6 +96,7 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error("cannot open record log '" + path + "' for appending: " + errno_text());
   try {
+    AppendLock lock(fd_, path_);
     if (ends_mid_line(fd_)) {
       write_all(fd_, "\n", path_);
       sync(fd_, path_);
@@ -110,7 +129,9 @@ void RecordWriter::append(const std::vector<Record>& batch) {
   if (batch.empty()) return;
   // Serialise everything first: a record that cannot be written (a
   // non-finite cost) throws before any byte of the batch reaches the file.
-  write_all(fd_, batch_text(batch), path_);
+  const std::string text = batch_text(batch);
+  AppendLock lock(fd_, path_);
+  write_all(fd_, text, path_);
   sync(fd_, path_);
 }
 

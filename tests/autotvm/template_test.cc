@@ -107,9 +107,13 @@ TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
     expect_tile_oc_configs_match(task, {1, 2});
   }
   for (bool epilogue : {false, true}) {
+    // Unpadded: one flattened row of 30 positions. Padded: 8 rows of 7.
     Task task = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 0, epilogue), host);
     EXPECT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
-    expect_tile_oc_configs_match(task, {{6, 1}, {3, 2}});
+    expect_tile_oc_configs_match(task, {{1, 1}});
+    Task padded = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 1, epilogue), host);
+    EXPECT_EQ(padded.name(), "conv2d_NCHWc_1x1.x86");
+    expect_tile_oc_configs_match(padded, {{8, 1}, {4, 2}});
   }
   }
 }

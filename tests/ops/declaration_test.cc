@@ -69,6 +69,27 @@ TEST(OpsDeclaration, NhwcAndNchwcUseTvmNamesAndSplitInputChannel) {
   EXPECT_EQ(out->attrs.at("oc_bn"), "2");
 }
 
+// An unpadded 1x1 conv runs over its output positions flattened (same memory
+// as the 5-D output); with padding or a wider window it keeps rows and columns.
+TEST(OpsDeclaration, UnpaddedNchwc1x1FlattensItsOutputPositions) {
+  Workload flat = conv2d_nchwc_workload({1, 2, 13, 11, 4}, {4, 2, 1, 1, 4, 2}, Conv2dAttrs::symmetric(2, 0));
+  const auto& out = flat.dag.outputs()[0];
+  EXPECT_EQ(out->shape, (Shape{1, 4, 1, 7 * 6, 2}));
+  EXPECT_EQ(out->attrs.at("spatial"), "flattened");
+  EXPECT_EQ(ir::to_string(out),
+            "conv2d_NCHWc(n, oc_chunk, oh, ohw, oc_block) += (data[n, ic_outer, ((floordiv(ohw, 6)*2) + ry), "
+            "((floormod(ohw, 6)*2) + rx), ic_inner]*kernel[oc_chunk, ic_outer, ry, rx, ic_inner, oc_block])");
+  EXPECT_TRUE(nchwc_flattens_spatial({4, 2, 1, 1, 4, 2}, Conv2dAttrs{}));
+  // 1x1 padded by 1 on 8x8: 10x10; 3x3 unpadded: 6x6.
+  for (const auto& [weight, pad, size] :
+       {std::tuple{Shape{4, 2, 1, 1, 4, 2}, 1, 10}, std::tuple{Shape{4, 2, 3, 3, 4, 2}, 0, 6}}) {
+    EXPECT_FALSE(nchwc_flattens_spatial(weight, Conv2dAttrs::symmetric(1, pad)));
+    Workload kept = conv2d_nchwc_workload({1, 2, 8, 8, 4}, weight, Conv2dAttrs::symmetric(1, pad));
+    EXPECT_EQ(kept.dag.outputs()[0]->shape, (Shape{1, 4, size, size, 2}));
+    EXPECT_EQ(kept.dag.outputs()[0]->attrs.count("spatial"), 0u);
+  }
+}
+
 TEST(OpsDeclaration, RepeatedStagesGetUniqueNames) {
   ir::Tensor x = ir::placeholder({2, 8}, "data");
   ir::Tensor b = ir::placeholder({8}, "bias");

@@ -129,6 +129,23 @@ TEST(TirPartitionLoops, NonDivisibleConvTilesMatchTheReference) {
   }
 }
 
+// A strided 1x1 conv (7x7 outputs) runs its 4x3 AVX2 tiles along all 49
+// positions: one guard-free loop of 16 tiles, then one tail column per image
+// instead of one per row.
+TEST(TirPartitionLoops, Flattened1x1TilesRunAlongTheWholeImage) {
+  ops::Workload w =
+      ops::conv2d_nchwc_workload({1, 2, 14, 14, 8}, {4, 2, 1, 1, 8, 8}, ops::Conv2dAttrs::symmetric(2, 0));
+  schedule::Trace t = schedule::conv2d_nchwc_schedule(w.dag, {.bits = 256, .registers = 16});
+  auto r = testing::check_schedule(w, t, 2);
+  EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+  LoweredFunc f = prepare_for_codegen(lower(w.dag, t, "k"));
+  int steady = 0;
+  visit_stmts(f.body, [&](const Stmt& x) {
+    if (const auto* loop = as<ForNode>(x); loop && loop->extent == 16 && count_ifs(x) == 0) ++steady;
+  });
+  EXPECT_EQ(steady, 1) << to_string(f);
+}
+
 // The padding stage computed once: borders become stores of zero and the
 // interior a plain copy, with no select left on any element.
 TEST(TirPartitionLoops, PaddingCopyLosesItsSelects) {
