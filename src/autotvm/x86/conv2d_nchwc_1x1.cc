@@ -1,7 +1,9 @@
 // conv2d_NCHWc_1x1.x86: 1x1 convolutions in NCHW[x]c. With no kernel window
 // to reuse, the register tile spans rows, columns and channel blocks
 // (tile_oh x tile_ow x tile_oc), and the order knob places the input-channel
-// block loop among the tile loops.
+// block loop among the tile loops. Unpadded ones are declared over flattened
+// output positions (one row of OH*OW, see ops::nchwc_flattens_spatial): there
+// tile_oh is 1 and tile_ow runs along the whole image.
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
