@@ -48,6 +48,9 @@ using tir::StmtKind;
 constexpr int64_t kMaxStackAllocationBytes = 64 * 1024;
 constexpr int64_t kMaxVectorLanes = 64;  // wider loops stay serial
 constexpr int64_t kMaxUnrollExtent = 1024;  // beyond this an "unrolled" loop stays a loop
+// Copies of a body that nested unrolled loops may make together: beyond this
+// the inner loops stay loops, so no schedule can make the compile explode.
+constexpr int64_t kMaxUnrolledCopies = 4096;
 constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
 
 void initialize_llvm() {
@@ -171,7 +174,8 @@ class KernelEmitter {
     if (n->extent <= 0) return;
     switch (n->for_kind) {
       case tir::ForKind::Unrolled:
-        if (n->extent <= kMaxUnrollExtent) return unrolled_loop(n);
+        if (n->extent <= kMaxUnrollExtent && unrolled_copies_ * n->extent <= kMaxUnrolledCopies)
+          return unrolled_loop(n);
         break;
       case tir::ForKind::Vectorized:
         if (lanes_ == 1 && n->extent == 1) return unrolled_loop(n);
@@ -206,7 +210,9 @@ class KernelEmitter {
   }
 
   void unrolled_loop(const tir::ForNode* n) {
+    unrolled_copies_ *= n->extent;
     for (int64_t i = 0; i < n->extent; ++i) bind_var(n->var.node(), b_.getInt64(i), [&] { stmt(n->body); });
+    unrolled_copies_ /= n->extent;
   }
 
   // The body once, on vectors of `extent` lanes; the loop variable is <0, 1, ..., extent-1>.
@@ -683,6 +689,7 @@ class KernelEmitter {
   // Inside a vector loop: its width, its variable, and the active lanes (null: all).
   unsigned lanes_ = 1;
   const ir::VarNode* vector_var_ = nullptr;
+  int64_t unrolled_copies_ = 1;  // product of the extents of the unrolled loops around
   llvm::Value* mask_ = nullptr;
 };
 

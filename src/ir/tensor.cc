@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/functor.h"
+#include "support/checked_math.h"
 #include "tessera/error.h"
 
 namespace tessera::ir {
@@ -21,11 +22,7 @@ IterVar reduce_axis(int64_t extent, const std::string& name) {
   return IterVar{Var(name), extent, IterKind::Reduce};
 }
 
-int64_t TensorNode::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t TensorNode::num_elements() const { return support::bounded_product(shape, "tensor '" + name + "'"); }
 
 std::vector<Tensor> TensorNode::inputs() const {
   std::vector<Tensor> out;

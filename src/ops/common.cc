@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "support/checked_math.h"
 #include "tessera/error.h"
 
 namespace tessera::ops {
@@ -12,11 +13,7 @@ std::string shape_to_string(const Shape& shape) {
   return s + "]";
 }
 
-int64_t num_elements(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t num_elements(const Shape& shape) { return support::bounded_product(shape, "shape " + shape_to_string(shape)); }
 
 void fail(const std::string& op, const std::string& message) { throw Error(op + ": " + message); }
 
@@ -41,8 +38,10 @@ void check_non_negative(const std::string& op, const std::string& arg, int64_t v
 int64_t window_output_extent(const std::string& op, const std::string& axis, int64_t in,
                              int64_t pad_before, int64_t pad_after, int64_t kernel,
                              int64_t stride, int64_t dilation) {
-  int64_t padded = in + pad_before + pad_after;
-  int64_t span = dilation * (kernel - 1) + 1;
+  const std::string what = op + " " + axis;
+  const int64_t padded = support::checked_add(support::checked_add(in, pad_before, what), pad_after, what);
+  const int64_t span = support::checked_add(support::checked_mul(dilation, kernel - 1, what), 1, what);
+  if (padded > support::kMaxExtent) fail(op, "padded input " + axis + " " + std::to_string(padded) + " exceeds 2^40");
   if (span > padded)
     fail(op, "kernel " + axis + " extent " + std::to_string(span) + " (kernel " + std::to_string(kernel) +
                  ", dilation " + std::to_string(dilation) + ") is larger than the padded input " + axis +

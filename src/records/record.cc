@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "support/bounded_json.h"
 #include "tessera/error.h"
 
 namespace tessera::records {
@@ -89,14 +90,8 @@ std::string Record::to_json_line() const {
 }
 
 Record Record::from_json_line(const std::string& line) {
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::parse_error& e) {
-    // Say where, not what: the line may be binary junk we should not echo.
-    if (e.byte > line.size()) throw Error("truncated: the JSON ends early");
-    throw Error("not valid JSON (error at byte " + std::to_string(e.byte) + ")");
-  }
+  // Limits keep a hostile line from crashing the reader: it costs only itself.
+  const json j = support::parse_bounded_json(line, {.max_depth = 16, .max_elements = 4096, .max_bytes = 1u << 20});
   if (!j.is_object()) throw Error(std::string("not a JSON object, got ") + type_name(j));
 
   const json& v = field(j, "v", "v");

@@ -2,8 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <string>
 
+#include "support/checked_math.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -24,16 +25,18 @@ uint64_t next_random(uint64_t& state) {
 void NDArray::Free::operator()(float* p) const { std::free(p); }
 
 NDArray::NDArray(std::vector<int64_t> shape) : shape_(std::move(shape)), size_(1) {
-  for (int64_t extent : shape_) {
-    if (extent < 0) throw Error("NDArray: negative extent in shape");
-    size_ *= extent;
-  }
+  std::string text;
+  for (int64_t extent : shape_) text += (text.empty() ? "" : "x") + std::to_string(extent);
+  for (int64_t extent : shape_)
+    if (extent < 0) throw Error("NDArray of shape " + text + ": negative extent");
+  size_ = support::bounded_product(shape_, "NDArray of shape " + text);
   // aligned_alloc wants a multiple of the alignment, and never a zero size.
   size_t bytes = static_cast<size_t>(size_) * sizeof(float);
   bytes = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (bytes == 0) bytes = kAlignment;
   auto* data = static_cast<float*>(std::aligned_alloc(kAlignment, bytes));
-  if (data == nullptr) throw std::bad_alloc();
+  if (data == nullptr)
+    throw Error("NDArray of shape " + text + ": cannot allocate " + std::to_string(bytes) + " bytes");
   std::memset(data, 0, bytes);
   data_.reset(data);
 }

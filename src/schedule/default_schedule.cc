@@ -1,5 +1,7 @@
 #include "schedule/default_schedule.h"
 
+#include "schedule/iter_names.h"
+
 namespace tessera::schedule {
 
 namespace {
@@ -24,14 +26,12 @@ Trace default_schedule(const ir::ComputeDAG& dag) {
     std::string last = axes.back();
     if (!t->is_reduction() && t->axes.back().extent % 8 == 0 && t->axes.back().extent > 8) {
       trace.split(t->name, last, {8});
-      trace.vectorize(t->name, last + ".1");
+      trace.vectorize(t->name, split_part(last, 1));
     }
     if (axes.size() >= 2) {
       std::vector<std::string> outer(axes.begin(), axes.end() - 1);
       trace.fuse(t->name, outer);
-      std::string fused;
-      for (const auto& a : outer) fused += (fused.empty() ? "" : "@") + a;
-      trace.parallel(t->name, fused);
+      trace.parallel(t->name, fused_name(outer));
     }
   }
   return trace;

@@ -16,7 +16,11 @@ namespace tessera::schedule {
 Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit,
                             std::optional<RegisterTile> tile = std::nullopt);
 
-// dense with packed weights: each thread owns tiles of `tile` weight blocks,
+// Weight blocks (of bn columns) per register tile of a packed dense with
+// `blocks` blocks: the largest divisor giving about 12 vector accumulators.
+int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
+
+// dense with packed weights: each thread owns tiles of dense_pack_tile weight blocks,
 // whose accumulators stay in registers across the whole K loop.
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 

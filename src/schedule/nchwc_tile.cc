@@ -24,12 +24,6 @@ std::vector<std::string> reduce_names(const ir::Tensor& t) {
   return names;
 }
 
-std::string fused_name(const std::vector<std::string>& iters) {
-  std::string s;
-  for (const auto& i : iters) s += (s.empty() ? "" : "@") + i;
-  return s;
-}
-
 RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit) {
   const int64_t lanes = std::max(1, unit.bits / 32);
   const int64_t vectors_per_block = std::max<int64_t>(1, (block + lanes - 1) / lanes);
@@ -122,40 +116,40 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
   std::string tile = conv->name;
   if (conv == out) {
     t.cache_write(conv->name);
-    tile = conv->name + ".local";
+    tile = cache_write_name(conv->name);
   }
   const auto o = axis_names(out);  // n, chunk, oh, ow, block
   std::string chunk = o[1], oh = o[2];
   if (plan.oc_bn > 1) {
     t.split(out->name, o[1], {plan.oc_bn});
-    chunk = o[1] + ".0";
+    chunk = split_part(o[1], 0);
   }
   if (plan.oh_bn > 1) {
     t.split(out->name, o[2], {plan.oh_bn});
-    oh = o[2] + ".0";
+    oh = split_part(o[2], 0);
   }
   t.split(out->name, o[3], {plan.ow_bn});
   // The tile's loops (chunk.1, oh.1, ow.1, block) go inside the outer ones so
   // that the tile stage, computed at ow.0, covers all of them.
   if (plan.oc_bn > 1 || plan.oh_bn > 1) {
-    std::vector<std::string> order = {o[0], chunk, oh, o[3] + ".0"};
-    if (plan.oc_bn > 1) order.push_back(o[1] + ".1");
-    if (plan.oh_bn > 1) order.push_back(o[2] + ".1");
-    order.insert(order.end(), {o[3] + ".1", o[4]});
+    std::vector<std::string> order = {o[0], chunk, oh, split_part(o[3], 0)};
+    if (plan.oc_bn > 1) order.push_back(split_part(o[1], 1));
+    if (plan.oh_bn > 1) order.push_back(split_part(o[2], 1));
+    order.insert(order.end(), {split_part(o[3], 1), o[4]});
     t.reorder(out->name, order);
   }
-  std::vector<std::string> outer = {o[0], chunk, oh, o[3] + ".0"};
+  std::vector<std::string> outer = {o[0], chunk, oh, split_part(o[3], 0)};
   outer.resize(std::clamp(plan.parallel_fuse, 1, 4));
   const std::string fused = fused_name(outer);
   if (outer.size() > 1) t.fuse(out->name, outer);
   t.parallel(out->name, fused);
   // The tile is written out unrolled, straight from its registers (a loop
   // over it would need the tile in addressable stack memory).
-  if (plan.oc_bn > 1) t.unroll(out->name, o[1] + ".1");
-  if (plan.oh_bn > 1) t.unroll(out->name, o[2] + ".1");
-  t.unroll(out->name, o[3] + ".1");
+  if (plan.oc_bn > 1) t.unroll(out->name, split_part(o[1], 1));
+  if (plan.oh_bn > 1) t.unroll(out->name, split_part(o[2], 1));
+  t.unroll(out->name, split_part(o[3], 1));
   t.vectorize(out->name, o[4]);
-  t.compute_at(tile, out->name, outer.size() == 4 ? fused : o[3] + ".0");
+  t.compute_at(tile, out->name, outer.size() == 4 ? fused : split_part(o[3], 0));
 
   t.reorder(tile, plan.tile_order);
   for (const auto& u : plan.tile_unroll) t.unroll(tile, u);

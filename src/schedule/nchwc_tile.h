@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/compute_dag.h"
+#include "schedule/iter_names.h"
 #include "schedule/trace.h"
 #include "schedule/vector_unit.h"
 
@@ -66,7 +67,5 @@ NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64
 ir::Tensor stage_by_tag(const ir::ComputeDAG& dag, const std::string& tag, const std::string& who);
 std::vector<std::string> axis_names(const ir::Tensor& t);
 std::vector<std::string> reduce_names(const ir::Tensor& t);
-// a@b@c: the name of fused iterators.
-std::string fused_name(const std::vector<std::string>& iters);
 
 }  // namespace tessera::schedule

@@ -4,7 +4,9 @@
 #include <sstream>
 
 #include "ir/functor.h"
-
+#include "schedule/iter_names.h"
+#include "support/checked_math.h"
+#include "support/quoted.h"
 #include "tessera/error.h"
 
 namespace tessera::schedule {
@@ -24,7 +26,7 @@ Annotation annotation_from_string(const std::string& s) {
   if (s == "parallel") return Annotation::Parallel;
   if (s == "vectorize") return Annotation::Vectorize;
   if (s == "unroll") return Annotation::Unroll;
-  throw Error("unknown annotation '" + s + "' (valid: none, parallel, vectorize, unroll)");
+  throw Error("unknown annotation " + support::quoted(s) + " (valid: none, parallel, vectorize, unroll)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {
@@ -32,7 +34,8 @@ int Stage::iter_index(const std::string& iter_name) const {
     if (iters[i].name == iter_name) return static_cast<int>(i);
   std::string have;
   for (const auto& it : iters) have += (have.empty() ? "" : ", ") + it.name;
-  throw Error("stage '" + name() + "' has no iterator '" + iter_name + "' (it has: " + have + ")");
+  throw Error("stage " + support::quoted(name()) + " has no iterator " + support::quoted(iter_name) +
+              " (it has: " + have + ")");
 }
 
 Stage make_stage(const ir::Tensor& t, const std::vector<int64_t>& extents) {
@@ -64,14 +67,17 @@ void Stage::split(const SplitStep& st) {
   Iterator old = iters[idx];
   const std::string where = "split of " + name() + "." + st.iter;
   if (st.lengths.empty()) throw Error(where + ": no lengths given");
-  int64_t product = 1;
-  for (int64_t l : st.lengths) {
+  if (st.lengths.size() > kMaxSplitLengths)
+    throw Error(where + ": " + std::to_string(st.lengths.size()) + " lengths, more than " +
+                std::to_string(kMaxSplitLengths));
+  if (iters.size() + st.lengths.size() > kMaxStageIterators)
+    throw Error(where + ": the stage would have more than " + std::to_string(kMaxStageIterators) + " iterators");
+  for (int64_t l : st.lengths)
     if (l <= 0) throw Error(where + ": length " + std::to_string(l) + " is not positive");
-    product *= l;
-  }
+  const int64_t product = support::bounded_product(st.lengths, where);
   std::vector<Iterator> parts;
   Iterator outer = old;
-  outer.name = old.name + ".0";
+  outer.name = split_part(old.name, 0);
   outer.var = ir::Var(outer.name);
   outer.extent = (old.extent + product - 1) / product;
   outer.annotation = Annotation::None;
@@ -79,7 +85,7 @@ void Stage::split(const SplitStep& st) {
   ir::Expr value = outer.var;
   for (size_t i = 0; i < st.lengths.size(); ++i) {
     Iterator inner = old;
-    inner.name = old.name + "." + std::to_string(i + 1);
+    inner.name = split_part(old.name, i + 1);
     inner.var = ir::Var(inner.name);
     inner.extent = st.lengths[i];
     inner.annotation = Annotation::None;
@@ -102,7 +108,8 @@ void Stage::reorder(const ReorderStep& st) {
   std::vector<Iterator> out;
   std::set<std::string> seen;
   for (const auto& n : st.order) {
-    if (!seen.insert(n).second) throw Error("reorder of " + name() + ": iterator '" + n + "' given twice");
+    if (!seen.insert(n).second)
+      throw Error("reorder of " + name() + ": iterator " + support::quoted(n) + " given twice");
     out.push_back(iters[iter_index(n)]);
   }
   iters = std::move(out);
@@ -122,12 +129,14 @@ void Stage::fuse(const FuseStep& st) {
       throw Error("fuse of " + name() + ": cannot fuse spatial and reduce iterators");
   }
   Iterator fused = parts[0];
-  fused.name.clear();
-  fused.extent = 1;
+  std::vector<std::string> names;
+  std::vector<int64_t> extents;
   for (const auto& p : parts) {
-    fused.name += (fused.name.empty() ? "" : "@") + p.name;
-    fused.extent *= p.extent;
+    names.push_back(p.name);
+    extents.push_back(p.extent);
   }
+  fused.name = fused_name(names);
+  fused.extent = support::bounded_product(extents, "fuse of " + name());
   fused.var = ir::Var(fused.name);
   fused.annotation = Annotation::None;
   ir::VarMap m;
@@ -145,7 +154,12 @@ void Stage::fuse(const FuseStep& st) {
 }
 
 void Stage::annotate(const AnnotateStep& st) {
-  iters[iter_index(st.iter)].annotation = st.annotation;
+  Iterator& it = iters[iter_index(st.iter)];
+  // Iterations of a reduction add into the same outputs: in parallel they
+  // race (that takes an rfactor, which Tessera does not have).
+  if (st.annotation == Annotation::Parallel && it.kind == ir::IterKind::Reduce)
+    throw Error("annotate " + name() + "." + st.iter + ": a reduce iterator cannot run in parallel");
+  it.annotation = st.annotation;
   loop_steps.push_back(st);
 }
 
@@ -177,7 +191,7 @@ int State::stage_index(const std::string& name) const {
     if (stages_[i].name() == name) return static_cast<int>(i);
   std::string have;
   for (const auto& s : stages_) have += (have.empty() ? "" : ", ") + s.name();
-  throw Error("no stage named '" + name + "' (stages: " + have + ")");
+  throw Error("no stage named " + support::quoted(name) + " (stages: " + have + ")");
 }
 
 int State::stage_of(const ir::TensorNode* t) const {

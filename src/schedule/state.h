@@ -11,6 +11,11 @@
 
 namespace tessera::schedule {
 
+// Limits that keep a hostile schedule from exhausting the stack (each
+// iterator is a loop, each split length a term of an index expression).
+inline constexpr size_t kMaxSplitLengths = 16;
+inline constexpr size_t kMaxStageIterators = 64;
+
 struct Iterator {
   std::string name;
   ir::Var var;      // the loop variable lowering will use

@@ -4,6 +4,9 @@
 #include <set>
 
 #include "ir/functor.h"
+#include "schedule/iter_names.h"
+#include "support/bounded_json.h"
+#include "support/quoted.h"
 #include "tessera/error.h"
 
 namespace tessera::schedule {
@@ -23,14 +26,13 @@ void retarget_attachments(State& state, const std::string& stage, const std::str
 void apply_split(State& state, const SplitStep& st) {
   Stage& s = state.stage(st.stage);
   s.split(st);
-  retarget_attachments(state, st.stage, st.iter, st.iter + "." + std::to_string(st.lengths.size()));
+  retarget_attachments(state, st.stage, st.iter, split_part(st.iter, st.lengths.size()));
 }
 
 void apply_fuse(State& state, const FuseStep& st) {
   Stage& s = state.stage(st.stage);
   s.fuse(st);
-  std::string fused;
-  for (const auto& n : st.iters) fused += (fused.empty() ? "" : "@") + n;
+  const std::string fused = fused_name(st.iters);
   for (const auto& n : st.iters) retarget_attachments(state, st.stage, n, fused);
 }
 
@@ -57,9 +59,10 @@ void apply_compute_at(State& state, const ComputeAtStep& st) {
   target.iter_index(st.target_iter);  // validates
   std::set<int> seen;
   if (!reads_stage(state, c, p, seen))
-    throw Error("compute_at: stage '" + st.target_stage + "' does not read '" + st.stage + "'");
+    throw Error("compute_at: stage " + support::quoted(st.target_stage) + " does not read " +
+                support::quoted(st.stage));
   if (target.location == Location::Inlined)
-    throw Error("compute_at: target stage '" + st.target_stage + "' is inlined");
+    throw Error("compute_at: target stage " + support::quoted(st.target_stage) + " is inlined");
   Stage& s = state.stages()[p];
   s.location = Location::At;
   s.attach_stage = st.target_stage;
@@ -68,22 +71,25 @@ void apply_compute_at(State& state, const ComputeAtStep& st) {
 
 void apply_compute_inline(State& state, const ComputeInlineStep& st) {
   Stage& s = state.stage(st.stage);
-  if (s.tensor->is_reduction()) throw Error("compute_inline: stage '" + st.stage + "' is a reduction");
-  if (is_output(state, s)) throw Error("compute_inline: stage '" + st.stage + "' is an output of the task");
+  if (s.tensor->is_reduction()) throw Error("compute_inline: stage " + support::quoted(st.stage) + " is a reduction");
+  if (is_output(state, s))
+    throw Error("compute_inline: stage " + support::quoted(st.stage) + " is an output of the task");
   for (const auto& o : state.stages())
     if (o.location == Location::At && o.attach_stage == st.stage)
-      throw Error("compute_inline: stage '" + o.name() + "' is computed at '" + st.stage + "'");
+      throw Error("compute_inline: stage " + support::quoted(o.name()) + " is computed at " +
+                  support::quoted(st.stage));
   s.location = Location::Inlined;
 }
 
 void apply_cache_write(State& state, const CacheWriteStep& st) {
   int idx = state.stage_index(st.stage);
   Stage& s = state.stages()[idx];
-  if (!s.loop_steps.empty()) throw Error("cache_write of '" + st.stage + "' must come before its loops are transformed");
+  if (!s.loop_steps.empty())
+    throw Error("cache_write of " + support::quoted(st.stage) + " must come before its loops are transformed");
   const ir::Tensor original = s.tensor;
 
   auto local = std::make_shared<ir::TensorNode>(*original);
-  local->name = original->name + ".local";
+  local->name = cache_write_name(original->name);
   local->attrs["scope"] = "local";
   std::vector<std::string> axis_names;
   for (const auto& a : original->axes) axis_names.push_back(a.var.name());
@@ -109,12 +115,19 @@ void apply_pragma(State& state, const PragmaStep& st) {
   s.iter_index(st.iter);
   const std::string key = "auto_unroll_max_step$";
   if (st.pragma.rfind(key, 0) != 0)
-    throw Error("unknown pragma '" + st.pragma + "' (valid: auto_unroll_max_step$N)");
+    throw Error("unknown pragma " + support::quoted(st.pragma) + " (valid: auto_unroll_max_step$N)");
+  int64_t n = 0;
   try {
-    s.auto_unroll_max_step = std::stoll(st.pragma.substr(key.size()));
+    size_t used = 0;
+    const std::string digits = st.pragma.substr(key.size());
+    n = std::stoll(digits, &used);
+    if (used != digits.size()) throw std::invalid_argument("trailing characters");
   } catch (const std::exception&) {
-    throw Error("pragma '" + st.pragma + "': N is not a number");
+    throw Error("pragma " + support::quoted(st.pragma) + ": N is not a whole number");
   }
+  if (n < 0 || n > kMaxAutoUnrollStep)
+    throw Error("pragma " + support::quoted(st.pragma) + ": N must be from 0 to " + std::to_string(kMaxAutoUnrollStep));
+  s.auto_unroll_max_step = n;
 }
 
 template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
@@ -161,7 +174,16 @@ Step step_from_json(const json& j) {
   try {
     const std::string kind = j.at("step").get<std::string>();
     auto str = [&](const char* k) { return j.at(k).get<std::string>(); };
-    if (kind == "split") return SplitStep{str("stage"), str("iter"), j.at("lengths").get<std::vector<int64_t>>()};
+    if (kind == "split") {
+      const json& lengths = j.at("lengths");
+      if (!lengths.is_array() || lengths.size() > kMaxSplitLengths)
+        throw Error("split lengths must be an array of at most " + std::to_string(kMaxSplitLengths) + " integers");
+      for (const json& l : lengths)
+        if (!l.is_number_integer())
+          throw Error("split lengths must be integers, got " +
+                      support::quoted(l.dump(-1, ' ', false, json::error_handler_t::replace)));
+      return SplitStep{str("stage"), str("iter"), lengths.get<std::vector<int64_t>>()};
+    }
     if (kind == "reorder") return ReorderStep{str("stage"), j.at("order").get<std::vector<std::string>>()};
     if (kind == "fuse") return FuseStep{str("stage"), j.at("iters").get<std::vector<std::string>>()};
     if (kind == "annotate") return AnnotateStep{str("stage"), str("iter"), annotation_from_string(str("annotation"))};
@@ -170,9 +192,12 @@ Step step_from_json(const json& j) {
     if (kind == "compute_root") return ComputeRootStep{str("stage")};
     if (kind == "cache_write") return CacheWriteStep{str("stage")};
     if (kind == "pragma") return PragmaStep{str("stage"), str("iter"), str("pragma")};
-    throw Error("unknown step kind '" + kind + "'");
+    throw Error("unknown step kind " + support::quoted(kind));
   } catch (const json::exception& e) {
-    throw Error("malformed schedule step " + j.dump() + ": " + e.what());
+    // The step is echoed only when short: it may be megabytes of junk.
+    std::string text = j.dump();
+    if (text.size() > 200) text = text.substr(0, 200) + "...";
+    throw Error("malformed schedule step " + text + ": " + e.what());
   }
 }
 
@@ -207,7 +232,9 @@ State Trace::replay(const ir::ComputeDAG& dag) const {
     try {
       apply(state, steps_[i]);
     } catch (const Error& e) {
-      throw Error("schedule step " + std::to_string(i) + " " + schedule::to_json(steps_[i]).dump() + ": " + e.what());
+      std::string step = schedule::to_json(steps_[i]).dump(-1, ' ', false, json::error_handler_t::replace);
+      if (step.size() > 200) step = step.substr(0, 200) + "...";
+      throw Error("schedule step " + std::to_string(i) + " " + step + ": " + e.what());
     }
   }
   return state;
@@ -221,6 +248,9 @@ json Trace::to_json() const {
 
 Trace Trace::from_json(const json& j) {
   if (!j.is_array()) throw Error("a schedule trace must be a JSON array of steps, got: " + j.dump().substr(0, 80));
+  if (j.size() > kMaxTraceSteps)
+    throw Error("a schedule trace holds at most " + std::to_string(kMaxTraceSteps) + " steps, got " +
+                std::to_string(j.size()));
   Trace t;
   for (const auto& s : j) t.add(step_from_json(s));
   return t;
@@ -229,9 +259,9 @@ Trace Trace::from_json(const json& j) {
 Trace Trace::parse(const std::string& text) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(std::string("schedule is not valid JSON: ") + e.what());
+    j = support::parse_bounded_json(text);
+  } catch (const Error& e) {
+    throw Error(std::string("schedule: ") + e.what());
   }
   return from_json(j);
 }

@@ -9,6 +9,11 @@
 
 namespace tessera::schedule {
 
+// The most steps a trace may hold (templates write tens, searches hundreds).
+inline constexpr size_t kMaxTraceSteps = 4096;
+// The largest auto_unroll_max_step a pragma may ask for.
+inline constexpr int64_t kMaxAutoUnrollStep = 4096;
+
 void apply(State& state, const Step& step);  // throws tessera::Error naming the step
 nlohmann::json to_json(const Step& step);
 Step step_from_json(const nlohmann::json& j);  // throws tessera::Error on malformed input

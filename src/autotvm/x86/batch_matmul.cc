@@ -23,12 +23,13 @@ schedule::Trace batch_matmul_trace(const ops::Workload& w, const ConfigEntity& c
   std::string acc = mm->name;
   if (cache && mm == out) {
     t.cache_write(mm->name);
-    acc = mm->name + ".local";
+    acc = cache_write_name(mm->name);
   }
   const auto o = axis_names(out);  // b, i, j
   t.split(out->name, o[1], {ty});
   t.split(out->name, o[2], {tx});
-  const std::string i0 = o[1] + ".0", i1 = o[1] + ".1", j0 = o[2] + ".0", j1 = o[2] + ".1";
+  const std::string i0 = split_part(o[1], 0), i1 = split_part(o[1], 1), j0 = split_part(o[2], 0),
+                    j1 = split_part(o[2], 1);
   const auto a = axis_names(mm);
   const std::string k = reduce_names(mm)[0];
   std::vector<std::string> reduce = {k};
@@ -37,7 +38,7 @@ schedule::Trace batch_matmul_trace(const ops::Workload& w, const ConfigEntity& c
                            // inside the tile loops
     if (tk > 1) {
       t.split(out->name, k, {tk});
-      reduce = {k + ".0", k + ".1"};
+      reduce = {split_part(k, 0), split_part(k, 1)};
     }
     order.insert(order.end(), reduce.begin(), reduce.end());
   }
@@ -52,20 +53,20 @@ schedule::Trace batch_matmul_trace(const ops::Workload& w, const ConfigEntity& c
   t.unroll(out->name, i1);
   t.vectorize(out->name, j1);
   if (acc == out->name) {
-    if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(out->name, k + ".1");
+    if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(out->name, split_part(k, 1));
     return t;
   }
   t.compute_at(acc, out->name, j0);
   if (tk > 1) {
     t.split(acc, k, {tk});
-    reduce = {k + ".0", k + ".1"};
+    reduce = {split_part(k, 0), split_part(k, 1)};
   }
   std::vector<std::string> acc_order = {a[0]};
   acc_order.insert(acc_order.end(), reduce.begin(), reduce.end());
   acc_order.insert(acc_order.end(), {a[1], a[2]});
   t.reorder(acc, acc_order);
   t.unroll(acc, a[1]);
-  if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(acc, k + ".1");
+  if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(acc, split_part(k, 1));
   t.vectorize(acc, a[2]);
   return t;
 }

@@ -25,19 +25,19 @@ schedule::Trace dense_pack_trace(const ops::Workload& w, const ConfigEntity& c) 
   std::string acc = dense->name;
   if (dense == out) {
     t.cache_write(dense->name);
-    acc = dense->name + ".local";
+    acc = cache_write_name(dense->name);
   }
   const auto o = axis_names(out);  // i, j
   std::string i_outer = o[0];
   if (ty > 1) {
     t.split(out->name, o[0], {ty});
-    i_outer = o[0] + ".0";
+    i_outer = split_part(o[0], 0);
   }
   t.split(out->name, o[1], {tx, bn});  // j.0: tiles, j.1: blocks in a tile, j.2: lanes of a block
-  const std::string j0 = o[1] + ".0", j1 = o[1] + ".1", j2 = o[1] + ".2";
+  const std::string j0 = split_part(o[1], 0), j1 = split_part(o[1], 1), j2 = split_part(o[1], 2);
   std::vector<std::string> order = {i_outer, j0};
   if (parallel == "cols") std::swap(order[0], order[1]);
-  if (ty > 1) order.push_back(o[0] + ".1");
+  if (ty > 1) order.push_back(split_part(o[0], 1));
   order.insert(order.end(), {j1, j2});
   if (ty > 1 || parallel == "cols") t.reorder(out->name, order);
   std::string attach = order[1];
@@ -57,19 +57,19 @@ schedule::Trace dense_pack_trace(const ops::Workload& w, const ConfigEntity& c) 
   std::vector<std::string> reduce = {k};
   if (tk > 1) {
     t.split(acc, k, {tk});
-    reduce = {k + ".0", k + ".1"};
+    reduce = {split_part(k, 0), split_part(k, 1)};
   }
   // One row: i stays outside K (extent 1), as in the hand-written schedule.
   std::vector<std::string> acc_order;
   if (ty == 1) acc_order.push_back(d[0]);
   acc_order.insert(acc_order.end(), reduce.begin(), reduce.end());
   if (ty > 1) acc_order.push_back(d[0]);
-  acc_order.insert(acc_order.end(), {d[1] + ".0", d[1] + ".1"});
+  acc_order.insert(acc_order.end(), {split_part(d[1], 0), split_part(d[1], 1)});
   t.reorder(acc, acc_order);
-  t.unroll(acc, d[1] + ".0");
+  t.unroll(acc, split_part(d[1], 0));
   if (ty > 1) t.unroll(acc, d[0]);
-  if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(acc, k + ".1");
-  t.vectorize(acc, d[1] + ".1");
+  if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(acc, split_part(k, 1));
+  t.vectorize(acc, split_part(d[1], 1));
   return t;
 }
 
@@ -89,9 +89,7 @@ Template dense_pack_template() {
     const ir::Tensor dense = stage_by_tag(w.dag, kTag, "dense_pack.x86");
     const int64_t m = dense->shape[0], k = dense->reduce_axes[0].extent;
     const int64_t bn = std::stoll(dense->attrs.at("bn")), blocks = dense->shape[1] / bn;
-    const schedule::Trace manual = schedule::dense_pack_schedule(w.dag, target.vector_unit());
-    const auto out = w.dag.outputs()[0];
-    const int64_t manual_tile = split_lengths(manual, out->name, axis_names(out)[1]).at(0);
+    const int64_t manual_tile = schedule::dense_pack_tile(blocks, bn, target.vector_unit());
 
     ConfigSpace s;
     s.define_split("tile_y", m, SplitPolicy::Factors, 2, 8);

@@ -18,10 +18,4 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
   return d;
 }
 
-std::vector<int64_t> split_lengths(const schedule::Trace& trace, const std::string& stage, const std::string& iter) {
-  for (const auto& step : trace.steps())
-    if (auto* s = std::get_if<schedule::SplitStep>(&step); s && s->stage == stage && s->iter == iter) return s->lengths;
-  throw Error("schedule has no split of " + stage + "." + iter);
-}
-
 }  // namespace tessera::autotvm::x86

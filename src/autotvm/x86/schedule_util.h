@@ -15,20 +15,19 @@ namespace tessera::autotvm::x86 {
 
 // The stage and tile helpers live with the NCHWc schedule they serve.
 using schedule::axis_names;
+using schedule::cache_write_name;
 using schedule::fused_name;
-using schedule::NchwcTilePlan;
 using schedule::nchwc_outer_tile_axes;
 using schedule::nchwc_tile_trace;
+using schedule::NchwcTilePlan;
 using schedule::reduce_names;
+using schedule::split_part;
 using schedule::stage_by_tag;
 
 // The largest power of two up to the target's lanes that divides `channels`.
 int64_t channel_block(int64_t channels, const codegen::Target& target);
 // Divisors of n up to `limit`, ascending.
 std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
-// The inner lengths of the first split of `stage`.`iter` in `trace` (how the
-// templates read a hand-written schedule's tile sizes back as a config).
-std::vector<int64_t> split_lengths(const schedule::Trace& trace, const std::string& stage, const std::string& iter);
 
 // Shared by the NCHWc templates (defined in conv2d_nchwc.cc): the declaration
 // in NCHWc with blocks of the target's vector width unless args give them, and

@@ -1,0 +1,23 @@
+#pragma once
+// How schedule steps name what they make, in one place. A split of "ow" into
+// N lengths makes "ow.0" (the outer loop) to "ow.N"; a fuse of "n" and "c"
+// makes "n@c"; cache_write of stage "conv" makes the stage "conv.local".
+// Hand-written schedules and templates build names with these functions,
+// never by spelling the separators.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tessera::schedule {
+
+inline std::string split_part(const std::string& iter, size_t part) { return iter + "." + std::to_string(part); }
+
+inline std::string fused_name(const std::vector<std::string>& iters) {
+  std::string s;
+  for (const auto& i : iters) s += (s.empty() ? "" : "@") + i;
+  return s;
+}
+
+inline std::string cache_write_name(const std::string& stage) { return stage + ".local"; }
+
+}  // namespace tessera::schedule
