@@ -342,8 +342,9 @@ class Lowerer {
     if (s.auto_unroll_max_step > 0) {
       int64_t trips = 1;
       for (int i = static_cast<int>(s.iters.size()) - 1; i >= 0; --i) {
+        if (s.iters[i].extent > s.auto_unroll_max_step / trips) break;  // trips * extent > max, unoverflowed
         trips *= s.iters[i].extent;
-        if (trips > s.auto_unroll_max_step || kinds[i] == ForKind::Parallel) break;
+        if (kinds[i] == ForKind::Parallel) break;
         if (kinds[i] == ForKind::Serial) kinds[i] = ForKind::Unrolled;
       }
     }
@@ -360,33 +361,55 @@ bool log_enabled() {
   return v && std::string(v).find("lower") != std::string::npos;
 }
 
+// A pass of the pipeline: a function from loop nest to loop nest.
+struct Pass {
+  const char* name;
+  Stmt (*run)(const Stmt&);
+};
+
+// The whole pipeline, from a schedule to the IR codegen reads, in order.
+// After schedule_to_loops (the Lowerer: bound inference, inlining, buffers,
+// guards) come the loop passes, whose result printers and cost-model features
+// read (the loops as scheduled); code generators add the codegen passes: loops
+// partitioned so guards leave the steady state, unrolled loops expanded (so
+// padding checks fold to constants and taps that only add zero disappear),
+// sums over padding skipped.
+constexpr Pass kLoopPasses[] = {
+    {"simplify", [](const Stmt& s) { return simplify(s); }},
+};
+constexpr Pass kCodegenPasses[] = {
+    {"partition_loops", [](const Stmt& s) { return partition_loops(s); }},
+    {"unroll", [](const Stmt& s) { return unroll_loops(s); }},
+    {"simplify", [](const Stmt& s) { return simplify(s); }},
+    {"skip_padding", [](const Stmt& s) { return skip_padding(s); }},
+};
+
+// Runs `passes` on f, each followed by the verifier; with TESSERA_LOG=lower
+// each result is printed.
+template <size_t N>
+LoweredFunc run_passes(LoweredFunc f, const Pass (&passes)[N]) {
+  const bool log = log_enabled();
+  for (const Pass& pass : passes) {
+    f.body = pass.run(f.body);
+    if (log) std::cerr << "[lower] after " << pass.name << ":\n" << to_string(f) << "\n";
+    try {
+      verify(f);
+    } catch (const Error& e) {
+      throw Error(std::string("after lowering pass ") + pass.name + ": " + e.what());
+    }
+  }
+  return f;
+}
+
 }  // namespace
 
 LoweredFunc lower(const State& state, const std::string& name) {
-  // The lowering pipeline, in order.
-  const bool log = log_enabled();
-  auto show = [&](const char* pass, const LoweredFunc& f) {
-    if (log) std::cerr << "[lower] after " << pass << ":\n" << to_string(f) << "\n";
-  };
   LoweredFunc f = Lowerer(state).run(name);
-  show("schedule_to_loops", f);
-  f.body = simplify(f.body);
-  show("simplify", f);
-  verify(f);
-  show("verify", f);
-  return f;
+  if (log_enabled()) std::cerr << "[lower] after schedule_to_loops:\n" << to_string(f) << "\n";
+  return run_passes(std::move(f), kLoopPasses);
 }
 
-LoweredFunc prepare_for_codegen(LoweredFunc f) {
-  const bool log = log_enabled();
-  f.body = partition_loops(f.body);
-  if (log) std::cerr << "[lower] after partition_loops:\n" << to_string(f) << "\n";
-  f.body = simplify(unroll_loops(f.body));
-  if (log) std::cerr << "[lower] after unroll:\n" << to_string(f) << "\n";
-  f.body = skip_padding(f.body);
-  if (log) std::cerr << "[lower] after skip_padding:\n" << to_string(f) << "\n";
-  return f;
-}
+LoweredFunc prepare_for_codegen(LoweredFunc f) { return run_passes(std::move(f), kCodegenPasses); }
 
 LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace, const std::string& name) {
   return lower(trace.replay(dag), name);

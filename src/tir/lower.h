@@ -1,7 +1,8 @@
 #pragma once
 // Lowering: a schedule's State (a DAG with a trace replayed on it) -> a kernel
-// in loop-nest IR. The pipeline is one list of passes in lower.cc; with
-// TESSERA_LOG=lower each pass's result is printed to stderr.
+// in loop-nest IR. The pipeline is one list of named passes in lower.cc, each
+// followed by the verifier (tir/verify.h); with TESSERA_LOG=lower each pass's
+// result is printed to stderr.
 #include <string>
 
 #include "schedule/trace.h"
@@ -11,10 +12,11 @@ namespace tessera::tir {
 
 LoweredFunc lower(const schedule::State& state, const std::string& name = "kernel");
 
-// The passes code generators run last, on a copy: unrolled loops expanded (so
-// padding checks fold to constants and taps that only add zero disappear),
-// then sums over padding skipped (tir/skip_padding.h). Kept apart from lower()
-// so that printing and cost-model features see the loops as scheduled.
+// The rest of the pipeline, which code generators run on a copy: loops
+// partitioned (tir/partition_loops.h), unrolled loops expanded (so padding
+// checks fold to constants and taps that only add zero disappear), sums over
+// padding skipped (tir/skip_padding.h). Kept apart from lower() so that
+// printing and cost-model features see the loops as scheduled.
 LoweredFunc prepare_for_codegen(LoweredFunc f);
 LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace,
                   const std::string& name = "kernel");
