@@ -22,7 +22,7 @@ namespace tessera::baseline {
 struct CheckResult {
   double max_abs_error = 0;
   double max_rel_error = 0;
-  bool correct = false;  // finite, and max_rel_error <= the tolerance
+  bool correct = false;  // measure::compare_output's ok: max_rel_error <= the tolerance
   std::string detail;    // measure::compare_output's line, naming the first large mismatch
 };
 
@@ -36,7 +36,7 @@ class TesseraKernel {
   const tir::LoweredFunc& lowered() const { return lowered_; }
   void run();  // throws tessera::Error when the kernel reports failure
   // Runs once and compares the output with the workload's reference.
-  CheckResult check(double tolerance = 1e-4);
+  CheckResult check(double tolerance = measure::kDefaultTolerance);
   double flop_count() const { return workload_.dag.flop_count(); }
 
  private:

@@ -52,7 +52,7 @@ std::pair<ops::Workload, schedule::Trace> from_records(const std::string& path, 
   auto history = records::ApplyHistoryBest::from_file(path, std::cerr);
   autotvm::Dispatched d = autotvm::dispatch(task, history, std::cerr);
   if (d.record)
-    fmt::print("record: {:.1f} GFLOPS when tuned, config {}\n", task.flop() / d.record->result.median_cost() / 1e9,
+    fmt::print("record: {:.1f} GFLOPS when tuned, config {}\n", task.flop() / d.record->result.rank_cost() / 1e9,
                d.record->config.dump());
   return {task.workload, d.trace};
 }

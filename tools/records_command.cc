@@ -37,9 +37,11 @@ int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
   records::for_each_record(o.show, std::cerr, [&](records::Record&& r) {
     ++line;
     if (target && !targets.applies(r, *target)) return;
-    fmt::print("{:5} {} {} config={} {} mean {:.3f} ms on {}\n", line, r.task_name, r.workload_key.substr(0, 8),
+    // The cost every ranking uses (MeasureResult::rank_cost); "-" for a record that cannot be ranked.
+    fmt::print("{:5} {} {} config={} {} median {} ms on {}{}\n", line, r.task_name, r.workload_key.substr(0, 8),
                r.config_index ? std::to_string(*r.config_index) : "-", measure::to_string(r.result.error),
-               r.valid() ? r.result.mean_cost() * 1e3 : 0.0, targets.match_key(r));
+               r.valid() ? fmt::format("{:.3f}", r.result.rank_cost() * 1e3) : "-", targets.match_key(r),
+               r.confirmed ? " (confirmed)" : "");
   });
   return 0;
 }

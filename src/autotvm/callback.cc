@@ -84,7 +84,7 @@ Callback progress_bar(int total_trials, std::string prefix, std::ostream& out) {
     if (tuner.confirming()) return;  // no trials; the final line shows the confirmed best
     for (const measure::MeasureResult& r : results) {
       ++state->done;
-      if (r.valid()) state->current_flops = tuner.task().flop() / r.min_cost();
+      if (r.valid()) state->current_flops = tuner.task().flop() / r.rank_cost();
     }
     state->print(tuner, /*finished=*/false);
   };

@@ -105,7 +105,7 @@ void GATuner::update(const std::vector<ConfigEntity>& configs, const std::vector
   Tuner::update(configs, results);
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     const measure::MeasureResult& r = results[i];
-    measured_.push_back({configs[i].choices(), r.valid() ? task_.flop() / r.min_cost() : 0.0});
+    measured_.push_back({configs[i].choices(), r.valid() ? task_.flop() / r.rank_cost() : 0.0});
   }
 }
 

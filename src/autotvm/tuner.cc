@@ -54,8 +54,8 @@ std::vector<measure::MeasureResult> measure_configs(const Task& task, const std:
 
 void Tuner::note_leader(int64_t index, const measure::MeasureResult& result) {
   if (!result.valid()) return;
-  auto [it, inserted] = leader_cost_.try_emplace(index, result.min_cost());
-  if (!inserted) it->second = std::min(it->second, result.min_cost());
+  auto [it, inserted] = leader_cost_.try_emplace(index, result.rank_cost());
+  if (!inserted) it->second = std::min(it->second, result.rank_cost());
 }
 
 void Tuner::mark_measured(int64_t index, const measure::MeasureResult& result) {
@@ -68,7 +68,7 @@ void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<m
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     note_leader(configs[i].index(), results[i]);
     if (!results[i].valid()) continue;
-    const double flops = task_.flop() / results[i].min_cost();
+    const double flops = task_.flop() / results[i].rank_cost();
     if (flops > best_flops_) {
       best_flops_ = flops;
       best_config_ = configs[i];
@@ -148,8 +148,8 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
 
   double best_cost = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < leaders.size(); ++i) {
-    if (!confirmed[i].valid() || confirmed[i].median_cost() >= best_cost) continue;
-    best_cost = confirmed[i].median_cost();
+    if (!confirmed[i].valid() || confirmed[i].rank_cost() >= best_cost) continue;
+    best_cost = confirmed[i].rank_cost();
     best_config_ = leaders[i];
     best_flops_ = task_.flop() / best_cost;
   }

@@ -163,7 +163,7 @@ void XgbTuner::update(const std::vector<ConfigEntity>& configs, const std::vecto
   Tuner::update(configs, results);
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     const int64_t index = configs[i].index();
-    const double cost = results[i].valid() ? results[i].min_cost() : std::numeric_limits<double>::infinity();
+    const double cost = results[i].rank_cost();
     own_.features.push_back(features_of(index));
     own_.costs.push_back(cost);
     if (std::isfinite(cost)) best_measured_.push_back({cost, index});
@@ -182,7 +182,7 @@ void XgbTuner::load_history(const std::vector<measure::MeasureInput>& inputs,
   std::map<std::string, int> group_of;
   for (size_t i : rows_to_learn(keys, own_key, kMaxHistoryRows)) {
     const std::string& key = keys[i];
-    const double cost = results[i].valid() ? results[i].min_cost() : std::numeric_limits<double>::infinity();
+    const double cost = results[i].rank_cost();
     std::vector<float> f = loop_features(inputs[i], feature_);
     if (key == own_key) {
       own_.features.push_back(std::move(f));

@@ -61,34 +61,32 @@ std::string OutputComparison::describe() const {
   return text;
 }
 
-OutputComparison compare_output(const float* got, const float* want, int64_t size, double rtol,
-                                double atol) {
+OutputComparison compare_output(const float* got, const float* want, int64_t size, double tolerance) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double scale = 0;
+  for (int64_t i = 0; i < size; ++i) scale = std::max(scale, std::fabs(double(want[i])));
   OutputComparison c;
   for (int64_t i = 0; i < size; ++i) {
-    double g = got[i], w = want[i];
-    double abs_err = std::fabs(g - w);
-    double rel_err = w != 0 ? abs_err / std::fabs(w)
-                            : (abs_err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-    if (std::isnan(abs_err)) abs_err = rel_err = std::numeric_limits<double>::infinity();
+    double abs_err = std::fabs(double(got[i]) - double(want[i]));
+    if (std::isnan(abs_err)) abs_err = kInf;
     c.max_abs_error = std::max(c.max_abs_error, abs_err);
-    c.max_rel_error = std::max(c.max_rel_error, rel_err);
-    // Written as !(x <= tol) so that NaN counts as a mismatch.
-    if (!(abs_err <= atol + rtol * std::fabs(w)) && c.first_bad_index < 0) {
-      c.ok = false;
+    // Written as !(x <= tol) so that NaN and inf count as mismatches.
+    if (!(abs_err <= tolerance * scale) && c.first_bad_index < 0) {
       c.first_bad_index = i;
       c.first_bad_got = got[i];
       c.first_bad_want = want[i];
     }
   }
+  c.max_rel_error = scale > 0 ? c.max_abs_error / scale : (c.max_abs_error == 0 ? 0.0 : kInf);
+  c.ok = c.first_bad_index < 0;
   return c;
 }
 
-OutputComparison compare_output(const runtime::NDArray& got, const runtime::NDArray& want,
-                                double rtol, double atol) {
+OutputComparison compare_output(const runtime::NDArray& got, const runtime::NDArray& want, double tolerance) {
   if (got.shape() != want.shape())
     throw Error(fmt::format("cannot compare outputs of shapes [{}] and [{}]",
                             fmt::join(got.shape(), ","), fmt::join(want.shape(), ",")));
-  return compare_output(got.data(), want.data(), got.size(), rtol, atol);
+  return compare_output(got.data(), want.data(), got.size(), tolerance);
 }
 
 }  // namespace tessera::measure

@@ -28,20 +28,30 @@ std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
 FlushList flush_list_of(const std::vector<runtime::NDArray>& inputs,
                         const std::vector<runtime::NDArray>& outputs);
 
+// The one definition of a correct output, used by the runner (a wrong answer
+// while tuning), `tessera op --check`, the benchmarks and the tests: every
+// element within `tolerance` of the reference, relative to the reference's
+// largest magnitude:
+//   |got[i] - want[i]| <= tolerance * max_j |want[j]|   for every i.
+// Normwise, because a convolution's outputs are sums of many signed terms:
+// those that land near 0 carry the rounding error of the large terms, and
+// must not be held to more digits than the largest output. NaN never passes.
+inline constexpr double kDefaultTolerance = 1e-4;
+
 struct OutputComparison {
-  bool ok = true;              // every element has |got - want| <= atol + rtol * |want|
-  double max_abs_error = 0;
-  double max_rel_error = 0;    // |got - want| / |want| (infinite where want is 0 and got is not)
+  bool ok = true;                // max_rel_error <= tolerance
+  double max_abs_error = 0;      // max |got - want| (infinite for a NaN)
+  double max_rel_error = 0;      // max_abs_error / max |want| (infinite where want is all 0 and got is not)
   int64_t first_bad_index = -1;  // flat index of the first element out of tolerance
   float first_bad_got = 0, first_bad_want = 0;
   // One line for error messages: "max abs error 0.5, max rel error 1, first mismatch at 3: got 2 want 1"
   std::string describe() const;
 };
 
-// A NaN in `got` never passes. Shapes must match (throws tessera::Error otherwise).
+// Shapes must match (throws tessera::Error otherwise).
 OutputComparison compare_output(const runtime::NDArray& got, const runtime::NDArray& want,
-                                double rtol, double atol);
-OutputComparison compare_output(const float* got, const float* want, int64_t size, double rtol,
-                                double atol);
+                                double tolerance = kDefaultTolerance);
+OutputComparison compare_output(const float* got, const float* want, int64_t size,
+                                double tolerance = kDefaultTolerance);
 
 }  // namespace tessera::measure

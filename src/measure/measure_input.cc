@@ -41,9 +41,26 @@ ErrorKind error_kind_from_string(const std::string& s) {
 }
 
 bool MeasureResult::valid() const {
-  const double fastest = min_cost();  // +inf without costs
-  return error == ErrorKind::None && std::isfinite(fastest) && fastest > 0;
+  if (error != ErrorKind::None || costs.empty()) return false;
+  return std::all_of(costs.begin(), costs.end(), [](double c) { return std::isfinite(c) && c > 0; });
 }
+
+bool MeasureResult::conclusive() const {
+  switch (error) {
+    case ErrorKind::None: return valid();
+    case ErrorKind::Instantiation:
+    case ErrorKind::CompileHost:
+    case ErrorKind::CompileDevice:
+    case ErrorKind::RuntimeDevice:
+    case ErrorKind::WrongAnswer: return true;
+    case ErrorKind::BuildTimeout:
+    case ErrorKind::RunTimeout:
+    case ErrorKind::Unknown: return false;
+  }
+  return false;
+}
+
+double MeasureResult::rank_cost() const { return valid() ? median_cost() : std::numeric_limits<double>::infinity(); }
 
 double MeasureResult::min_cost() const {
   if (costs.empty()) return std::numeric_limits<double>::infinity();

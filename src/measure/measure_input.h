@@ -37,9 +37,20 @@ struct MeasureResult {
   std::string error_message;
   double all_cost = 0;        // seconds for build + run of this candidate
   double timestamp = 0;       // unix time when the result was made
-  // Measured without error, with a positive, finite fastest cost: a result
-  // a tuner can rank.
+  // Measured without error, with at least one cost, every cost finite and
+  // positive: the one test of a result that can be ranked (tuners, pick-best,
+  // dispatch, the progress line).
   bool valid() const;
+  // The one cost every ranking compares: the median over the costs (robust
+  // to a slow spell of a noisy machine, and to one lucky run), +inf when the
+  // result is not valid().
+  double rank_cost() const;
+  // Says something about the schedule itself: valid(), or an error the
+  // schedule causes (it does not instantiate or compile, crashes, or computes
+  // a wrong answer). Timeouts, unknown errors and results without costs
+  // depend on the run (its options, a loaded machine): a resumed run
+  // measures those configs again.
+  bool conclusive() const;
   double min_cost() const;    // +inf when there is no cost
   double mean_cost() const;
   double median_cost() const;  // the mean of the two middle costs when their number is even

@@ -108,7 +108,7 @@ void run_in_child(int fd, int index, const BuildResult& build, const ir::Compute
     return;
   }
   if (prepared.reference) {
-    auto c = compare_output(outputs[0], *prepared.reference, options.rtol, options.atol);
+    auto c = compare_output(outputs[0], *prepared.reference, options.tolerance);
     if (!c.ok) {
       fail(ErrorKind::WrongAnswer, c.describe());
       return;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "measure/builder.h"
+#include "measure/kernel_args.h"
 #include "measure/timer.h"
 
 namespace tessera::measure {
@@ -22,7 +23,7 @@ struct LocalRunnerOptions {
   double timeout = 10;               // seconds per candidate, for the whole child
   bool enable_cpu_cache_flush = false;
   bool check_correctness = false;    // compare outputs with the reference
-  double rtol = 1e-4, atol = 1e-4;   // |got - want| <= atol + rtol * |want|
+  double tolerance = kDefaultTolerance;  // of compare_output (measure/kernel_args.h)
   int num_threads = 0;               // threads of parallel loops; 0 = number of cores
 };
 

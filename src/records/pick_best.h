@@ -11,9 +11,8 @@
 namespace tessera::records {
 
 // True when `a` is a better measurement than `b`: a confirmed record beats an
-// unconfirmed one; otherwise the lower median cost (robust to a slow spell
-// of the machine or one lucky run), and on a tie the earlier timestamp. Both
-// must be valid().
+// unconfirmed one; otherwise the lower MeasureResult::rank_cost(), and on a
+// tie the earlier timestamp. Both must be valid().
 bool better(const Record& a, const Record& b);
 
 // One record per workload_key and target match key (see target_match.h: the
@@ -23,7 +22,8 @@ bool better(const Record& a, const Record& b);
 std::vector<Record> pick_best(const std::vector<Record>& records);
 
 // Reads `in_path` (skipping damaged lines with warnings) and writes the best
-// records to `out_path`, replacing it; in_path may equal out_path. With
+// records to `out_path`, replacing it; out_path must be another file (a log
+// is never shrunk in place: nothing recorded is lost). With
 // `target`, only records that apply to it are considered.
 // Returns the number of records written.
 size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings,

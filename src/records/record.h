@@ -30,8 +30,8 @@ struct Record {
   // short search measurements when choosing a best.
   bool confirmed = false;
 
-  // Usable for pick-best and dispatch: measured without error, with at least one cost.
-  bool valid() const { return result.error == measure::ErrorKind::None && !result.costs.empty(); }
+  // Usable for pick-best and dispatch: MeasureResult::valid().
+  bool valid() const { return result.valid(); }
 
   // One line of JSON, without a trailing newline. Doubles are written with
   // enough digits to read back bit-exact; invalid UTF-8 in strings (compiler

@@ -38,24 +38,37 @@ TEST(MeasureKernelArgs, InputsAreReproducibleAndDistinctOutputsZeroed) {
 TEST(MeasureKernelArgs, CompareReportsErrorsAndFirstMismatch) {
   float want[4] = {1, 2, 0, -4};
   float close[4] = {1.00001f, 2, 0, -4};
-  auto ok = compare_output(close, want, 4, 1e-4, 1e-4);
+  auto ok = compare_output(close, want, 4);
   EXPECT_TRUE(ok.ok);
   EXPECT_EQ(ok.first_bad_index, -1);
   EXPECT_GT(ok.max_abs_error, 0);
 
   float bad[4] = {1, 2.5f, 0.5f, -4};
-  auto c = compare_output(bad, want, 4, 1e-4, 1e-4);
+  auto c = compare_output(bad, want, 4);
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.first_bad_index, 1);
   EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
-  EXPECT_TRUE(std::isinf(c.max_rel_error));  // 0.5 where 0 was wanted
+  EXPECT_DOUBLE_EQ(c.max_rel_error, 0.5 / 4);  // relative to the largest |want|
   EXPECT_NE(c.describe().find("first mismatch at 1"), std::string::npos) << c.describe();
+}
+
+// Normwise: an output near 0 may carry the rounding error of the largest
+// outputs, not a larger one; an all-zero reference wants exact zeros.
+TEST(MeasureKernelArgs, ToleranceIsRelativeToTheLargestOutput) {
+  float want[3] = {1000, -1000, 0.001f};
+  float got[3] = {1000, -1000, 0.05f};  // off by 0.049 <= 1e-4 * 1000
+  EXPECT_TRUE(compare_output(got, want, 3).ok);
+  got[0] = 1000.2f;  // off by 0.2 > 0.1
+  EXPECT_FALSE(compare_output(got, want, 3).ok);
+  float zeros[2] = {0, 0}, tiny[2] = {0, 1e-30f};
+  EXPECT_TRUE(compare_output(zeros, zeros, 2).ok);
+  EXPECT_FALSE(compare_output(tiny, zeros, 2).ok);
 }
 
 TEST(MeasureKernelArgs, NaNNeverMatches) {
   float want[2] = {1, 2};
   float got[2] = {1, std::numeric_limits<float>::quiet_NaN()};
-  auto c = compare_output(got, want, 2, 1e9, 1e9);
+  auto c = compare_output(got, want, 2, 1e9);
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.first_bad_index, 1);
 }
