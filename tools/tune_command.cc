@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <string>
 
 #include "autotvm/callback.h"
 #include "autotvm/history.h"
@@ -18,6 +20,23 @@
 
 namespace tessera::cli {
 
+namespace {
+
+// CLI11's number validators let nan through (nan <= 0 is false).
+std::string positive_seconds(const std::string& text) {
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(text, &used);
+    if (used != text.size()) return "not a number of seconds";
+  } catch (const std::exception&) {
+    return "not a number of seconds";
+  }
+  return std::isfinite(v) && v > 0 ? "" : "must be a positive, finite number of seconds";
+}
+
+}  // namespace
+
 CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
   add_operator_flags(cmd, o.op);
@@ -25,21 +44,31 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("--trials", o.trials, "configs to measure")->capture_default_str();
   cmd->add_option("--early-stopping", o.early_stopping, "stop after N trials without improvement (0: never)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--log", o.log, "tuning log (JSON lines); an existing log resumes the run");
   cmd->add_option("--history", o.history, "earlier tuning log of other tasks to warm-start the cost model");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
-  cmd->add_option("--number", o.number, "runs per measurement")->capture_default_str();
-  cmd->add_option("--repeat", o.repeat, "measurements per candidate")->capture_default_str();
-  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
-  cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")->capture_default_str();
+  cmd->add_option("--number", o.number, "runs per measurement")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--repeat", o.repeat, "measurements per candidate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")
+      ->check(positive_seconds)
+      ->capture_default_str();
   cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
   cmd->add_option("--confirm-leaders", o.confirm_leaders,
                   "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "random seed of the tuner")->capture_default_str();
   return cmd;
@@ -48,6 +77,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
 int run_tune(const TuneCommandOptions& o) {
   const ops::OpArgs args = resolve(o.op);
   if (o.trials < 1) throw Error(fmt::format("--trials {}: must be at least 1", o.trials));
+  if (o.op.op == "conv2d" && args.layout == "NHWC")
+    throw Error("--layout NHWC: tune-op tunes conv2d in the templates' layout, NCHWc; leave --layout out");
   // The thread count is part of the target, so every record says what it was measured with.
   const codegen::Target target = resolve_target(o.target, o.threads);
   const int threads = target.threads;

@@ -9,7 +9,7 @@
 
 namespace tessera::autotvm {
 
-nlohmann::json workload_json(const Task& task) { return {{"op", task.op}, {"args", args_to_json(task.args)}}; }
+nlohmann::json workload_json(const Task& task) { return {{"op", task.op}, {"args", args_to_json(task.op, task.args)}}; }
 
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings) {
@@ -25,6 +25,7 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
     if (!targets.applies(r, task.target)) continue;
     if (r.workload_key == key) {
       if (!r.config_index || *r.config_index < 0 || *r.config_index >= task.space.size()) continue;
+      if (!r.result.conclusive()) continue;  // a timeout or the like: measured again
       // A template that gained or lost knobs numbers its configs anew: an old
       // record's index would name another config.
       if (r.config.is_object() && r.config != task.space.get(*r.config_index).to_json()) {
@@ -36,8 +37,8 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
       inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
     } else if (other_tasks) {
       try {
-        Task other = create_task(r.workload.at("op").get<std::string>(), args_from_json(r.workload.at("args")),
-                                 task.target);
+        const std::string op = r.workload.at("op").get<std::string>();
+        Task other = create_task(op, args_from_json(op, r.workload.at("args")), task.target);
         inputs.push_back(measure::MeasureInput{other.workload.dag, r.trace, task.target});
       } catch (const std::exception& e) {
         warnings << "warning: skipped a history record of task " << r.task_name << ": " << e.what() << "\n";
@@ -78,20 +79,37 @@ std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const st
   return rows;
 }
 
-Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
-  auto best = history.lookup(task.workload_key(), task.target, task.describe(), warnings);
-  if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
-  if (best->config.is_object() && !best->config.empty()) {
+namespace {
+
+// The schedule a record stands for: its config in the current template, else
+// (the template changed since) the trace it recorded. Throws when neither
+// replays on the task.
+schedule::Trace schedule_of(const Task& task, const records::Record& best, std::ostream& warnings) {
+  if (best.config.is_object() && !best.config.empty()) {
     try {
-      return {task.instantiate(task.space.from_json(best->config)), best};
+      return task.instantiate(task.space.from_json(best.config));
     } catch (const std::exception& e) {
-      if (best->trace.steps().empty()) throw Error("the best record of " + task.describe() + ": " + e.what());
-      // The template changed since; the schedule that was measured is still right.
+      if (best.trace.steps().empty()) throw;
       warnings << "note: the best record of " << task.describe() << " does not fit the current template (" << e.what()
                << "); using the schedule it recorded\n";
     }
   }
-  return {best->trace, best};
+  best.trace.replay(task.workload.dag);  // validates: a damaged or crafted trace throws here, not in the compiler
+  return best.trace;
+}
+
+}  // namespace
+
+Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
+  auto best = history.lookup(task.workload_key(), task.target, task.describe(), warnings);
+  if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
+  try {
+    return {schedule_of(task, *best, warnings), best};
+  } catch (const std::exception& e) {
+    warnings << "warning: the best record of " << task.describe() << " cannot be used (" << e.what()
+             << "); using the fallback configuration\n";
+    return {task.instantiate(task.space.fallback()), std::nullopt};
+  }
 }
 
 }  // namespace tessera::autotvm

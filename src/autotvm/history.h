@@ -18,7 +18,8 @@ namespace tessera::autotvm {
 // for create_task to build the task again.
 nlohmann::json workload_json(const Task& task);
 
-// Feeds `records` to `tuner`: its task's configs are marked measured and,
+// Feeds `records` to `tuner`: its task's configs are marked measured (those
+// whose result is not MeasureResult::conclusive() are left to measure again) and,
 // with the other tasks' records when `other_tasks` is set, handed to
 // Tuner::load_history. Only records of a matching target count
 // (codegen::same_code_target; a note says when some match only because they
@@ -37,7 +38,9 @@ std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const st
 
 // The schedule a task runs with: its best record's config (or, for a record
 // without one, its trace), else the fallback config after history's
-// once-per-workload warning. `record` is the record used, if any.
+// once-per-workload warning. A best record that cannot be used (neither its
+// config nor its trace replays on the task) is named in a warning and the
+// fallback config runs instead. `record` is the record used, if any.
 struct Dispatched {
   schedule::Trace trace;
   std::optional<records::Record> record;

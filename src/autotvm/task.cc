@@ -1,5 +1,6 @@
 #include "autotvm/task.h"
 
+#include <algorithm>
 #include <set>
 #include <type_traits>
 
@@ -63,21 +64,33 @@ void for_each_arg(Args& a, Visit&& visit) {
 
 }  // namespace
 
-json args_to_json(const ops::OpArgs& a) {
+json args_to_json(const std::string& op, const ops::OpArgs& a) {
+  const std::vector<std::string>& fields = ops::op_arg_fields(op);
   json j = json::object();
-  for_each_arg(a, [&](const char* key, const auto& value) { j[key] = value; });
+  for_each_arg(a, [&](const char* key, const auto& value) {
+    if (std::find(fields.begin(), fields.end(), key) != fields.end()) j[key] = value;
+  });
   return j;
 }
 
-ops::OpArgs args_from_json(const json& j) {
-  if (!j.is_object()) throw Error("op args must be a JSON object, got " + j.dump());
+ops::OpArgs args_from_json(const std::string& op, const json& j) {
+  if (!j.is_object()) throw Error("op args must be a JSON object, got " + j.dump().substr(0, 80));
+  const std::vector<std::string>& fields = ops::op_arg_fields(op);
   ops::OpArgs a;
   // Fields left out keep OpArgs' defaults; unknown fields are an error (a typo
-  // would otherwise silently describe another operator).
+  // would otherwise silently describe another operator), and so is a field
+  // the op does not take, unless it holds the default.
   std::set<std::string> known;
-  for_each_arg(a, [&](const char* key, const auto&) { known.insert(key); });
-  for (auto it = j.begin(); it != j.end(); ++it)
+  json defaults = json::object();
+  for_each_arg(a, [&](const char* key, const auto& value) {
+    known.insert(key);
+    defaults[key] = value;
+  });
+  for (auto it = j.begin(); it != j.end(); ++it) {
     if (!known.count(it.key())) throw Error("op args: unknown field '" + it.key() + "'");
+    if (std::find(fields.begin(), fields.end(), it.key()) == fields.end() && *it != defaults[it.key()])
+      throw Error("op args: " + op + " takes no field '" + it.key() + "'");
+  }
   for_each_arg(a, [&](const char* key, auto& out) {
     auto it = j.find(key);
     if (it == j.end()) return;

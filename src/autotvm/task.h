@@ -30,8 +30,11 @@ struct Task {
 // Throws tessera::Error for an unknown operator, bad arguments or no template.
 Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::Target& target);
 
-// OpArgs <-> JSON, so records can name the task they measured.
-nlohmann::json args_to_json(const ops::OpArgs& args);
-ops::OpArgs args_from_json(const nlohmann::json& j);  // throws tessera::Error
+// OpArgs <-> JSON, so records can name the task they measured: only the
+// fields `op` takes (ops::op_arg_fields). Reading refuses a field the op does
+// not take unless it holds OpArgs' default (logs written before records were
+// typed hold every field); throws tessera::Error.
+nlohmann::json args_to_json(const std::string& op, const ops::OpArgs& args);
+ops::OpArgs args_from_json(const std::string& op, const nlohmann::json& j);
 
 }  // namespace tessera::autotvm

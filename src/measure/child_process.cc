@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,7 @@ ChildProcess::ChildProcess(const std::function<void(int fd)>& body) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   start_ = Clock::now();
+  const pid_t parent = ::getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
@@ -78,6 +80,12 @@ ChildProcess::ChildProcess(const std::function<void(int fd)>& body) {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // Its own process group, so that a timeout kills whatever it started
+    // too; and it dies with the parent (even by SIGKILL), so that a killed
+    // tuner leaves no hung kernel or runaway build behind.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(122);  // the parent died before prctl
     prepare_child_for_crashes();
     try {
       body(fds[1]);
@@ -87,6 +95,7 @@ ChildProcess::ChildProcess(const std::function<void(int fd)>& body) {
     _exit(0);
   }
   ::close(fds[1]);
+  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists
   pid_ = pid;
   fd_ = fds[0];
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
@@ -159,6 +168,7 @@ ChildProcess::Exit ChildProcess::wait(Clock::time_point deadline) {
 
 ChildProcess::Exit ChildProcess::kill() {
   if (!reaped_ && pid_ > 0) {
+    ::kill(-pid_, SIGKILL);  // the child's group: anything it started
     ::kill(pid_, SIGKILL);
     int status = 0;
     pid_t r;

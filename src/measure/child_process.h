@@ -20,7 +20,8 @@ class ChildProcess {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Forks. The child runs body(fd), fd being the write end of the pipe, then
+  // Forks. The child leads a process group of its own and is killed when
+  // the thread that forked it dies. It runs body(fd), fd being the write end of the pipe, then
   // _exit(0) without running the parent's atexit handlers or flushing its
   // stdio buffers. An exception escaping body ends the child with _exit(121).
   // Throws tessera::Error when the pipe or the fork cannot be made.
@@ -48,7 +49,7 @@ class ChildProcess {
   };
   // Reaps the child, killing it with SIGKILL if it is still running at the deadline.
   Exit wait(Clock::time_point deadline);
-  // SIGKILLs and reaps the child.
+  // SIGKILLs the child's process group and reaps the child.
   Exit kill();
 
  private:

@@ -130,6 +130,30 @@ const std::map<std::string, Builder>& builders() {
 
 }  // namespace
 
+const std::vector<std::string>& op_arg_fields(const std::string& op) {
+  using Fields = std::vector<std::string>;
+  static const Fields kConv = {"input",  "weight", "stride", "pad",  "dilation", "padding",
+                               "layout", "ic_bn",  "oc_bn",  "bias", "relu"};
+  static const std::map<std::string, Fields> table = {
+      {"conv2d", kConv},
+      {"depthwise_conv2d", kConv},
+      {"dense", {"input", "weight", "layout", "oc_bn", "bias", "relu"}},
+      {"batch_matmul", {"input", "weight"}},
+      {"max_pool", {"input", "pool", "stride", "pad", "padding", "layout"}},
+      {"avg_pool", {"input", "pool", "stride", "pad", "padding", "layout", "count_include_pad"}},
+      {"global_avg_pool", {"input", "layout"}},
+      {"softmax", {"input"}},
+      {"relu", {"input"}},
+      {"clip", {"input", "clip_min", "clip_max"}},
+      {"add", {"input", "weight"}},
+      {"multiply", {"input", "weight"}},
+      {"bias_add", {"input", "axis"}},
+  };
+  auto it = table.find(op);
+  if (it == table.end()) throw Error("unknown op '" + op + "'");
+  return it->second;
+}
+
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
   for (const auto& [name, builder] : builders()) names.push_back(name);

@@ -38,6 +38,9 @@ struct OpArgs {
 // conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
 // global_avg_pool, softmax, relu, clip, add, multiply, bias_add.
 std::vector<std::string> op_names();
+// The OpArgs fields (by their names in OpArgs) that `op` takes; the others
+// mean nothing to it. Throws tessera::Error for an unknown op.
+const std::vector<std::string>& op_arg_fields(const std::string& op);
 // Throws tessera::Error for an unknown op (listing the valid names) or bad arguments.
 Workload make_workload(const std::string& op, const OpArgs& args);
 

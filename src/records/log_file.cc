@@ -1,6 +1,8 @@
 #include "records/log_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,21 +61,24 @@ void sync_parent_directory(const std::string& path) {
   ::close(dfd);
 }
 
-// Holds an advisory lock on the log while a batch is written or the tail is
-// repaired: the kernel serialises O_APPEND writes, but another process can
-// see a batch half-copied and would take it for a line torn by a crash.
-class AppendLock {
+// Holds back the signals that end a process from the keyboard or a job
+// manager (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while a batch is written: a
+// tuner stopped with Ctrl-C then ends after the batch, never with half a line
+// on disk. (Its measurement children die with it: measure/child_process.h.)
+class SignalsHeld {
  public:
-  AppendLock(int fd, const std::string& path) : fd_(fd) {
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw Error("cannot lock record log '" + path + "': " + errno_text());
+  SignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held, s);
+    pthread_sigmask(SIG_BLOCK, &held, &before_);
   }
-  ~AppendLock() { ::flock(fd_, LOCK_UN); }
-  AppendLock(const AppendLock&) = delete;
-  AppendLock& operator=(const AppendLock&) = delete;
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
 
  private:
-  int fd_;
+  sigset_t before_;
 };
 
 std::string batch_text(const std::vector<Record>& batch) {
@@ -95,8 +100,19 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
   // O_RDWR rather than O_WRONLY: the constructor reads the last byte.
   fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error("cannot open record log '" + path + "' for appending: " + errno_text());
+  // One writer at a time: two tuners on one log would measure every config
+  // twice, and one could take the other's half-written batch for a line torn
+  // by a crash. The lock lives as long as the descriptor.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const bool busy = errno == EWOULDBLOCK;
+    const std::string why = errno_text();
+    ::close(fd_);
+    if (busy)
+      throw Error("record log '" + path +
+                  "' is being written by another tuner (wait for it to finish, or use another log)");
+    throw Error("cannot lock record log '" + path + "': " + why);
+  }
   try {
-    AppendLock lock(fd_, path_);
     if (ends_mid_line(fd_)) {
       write_all(fd_, "\n", path_);
       sync(fd_, path_);
@@ -130,7 +146,7 @@ void RecordWriter::append(const std::vector<Record>& batch) {
   // Serialise everything first: a record that cannot be written (a
   // non-finite cost) throws before any byte of the batch reaches the file.
   const std::string text = batch_text(batch);
-  AppendLock lock(fd_, path_);
+  SignalsHeld held;
   write_all(fd_, text, path_);
   sync(fd_, path_);
 }
@@ -166,10 +182,14 @@ std::vector<Record> load_records(const std::string& path, std::ostream& warnings
 }
 
 void write_records(const std::string& path, const std::vector<Record>& records) {
-  const std::string tmp = path + ".tmp";
+  // A temporary of its own (two writers of one output must not share one),
+  // renamed over the output once complete.
+  std::string tmp_name = path + ".tmp.XXXXXX";
   std::string text = batch_text(records);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot create record log '" + tmp + "': " + errno_text());
+  int fd = ::mkostemp(tmp_name.data(), O_CLOEXEC);
+  const std::string& tmp = tmp_name;
+  if (fd < 0) throw Error("cannot create a temporary beside record log '" + path + "': " + errno_text());
+  ::fchmod(fd, 0644);
   try {
     write_all(fd, text, tmp);
     sync(fd, tmp);

@@ -15,9 +15,11 @@ namespace tessera::records {
 
 class RecordWriter {
  public:
-  // Opens `path` for appending, creating it. If an earlier writer was killed
-  // in the middle of a line, starts a fresh line so that the first new record
-  // is not glued to the damaged one. Throws tessera::Error naming the path.
+  // Opens `path` for appending, creating it, and holds it as its only writer
+  // until destroyed: a second writer, in this process or another, is refused
+  // with a tessera::Error saying so. If an earlier writer was killed in the
+  // middle of a line, starts a fresh line so that the first new record is not
+  // glued to the damaged one. Throws tessera::Error naming the path.
   explicit RecordWriter(const std::string& path);
   ~RecordWriter();
   RecordWriter(RecordWriter&& other) noexcept;
@@ -25,9 +27,9 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
-  // Writes the batch with one write() on an O_APPEND descriptor (so writers
-  // sharing the file do not interleave within it), then fsyncs.
-  // Throws tessera::Error naming the path when the disk refuses.
+  // Writes the batch with one write(), then fsyncs; SIGINT and SIGTERM wait
+  // until it is complete. Throws tessera::Error naming the path when the disk
+  // refuses.
   void append(const std::vector<Record>& batch);
   void append(const Record& record) { append(std::vector<Record>{record}); }
 

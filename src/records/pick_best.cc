@@ -1,16 +1,19 @@
 #include "records/pick_best.h"
 
+#include <filesystem>
 #include <map>
+#include <system_error>
 #include <utility>
 
 #include "records/log_file.h"
 #include "records/target_match.h"
+#include "tessera/error.h"
 
 namespace tessera::records {
 
 bool better(const Record& a, const Record& b) {
   if (a.confirmed != b.confirmed) return a.confirmed;
-  double ca = a.result.median_cost(), cb = b.result.median_cost();
+  double ca = a.result.rank_cost(), cb = b.result.rank_cost();
   if (ca != cb) return ca < cb;
   return a.result.timestamp < b.result.timestamp;
 }
@@ -37,6 +40,11 @@ std::vector<Record> pick_best(const std::vector<Record>& records) {
 
 size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings,
                       const std::optional<codegen::Target>& target) {
+  std::error_code ec;
+  if (in_path == out_path || std::filesystem::equivalent(in_path, out_path, ec))
+    throw Error("pick-best: the output " + out_path +
+                " is the input log; writing there would drop every record "
+                "but the best (write to another file)");
   std::vector<Record> records = load_records(in_path, warnings);
   if (target) records = records_for_target(std::move(records), *target);
   std::vector<Record> best = pick_best(records);

@@ -146,9 +146,30 @@ TEST(AutotvmHistory, DispatchUsesTheRecordedScheduleWhenTheConfigNoLongerFits) {
   EXPECT_EQ(d.trace.dump(), log[0].trace.dump());
   EXPECT_NE(warnings.str().find("does not fit the current template"), std::string::npos) << warnings.str();
 
-  log[0].trace = schedule::Trace();  // nothing to fall back on: say so
+  // Nothing to fall back on in the record: say so, and run the fallback config.
+  log[0].trace = schedule::Trace();
   records::ApplyHistoryBest broken(log);
-  EXPECT_THROW(dispatch(b, broken, warnings), Error);
+  std::ostringstream broken_warnings;
+  Dispatched fallback = dispatch(b, broken, broken_warnings);
+  EXPECT_FALSE(fallback.record.has_value());
+  EXPECT_EQ(fallback.trace.dump(), b.instantiate(b.space.fallback()).dump());
+  EXPECT_NE(broken_warnings.str().find("warning: the best record of " + b.describe() + " cannot be used"),
+            std::string::npos)
+      << broken_warnings.str();
+}
+
+// A crafted record whose trace does not replay (split lengths whose product
+// overflows) is refused at dispatch with a warning, not handed to the compiler.
+TEST(AutotvmHistory, DispatchFallsBackFromATraceThatDoesNotReplay) {
+  Task b = dense_task(8);
+  auto log = fake_log(b, 3);
+  log[0].config = nullptr;
+  log[0].trace = schedule::Trace().split(b.workload.dag.outputs()[0]->name, "i", {int64_t{1} << 32, int64_t{1} << 32});
+  records::ApplyHistoryBest history(log);
+  std::ostringstream warnings;
+  Dispatched d = dispatch(b, history, warnings);
+  EXPECT_FALSE(d.record.has_value());
+  EXPECT_NE(warnings.str().find("cannot be used"), std::string::npos) << warnings.str();
 }
 
 }  // namespace

@@ -206,17 +206,39 @@ TEST(AutotvmTemplate, ArgsJsonRoundTrip) {
   a.clip_max = 2.5f;
   a.axis = 3;
   a.dilation = 2;
-  ops::OpArgs b = args_from_json(nlohmann::json::parse(args_to_json(a).dump()));
-  EXPECT_EQ(args_to_json(b), args_to_json(a));
-  EXPECT_EQ(b.padding, a.padding);
-  EXPECT_EQ(b.clip_max, 2.5f);
-  EXPECT_EQ(b.axis, 3u);
-  EXPECT_EQ(args_from_json(nlohmann::json::object()).layout,
+  // Every field round-trips through the ops that take it.
+  for (const std::string op : {"conv2d", "avg_pool", "clip", "bias_add"}) {
+    SCOPED_TRACE(op);
+    ops::OpArgs b = args_from_json(op, nlohmann::json::parse(args_to_json(op, a).dump()));
+    EXPECT_EQ(args_to_json(op, b), args_to_json(op, a));
+  }
+  EXPECT_EQ(args_from_json("conv2d", args_to_json("conv2d", a)).padding, a.padding);
+  EXPECT_EQ(args_from_json("clip", args_to_json("clip", a)).clip_max, 2.5f);
+  EXPECT_EQ(args_from_json("bias_add", args_to_json("bias_add", a)).axis, 3u);
+  EXPECT_EQ(args_from_json("conv2d", nlohmann::json::object()).layout,
             "NCHW");  // absent fields: defaults
-  EXPECT_THROW(args_from_json(nlohmann::json::array()), Error);
-  EXPECT_THROW(args_from_json({{"input", "1x64"}}), Error);
-  EXPECT_THROW(args_from_json({{"stride", true}}), Error);
-  EXPECT_THROW(args_from_json({{"strides", 1}}), Error);
+  EXPECT_THROW(args_from_json("conv2d", nlohmann::json::array()), Error);
+  EXPECT_THROW(args_from_json("conv2d", {{"input", "1x64"}}), Error);
+  EXPECT_THROW(args_from_json("conv2d", {{"stride", true}}), Error);
+  EXPECT_THROW(args_from_json("conv2d", {{"strides", 1}}), Error);
+  EXPECT_THROW(args_from_json("nosuchop", nlohmann::json::object()), Error);
+}
+
+// What a record stores is what its operator takes: a conv2d record carries no
+// pool or clip bounds; an old record's extra fields are read while they hold
+// the defaults, and refused when they would mean something else.
+TEST(AutotvmTemplate, RecordedArgsAreTheOperatorsOwn) {
+  const nlohmann::json conv = args_to_json("conv2d", args({1, 8, 9, 9}, {16, 8, 3, 3}, 1, 1));
+  for (const char* foreign : {"pool", "clip_max", "clip_min", "count_include_pad", "axis"})
+    EXPECT_FALSE(conv.contains(foreign)) << foreign;
+  EXPECT_TRUE(conv.contains("pad"));
+  nlohmann::json old = conv;
+  old["pool"] = 2;  // the default: what logs before typed args hold
+  old["clip_max"] = 6.0;
+  EXPECT_EQ(args_from_json("conv2d", old).input, (ops::Shape{1, 8, 9, 9}));
+  old["pool"] = 3;
+  EXPECT_THROW(args_from_json("conv2d", old), Error);
+  EXPECT_EQ(args_to_json("dense", args({4, 64}, {48, 64})).size(), 6u);
 }
 
 // Declaring a task needs no CPU of the target's kind: both widths everywhere.
