@@ -65,7 +65,9 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
   auto* schedule = cmd->add_option("--schedule", o.schedule_file, "JSON schedule trace (default: best hand-written)");
   cmd->add_option("--records", o.records_file, "tuning log: run the operator with its best record")
       ->excludes(schedule);
-  cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_target_flag(cmd, o.target, "target to compile for");
   cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
   cmd->add_flag("--asm", o.assembly, "print the kernel's assembly for the target");
@@ -77,7 +79,9 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
       ->excludes(check)
       ->excludes(compare);
   cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
-  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   return cmd;
 }
 

@@ -63,6 +63,10 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
       ->check(positive_seconds)
       ->capture_default_str();
   cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
+  cmd->add_flag("--flush-cache", o.flush_cache, "flush the CPU caches before each measurement (cold-cache timings)");
+  cmd->add_option("--build-parallel", o.build_parallel, "build workers (0: one per core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--confirm-leaders", o.confirm_leaders,
                   "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
       ->check(CLI::NonNegativeNumber)
@@ -98,13 +102,14 @@ int run_tune(const TuneCommandOptions& o) {
   }
   std::fflush(stdout);
 
-  measure::LocalBuilder builder(measure::LocalBuilderOptions{.timeout = o.timeout});
+  measure::LocalBuilder builder(measure::LocalBuilderOptions{.timeout = o.timeout, .n_parallel = o.build_parallel});
   measure::LocalRunnerOptions run;
   run.number = o.number;
   run.repeat = o.repeat;
   run.min_repeat_ms = o.min_repeat_ms;
   run.timeout = o.timeout;
   run.check_correctness = o.check;
+  run.enable_cpu_cache_flush = o.flush_cache;
   run.num_threads = threads;
   measure::LocalRunner runner(run, o.check ? task.workload.reference : nullptr);
   measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));

@@ -1,7 +1,8 @@
 #pragma once
 // tessera tune-op OPERATOR [operator flags] --tuner NAME --trials N
 //                 [--early-stopping N] [--log FILE] [--threads N] [--target TARGET]
-//                 [measure flags]
+//                 [measure flags: --number --repeat --min-repeat-ms --timeout
+//                  --check --flush-cache --build-parallel]
 //
 // Tunes one operator with an AutoTVM template: prints the progress line after
 // every batch and appends every measurement to the log. Rerun with the same
@@ -27,6 +28,8 @@ struct TuneCommandOptions {
   int number = 2, repeat = 3, min_repeat_ms = 20;
   double timeout = 10;     // seconds per candidate, build and run each
   bool check = true;       // compare every candidate with the reference
+  bool flush_cache = false;                     // flush the CPU caches before each measurement
+  int build_parallel = 0;                       // build workers; 0: one per core
   int confirm_leaders = 5, confirm_rounds = 3;  // re-measured at the end (TuneOptions)
   uint64_t seed = 0;
 };

@@ -101,15 +101,21 @@ schedule::Trace schedule_of(const Task& task, const records::Record& best, std::
 }  // namespace
 
 Dispatched dispatch(const Task& task, records::ApplyHistoryBest& history, std::ostream& warnings) {
-  auto best = history.lookup(task.workload_key(), task.target, task.describe(), warnings);
-  if (!best) return {task.instantiate(task.space.fallback()), std::nullopt};
-  try {
-    return {schedule_of(task, *best, warnings), best};
-  } catch (const std::exception& e) {
-    warnings << "warning: the best record of " << task.describe() << " cannot be used (" << e.what()
-             << "); using the fallback configuration\n";
+  if (!history.lookup(task.workload_key(), task.target, task.describe(), warnings))
     return {task.instantiate(task.space.fallback()), std::nullopt};
+  size_t skipped = 0;
+  for (const records::Record& r : history.ranked(task.workload_key(), task.target)) {
+    try {
+      return {schedule_of(task, r, warnings), r};
+    } catch (const std::exception& e) {
+      if (skipped++ < 3)
+        warnings << "warning: a record of " << task.describe() << " (config " << r.config.dump() << ") cannot be used ("
+                 << e.what() << "); trying the next best\n";
+    }
   }
+  warnings << "warning: none of the " << skipped << " records of " << task.describe()
+           << " can be used; using the fallback configuration\n";
+  return {task.instantiate(task.space.fallback()), std::nullopt};
 }
 
 }  // namespace tessera::autotvm

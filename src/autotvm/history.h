@@ -38,9 +38,10 @@ std::vector<size_t> rows_to_learn(const std::vector<std::string>& keys, const st
 
 // The schedule a task runs with: its best record's config (or, for a record
 // without one, its trace), else the fallback config after history's
-// once-per-workload warning. A best record that cannot be used (neither its
-// config nor its trace replays on the task) is named in a warning and the
-// fallback config runs instead. `record` is the record used, if any.
+// once-per-workload warning. A record that cannot be used (neither its config
+// nor its trace replays on the task) is named in a warning and the next best
+// is tried; when none can, the fallback config runs. `record` is the record
+// used, if any.
 struct Dispatched {
   schedule::Trace trace;
   std::optional<records::Record> record;

@@ -61,6 +61,12 @@ void Tuner::note_leader(int64_t index, const measure::MeasureResult& result) {
 void Tuner::mark_measured(int64_t index, const measure::MeasureResult& result) {
   visited_.insert(index);
   note_leader(index, result);
+  // A resumed log's best is this task's best so far, whether or not its
+  // leaders are re-measured at the end (best_trial stays: patience counts
+  // from this run's start).
+  if (!result.valid() || task_.flop() / result.rank_cost() <= best_flops_) return;
+  best_flops_ = task_.flop() / result.rank_cost();
+  best_config_ = task_.space.get(index);
 }
 
 void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<measure::MeasureResult>& results) {

@@ -61,7 +61,8 @@ class Tuner {
   virtual void load_history(const std::vector<measure::MeasureInput>& inputs,
                             const std::vector<measure::MeasureResult>& results) {}
   // A config already measured (a resumed run): never proposed again, and a
-  // leader candidate when `result` is valid.
+  // leader candidate and, when fastest so far, the best config when `result`
+  // is valid.
   void mark_measured(int64_t index, const measure::MeasureResult& result);
 
   // Measures batches until n_trial (capped by the space size) trials, the end

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -102,6 +103,10 @@ BuildResult result_of(Worker& w, bool timed_out, double timeout) {
 }  // namespace
 
 LocalBuilder::LocalBuilder(LocalBuilderOptions options) : options_(std::move(options)) {
+  if (!(options_.timeout > 0) || !std::isfinite(options_.timeout))
+    throw Error("build option timeout=" + std::to_string(options_.timeout) + ": must be a positive number of seconds");
+  if (options_.n_parallel < 0)
+    throw Error("build option n_parallel=" + std::to_string(options_.n_parallel) + ": must not be negative");
   if (options_.build_dir.empty()) {
     std::string pattern = (std::filesystem::temp_directory_path() / "tessera-build-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr)

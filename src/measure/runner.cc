@@ -1,6 +1,7 @@
 #include "measure/runner.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -160,7 +161,19 @@ void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
 }  // namespace
 
 LocalRunner::LocalRunner(LocalRunnerOptions options, ReferenceFn reference)
-    : options_(std::move(options)), reference_(std::move(reference)) {}
+    : options_(std::move(options)), reference_(std::move(reference)) {
+  // Options that would make every result empty or fail are the caller's
+  // mistake, not the candidates': refused here, before any is measured.
+  const auto& o = options_;
+  if (o.number < 1) throw Error(fmt::format("measure option number={}: must be at least 1", o.number));
+  if (o.repeat < 1) throw Error(fmt::format("measure option repeat={}: must be at least 1", o.repeat));
+  if (o.min_repeat_ms < 0)
+    throw Error(fmt::format("measure option min_repeat_ms={}: must not be negative", o.min_repeat_ms));
+  if (!(o.timeout > 0) || !std::isfinite(o.timeout))
+    throw Error(fmt::format("measure option timeout={}: must be a positive number of seconds", o.timeout));
+  if (!(o.tolerance >= 0)) throw Error(fmt::format("measure option tolerance={}: must not be negative", o.tolerance));
+  if (o.num_threads < 0) throw Error(fmt::format("measure option num_threads={}: must not be negative", o.num_threads));
+}
 
 std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inputs,
                                             const std::vector<BuildResult>& builds) {

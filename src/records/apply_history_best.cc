@@ -1,6 +1,9 @@
 #include "records/apply_history_best.h"
 
+#include <algorithm>
 #include <ostream>
+#include <set>
+#include <utility>
 
 #include "records/log_file.h"
 #include "records/pick_best.h"
@@ -10,12 +13,20 @@ namespace tessera::records {
 
 ApplyHistoryBest::ApplyHistoryBest(const std::vector<Record>& records) {
   RecordTargets targets;
-  for (Record& r : pick_best(records)) {
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const Record& r : records) {
+    if (!r.valid()) continue;
     Candidate c{std::nullopt, r};
     if (const codegen::Target* target = targets.of(r)) c.target = *target;
     best_[r.workload_key].push_back(std::move(c));
-    ++size_;
+    pairs.insert({r.workload_key, targets.match_key(r)});
   }
+  // Best first (pick_best's rule), so that the first match is the best and
+  // the ones after it are the next to try.
+  for (auto& [key, candidates] : best_)
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return better(a.record, b.record); });
+  size_ = pairs.size();
 }
 
 ApplyHistoryBest ApplyHistoryBest::from_file(const std::string& path, std::ostream& warnings) {
@@ -37,17 +48,32 @@ const ApplyHistoryBest::Candidate* ApplyHistoryBest::find(const std::string& wor
   for (const Candidate& c : it->second) {
     if (!c.target || !codegen::same_code_target(*c.target, target)) continue;
     if (c.target->threads == target.threads) return &c;
-    if (!loose || better(c.record, loose->record)) loose = &c;
+    if (!loose) loose = &c;  // the best of those: candidates are best first
   }
   return loose;
+}
+
+std::vector<Record> ApplyHistoryBest::ranked(const std::string& workload_key, const codegen::Target& target) const {
+  std::vector<Record> exact, loose;
+  auto it = best_.find(workload_key);
+  if (it == best_.end()) return exact;
+  for (const Candidate& c : it->second) {
+    if (!c.target || !codegen::same_code_target(*c.target, target)) continue;
+    (c.target->threads == target.threads ? exact : loose).push_back(c.record);
+  }
+  exact.insert(exact.end(), loose.begin(), loose.end());
+  return exact;
 }
 
 std::string ApplyHistoryBest::other_targets(const std::string& workload_key) const {
   auto it = best_.find(workload_key);
   if (it == best_.end()) return "";
   std::string listed;
-  for (const Candidate& c : it->second)
-    listed += (listed.empty() ? "" : ", ") + (c.target ? c.target->match_key() : "'" + c.record.target + "'");
+  std::set<std::string> seen;
+  for (const Candidate& c : it->second) {
+    const std::string name = c.target ? c.target->match_key() : "'" + c.record.target + "'";
+    if (seen.insert(name).second) listed += (listed.empty() ? "" : ", ") + name;
+  }
   return "; records exist for this workload on " + listed;
 }
 

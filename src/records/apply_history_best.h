@@ -20,8 +20,7 @@ namespace tessera::records {
 
 class ApplyHistoryBest {
  public:
-  // Keeps the best valid record per workload key and target match key; see
-  // pick_best.
+  // Keeps the valid records per workload key, best first (pick_best's rule).
   explicit ApplyHistoryBest(const std::vector<Record>& records);
   // Loads a log, skipping damaged lines with warnings; throws tessera::Error
   // when the file cannot be opened.
@@ -49,6 +48,11 @@ class ApplyHistoryBest {
   std::optional<Record> lookup(const std::string& workload_key, const codegen::Target& target,
                                const std::string& workload_description, std::ostream& warnings);
 
+  // Every valid record for the task on a matching target, best first: those
+  // of the target's own thread count, then those that state none. What to
+  // try next when the best cannot be used.
+  std::vector<Record> ranked(const std::string& workload_key, const codegen::Target& target) const;
+
   // Number of (workload key, target match key) pairs with a record.
   size_t size() const { return size_; }
 
@@ -61,7 +65,7 @@ class ApplyHistoryBest {
   // "; records exist for this workload on A, B", or "" when there are none.
   std::string other_targets(const std::string& workload_key) const;
 
-  std::map<std::string, std::vector<Candidate>> best_;  // by workload key; immutable after construction
+  std::map<std::string, std::vector<Candidate>> best_;  // by workload key, best first; immutable after construction
   size_t size_ = 0;
   std::mutex mutex_;                                      // guards warned_ and the warning stream
   std::set<std::pair<std::string, std::string>> warned_;  // (workload key, match key) already warned about

@@ -3,6 +3,7 @@
 // the tuner's job is to beat them. Falls back to default_schedule.
 #include <optional>
 
+#include "schedule/dense_pack_tile.h"
 #include "schedule/nchwc_tile.h"
 #include "schedule/trace.h"
 
@@ -16,12 +17,9 @@ namespace tessera::schedule {
 Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit,
                             std::optional<RegisterTile> tile = std::nullopt);
 
-// Weight blocks (of bn columns) per register tile of a packed dense with
-// `blocks` blocks: the largest divisor giving about 12 vector accumulators.
-int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
-
-// dense with packed weights: each thread owns tiles of dense_pack_tile weight blocks,
-// whose accumulators stay in registers across the whole K loop.
+// dense with packed weights (schedule/dense_pack_tile.h): each thread owns
+// tiles of dense_pack_tile weight blocks, whose accumulators stay in registers
+// across the whole K loop.
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);

@@ -146,20 +146,33 @@ TEST(AutotvmHistory, DispatchUsesTheRecordedScheduleWhenTheConfigNoLongerFits) {
   EXPECT_EQ(d.trace.dump(), log[0].trace.dump());
   EXPECT_NE(warnings.str().find("does not fit the current template"), std::string::npos) << warnings.str();
 
-  // Nothing to fall back on in the record: say so, and run the fallback config.
+  // Nothing to fall back on in the best record: say so, and run the next best.
   log[0].trace = schedule::Trace();
   records::ApplyHistoryBest broken(log);
   std::ostringstream broken_warnings;
-  Dispatched fallback = dispatch(b, broken, broken_warnings);
+  Dispatched next = dispatch(b, broken, broken_warnings);
+  ASSERT_TRUE(next.record.has_value());
+  EXPECT_EQ(next.record->config_index, 1);
+  EXPECT_EQ(next.trace.dump(), log[1].trace.dump());
+  EXPECT_NE(broken_warnings.str().find("warning: a record of " + b.describe()), std::string::npos)
+      << broken_warnings.str();
+
+  // No record usable: the fallback config, with a warning.
+  for (auto& r : log) {
+    r.config["retired_knob"] = 1;
+    r.trace = schedule::Trace();
+  }
+  records::ApplyHistoryBest none(log);
+  std::ostringstream none_warnings;
+  Dispatched fallback = dispatch(b, none, none_warnings);
   EXPECT_FALSE(fallback.record.has_value());
   EXPECT_EQ(fallback.trace.dump(), b.instantiate(b.space.fallback()).dump());
-  EXPECT_NE(broken_warnings.str().find("warning: the best record of " + b.describe() + " cannot be used"),
-            std::string::npos)
-      << broken_warnings.str();
+  EXPECT_NE(none_warnings.str().find("none of the 3 records"), std::string::npos) << none_warnings.str();
 }
 
 // A crafted record whose trace does not replay (split lengths whose product
-// overflows) is refused at dispatch with a warning, not handed to the compiler.
+// overflows) is refused at dispatch with a warning, not handed to the
+// compiler; the next best runs.
 TEST(AutotvmHistory, DispatchFallsBackFromATraceThatDoesNotReplay) {
   Task b = dense_task(8);
   auto log = fake_log(b, 3);
@@ -168,7 +181,8 @@ TEST(AutotvmHistory, DispatchFallsBackFromATraceThatDoesNotReplay) {
   records::ApplyHistoryBest history(log);
   std::ostringstream warnings;
   Dispatched d = dispatch(b, history, warnings);
-  EXPECT_FALSE(d.record.has_value());
+  ASSERT_TRUE(d.record.has_value());
+  EXPECT_EQ(d.record->config_index, 1);
   EXPECT_NE(warnings.str().find("cannot be used"), std::string::npos) << warnings.str();
 }
 

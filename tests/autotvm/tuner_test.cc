@@ -169,6 +169,24 @@ TEST(AutotvmTuner, NoConfirmationWhenAskedForNone) {
   EXPECT_EQ(only.measured.size(), 44u);
 }
 
+// A resumed log's best is the best so far, even when this run measures
+// nothing faster and re-measures no leaders.
+TEST(AutotvmTuner, ResumedBestCountsWithoutConfirmation) {
+  SyntheticTask t({4, 5, 6}, {2, 3, 1});
+  auto tuner = make_tuner("random", t.task(), 7);
+  measure::MeasureResult fast, slow;
+  fast.costs = {1e-3, 2e-3, 1.5e-3};  // ranked by the median, 1.5e-3
+  slow.costs = {4e-3};
+  tuner->mark_measured(3, slow);
+  tuner->mark_measured(9, fast);
+  EXPECT_EQ(tuner->best_config().index(), 9);
+  EXPECT_DOUBLE_EQ(tuner->best_flops(), t.task().flop() / 1.5e-3);
+  measure::MeasureResult negative;
+  negative.costs = {-1.0};  // no measurement at all, never a best
+  tuner->mark_measured(4, negative);
+  EXPECT_EQ(tuner->best_config().index(), 9);
+}
+
 INSTANTIATE_TEST_SUITE_P(AutotvmTuner, AutotvmTunerEach, ::testing::ValuesIn(tuner_names()),
                          [](const auto& info) { return info.param; });
 

@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <memory>
 
 #include "measure/runner.h"
-#include "runtime/thread_pool.h"
 #include "measure_test_util.h"
+#include "runtime/thread_pool.h"
+#include "tessera/error.h"
 
 namespace tessera::measure {
 namespace {
@@ -220,6 +222,23 @@ TEST(MeasureRounds, BuildsOnceAndRotatesTheOrderEachRound) {
     EXPECT_EQ(rounds[r][2].costs.at(0), 4);
     EXPECT_EQ(rounds[r][0].all_cost, r == 0 ? 1 : 0);  // the build is paid in round 0 only
   }
+}
+
+// Options that would leave every result without costs (or fail them all)
+// are refused before anything is measured, so no log fills with results
+// that a rerun would take for measured configs.
+TEST(MeasureOptions, RunnerAndBuilderRefuseOptionsThatMeasureNothing) {
+  for (auto bad : std::vector<LocalRunnerOptions>{{.number = 0},
+                                                  {.repeat = 0},
+                                                  {.min_repeat_ms = -5},
+                                                  {.timeout = 0},
+                                                  {.timeout = -1},
+                                                  {.timeout = std::nan("")}}) {
+    EXPECT_THROW(LocalRunner{bad}, Error);
+  }
+  EXPECT_NO_THROW(LocalRunner{LocalRunnerOptions{}});
+  EXPECT_THROW(LocalBuilder(LocalBuilderOptions{.timeout = 0}), Error);
+  EXPECT_THROW(LocalBuilder(LocalBuilderOptions{.n_parallel = -1}), Error);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/dense.h"
-#include "schedule/manual_schedule.h"
+#include "schedule/dense_pack_tile.h"
 
 namespace tessera::autotvm::x86 {
 
@@ -13,64 +13,11 @@ namespace {
 const char* kTag = "dense_pack";
 
 schedule::Trace dense_pack_trace(const ops::Workload& w, const ConfigEntity& c) {
-  const ir::Tensor dense = stage_by_tag(w.dag, kTag, "dense_pack.x86");
-  const ir::Tensor out = w.dag.outputs().at(0);
-  const int64_t bn = std::stoll(dense->attrs.at("bn"));
-  const int64_t ty = c.split("tile_y").at(1), tx = c.split("tile_x").at(1), tk = c.split("tile_k").at(1);
-  const std::string parallel = c.value("parallel").get<std::string>();
-
-  schedule::Trace t;
-  for (const auto& s : w.dag.tensors())
-    if (!s->is_placeholder() && s != dense && s != out) t.compute_inline(s->name);
-  std::string acc = dense->name;
-  if (dense == out) {
-    t.cache_write(dense->name);
-    acc = cache_write_name(dense->name);
-  }
-  const auto o = axis_names(out);  // i, j
-  std::string i_outer = o[0];
-  if (ty > 1) {
-    t.split(out->name, o[0], {ty});
-    i_outer = split_part(o[0], 0);
-  }
-  t.split(out->name, o[1], {tx, bn});  // j.0: tiles, j.1: blocks in a tile, j.2: lanes of a block
-  const std::string j0 = split_part(o[1], 0), j1 = split_part(o[1], 1), j2 = split_part(o[1], 2);
-  std::vector<std::string> order = {i_outer, j0};
-  if (parallel == "cols") std::swap(order[0], order[1]);
-  if (ty > 1) order.push_back(split_part(o[0], 1));
-  order.insert(order.end(), {j1, j2});
-  if (ty > 1 || parallel == "cols") t.reorder(out->name, order);
-  std::string attach = order[1];
-  if (parallel == "fused") {
-    t.fuse(out->name, {order[0], order[1]});
-    attach = fused_name({order[0], order[1]});
-    t.parallel(out->name, attach);
-  } else {
-    t.parallel(out->name, order[0]);
-  }
-  t.vectorize(out->name, j2);
-  t.compute_at(acc, out->name, attach);
-
-  const auto d = axis_names(dense);
-  const std::string k = reduce_names(dense)[0];
-  t.split(acc, d[1], {bn});
-  std::vector<std::string> reduce = {k};
-  if (tk > 1) {
-    t.split(acc, k, {tk});
-    reduce = {split_part(k, 0), split_part(k, 1)};
-  }
-  // One row: i stays outside K (extent 1), as in the hand-written schedule.
-  std::vector<std::string> acc_order;
-  if (ty == 1) acc_order.push_back(d[0]);
-  acc_order.insert(acc_order.end(), reduce.begin(), reduce.end());
-  if (ty > 1) acc_order.push_back(d[0]);
-  acc_order.insert(acc_order.end(), {split_part(d[1], 0), split_part(d[1], 1)});
-  t.reorder(acc, acc_order);
-  t.unroll(acc, split_part(d[1], 0));
-  if (ty > 1) t.unroll(acc, d[0]);
-  if (tk > 1 && c.value("unroll_k").get<bool>()) t.unroll(acc, split_part(k, 1));
-  t.vectorize(acc, split_part(d[1], 1));
-  return t;
+  return schedule::dense_pack_tile_trace(w.dag, {.ty = c.split("tile_y").at(1),
+                                                 .tx = c.split("tile_x").at(1),
+                                                 .tk = c.split("tile_k").at(1),
+                                                 .unroll_k = c.value("unroll_k").get<bool>(),
+                                                 .parallel = c.value("parallel").get<std::string>()});
 }
 
 }  // namespace

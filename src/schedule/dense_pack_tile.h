@@ -1,0 +1,32 @@
+#pragma once
+// The register-tiled schedule of a dense with packed weights (ops::dense_pack),
+// in one home: the hand-written default (manual_schedule.h) and the
+// dense_pack.x86 template build their traces here.
+//
+// The output is cut into tiles of ty rows x tx weight blocks (of bn outputs
+// each), accumulated in vector registers across K; K can be split by tk and
+// its inner part unrolled.
+#include <cstdint>
+#include <string>
+
+#include "ir/compute_dag.h"
+#include "schedule/trace.h"
+#include "schedule/vector_unit.h"
+
+namespace tessera::schedule {
+
+struct DensePackPlan {
+  int64_t ty = 1, tx = 1, tk = 1;
+  bool unroll_k = false;
+  // The parallel loop: "fused" (row tiles and column tiles fused), "rows" or "cols".
+  std::string parallel = "fused";
+};
+
+// Weight blocks (of bn columns) per register tile of a packed dense with
+// `blocks` blocks: the largest divisor giving about 12 vector accumulators.
+int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
+
+// The trace of `plan` for the DAG's stage tagged "dense_pack".
+Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan);
+
+}  // namespace tessera::schedule
