@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -30,6 +31,11 @@ namespace {
 schedule::Trace read_schedule(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error("--schedule " + path + ": cannot open the file");
+  // Checked before reading: a schedule is kilobytes, and the parser refuses
+  // more than 4 MiB anyway.
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > (4u << 20)) throw Error("--schedule " + path + ": " + std::to_string(size) + " bytes is no schedule");
   std::stringstream text;
   text << in.rdbuf();
   try {

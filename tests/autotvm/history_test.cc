@@ -57,6 +57,28 @@ TEST(AutotvmHistory, OwnConfigsAreMarkedAndOtherTasksWarmStartTheModel) {
     EXPECT_GE(c.index(), 3) << "config " << c.index() << " was already in the log";
 }
 
+// Results that failed for reasons of the run (a timeout, say, from --timeout
+// too short) are not taken as measured: a resumed run measures them again.
+// Failures of the schedule itself (wrong answer, compile error) are.
+TEST(AutotvmHistory, InconclusiveResultsAreMeasuredAgainOnResume) {
+  Task b = dense_task(8);
+  auto log = fake_log(b, 4);
+  log[0].result = {};
+  log[0].result.error = measure::ErrorKind::RunTimeout;
+  log[1].result = {};
+  log[1].result.error = measure::ErrorKind::BuildTimeout;
+  log[2].result = {};  // no error, no cost: --repeat 0 once wrote such results
+  log[3].result = {};
+  log[3].result.error = measure::ErrorKind::WrongAnswer;
+  auto tuner = make_tuner("random", b, 1);
+  std::ostringstream warnings;
+  EXPECT_EQ(load_history(*tuner, b, log, /*other_tasks=*/false, warnings), 1);
+  std::set<int64_t> proposed;
+  for (const auto& c : tuner->next_batch(static_cast<int>(b.space.size()))) proposed.insert(c.index());
+  for (int64_t again : {0, 1, 2}) EXPECT_EQ(proposed.count(again), 1u) << again;
+  EXPECT_EQ(proposed.count(3), 0u);
+}
+
 TEST(AutotvmHistory, WithoutOtherTasksOnlyTheOwnConfigsCount) {
   Task a = dense_task(4), b = dense_task(8);
   auto log = fake_log(a, 5);
