@@ -19,6 +19,7 @@
 #include "records/apply_history_best.h"
 #include "runtime/thread_pool.h"
 #include "schedule/manual_schedule.h"
+#include "flag_checks.h"
 #include "target_flags.h"
 #include "tessera/error.h"
 #include "tessera_kernel.h"
@@ -72,7 +73,7 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
   cmd->add_option("--records", o.records_file, "tuning log: run the operator with its best record")
       ->excludes(schedule);
   cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   add_target_flag(cmd, o.target, "target to compile for");
   cmd->add_flag("--show", o.show, "print the lowered loops and the C-like kernel");
@@ -86,7 +87,7 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
       ->excludes(compare);
   cmd->add_option("--repeat", o.repeat, "measurements of each side")->capture_default_str();
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   return cmd;
 }

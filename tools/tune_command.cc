@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -15,27 +14,11 @@
 #include "measure/builder.h"
 #include "measure/runner.h"
 #include "records/log_file.h"
+#include "flag_checks.h"
 #include "target_flags.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
-
-namespace {
-
-// CLI11's number validators let nan through (nan <= 0 is false).
-std::string positive_seconds(const std::string& text) {
-  double v = 0;
-  try {
-    size_t used = 0;
-    v = std::stod(text, &used);
-    if (used != text.size()) return "not a number of seconds";
-  } catch (const std::exception&) {
-    return "not a number of seconds";
-  }
-  return std::isfinite(v) && v > 0 ? "" : "must be a positive, finite number of seconds";
-}
-
-}  // namespace
 
 CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
@@ -44,20 +27,20 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
       ->capture_default_str();
   cmd->add_option("--trials", o.trials, "configs to measure")->capture_default_str();
   cmd->add_option("--early-stopping", o.early_stopping, "stop after N trials without improvement (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--log", o.log, "tuning log (JSON lines); an existing log resumes the run");
   cmd->add_option("--history", o.history, "earlier tuning log of other tasks to warm-start the cost model");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
-  cmd->add_option("--number", o.number, "runs per measurement")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
   cmd->add_option("--repeat", o.repeat, "measurements per candidate")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str();
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")
       ->check(positive_seconds)
@@ -65,14 +48,14 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
   cmd->add_flag("--flush-cache", o.flush_cache, "flush the CPU caches before each measurement (cold-cache timings)");
   cmd->add_option("--build-parallel", o.build_parallel, "build workers (0: one per core)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--confirm-leaders", o.confirm_leaders,
                   "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "random seed of the tuner")->capture_default_str();
   return cmd;
