@@ -94,9 +94,24 @@ void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const
   // With nothing valid yet, the patience counts from the start of this run.
   auto last_improvement = [&] { return std::max(best_trial_, start); };
 
-  while (trials_ - start < budget && has_next()) {
+  // The space's fallback (the hand-written schedule for conv and dense) is
+  // measured first, unless a resumed log has it: the search only ever adds
+  // configs, so a tuned task is never measured slower than its default.
+  std::vector<ConfigEntity> seed;
+  if (budget > 0) {
+    ConfigEntity fallback = task_.space.fallback();
+    if (!visited(fallback.index())) {
+      visit(fallback.index());
+      seed.push_back(std::move(fallback));
+    }
+  }
+  while (trials_ - start < budget && (!seed.empty() || has_next())) {
     const int64_t remaining = budget - (trials_ - start);
-    const std::vector<ConfigEntity> configs = next_batch(static_cast<int>(std::min<int64_t>(batch_size, remaining)));
+    std::vector<ConfigEntity> configs = std::move(seed);  // the fallback opens the first batch
+    seed.clear();
+    const int64_t more = std::min<int64_t>(batch_size, remaining) - static_cast<int64_t>(configs.size());
+    if (more > 0)
+      for (ConfigEntity& c : next_batch(static_cast<int>(more))) configs.push_back(std::move(c));
     if (configs.empty()) break;
     const std::vector<measure::MeasureResult> results = measure_configs(task_, configs, measure);
     update(configs, results);

@@ -169,6 +169,32 @@ TEST(AutotvmTuner, NoConfirmationWhenAskedForNone) {
   EXPECT_EQ(only.measured.size(), 44u);
 }
 
+// The space's fallback (the hand-written schedule) opens the first batch of
+// every tuner, so that a tuned task is never measured below its default;
+// a resumed log that has it is not measured again.
+TEST(AutotvmTuner, TheFallbackIsMeasuredFirst) {
+  SyntheticTask t({4, 5, 6}, {2, 3, 1});
+  const int64_t fallback = t.task().space.fallback().index();
+  for (const std::string name : {"random", "gridsearch", "ga", "xgb"}) {
+    SCOPED_TRACE(name);
+    FakeBuilder builder;
+    FakeRunner runner(t);
+    auto tuner = make_tuner(name, t.task(), 3);
+    tuner->tune({.n_trial = 20, .confirm_leaders = 0}, {&builder, &runner});
+    ASSERT_FALSE(runner.measured.empty());
+    EXPECT_EQ(runner.measured.front(), fallback);
+    EXPECT_EQ(std::count(runner.measured.begin(), runner.measured.end(), fallback), 1);
+  }
+  FakeBuilder builder;
+  FakeRunner runner(t);
+  auto resumed = make_tuner("random", t.task(), 3);
+  measure::MeasureResult had;
+  had.costs = {1e-3};
+  resumed->mark_measured(fallback, had);
+  resumed->tune({.n_trial = 20, .confirm_leaders = 0}, {&builder, &runner});
+  EXPECT_EQ(std::count(runner.measured.begin(), runner.measured.end(), fallback), 0);
+}
+
 // A resumed log's best is the best so far, even when this run measures
 // nothing faster and re-measures no leaders.
 TEST(AutotvmTuner, ResumedBestCountsWithoutConfirmation) {
