@@ -58,28 +58,29 @@ void Tuner::note_leader(int64_t index, const measure::MeasureResult& result) {
   if (!inserted) it->second = std::min(it->second, result.rank_cost());
 }
 
+bool Tuner::note_best(int64_t index, const measure::MeasureResult& result) {
+  if (!result.valid()) return false;
+  const double flops = task_.flop() / result.rank_cost();
+  if (flops <= best_flops_) return false;
+  best_flops_ = flops;
+  best_config_ = task_.space.get(index);
+  return true;
+}
+
 void Tuner::mark_measured(int64_t index, const measure::MeasureResult& result) {
   visited_.insert(index);
   note_leader(index, result);
   // A resumed log's best is this task's best so far, whether or not its
   // leaders are re-measured at the end (best_trial stays: patience counts
   // from this run's start).
-  if (!result.valid() || task_.flop() / result.rank_cost() <= best_flops_) return;
-  best_flops_ = task_.flop() / result.rank_cost();
-  best_config_ = task_.space.get(index);
+  note_best(index, result);
 }
 
 void Tuner::update(const std::vector<ConfigEntity>& configs, const std::vector<measure::MeasureResult>& results) {
   // tune() counts the batch after this, so config i is trial trials_ + i + 1.
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     note_leader(configs[i].index(), results[i]);
-    if (!results[i].valid()) continue;
-    const double flops = task_.flop() / results[i].rank_cost();
-    if (flops > best_flops_) {
-      best_flops_ = flops;
-      best_config_ = configs[i];
-      best_trial_ = trials_ + static_cast<int64_t>(i) + 1;
-    }
+    if (note_best(configs[i].index(), results[i])) best_trial_ = trials_ + static_cast<int64_t>(i) + 1;
   }
 }
 

@@ -90,6 +90,8 @@ class Tuner {
 
  private:
   void note_leader(int64_t index, const measure::MeasureResult& result);
+  // True when `result` is the fastest yet: config `index` then becomes the best.
+  bool note_best(int64_t index, const measure::MeasureResult& result);
   void confirm_leaders(const TuneOptions& options, const MeasureOption& measure,
                        const std::vector<Callback>& callbacks);
 

@@ -22,7 +22,7 @@ IterVar reduce_axis(int64_t extent, const std::string& name) {
   return IterVar{Var(name), extent, IterKind::Reduce};
 }
 
-int64_t TensorNode::num_elements() const { return support::bounded_product(shape, "tensor '" + name + "'"); }
+int64_t TensorNode::num_elements() const { return support::bounded_product(shape, [&] { return "tensor '" + name + "'"; }); }
 
 std::vector<Tensor> TensorNode::inputs() const {
   std::vector<Tensor> out;

@@ -13,7 +13,7 @@ std::string shape_to_string(const Shape& shape) {
   return s + "]";
 }
 
-int64_t num_elements(const Shape& shape) { return support::bounded_product(shape, "shape " + shape_to_string(shape)); }
+int64_t num_elements(const Shape& shape) { return support::bounded_product(shape, [&] { return "shape " + shape_to_string(shape); }); }
 
 void fail(const std::string& op, const std::string& message) { throw Error(op + ": " + message); }
 

@@ -40,29 +40,29 @@ ApplyHistoryBest::ApplyHistoryBest(ApplyHistoryBest&& other) noexcept {
   warned_ = std::move(other.warned_);
 }
 
-const ApplyHistoryBest::Candidate* ApplyHistoryBest::find(const std::string& workload_key,
-                                                          const codegen::Target& target) const {
-  auto it = best_.find(workload_key);
-  if (it == best_.end()) return nullptr;
-  const Candidate* loose = nullptr;  // matches only because a thread count is not stated
-  for (const Candidate& c : it->second) {
-    if (!c.target || !codegen::same_code_target(*c.target, target)) continue;
-    if (c.target->threads == target.threads) return &c;
-    if (!loose) loose = &c;  // the best of those: candidates are best first
-  }
-  return loose;
-}
-
-std::vector<Record> ApplyHistoryBest::ranked(const std::string& workload_key, const codegen::Target& target) const {
-  std::vector<Record> exact, loose;
+std::vector<const ApplyHistoryBest::Candidate*> ApplyHistoryBest::matching(const std::string& workload_key,
+                                                                             const codegen::Target& target) const {
+  std::vector<const Candidate*> exact, loose;  // loose: matches only because a thread count is not stated
   auto it = best_.find(workload_key);
   if (it == best_.end()) return exact;
   for (const Candidate& c : it->second) {
     if (!c.target || !codegen::same_code_target(*c.target, target)) continue;
-    (c.target->threads == target.threads ? exact : loose).push_back(c.record);
+    (c.target->threads == target.threads ? exact : loose).push_back(&c);
   }
   exact.insert(exact.end(), loose.begin(), loose.end());
   return exact;
+}
+
+const ApplyHistoryBest::Candidate* ApplyHistoryBest::find(const std::string& workload_key,
+                                                          const codegen::Target& target) const {
+  const auto found = matching(workload_key, target);
+  return found.empty() ? nullptr : found.front();
+}
+
+std::vector<Record> ApplyHistoryBest::ranked(const std::string& workload_key, const codegen::Target& target) const {
+  std::vector<Record> out;
+  for (const Candidate* c : matching(workload_key, target)) out.push_back(c->record);
+  return out;
 }
 
 std::string ApplyHistoryBest::other_targets(const std::string& workload_key) const {

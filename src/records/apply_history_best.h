@@ -61,6 +61,9 @@ class ApplyHistoryBest {
     std::optional<codegen::Target> target;  // empty: the record's target text does not parse
     Record record;
   };
+  // The candidates on a matching target, best first: those of the target's
+  // thread count, then those that state none.
+  std::vector<const Candidate*> matching(const std::string& workload_key, const codegen::Target& target) const;
   const Candidate* find(const std::string& workload_key, const codegen::Target& target) const;
   // "; records exist for this workload on A, B", or "" when there are none.
   std::string other_targets(const std::string& workload_key) const;

@@ -25,18 +25,22 @@ uint64_t next_random(uint64_t& state) {
 void NDArray::Free::operator()(float* p) const { std::free(p); }
 
 NDArray::NDArray(std::vector<int64_t> shape) : shape_(std::move(shape)), size_(1) {
-  std::string text;
-  for (int64_t extent : shape_) text += (text.empty() ? "" : "x") + std::to_string(extent);
+  // The message is built only when something is wrong.
+  auto describe = [&] {
+    std::string text = "NDArray of shape ";
+    for (size_t i = 0; i < shape_.size(); ++i) text += (i ? "x" : "") + std::to_string(shape_[i]);
+    return text;
+  };
   for (int64_t extent : shape_)
-    if (extent < 0) throw Error("NDArray of shape " + text + ": negative extent");
-  size_ = support::bounded_product(shape_, "NDArray of shape " + text);
+    if (extent < 0) throw Error(describe() + ": negative extent");
+  size_ = support::bounded_product(shape_, describe);
   // aligned_alloc wants a multiple of the alignment, and never a zero size.
   size_t bytes = static_cast<size_t>(size_) * sizeof(float);
   bytes = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (bytes == 0) bytes = kAlignment;
   auto* data = static_cast<float*>(std::aligned_alloc(kAlignment, bytes));
   if (data == nullptr)
-    throw Error("NDArray of shape " + text + ": cannot allocate " + std::to_string(bytes) + " bytes");
+    throw Error(describe() + ": cannot allocate " + std::to_string(bytes) + " bytes");
   std::memset(data, 0, bytes);
   data_.reset(data);
 }

@@ -2,6 +2,7 @@
 // Arithmetic on sizes and extents that come from users (shapes, paddings,
 // split lengths): an overflow is a tessera::Error naming what was computed,
 // never a wrapped value that later divides by zero or sizes an allocation.
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,14 +30,24 @@ inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
-// The product of `values`, each and all at most kMaxExtent; throws naming `what`.
-inline int64_t bounded_product(const std::vector<int64_t>& values, const std::string& what) {
+// The product of `values`, each partial product at most kMaxExtent; throws
+// naming describe(), which is called only then (callers on hot paths, like
+// element counts, build no message when nothing is wrong).
+template <std::invocable Describe>
+int64_t bounded_product(const std::vector<int64_t>& values, Describe&& describe) {
   int64_t n = 1;
   for (int64_t v : values) {
-    n = checked_mul(n, v, what);
-    if (n > kMaxExtent || n < -kMaxExtent) throw Error(what + ": more than 2^40 elements");
+    int64_t next = 0;
+    if (__builtin_mul_overflow(n, v, &next))
+      throw Error(std::string(describe()) + ": " + std::to_string(n) + " * " + std::to_string(v) + " overflows");
+    if (next > kMaxExtent || next < -kMaxExtent) throw Error(std::string(describe()) + ": more than 2^40 elements");
+    n = next;
   }
   return n;
+}
+
+inline int64_t bounded_product(const std::vector<int64_t>& values, const std::string& what) {
+  return bounded_product(values, [&] { return what; });
 }
 
 }  // namespace tessera::support
