@@ -297,7 +297,8 @@ class KernelEmitter {
   llvm::GlobalVariable* parallel_for_global() {
     if (auto* g = module_.getNamedGlobal(kParallelForGlobal)) return g;
     // Default visibility: the loader finds it by name (dlsym or the JIT's lookup).
-    return new llvm::GlobalVariable(module_, b_.getPtrTy(), false, llvm::GlobalValue::ExternalLinkage,
+    // Weak: the kernels of a whole model, linked into one shared object, share it.
+    return new llvm::GlobalVariable(module_, b_.getPtrTy(), false, llvm::GlobalValue::WeakAnyLinkage,
                                     llvm::ConstantPointerNull::get(b_.getPtrTy()), kParallelForGlobal);
   }
 

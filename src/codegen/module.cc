@@ -12,8 +12,6 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -148,12 +146,6 @@ class SharedObjectModule : public LoadedLibrary {
   void* handle_ = nullptr;
 };
 
-// The path quoted for /bin/sh.
-std::string shell_quote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 }  // namespace
 
@@ -178,32 +170,6 @@ KernelFn Module::function(const std::string& name) const {
   void* address = impl_ ? impl_->library->find(name) : nullptr;
   if (address == nullptr) throw Error("module has no function '" + name + "'");
   return reinterpret_cast<KernelFn>(address);
-}
-
-void write_shared_object(const std::string& object_bytes, const std::string& path) {
-  char object_path[] = "/tmp/tessera-kernel-XXXXXX.o";
-  int fd = mkstemps(object_path, 2);
-  if (fd < 0) throw Error("write_shared_object: cannot create a temporary file");
-  bool written = write(fd, object_bytes.data(), object_bytes.size()) == static_cast<ssize_t>(object_bytes.size());
-  close(fd);
-  if (!written) {
-    unlink(object_path);
-    throw Error("write_shared_object: cannot write the temporary object file");
-  }
-  std::string command = "cc -shared -o " + shell_quote(path) + " " + shell_quote(object_path) + " -lm 2>&1";
-  std::string output;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    unlink(object_path);
-    throw Error("write_shared_object: cannot run the C compiler");
-  }
-  std::array<char, 4096> chunk;
-  while (size_t n = fread(chunk.data(), 1, chunk.size(), pipe)) output.append(chunk.data(), n);
-  int status = pclose(pipe);
-  unlink(object_path);
-  if (status != 0) {
-    throw Error("write_shared_object: linking '" + path + "' failed: " + (output.empty() ? "cc exited with an error" : output));
-  }
 }
 
 }  // namespace tessera::codegen

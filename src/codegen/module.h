@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "codegen/shared_object.h"  // write_shared_object, which load_shared_object reads
+
 namespace tessera::codegen {
 
 using KernelFn = int (*)(void** args);
@@ -26,8 +28,5 @@ class Module {
   explicit Module(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Links an object file into a shared object at `path` (runs the system C compiler).
-void write_shared_object(const std::string& object_bytes, const std::string& path);
 
 }  // namespace tessera::codegen

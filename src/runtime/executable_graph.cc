@@ -1,0 +1,108 @@
+#include "runtime/executable_graph.h"
+
+#include <set>
+
+#include "support/checked_math.h"
+#include "support/quoted.h"
+#include "tessera/error.h"
+
+namespace tessera::runtime {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::string describe(const ExecutableGraph& g, int tensor) {
+  return "tensor " + std::to_string(tensor) + " (" + support::quoted(g.tensors[tensor].name) + ")";
+}
+
+}  // namespace
+
+int64_t ExecutableGraph::num_elements(int tensor) const {
+  const Tensor& t = tensors.at(tensor);
+  return support::bounded_product(t.shape, [&] { return "tensor " + support::quoted(t.name); });
+}
+
+void ExecutableGraph::validate() const {
+  const int n = static_cast<int>(tensors.size());
+  auto check_id = [&](int id, const std::string& where) {
+    if (id < 0 || id >= n)
+      throw Error(where + " names tensor " + std::to_string(id) + ", but the graph has " + std::to_string(n));
+  };
+  for (int t = 0; t < n; ++t) {
+    if (tensors[t].shape.empty()) throw Error(describe(*this, t) + " has no shape");
+    for (int64_t d : tensors[t].shape)
+      if (d <= 0) throw Error(describe(*this, t) + " has a dimension of " + std::to_string(d));
+    num_elements(t);  // throws on overflow
+  }
+  // Which tensors hold data before the first call: inputs and constants.
+  std::vector<bool> ready(n, false);
+  auto mark_given = [&](const std::vector<int>& ids, const std::string& what) {
+    for (int id : ids) {
+      check_id(id, what);
+      if (ready[id]) throw Error(describe(*this, id) + " is listed twice among the inputs and constants");
+      ready[id] = true;
+    }
+  };
+  mark_given(inputs, "an input");
+  mark_given(constants, "a constant");
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const Call& call = calls[c];
+    const std::string where = "call " + std::to_string(c) + " (" + support::quoted(call.kernel) + ")";
+    if (call.kernel.empty()) throw Error(where + " has no kernel name");
+    if (call.outputs.empty()) throw Error(where + " writes no tensor");
+    for (int id : call.inputs) {
+      check_id(id, where);
+      if (!ready[id]) throw Error(where + " reads " + describe(*this, id) + " before anything writes it");
+    }
+    for (int id : call.outputs) {
+      check_id(id, where);
+      if (ready[id]) throw Error(where + " writes " + describe(*this, id) + ", which already holds data");
+      ready[id] = true;
+    }
+  }
+  if (outputs.empty()) throw Error("the graph has no outputs");
+  for (int id : outputs) {
+    check_id(id, "an output");
+    if (!ready[id]) throw Error("output " + describe(*this, id) + " is never written");
+  }
+}
+
+nlohmann::json ExecutableGraph::to_json() const {
+  nlohmann::json j;
+  j["version"] = kFormatVersion;
+  j["tensors"] = nlohmann::json::array();
+  for (const auto& t : tensors) j["tensors"].push_back({{"name", t.name}, {"shape", t.shape}});
+  j["inputs"] = inputs;
+  j["constants"] = constants;
+  j["outputs"] = outputs;
+  j["calls"] = nlohmann::json::array();
+  for (const auto& c : calls) j["calls"].push_back({{"kernel", c.kernel}, {"inputs", c.inputs}, {"outputs", c.outputs}});
+  return j;
+}
+
+ExecutableGraph ExecutableGraph::from_json(const nlohmann::json& j, const std::string& source) {
+  ExecutableGraph g;
+  try {
+    if (!j.is_object()) throw Error("not a JSON object");
+    const int version = j.at("version").get<int>();
+    if (version != kFormatVersion)
+      throw Error("graph format version " + std::to_string(version) + ", this runtime reads version " +
+                  std::to_string(kFormatVersion));
+    for (const auto& t : j.at("tensors"))
+      g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>()});
+    g.inputs = j.at("inputs").get<std::vector<int>>();
+    g.constants = j.at("constants").get<std::vector<int>>();
+    g.outputs = j.at("outputs").get<std::vector<int>>();
+    for (const auto& c : j.at("calls"))
+      g.calls.push_back({c.at("kernel").get<std::string>(), c.at("inputs").get<std::vector<int>>(),
+                         c.at("outputs").get<std::vector<int>>()});
+    g.validate();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source + ": damaged graph: " + e.what());
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+  return g;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,44 @@
+#pragma once
+// What a compiled model runs: its tensors, and the kernel calls that compute
+// them in order. The build layer writes one; GraphExecutor runs it. It knows
+// nothing of operators or schedules: a call is a kernel name and the tensors
+// it reads and writes (the kernel ABI of codegen: `int32_t NAME(void** args)`,
+// inputs first, outputs last).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::runtime {
+
+struct ExecutableGraph {
+  struct Tensor {
+    std::string name;
+    std::vector<int64_t> shape;  // fp32, row-major
+  };
+  struct Call {
+    std::string kernel;
+    std::vector<int> inputs;   // tensor ids
+    std::vector<int> outputs;  // tensor ids, each written by this call only
+  };
+
+  std::vector<Tensor> tensors;
+  std::vector<int> inputs;     // set by the user before a run
+  std::vector<int> constants;  // weights, stored with the graph
+  std::vector<int> outputs;    // what get_output returns, in order
+  std::vector<Call> calls;     // in execution order
+
+  int64_t num_elements(int tensor) const;
+
+  // Throws tessera::Error naming the first problem: an id out of range, a
+  // tensor read before any call writes it, one written twice or both an
+  // input and written, a shape that is empty of elements or overflows.
+  void validate() const;
+
+  nlohmann::json to_json() const;
+  // Parses and validates; errors name `source` (e.g. the artifact's path).
+  static ExecutableGraph from_json(const nlohmann::json& j, const std::string& source);
+};
+
+}  // namespace tessera::runtime

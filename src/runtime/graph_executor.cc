@@ -1,0 +1,165 @@
+#include "runtime/graph_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "support/quoted.h"
+#include "tessera/error.h"
+
+namespace tessera::runtime {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int index_by_name(const ExecutableGraph& g, const std::vector<int>& ids, const std::string& name, const char* what) {
+  std::string names;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (g.tensors[ids[i]].name == name) return static_cast<int>(i);
+    names += (i ? ", " : "") + support::quoted(g.tensors[ids[i]].name);
+  }
+  throw Error(std::string("the model has no ") + what + " " + support::quoted(name) + " (its " + what + "s: " +
+              names + ")");
+}
+
+void check_index(int index, size_t count, const char* what) {
+  if (index < 0 || static_cast<size_t>(index) >= count)
+    throw Error(std::string(what) + " index " + std::to_string(index) + " is out of range: the model has " +
+                std::to_string(count));
+}
+
+}  // namespace
+
+double BenchmarkResult::mean() const {
+  if (seconds.empty()) return 0;
+  return std::accumulate(seconds.begin(), seconds.end(), 0.0) / seconds.size();
+}
+
+double BenchmarkResult::std_dev() const {
+  if (seconds.size() < 2) return 0;
+  const double m = mean();
+  double sum = 0;
+  for (double s : seconds) sum += (s - m) * (s - m);
+  return std::sqrt(sum / seconds.size());
+}
+
+double BenchmarkResult::min() const { return seconds.empty() ? 0 : *std::min_element(seconds.begin(), seconds.end()); }
+
+double BenchmarkResult::median() const {
+  if (seconds.empty()) return 0;
+  std::vector<double> s = seconds;
+  std::sort(s.begin(), s.end());
+  return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+}
+
+std::string BenchmarkResult::summary() const {
+  char line[128];
+  std::snprintf(line, sizeof(line), "Mean inference time (std dev): %.2f ms (%.2f ms)", mean() * 1e3, std_dev() * 1e3);
+  return line;
+}
+
+GraphExecutor GraphExecutor::load(const std::string& path) { return GraphExecutor(read_artifact(path), path); }
+
+GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
+    : source_(source),
+      target_(std::move(artifact.target)),
+      graph_(std::move(artifact.graph)),
+      params_(std::move(artifact.params)),
+      library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
+  graph_.validate();
+  if (params_.size() != graph_.constants.size())
+    throw Error(source_ + ": " + std::to_string(params_.size()) + " params for " +
+                std::to_string(graph_.constants.size()) + " constants");
+  constant_of_.assign(graph_.tensors.size(), nullptr);
+  for (size_t i = 0; i < params_.size(); ++i) constant_of_[graph_.constants[i]] = &params_[i];
+
+  plan_ = plan_memory(graph_);
+  void* arena = nullptr;
+  if (posix_memalign(&arena, MemoryPlan::kAlignment, std::max<int64_t>(plan_.arena_bytes, MemoryPlan::kAlignment)))
+    throw Error(source_ + ": cannot allocate " + std::to_string(plan_.arena_bytes) + " bytes for its tensors");
+  std::memset(arena, 0, plan_.arena_bytes);
+  arena_ = std::unique_ptr<float, void (*)(float*)>(static_cast<float*>(arena), [](float* p) { std::free(p); });
+
+  for (const auto& call : graph_.calls) {
+    BoundCall bound{library_.kernel(call.kernel), {}};
+    for (int t : call.inputs) bound.args.push_back(tensor_data(t));
+    for (int t : call.outputs) bound.args.push_back(tensor_data(t));
+    calls_.push_back(std::move(bound));
+  }
+}
+
+float* GraphExecutor::tensor_data(int tensor) const {
+  if (const NDArray* c = constant_of_[tensor]) return const_cast<float*>(c->data());
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(arena_.get()) + plan_.offset[tensor]);
+}
+
+const std::string& GraphExecutor::input_name(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].name;
+}
+
+const std::string& GraphExecutor::output_name(int index) const {
+  check_index(index, graph_.outputs.size(), "output");
+  return graph_.tensors[graph_.outputs[index]].name;
+}
+
+const std::vector<int64_t>& GraphExecutor::input_shape(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].shape;
+}
+
+const std::vector<int64_t>& GraphExecutor::output_shape(int index) const {
+  check_index(index, graph_.outputs.size(), "output");
+  return graph_.tensors[graph_.outputs[index]].shape;
+}
+
+int GraphExecutor::input_index(const std::string& name) const {
+  return index_by_name(graph_, graph_.inputs, name, "input");
+}
+
+int GraphExecutor::output_index(const std::string& name) const {
+  return index_by_name(graph_, graph_.outputs, name, "output");
+}
+
+void GraphExecutor::set_input(int index, const NDArray& value) {
+  const std::vector<int64_t>& shape = input_shape(index);
+  if (value.shape() != shape)
+    throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(shape) + ", got " +
+                shape_text(value.shape()));
+  std::memcpy(tensor_data(graph_.inputs[index]), value.data(), value.size() * sizeof(float));
+}
+
+void GraphExecutor::run() {
+  for (size_t i = 0; i < calls_.size(); ++i)
+    if (calls_[i].kernel(calls_[i].args.data()) != 0)
+      throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+}
+
+NDArray GraphExecutor::get_output(int index) const {
+  NDArray out(output_shape(index));
+  std::memcpy(out.data(), tensor_data(graph_.outputs[index]), out.size() * sizeof(float));
+  return out;
+}
+
+BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
+  if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
+  run();  // warm-up: caches, pages, the thread pool's workers
+  BenchmarkResult result;
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < number; ++i) run();
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    result.seconds.push_back(elapsed.count() / number);
+  }
+  return result;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,71 @@
+#pragma once
+// Runs a compiled model: inputs in, kernel calls in order, outputs out. Every
+// buffer is placed once by the static memory plan; a run allocates nothing.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/artifact.h"
+#include "runtime/kernel_library.h"
+#include "runtime/memory_plan.h"
+#include "runtime/ndarray.h"
+
+namespace tessera::runtime {
+
+struct BenchmarkResult {
+  std::vector<double> seconds;  // per repeat: the mean time of one run
+  double mean() const;
+  double std_dev() const;
+  double min() const;
+  double median() const;
+  // "Mean inference time (std dev): 3.16 ms (0.03 ms)"
+  std::string summary() const;
+};
+
+class GraphExecutor {
+ public:
+  // Throws tessera::Error naming `path` when it is not a loadable artifact.
+  static GraphExecutor load(const std::string& path);
+  GraphExecutor(Artifact artifact, const std::string& source);
+
+  int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
+  int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
+  const std::string& input_name(int index) const;
+  const std::string& output_name(int index) const;
+  const std::vector<int64_t>& input_shape(int index) const;
+  const std::vector<int64_t>& output_shape(int index) const;
+  int input_index(const std::string& name) const;  // throws listing the inputs
+  int output_index(const std::string& name) const;
+
+  // The value must have the input's shape.
+  void set_input(int index, const NDArray& value);
+  void set_input(const std::string& name, const NDArray& value) { set_input(input_index(name), value); }
+  void run();
+  NDArray get_output(int index) const;
+  NDArray get_output(const std::string& name) const { return get_output(output_index(name)); }
+
+  // `repeat` measurements, each the mean of `number` runs, after one warm-up run.
+  BenchmarkResult benchmark(int number = 10, int repeat = 3);
+
+  const std::string& target() const { return target_; }
+  const MemoryPlan& memory_plan() const { return plan_; }
+  const ExecutableGraph& graph() const { return graph_; }
+
+ private:
+  float* tensor_data(int tensor) const;
+
+  std::string source_, target_;
+  ExecutableGraph graph_;
+  std::vector<NDArray> params_;
+  std::vector<const NDArray*> constant_of_;  // per tensor; null unless a constant
+  KernelLibrary library_;
+  MemoryPlan plan_;
+  std::unique_ptr<float, void (*)(float*)> arena_{nullptr, nullptr};
+  struct BoundCall {
+    Kernel kernel;
+    std::vector<void*> args;
+  };
+  std::vector<BoundCall> calls_;
+};
+
+}  // namespace tessera::runtime

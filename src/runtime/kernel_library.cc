@@ -1,0 +1,84 @@
+#include "runtime/kernel_library.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "runtime/thread_pool.h"
+#include "support/quoted.h"
+#include "tessera/error.h"
+
+namespace tessera::runtime {
+namespace {
+
+// The module global through which generated parallel loops reach the pool
+// (codegen/llvm_codegen.h).
+constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
+using ParallelForFn = void (*)(ParallelBody, void*, int64_t);
+
+bool write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// dlopen needs a path: an anonymous in-memory file, so nothing is left on disk.
+void* open_from_memory(const std::string& bytes, const std::string& source) {
+  int fd = memfd_create("tessera-kernels", MFD_CLOEXEC);
+  if (fd < 0) throw Error(source + ": cannot create an in-memory file for the kernels");
+  if (!write_all(fd, bytes)) {
+    close(fd);
+    throw Error(source + ": cannot write the kernels to memory");
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // RTLD_LOCAL: each model keeps its own kernel names and parallel-for global.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);  // the mapping keeps the contents
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    throw Error(source + ": cannot load the kernels: " + (why ? why : "unknown loader error"));
+  }
+  return handle;
+}
+
+}  // namespace
+
+KernelLibrary KernelLibrary::from_shared_object(const std::string& bytes, const std::string& source) {
+  KernelLibrary lib;
+  lib.source_ = source;
+  lib.handle_ = open_from_memory(bytes, source);
+  if (void* global = dlsym(lib.handle_, kParallelForGlobal))
+    *static_cast<ParallelForFn*>(global) = &parallel_for;
+  return lib;
+}
+
+Kernel KernelLibrary::kernel(const std::string& name) const {
+  void* address = handle_ ? dlsym(handle_, name.c_str()) : nullptr;
+  if (address == nullptr) throw Error(source_ + ": no kernel " + support::quoted(name) + " in its library");
+  return reinterpret_cast<Kernel>(address);
+}
+
+KernelLibrary::KernelLibrary(KernelLibrary&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)), source_(std::move(other.source_)) {}
+
+KernelLibrary& KernelLibrary::operator=(KernelLibrary&& other) noexcept {
+  if (this != &other) {
+    if (handle_) dlclose(handle_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    source_ = std::move(other.source_);
+  }
+  return *this;
+}
+
+KernelLibrary::~KernelLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+}  // namespace tessera::runtime

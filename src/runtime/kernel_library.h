@@ -1,0 +1,30 @@
+#pragma once
+// The compiled kernels of a model, loaded from the bytes of a shared object
+// (an artifact holds them). Needs only the dynamic loader: no LLVM. Parallel
+// loops of the kernels run on this process's thread pool (thread_pool.h).
+#include <memory>
+#include <string>
+
+namespace tessera::runtime {
+
+// The kernel ABI of codegen: buffers in the kernel's argument order; 0 on success.
+using Kernel = int (*)(void** args);
+
+class KernelLibrary {
+ public:
+  // `source` names the bytes' origin in errors (the artifact's path).
+  static KernelLibrary from_shared_object(const std::string& bytes, const std::string& source);
+
+  Kernel kernel(const std::string& name) const;  // throws tessera::Error naming a missing kernel
+
+  KernelLibrary(KernelLibrary&&) noexcept;
+  KernelLibrary& operator=(KernelLibrary&&) noexcept;
+  ~KernelLibrary();
+
+ private:
+  KernelLibrary() = default;
+  void* handle_ = nullptr;
+  std::string source_;
+};
+
+}  // namespace tessera::runtime

@@ -1,0 +1,256 @@
+// The runtime end to end without the graph layer: two kernels compiled by our
+// codegen, linked into one shared object, written as an artifact, loaded and
+// run by GraphExecutor; outputs against the reference implementations.
+#include "runtime/graph_executor.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "codegen/llvm_codegen.h"
+#include "codegen/shared_object.h"
+#include "codegen/target.h"
+#include "ir/tensor.h"
+#include "ops/conv2d.h"
+#include "ops/elementwise.h"
+#include "ops/reference.h"
+#include "runtime/npy.h"
+#include "runtime/thread_pool.h"
+#include "schedule/default_schedule.h"
+#include "schedule/manual_schedule.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+
+namespace tessera::runtime {
+namespace {
+
+// Kernel object for `out`'s DAG under the best hand-written schedule.
+std::string compile_kernel(const ir::Tensor& out, const std::string& name) {
+  ir::ComputeDAG dag({out});
+  const codegen::Target target = codegen::Target::host();
+  const schedule::Trace trace = schedule::best_manual_schedule(dag, target.vector_unit());
+  return codegen::compile_to_object(tir::lower(dag, trace, name), target);
+}
+
+// data (1, 8, 10, 10) -> conv 3x3 pad 1 (16 channels) -> relu -> conv 1x1 (8) -> out,
+// plus the relu'd activation as a second output.
+struct TinyModel {
+  Artifact artifact;
+  NDArray w1{{16, 8, 3, 3}}, w2{{8, 16, 1, 1}};
+
+  TinyModel() {
+    w1.fill_random(1, -0.5f, 0.5f);
+    w2.fill_random(2, -0.5f, 0.5f);
+    auto data = ir::placeholder({1, 8, 10, 10}, "data");
+    auto k1 = ir::placeholder({16, 8, 3, 3}, "kernel");
+    auto mid = ir::placeholder({1, 16, 10, 10}, "data");
+    auto k2 = ir::placeholder({8, 16, 1, 1}, "kernel");
+    auto act = ir::placeholder({1, 16, 10, 10}, "x");
+    std::vector<std::string> objects = {
+        compile_kernel(ops::conv2d_nchw(data, k1, ops::Conv2dAttrs::symmetric(1, 1)), "conv_3x3"),
+        compile_kernel(ops::relu(act), "relu"),
+        compile_kernel(ops::conv2d_nchw(mid, k2, ops::Conv2dAttrs::symmetric(1, 0)), "conv_1x1")};
+    artifact.target = codegen::Target::host().str();
+    artifact.shared_object = codegen::link_shared_object(objects);
+    ExecutableGraph& g = artifact.graph;
+    g.tensors = {{"data", {1, 8, 10, 10}}, {"w1", {16, 8, 3, 3}}, {"conv1", {1, 16, 10, 10}},
+                 {"relu1", {1, 16, 10, 10}}, {"w2", {8, 16, 1, 1}}, {"out", {1, 8, 10, 10}}};
+    g.inputs = {0};
+    g.constants = {1, 4};
+    g.outputs = {5, 3};
+    g.calls = {{"conv_3x3", {0, 1}, {2}}, {"relu", {2}, {3}}, {"conv_1x1", {3, 4}, {5}}};
+    artifact.params.push_back(copy(w1));
+    artifact.params.push_back(copy(w2));
+  }
+
+  static NDArray copy(const NDArray& a) {
+    NDArray c(a.shape());
+    std::copy(a.data(), a.data() + a.size(), c.data());
+    return c;
+  }
+
+  // The reference: the same computation with ops::reference.
+  std::pair<NDArray, NDArray> expected(const NDArray& x) const {
+    NDArray conv1({1, 16, 10, 10}), relu1({1, 16, 10, 10}), out({1, 8, 10, 10});
+    ops::reference::conv2d_nchw(x.data(), x.shape(), w1.data(), w1.shape(), ops::Conv2dAttrs::symmetric(1, 1),
+                                conv1.data());
+    ops::reference::relu(conv1.data(), conv1.size(), relu1.data());
+    ops::reference::conv2d_nchw(relu1.data(), relu1.shape(), w2.data(), w2.shape(), ops::Conv2dAttrs::symmetric(1, 0),
+                                out.data());
+    return {std::move(out), std::move(relu1)};
+  }
+};
+
+double max_rel_error(const NDArray& got, const NDArray& want) {
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    err = std::max(err, static_cast<double>(std::abs(got[i] - want[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(want[i])));
+  }
+  return err / scale;
+}
+
+std::string temp_path(const std::string& name) { return "/tmp/tessera-" + std::to_string(getpid()) + "-" + name; }
+
+TEST(GraphExecutor, RunsAnArtifactAndMatchesTheReference) {
+  TinyModel model;
+  const std::string path = temp_path("tiny.tsr");
+  write_artifact(model.artifact, path);
+  GraphExecutor ex = GraphExecutor::load(path);
+  unlink(path.c_str());
+
+  ASSERT_EQ(ex.num_inputs(), 1);
+  ASSERT_EQ(ex.num_outputs(), 2);
+  EXPECT_EQ(ex.input_name(0), "data");
+  EXPECT_EQ(ex.output_name(1), "relu1");
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (uint64_t seed : {7, 8}) {  // a second input: nothing of the first run may stay behind
+      NDArray x({1, 8, 10, 10});
+      x.fill_random(seed);
+      ex.set_input("data", x);
+      ex.run();
+      auto [want_out, want_relu] = model.expected(x);
+      EXPECT_LE(max_rel_error(ex.get_output(0), want_out), 1e-4) << "threads " << threads;
+      EXPECT_LE(max_rel_error(ex.get_output("relu1"), want_relu), 1e-4) << "threads " << threads;
+    }
+  }
+  set_num_threads(0);
+}
+
+TEST(GraphExecutor, WrongInputsAreErrorsNamingThem) {
+  TinyModel model;
+  GraphExecutor ex(std::move(model.artifact), "tiny");
+  EXPECT_THROW(
+      {
+        try {
+          ex.set_input("images", NDArray({1, 8, 10, 10}));
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "the model has no input 'images' (its inputs: 'data')");
+          throw;
+        }
+      },
+      Error);
+  try {
+    ex.set_input(0, NDArray({1, 8, 10, 11}));
+    FAIL() << "a wrong shape was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "input 'data' has shape [1, 8, 10, 10], got [1, 8, 10, 11]");
+  }
+  EXPECT_THROW(ex.get_output(2), Error);
+}
+
+TEST(GraphExecutor, BenchmarkReportsInTheSeedsWords) {
+  TinyModel model;
+  GraphExecutor ex(std::move(model.artifact), "tiny");
+  BenchmarkResult r = ex.benchmark(3, 4);
+  ASSERT_EQ(r.seconds.size(), 4u);
+  for (double s : r.seconds) EXPECT_GT(s, 0);
+  EXPECT_LE(r.min(), r.median());
+  EXPECT_LE(r.median(), *std::max_element(r.seconds.begin(), r.seconds.end()));
+  EXPECT_NE(r.summary().find("Mean inference time (std dev): "), std::string::npos);
+  EXPECT_THROW(ex.benchmark(0, 1), Error);
+  BenchmarkResult fixed{{0.001, 0.003}};
+  EXPECT_EQ(fixed.summary(), "Mean inference time (std dev): 2.00 ms (1.00 ms)");
+}
+
+TEST(GraphExecutor, AKernelMissingFromTheLibraryIsNamed) {
+  TinyModel model;
+  model.artifact.graph.calls[1].kernel = "softmax";
+  try {
+    GraphExecutor ex(std::move(model.artifact), "tiny.tsr");
+    FAIL() << "loaded a graph calling a kernel that does not exist";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "tiny.tsr: no kernel 'softmax' in its library");
+  }
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Each damage is one error naming the file; none crashes or loads.
+TEST(Artifact, DamagedFilesAreClearErrors) {
+  TinyModel model;
+  const std::string path = temp_path("good.tsr"), bad = temp_path("bad.tsr");
+  write_artifact(model.artifact, path);
+  const std::string good = read_bytes(path);
+  unlink(path.c_str());
+
+  struct Damage {
+    std::string what, bytes, message;
+  };
+  std::string newer = good;
+  newer[8] = 9;
+  std::string huge_section = good;
+  // The first section's size field follows its 4-byte name length and "target".
+  std::memset(huge_section.data() + 16 + 4 + 6, 0x7f, 8);
+  std::string junk_graph = good;
+  junk_graph.replace(junk_graph.find("\"calls\""), 7, "\"calks\"");
+  std::string bad_id = good;
+  bad_id.replace(bad_id.find("\"outputs\":[5,3]"), 15, "\"outputs\":[9,3]");
+  std::vector<Damage> damages = {
+      {"empty", "", "is not a Tessera artifact"},
+      {"another format", "GIF89a....", "is not a Tessera artifact"},
+      {"a newer version", newer, "has format version 9; this runtime reads 1 (recompile the model)"},
+      {"cut in the header", good.substr(0, 14), "is truncated: the section count"},
+      {"cut in the params", good.substr(0, good.size() / 2), "is truncated"},
+      {"cut by one byte", good.substr(0, good.size() - 1), "is truncated: section 'kernels'"},
+      {"a byte too many", good + "x", "has bytes after its last section"},
+      {"an absurd section size", huge_section, "is truncated: section 'target' needs"},
+      {"a renamed field", junk_graph, "damaged graph"},
+      {"an output out of range", bad_id, "an output names tensor 9, but the graph has 6"},
+  };
+  for (const auto& d : damages) {
+    write_bytes(bad, d.bytes);
+    try {
+      GraphExecutor::load(bad);
+      ADD_FAILURE() << d.what << ": loaded";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(bad), std::string::npos) << d.what << ": " << m;
+      EXPECT_NE(m.find(d.message), std::string::npos) << d.what << ": " << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << d.what << ": " << m;
+    }
+  }
+  unlink(bad.c_str());
+  EXPECT_THROW(GraphExecutor::load(temp_path("missing.tsr")), Error);
+}
+
+TEST(Npy, RoundTripsAndRefusesOtherDtypes) {
+  NDArray a({2, 3, 4});
+  a.fill_random(3);
+  const std::string path = temp_path("a.npy");
+  write_npy(a, path);
+  NDArray b = read_npy(path);
+  EXPECT_EQ(b.shape(), a.shape());
+  for (int64_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]);
+  // The header is padded so that the data starts at a multiple of 64 bytes.
+  EXPECT_EQ((read_bytes(path).size() - a.size() * 4) % 64, 0u);
+
+  std::string f8 = read_bytes(path);
+  f8.replace(f8.find("<f4"), 3, "<f8");
+  write_bytes(path, f8);
+  try {
+    read_npy(path);
+    FAIL() << "read float64 as float32";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dtype <f8, Tessera reads float32"), std::string::npos) << e.what();
+  }
+  std::string shortened = read_bytes(path);
+  write_bytes(path, shortened.substr(0, shortened.size() - 4));
+  EXPECT_THROW(read_npy(path), Error);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace tessera::runtime
