@@ -2,11 +2,13 @@
 //   tessera op        compile, check and time one operator (op_command.h)
 //   tessera tune-op   tune one operator with an AutoTVM template (tune_command.h)
 //   tessera records   pick-best / show of tuning logs (records_command.h)
+//   tessera compile | run | bench | show   whole networks (model_command.h)
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "model_command.h"
 #include "op_command.h"
 #include "records_command.h"
 #include "tessera/error.h"
@@ -23,9 +25,11 @@ int main(int argc, char** argv) {
   cli::OpCommandOptions op_options;
   cli::TuneCommandOptions tune_options;
   cli::RecordsCommandOptions records_options;
+  cli::ModelCommandOptions model_options;
   CLI::App* op = cli::add_op_command(app, op_options);
   CLI::App* tune = cli::add_tune_command(app, tune_options);
   CLI::App* records = cli::add_records_command(app, records_options);
+  const cli::ModelCommands model = cli::add_model_commands(app, model_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -35,6 +39,10 @@ int main(int argc, char** argv) {
     if (op->parsed()) return cli::run_op(op_options);
     if (tune->parsed()) return cli::run_tune(tune_options);
     if (records->parsed()) return cli::run_records(*records, records_options);
+    if (model.compile->parsed()) return cli::run_compile(model_options);
+    if (model.run->parsed()) return cli::run_model(model_options);
+    if (model.bench->parsed()) return cli::run_bench(model_options);
+    if (model.show->parsed()) return cli::run_show(model_options);
   } catch (const Error& e) {
     std::fprintf(stderr, "tessera: error: %s\n", e.what());
     return 1;

@@ -22,6 +22,11 @@ int64_t ExecutableGraph::num_elements(int tensor) const {
   return support::bounded_product(t.shape, [&] { return "tensor " + support::quoted(t.name); });
 }
 
+int ExecutableGraph::storage_root(int tensor) const {
+  while (tensors.at(tensor).view_of >= 0) tensor = tensors[tensor].view_of;  // validate: views point back
+  return tensor;
+}
+
 void ExecutableGraph::validate() const {
   const int n = static_cast<int>(tensors.size());
   auto check_id = [&](int id, const std::string& where) {
@@ -33,12 +38,19 @@ void ExecutableGraph::validate() const {
     for (int64_t d : tensors[t].shape)
       if (d <= 0) throw Error(describe(*this, t) + " has a dimension of " + std::to_string(d));
     num_elements(t);  // throws on overflow
+    if (const int v = tensors[t].view_of; v != -1) {
+      if (v < 0 || v >= t) throw Error(describe(*this, t) + " is a view of tensor " + std::to_string(v) + ", not of an earlier one");
+      if (num_elements(v) != num_elements(t))
+        throw Error(describe(*this, t) + " is a view of " + describe(*this, v) + ", which has another size");
+    }
   }
+  auto is_view = [&](int id) { return tensors[id].view_of >= 0; };
   // Which tensors hold data before the first call: inputs and constants.
   std::vector<bool> ready(n, false);
   auto mark_given = [&](const std::vector<int>& ids, const std::string& what) {
     for (int id : ids) {
       check_id(id, what);
+      if (is_view(id)) throw Error(describe(*this, id) + " is a view: it cannot be an input or a constant");
       if (ready[id]) throw Error(describe(*this, id) + " is listed twice among the inputs and constants");
       ready[id] = true;
     }
@@ -52,10 +64,11 @@ void ExecutableGraph::validate() const {
     if (call.outputs.empty()) throw Error(where + " writes no tensor");
     for (int id : call.inputs) {
       check_id(id, where);
-      if (!ready[id]) throw Error(where + " reads " + describe(*this, id) + " before anything writes it");
+      if (!ready[storage_root(id)]) throw Error(where + " reads " + describe(*this, id) + " before anything writes it");
     }
     for (int id : call.outputs) {
       check_id(id, where);
+      if (is_view(id)) throw Error(where + " writes " + describe(*this, id) + ", a view");
       if (ready[id]) throw Error(where + " writes " + describe(*this, id) + ", which already holds data");
       ready[id] = true;
     }
@@ -63,7 +76,7 @@ void ExecutableGraph::validate() const {
   if (outputs.empty()) throw Error("the graph has no outputs");
   for (int id : outputs) {
     check_id(id, "an output");
-    if (!ready[id]) throw Error("output " + describe(*this, id) + " is never written");
+    if (!ready[storage_root(id)]) throw Error("output " + describe(*this, id) + " is never written");
   }
 }
 
@@ -71,7 +84,11 @@ nlohmann::json ExecutableGraph::to_json() const {
   nlohmann::json j;
   j["version"] = kFormatVersion;
   j["tensors"] = nlohmann::json::array();
-  for (const auto& t : tensors) j["tensors"].push_back({{"name", t.name}, {"shape", t.shape}});
+  for (const auto& t : tensors) {
+    nlohmann::json tensor = {{"name", t.name}, {"shape", t.shape}};
+    if (t.view_of >= 0) tensor["view_of"] = t.view_of;
+    j["tensors"].push_back(tensor);
+  }
   j["inputs"] = inputs;
   j["constants"] = constants;
   j["outputs"] = outputs;
@@ -89,7 +106,8 @@ ExecutableGraph ExecutableGraph::from_json(const nlohmann::json& j, const std::s
       throw Error("graph format version " + std::to_string(version) + ", this runtime reads version " +
                   std::to_string(kFormatVersion));
     for (const auto& t : j.at("tensors"))
-      g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>()});
+      g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>(),
+                           t.value("view_of", -1)});
     g.inputs = j.at("inputs").get<std::vector<int>>();
     g.constants = j.at("constants").get<std::vector<int>>();
     g.outputs = j.at("outputs").get<std::vector<int>>();

@@ -16,6 +16,9 @@ struct ExecutableGraph {
   struct Tensor {
     std::string name;
     std::vector<int64_t> shape;  // fp32, row-major
+    // A view: this tensor is the bytes of an earlier tensor (same element
+    // count), as a reshape or flatten leaves them. Nothing writes a view.
+    int view_of = -1;
   };
   struct Call {
     std::string kernel;
@@ -30,10 +33,13 @@ struct ExecutableGraph {
   std::vector<Call> calls;     // in execution order
 
   int64_t num_elements(int tensor) const;
+  // The tensor whose bytes `tensor` is (itself unless a view).
+  int storage_root(int tensor) const;
 
   // Throws tessera::Error naming the first problem: an id out of range, a
   // tensor read before any call writes it, one written twice or both an
-  // input and written, a shape that is empty of elements or overflows.
+  // input and written, a shape that is empty of elements or overflows, a
+  // view of a later tensor or of another size, or one that is written.
   void validate() const;
 
   nlohmann::json to_json() const;

@@ -97,6 +97,7 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
 }
 
 float* GraphExecutor::tensor_data(int tensor) const {
+  tensor = graph_.storage_root(tensor);
   if (const NDArray* c = constant_of_[tensor]) return const_cast<float*>(c->data());
   return reinterpret_cast<float*>(reinterpret_cast<char*>(arena_.get()) + plan_.offset[tensor]);
 }
@@ -160,6 +161,20 @@ BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
     result.seconds.push_back(elapsed.count() / number);
   }
   return result;
+}
+
+std::vector<double> GraphExecutor::profile(int runs) {
+  if (runs < 1) throw Error("profile: runs must be at least 1");
+  run();
+  std::vector<double> seconds(calls_.size(), 0.0);
+  for (int r = 0; r < runs; ++r)
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      if (calls_[i].kernel(calls_[i].args.data()) != 0)
+        throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+      seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+    }
+  return seconds;
 }
 
 }  // namespace tessera::runtime

@@ -47,6 +47,10 @@ class GraphExecutor {
   // `repeat` measurements, each the mean of `number` runs, after one warm-up run.
   BenchmarkResult benchmark(int number = 10, int repeat = 3);
 
+  // Seconds per call of each kernel call (graph().calls order): the mean
+  // over `runs` runs of the whole graph, after one warm-up run.
+  std::vector<double> profile(int runs = 10);
+
   const std::string& target() const { return target_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   const ExecutableGraph& graph() const { return graph_; }

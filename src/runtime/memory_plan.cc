@@ -18,15 +18,16 @@ MemoryPlan plan_memory(const ExecutableGraph& g) {
   plan.storage.assign(n, -1);
 
   enum class Role { Intermediate, Constant, Pinned };  // Pinned: inputs and outputs
+  // Views share their root's storage: roles and lifetimes are the root's.
   std::vector<Role> role(n, Role::Intermediate);
   for (int t : g.constants) role[t] = Role::Constant;
   for (int t : g.inputs) role[t] = Role::Pinned;
   for (int t : g.outputs)
-    if (role[t] != Role::Constant) role[t] = Role::Pinned;
+    if (role[g.storage_root(t)] != Role::Constant) role[g.storage_root(t)] = Role::Pinned;
 
   std::vector<int> last_read(n, -1);
   for (int c = 0; c < static_cast<int>(g.calls.size()); ++c)
-    for (int t : g.calls[c].inputs) last_read[t] = c;
+    for (int t : g.calls[c].inputs) last_read[g.storage_root(t)] = c;
 
   std::vector<int> free_storages;
   auto open_storage = [&](int64_t bytes) {
@@ -68,21 +69,24 @@ MemoryPlan plan_memory(const ExecutableGraph& g) {
           std::find(free_storages.begin(), free_storages.end(), plan.storage[t]) == free_storages.end())
         free_storages.push_back(plan.storage[t]);
     };
-    for (int t : call.inputs) release(t);
+    for (int t : call.inputs) release(g.storage_root(t));
     for (int t : call.outputs) release(t);
   }
 
   std::vector<int64_t> storage_offset(plan.storage_bytes.size());
   std::vector<bool> intermediate(plan.storage_bytes.size(), true);
   for (int t = 0; t < n; ++t)
-    if (role[t] == Role::Pinned) intermediate[plan.storage[t]] = false;
+    if (role[t] == Role::Pinned && plan.storage[t] >= 0) intermediate[plan.storage[t]] = false;
   for (size_t s = 0; s < plan.storage_bytes.size(); ++s) {
     storage_offset[s] = plan.arena_bytes;
     plan.arena_bytes += plan.storage_bytes[s];
     if (intermediate[s]) plan.activation_bytes += plan.storage_bytes[s];
   }
-  for (int t = 0; t < n; ++t)
+  for (int t = 0; t < n; ++t) {
+    const int root = g.storage_root(t);
+    plan.storage[t] = plan.storage[root];
     if (plan.storage[t] >= 0) plan.offset[t] = storage_offset[plan.storage[t]];
+  }
   return plan;
 }
 

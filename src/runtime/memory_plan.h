@@ -3,7 +3,7 @@
 // constant gets a byte offset in one arena, decided once before the first run.
 // Intermediate tensors whose lifetimes do not overlap share storage; inputs
 // and outputs keep storage of their own (the user reads and writes them
-// between runs).
+// between runs). A view lives in its root's storage, and keeps it alive.
 #include <cstdint>
 #include <vector>
 

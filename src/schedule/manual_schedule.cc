@@ -1,5 +1,7 @@
 #include "schedule/manual_schedule.h"
 
+#include <algorithm>
+
 #include "schedule/default_schedule.h"
 #include "tessera/error.h"
 
@@ -29,8 +31,31 @@ Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   return dense_pack_tile_trace(dag, {.tx = dense_pack_tile(dense->shape[1] / bn, bn, unit)});
 }
 
+NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv) {
+  const auto a = axis_names(conv);    // n, c_chunk, oh, ow, c_block
+  const auto r = reduce_names(conv);  // di, dj
+  int64_t row = 1;
+  for (int64_t d = std::min<int64_t>(8, conv->shape[3]); d >= 1; --d)
+    if (conv->shape[3] % d == 0) {
+      row = d;
+      break;
+    }
+  NchwcTilePlan plan;
+  plan.ow_bn = row;
+  plan.tile_order = {a[0], a[1], a[2], r[0], r[1], a[3], a[4]};
+  plan.tile_unroll = {a[3], r[1]};
+  return plan;
+}
+
+Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag) {
+  ir::Tensor conv = find_by_tag(dag, "depthwise_conv2d_nchwc");
+  if (!conv) throw Error("depthwise_nchwc_schedule: the DAG has no depthwise_conv2d_nchwc stage");
+  return nchwc_tile_trace(dag, conv->tag, depthwise_nchwc_plan(conv));
+}
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
+  if (find_by_tag(dag, "depthwise_conv2d_nchwc")) return depthwise_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
   return default_schedule(dag);
 }

@@ -22,6 +22,13 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit,
 // across the whole K loop.
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
+// depthwise conv2d NCHW[x]c: a row of up to 8 output pixels x one channel
+// vector held in registers across the kernel taps (the taps outside the row,
+// the kernel width unrolled), padding computed once, outer loops parallel.
+// The depthwise template's fallback config is this plan.
+NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv);
+Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag);
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
 }  // namespace tessera::schedule

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/error.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -64,6 +66,40 @@ TEST(MemoryPlan, TensorsAliveTogetherNeverShareBytes) {
         EXPECT_FALSE(overlap(p, g, a, b)) << g.tensors[a].name << " and " << g.tensors[b].name;
   // sum reuses b's storage (free after call 2, large enough): 3 storages, not 4.
   EXPECT_LT(p.activation_bytes, p.unplanned_activation_bytes);
+}
+
+// A view (a reshape without a copy) shares its root's bytes and keeps them
+// alive until the view's last reader.
+TEST(MemoryPlan, AViewLivesInItsRootsStorageAndKeepsItAlive) {
+  ExecutableGraph g;
+  g.tensors = {{"x", {64}}, {"a", {64}}, {"a_2d", {8, 8}, 1}, {"b", {64}}, {"c", {64}}, {"out", {64}}};
+  g.inputs = {0};
+  g.outputs = {5};
+  g.calls = {{"k", {0}, {1}},     // a
+             {"k", {0}, {3}},     // b: a must stay (its view is read below)
+             {"k", {3}, {4}},     // c
+             {"k", {2, 4}, {5}}};  // out reads the view of a
+  g.validate();
+  MemoryPlan p = plan_memory(g);
+  EXPECT_EQ(p.offset[2], p.offset[1]);
+  EXPECT_EQ(p.storage[2], p.storage[1]);
+  EXPECT_NE(p.storage[1], p.storage[3]);
+  EXPECT_NE(p.storage[1], p.storage[4]) << "a is still read (through its view) when c is written";
+}
+
+TEST(MemoryPlan, ViewsThatCouldAliasWrongAreRefused) {
+  ExecutableGraph g;
+  g.tensors = {{"x", {64}}, {"y", {64}}, {"bad", {63}, 1}};
+  g.inputs = {0};
+  g.outputs = {1};
+  g.calls = {{"k", {0}, {1}}};
+  EXPECT_THROW(g.validate(), Error) << "a view of another size";
+  g.tensors[2] = {"written", {64}, 1};
+  g.calls.push_back({"k", {0}, {2}});
+  EXPECT_THROW(g.validate(), Error) << "a call writing a view";
+  g.calls.pop_back();
+  g.tensors[2] = {"forward", {64}, 2};
+  EXPECT_THROW(g.validate(), Error) << "a view of itself or a later tensor";
 }
 
 }  // namespace

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Whole networks: Tessera against onnxruntime, PyTorch eager and torch.compile.
+
+Creates its own virtual environment (bench/.venv) with the frameworks from PyPI
+on first use; the test suite never needs them. For each model and thread count
+the sides are timed in alternating rounds in this one run, so a slow spell of
+the machine hits all of them; each side keeps the minimum and the median of its
+per-round medians.
+
+    bench/network_vs_frameworks.py [--models resnet-18,resnet-50,mobilenet-v2]
+        [--threads 1,2] [--rounds 5] [--tessera build/tessera]
+
+The models are the same architectures on both sides (Tessera's zoo follows
+torchvision's), with random weights: timing does not depend on the values.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VENV = os.path.join(HERE, ".venv")
+PACKAGES = ["torch", "torchvision", "onnx", "onnxruntime", "onnxscript", "numpy"]
+TORCHVISION = {"resnet-18": "resnet18", "resnet-50": "resnet50", "mobilenet-v2": "mobilenet_v2",
+               "resnet-34": "resnet34", "vgg-16": "vgg16", "squeezenet_v1.1": "squeezenet1_1",
+               "mobilenet": None, "inception_v3": "inception_v3"}
+
+
+def ensure_venv():
+    """Re-runs this script inside bench/.venv, creating it first if needed."""
+    python = os.path.join(VENV, "bin", "python")
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    if not os.path.exists(python):
+        print(f"creating {VENV} with {', '.join(PACKAGES)} (once; a few minutes)", flush=True)
+        subprocess.check_call(["/usr/bin/python3", "-m", "venv", VENV]) if os.path.exists("/usr/bin/python3") \
+            else subprocess.check_call([sys.executable, "-m", "venv", VENV])
+        subprocess.check_call([python, "-m", "pip", "install", "-q", "--upgrade", "pip"])
+        subprocess.check_call([python, "-m", "pip", "install", "-q"] + PACKAGES)
+    os.execv(python, [python] + sys.argv)
+
+
+def tessera_round(tessera, model, threads, number):
+    """One Tessera measurement (a compiled artifact, timed by `tessera bench`): seconds per run."""
+    out = subprocess.run([tessera, "bench", model, "--threads", str(threads), "--number", str(number),
+                          "--repeat", "3"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"median ([0-9.]+) ms", out)
+    return float(m.group(1)) / 1e3
+
+
+def median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def time_callable(fn, number):
+    """Median of 3 measurements, each the mean of `number` calls, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    return median(times)
+
+
+def main():
+    ensure_venv()
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    import torchvision
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default="resnet-18,resnet-50,mobilenet-v2")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--number", type=int, default=10)
+    p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
+    p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
+    args = p.parse_args()
+    os.makedirs(args.artifacts, exist_ok=True)
+    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, cpu: {cpu_name()}")
+    rows = []
+    for model in args.models.split(","):
+        tv = TORCHVISION.get(model)
+        if tv is None:
+            print(f"{model}: no torchvision counterpart, skipped")
+            continue
+        size = 299 if model == "inception_v3" else 224
+        net = getattr(torchvision.models, tv)(weights=None).eval()
+        x = torch.randn(1, 3, size, size)
+        onnx_path = os.path.join(args.artifacts, f"{model}.onnx")
+        if not os.path.exists(onnx_path):
+            torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
+        for threads in [int(t) for t in args.threads.split(",")]:
+            torch.set_num_threads(threads)
+            artifact = os.path.join(args.artifacts, f"{model}.t{threads}.tsr")
+            subprocess.run([args.tessera, "compile", model, "--threads", str(threads), "-o", artifact],
+                           check=True, capture_output=True)
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            session = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+            feed = {"data": x.numpy()}
+            with torch.no_grad():
+                torch._inductor.config.freezing = True  # weights as constants, as our build does
+                compiled = torch.compile(net)
+                compiled(x)  # compile once, outside the timing
+                sides = {
+                    "tessera": lambda: tessera_round(args.tessera, artifact, threads, args.number),
+                    "onnxruntime": lambda: time_callable(lambda: session.run(None, feed), args.number),
+                    "torch eager": lambda: time_callable(lambda: net(x), args.number),
+                    "torch.compile": lambda: time_callable(lambda: compiled(x), args.number),
+                }
+                times = {name: [] for name in sides}
+                for r in range(args.rounds):
+                    order = list(sides)[r % len(sides):] + list(sides)[:r % len(sides)]
+                    for name in order:
+                        times[name].append(sides[name]())
+            best_framework = min(min(times[n]) for n in sides if n != "tessera")
+            for name in sides:
+                rows.append((model, threads, name, min(times[name]) * 1e3, median(times[name]) * 1e3,
+                             min(times[name]) / best_framework))
+    print(f"\n{'model':<14} {'thr':>3} {'side':<14} {'min ms':>9} {'median ms':>10} {'/ fastest framework':>20}")
+    for model, threads, name, lo, med, ratio in rows:
+        print(f"{model:<14} {threads:>3} {name:<14} {lo:>9.2f} {med:>10.2f} {ratio:>20.2f}")
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+if __name__ == "__main__":
+    main()

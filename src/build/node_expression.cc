@@ -1,0 +1,128 @@
+#include "build/node_expression.h"
+
+#include <cstring>
+
+#include "graph/layout.h"
+#include "ops/conv2d.h"
+#include "ops/dense.h"
+#include "ops/depthwise_nchwc.h"
+#include "ops/elementwise.h"
+#include "ops/pad.h"
+#include "ops/pooling.h"
+#include "ops/softmax.h"
+#include "ops/transform.h"
+#include "tessera/error.h"
+
+namespace tessera::build {
+namespace {
+
+using graph::Node;
+using graph::Op;
+
+[[noreturn]] void unsupported(const Node& n, const std::string& why) {
+  throw Error(n.describe() + ": " + why + " is not supported by the build yet");
+}
+
+ops::Conv2dAttrs conv_attrs(const graph::Conv2dAttrs& a) {
+  ops::Conv2dAttrs c;
+  c.stride_h = a.stride_h, c.stride_w = a.stride_w;
+  c.pad_top = a.pad_top, c.pad_left = a.pad_left, c.pad_bottom = a.pad_bottom, c.pad_right = a.pad_right;
+  c.dilation_h = a.dilation_h, c.dilation_w = a.dilation_w;
+  return c;
+}
+
+ir::Tensor conv2d(const graph::Graph& g, const Node& n, const std::vector<ir::Tensor>& in) {
+  const auto& a = n.attrs_as<graph::Conv2dAttrs>();
+  const bool depthwise = graph::is_depthwise(g, n);
+  if (a.groups != 1 && !depthwise) unsupported(n, "a grouped convolution (groups=" + std::to_string(a.groups) + ")");
+  const ops::Conv2dAttrs c = conv_attrs(a);
+  if (a.data_layout == "NCHW") {
+    return depthwise ? ops::depthwise_conv2d_nchw(in[0], in[1], c) : ops::conv2d_nchw(in[0], in[1], c);
+  }
+  if (a.data_layout == "NHWC") {
+    if (depthwise) unsupported(n, "a depthwise convolution in NHWC");
+    return ops::conv2d_nhwc(in[0], in[1], c);
+  }
+  return depthwise ? ops::depthwise_conv2d_nchwc(in[0], in[1], c) : ops::conv2d_nchwc(in[0], in[1], c);
+}
+
+ir::Tensor pool(const Node& n, const std::vector<ir::Tensor>& in) {
+  const auto& a = n.attrs_as<graph::PoolAttrs>();
+  if (a.layout != "NCHW") unsupported(n, "pooling in " + a.layout);
+  ops::Pool2dAttrs p;
+  p.kernel_h = a.kernel_h, p.kernel_w = a.kernel_w, p.stride_h = a.stride_h, p.stride_w = a.stride_w;
+  p.pad_top = a.pad_top, p.pad_left = a.pad_left, p.pad_bottom = a.pad_bottom, p.pad_right = a.pad_right;
+  p.count_include_pad = a.count_include_pad;
+  if (a.ceil_mode) {
+    // Ceil mode as extra trailing padding: the output extents are the node's.
+    const auto& s = in[0]->shape;
+    p.pad_bottom += std::max<int64_t>(0, (n.type.shape[2] - 1) * a.stride_h + a.kernel_h - (s[2] + a.pad_top + a.pad_bottom));
+    p.pad_right += std::max<int64_t>(0, (n.type.shape[3] - 1) * a.stride_w + a.kernel_w - (s[3] + a.pad_left + a.pad_right));
+    if (a.count_include_pad && (p.pad_bottom != a.pad_bottom || p.pad_right != a.pad_right))
+      unsupported(n, "ceil_mode with count_include_pad");
+  }
+  return n.op == Op::kMaxPool2d ? ops::max_pool2d(in[0], p) : ops::avg_pool2d(in[0], p);
+}
+
+}  // namespace
+
+ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vector<ir::Tensor>& in) {
+  switch (n.op) {
+    case Op::kConv2d: return conv2d(g, n, in);
+    case Op::kDense: return ops::dense_pack(in[0], in[1]);
+    case Op::kBatchMatmul: return ops::batch_matmul(in[0], in[1]);
+    case Op::kAdd: return ops::add(in[0], in[1]);
+    case Op::kMultiply: return ops::multiply(in[0], in[1]);
+    case Op::kRelu: return ops::relu(in[0]);
+    case Op::kClip: {
+      const auto& a = n.attrs_as<graph::ClipAttrs>();
+      return ops::clip(in[0], a.min, a.max);
+    }
+    case Op::kSigmoid: return ops::sigmoid(in[0]);
+    case Op::kBiasAdd: {
+      const auto& a = n.attrs_as<graph::BiasAddAttrs>();
+      const int64_t rank = static_cast<int64_t>(n.type.shape.size());
+      return ops::bias_add(in[0], in[1], static_cast<size_t>(a.axis < 0 ? a.axis + rank : a.axis));
+    }
+    case Op::kMaxPool2d:
+    case Op::kAvgPool2d: return pool(n, in);
+    case Op::kGlobalAvgPool2d:
+      if (n.attrs_as<graph::GlobalPoolAttrs>().layout != "NCHW") unsupported(n, "global pooling outside NCHW");
+      return ops::global_avg_pool2d(in[0]);
+    case Op::kSoftmax: {
+      const int64_t axis = n.attrs_as<graph::SoftmaxAttrs>().axis;
+      if (axis != -1 && axis != static_cast<int64_t>(n.type.shape.size()) - 1) unsupported(n, "softmax over a non-last axis");
+      return ops::softmax(in[0]);
+    }
+    case Op::kConcat: return ops::concat(in, n.attrs_as<graph::ConcatAttrs>().axis);
+    case Op::kReshape:
+    case Op::kFlatten:
+    case Op::kDropout: return ops::reshape(in[0], n.type.shape);
+    case Op::kTranspose: return ops::transpose(in[0], n.attrs_as<graph::TransposeAttrs>().perm);
+    case Op::kPad: {
+      const auto& a = n.attrs_as<graph::PadAttrs>();
+      return ops::pad(in[0], a.before, a.after, a.value, "T_pad");
+    }
+    case Op::kLayoutTransform: {
+      const auto& a = n.attrs_as<graph::LayoutTransformAttrs>();
+      return ops::layout_transform(in[0], a.src, a.dst);
+    }
+    default: unsupported(n, "this operator");
+  }
+}
+
+runtime::NDArray kernel_constant(const Node& n, size_t index, const runtime::NDArray& value) {
+  if (n.op != Op::kDense || index != 1) {
+    runtime::NDArray copy(value.shape());
+    std::memcpy(copy.data(), value.data(), value.size() * sizeof(float));
+    return copy;
+  }
+  const int64_t rows = value.shape()[0], k = value.shape()[1];
+  const int64_t bn = ops::dense_pack_block(rows);
+  const std::vector<float> packed = ops::pack_dense_weight(value.data(), rows, k, bn);
+  runtime::NDArray out({rows / bn, k, bn});
+  std::memcpy(out.data(), packed.data(), packed.size() * sizeof(float));
+  return out;
+}
+
+}  // namespace tessera::build

@@ -1,0 +1,22 @@
+#pragma once
+// A graph node as a tensor expression: the operator declarations of ops/
+// applied to the expressions of its inputs. The build layer composes them
+// into one compute DAG per fused kernel.
+#include <vector>
+
+#include "graph/graph.h"
+#include "ir/tensor.h"
+
+namespace tessera::build {
+
+// `inputs`: one expression per node input (constants included, as
+// placeholders). Throws tessera::Error naming the node when no kernel can be
+// declared for it (e.g. a grouped, non-depthwise convolution).
+ir::Tensor node_expression(const graph::Graph& graph, const graph::Node& node, const std::vector<ir::Tensor>& inputs);
+
+// How a build stores a constant input of `node` (input `index`) for its
+// kernel, when that differs from the graph's value: dense packs its weight
+// (N, K) as (N/bn, K, bn). Returns the value unchanged otherwise.
+runtime::NDArray kernel_constant(const graph::Node& node, size_t index, const runtime::NDArray& value);
+
+}  // namespace tessera::build

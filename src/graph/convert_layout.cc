@@ -1,0 +1,190 @@
+// convert_layout and cancel_layout_transforms (passes.h).
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "graph/channel_constant.h"
+#include "graph/layout.h"
+#include "graph/passes.h"
+#include "graph/rewriter.h"
+
+namespace tessera::graph {
+namespace {
+
+std::string blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
+
+// The largest power of two up to `most` dividing `channels`.
+int64_t block_for(int64_t channels, int64_t most) {
+  int64_t b = 1;
+  while (b * 2 <= most && channels % (b * 2) == 0) b *= 2;
+  return b;
+}
+
+bool is_elementwise(Op op) {
+  return op == Op::kAdd || op == Op::kMultiply || op == Op::kRelu || op == Op::kClip || op == Op::kSigmoid;
+}
+
+// The channel axis of a 4-D activation layout.
+size_t channel_axis(const std::string& layout) { return layout == "NHWC" ? 3 : 1; }
+
+runtime::NDArray transformed(const runtime::NDArray& value, const std::string& src, const std::string& dst) {
+  const Layout s = Layout::parse(src), d = Layout::parse(dst);
+  runtime::NDArray out(layout_transform_shape(value.shape(), s, d));
+  layout_transform(value.data(), value.shape(), s, d, out.data());
+  return out;
+}
+
+// A per-channel constant laid out for NCHW<b>c activations: (C/b, 1, 1, b).
+runtime::NDArray blocked_channels(const std::vector<float>& values, int64_t block) {
+  const int64_t c = static_cast<int64_t>(values.size());
+  runtime::NDArray out({c / block, 1, 1, block});
+  for (int64_t i = 0; i < c; ++i) out[i] = values[i];  // (c / b, 1, 1, c % b) is row-major c
+  return out;
+}
+
+class LayoutConverter {
+ public:
+  LayoutConverter(const Graph& g, int64_t block) : g_(g), r_(g), block_(block) {}
+
+  Graph run() {
+    for (const Node& n : g_.nodes()) {
+      if (n.op == Op::kConv2d && convert_conv(n)) continue;
+      if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<PoolAttrs>().layout == "NHWC") {
+        PoolAttrs a = n.attrs_as<PoolAttrs>();
+        a.layout = "NCHW";
+        wrap(n, "NHWC", "NCHW", a);
+        continue;
+      }
+      if (n.op == Op::kGlobalAvgPool2d && n.attrs_as<GlobalPoolAttrs>().layout == "NHWC") {
+        wrap(n, "NHWC", "NCHW", GlobalPoolAttrs{"NCHW"});
+        continue;
+      }
+      if (is_elementwise(n.op) && follow_into_blocks(n)) continue;
+      r_.copy(n);
+    }
+    return r_.finish();
+  }
+
+ private:
+  NodeId transform(NodeId x, const std::string& src, const std::string& dst, const std::string& name) {
+    return r_.add(Op::kLayoutTransform, name, {x}, LayoutTransformAttrs{src, dst});
+  }
+
+  // n (input 0 in `from`) computed in `to` instead, with transforms around it.
+  void wrap(const Node& n, const std::string& from, const std::string& to, Attrs attrs) {
+    std::vector<NodeId> inputs;
+    for (NodeId in : n.inputs) inputs.push_back(r_.mapped(in));
+    inputs[0] = transform(inputs[0], from, to, n.name + ".in");
+    NodeId inner = r_.add(n.op, n.name, inputs, std::move(attrs));
+    r_.replace(n.id, transform(inner, to, from, n.name + ".out"));
+  }
+
+  bool convert_conv(const Node& n) {
+    const auto& a = n.attrs_as<Conv2dAttrs>();
+    const Node& weight = g_.node(n.inputs[1]);
+    const bool nchw = a.data_layout == "NCHW" && a.kernel_layout == "OIHW";
+    const bool nhwc = a.data_layout == "NHWC" && a.kernel_layout == "HWIO";
+    if ((!nchw && !nhwc) || weight.op != Op::kConstant) return false;
+    const Shape& in = g_.node(n.inputs[0]).type.shape;
+    const int64_t in_channels = in[channel_axis(a.data_layout)];
+    const int64_t out_channels = n.type.shape[channel_axis(a.data_layout)];
+    const bool depthwise = a.groups == in_channels && a.groups == out_channels;
+    if (a.groups != 1 && !depthwise) return false;  // grouped: stays as it is
+
+    const int64_t oc_bn = block_for(out_channels, block_);
+    const int64_t ic_bn = depthwise ? oc_bn : block_for(in_channels, block_);
+    // Depthwise weights (C, 1, KH, KW) pack as (C/b, 1, KH, KW, 1, b).
+    const std::string kernel_layout =
+        "OIHW" + std::to_string(depthwise ? 1 : ic_bn) + "i" + std::to_string(oc_bn) + "o";
+    NodeId w = r_.add_constant(weight.name + "." + kernel_layout,
+                               transformed(*weight.value, a.kernel_layout, kernel_layout));
+    Conv2dAttrs blocked_attrs = a;
+    blocked_attrs.data_layout = blocked(ic_bn);
+    blocked_attrs.kernel_layout = kernel_layout;
+    NodeId x = transform(r_.mapped(n.inputs[0]), a.data_layout, blocked(ic_bn), n.name + ".in");
+    NodeId conv = r_.add(Op::kConv2d, n.name, {x, w}, blocked_attrs);
+    r_.replace(n.id, transform(conv, blocked(oc_bn), a.data_layout, n.name + ".out"));
+    return true;
+  }
+
+  // An elementwise node whose activation inputs all leave NCHW<b>c through a
+  // transform runs in NCHW<b>c itself; constants follow it.
+  bool follow_into_blocks(const Node& n) {
+    // Copies: adding nodes below may move the new graph's nodes.
+    const Node first = r_.node(r_.mapped(n.inputs[0]));
+    if (first.op != Op::kLayoutTransform) return false;
+    const LayoutTransformAttrs t = first.attrs_as<LayoutTransformAttrs>();
+    if (t.dst != "NCHW" && t.dst != "NHWC") return false;
+    const Layout src = Layout::parse(t.src);
+    if (src.text() != blocked(src.block_of('C'))) return false;
+    const int64_t block = src.block_of('C');
+    const size_t axis = channel_axis(t.dst);
+    const int64_t channels = first.type.shape[axis];
+
+    std::vector<NodeId> inputs;
+    for (NodeId old : n.inputs) {
+      const Node in = r_.node(r_.mapped(old));
+      if (in.op == Op::kLayoutTransform && in.attrs_as<LayoutTransformAttrs>().src == t.src &&
+          in.attrs_as<LayoutTransformAttrs>().dst == t.dst && in.type.shape == first.type.shape) {
+        inputs.push_back(in.inputs[0]);
+      } else if (auto values = channel_values(in, 4, axis, channels)) {
+        inputs.push_back(r_.add_constant(in.name + "." + t.src, blocked_channels(*values, block)));
+      } else if (in.op != Op::kConstant && in.type.shape == first.type.shape) {
+        // An activation in the plain layout (a residual from a pooling, say)
+        // is brought into the blocks; cancel_layout_transforms shares the
+        // transform with other readers.
+        inputs.push_back(transform(r_.mapped(old), t.dst, t.src, in.name + ".in"));
+      } else {
+        return false;  // an activation in another layout, or a constant of another shape
+      }
+    }
+    NodeId inner = r_.add(n.op, n.name, inputs, n.attrs);
+    r_.replace(n.id, transform(inner, t.src, t.dst, n.name + ".out"));
+    return true;
+  }
+
+  const Graph& g_;
+  Rewriter r_;
+  int64_t block_;
+};
+
+}  // namespace
+
+Graph convert_layout(const Graph& g, int64_t block) {
+  if (block <= 0) return g;
+  return eliminate_dead_nodes(LayoutConverter(g, block).run());
+}
+
+Graph cancel_layout_transforms(const Graph& g) {
+  Rewriter r(g);
+  // (input, src, dst) -> the one transform computing it
+  std::map<std::tuple<NodeId, std::string, std::string>, NodeId> made;
+  for (const Node& n : g.nodes()) {
+    if (n.op == Op::kLayoutTransform) {
+      const auto& a = n.attrs_as<LayoutTransformAttrs>();
+      const auto key = std::make_tuple(r.mapped(n.inputs[0]), a.src, a.dst);
+      if (auto it = made.find(key); it != made.end()) {
+        r.replace(n.id, it->second);
+        continue;
+      }
+      const Node& in = r.node(r.mapped(n.inputs[0]));
+      if (in.op == Op::kLayoutTransform) {
+        const NodeId source = in.inputs[0];
+        const std::string src = in.attrs_as<LayoutTransformAttrs>().src;
+        const std::string dst = n.attrs_as<LayoutTransformAttrs>().dst;
+        if (src == dst) {
+          r.replace(n.id, source);
+        } else {
+          r.replace(n.id, r.add(Op::kLayoutTransform, n.name, {source}, LayoutTransformAttrs{src, dst}));
+        }
+        continue;
+      }
+      made[key] = r.copy(n);
+      continue;
+    }
+    r.copy(n);
+  }
+  return eliminate_dead_nodes(r.finish());
+}
+
+}  // namespace tessera::graph

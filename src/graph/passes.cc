@@ -1,0 +1,44 @@
+// The pass pipeline (passes.h): one list, each pass logged under TESSERA_LOG=graph.
+#include "graph/passes.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "graph/printer.h"
+#include "graph/shape_inference.h"
+
+namespace tessera::graph {
+namespace {
+
+bool logging_graph() {
+  const char* log = std::getenv("TESSERA_LOG");
+  return log != nullptr && std::strstr(log, "graph") != nullptr;
+}
+
+}  // namespace
+
+Graph optimize(const Graph& graph, const PassOptions& options) {
+  using Pass = std::function<Graph(const Graph&)>;
+  std::vector<std::pair<const char*, Pass>> pipeline = {
+      {"simplify_inference", simplify_inference},
+      {"fold_batch_norm", options.fold_batch_norm ? Pass(fold_batch_norm) : Pass([](const Graph& g) { return g; })},
+      {"fold_constants", fold_constants},
+      {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block); }},
+      {"cancel_layout_transforms", cancel_layout_transforms},
+      {"fold_constants", fold_constants},
+      {"eliminate_dead_nodes", eliminate_dead_nodes},
+  };
+  const bool log = logging_graph();
+  Graph g = graph;
+  for (const auto& [name, pass] : pipeline) {
+    g = pass(g);
+    infer_shapes(g);  // every pass's output must still type-check
+    if (log) std::fprintf(stderr, "=== after %s (%zu nodes) ===\n%s\n", name, g.size(), print_graph(g).c_str());
+  }
+  return g;
+}
+
+}  // namespace tessera::graph

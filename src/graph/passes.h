@@ -1,0 +1,47 @@
+#pragma once
+// Graph passes: each a function from Graph to Graph, and one pipeline that
+// runs them in order, printing the graph after each when TESSERA_LOG=graph.
+#include <cstdint>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace tessera::graph {
+
+// Inference only: dropout is the identity and disappears; batch_norm becomes
+// x * scale + shift with constant per-channel scale and shift.
+Graph simplify_inference(const Graph& graph);
+
+// conv2d / dense followed by a multiply and an add with per-output-channel
+// constants (what batch_norm became) fold into the weights and a bias_add.
+Graph fold_batch_norm(const Graph& graph);
+
+// A node whose inputs are all constants is evaluated now and becomes one.
+Graph fold_constants(const Graph& graph);
+
+// Nodes no output depends on are dropped.
+Graph eliminate_dead_nodes(const Graph& graph);
+
+// Convolutions (groups 1 or depthwise) run in NCHW<b>c, b = `block` (the
+// target's vector lanes; the largest power of two up to it dividing the
+// channels): their weights are packed now, layout_transforms wrap them, and
+// elementwise operators between convolutions follow them into the blocked
+// layout, so that only the transforms at the edges of a run of convolutions
+// remain after cancel_layout_transforms.
+Graph convert_layout(const Graph& graph, int64_t block);
+
+// layout_transform(B -> A) of layout_transform(A -> B) of x is x; a transform
+// of a transform is one transform.
+Graph cancel_layout_transforms(const Graph& graph);
+
+struct PassOptions {
+  int64_t block = 8;        // convert_layout's channel block; 0 leaves layouts as they are
+  bool fold_batch_norm = true;
+};
+
+// The pipeline: simplify_inference, fold_batch_norm, fold_constants,
+// convert_layout, cancel_layout_transforms, fold_constants,
+// eliminate_dead_nodes. Each pass's output is shape-checked.
+Graph optimize(const Graph& graph, const PassOptions& options = {});
+
+}  // namespace tessera::graph

@@ -1,0 +1,153 @@
+#include "ops/transform.h"
+
+#include <numeric>
+
+namespace tessera::ops {
+namespace {
+
+// Row-major flat index of `index` in `shape`, and back.
+ir::Expr ravel(const std::vector<ir::Expr>& index, const Shape& shape) {
+  ir::Expr flat = index.empty() ? ir::Expr(int64_t{0}) : index[0];
+  for (size_t d = 1; d < shape.size(); ++d) flat = plus(scaled(flat, shape[d]), index[d]);
+  return flat;
+}
+
+std::vector<ir::Expr> unravel(const ir::Expr& flat, const Shape& shape) {
+  std::vector<ir::Expr> index(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    ir::Expr q = stride == 1 ? flat : ir::floordiv(flat, ir::Expr(stride));
+    index[d] = d == 0 ? q : ir::floormod(q, ir::Expr(shape[d]));
+    stride *= shape[d];
+  }
+  return index;
+}
+
+int64_t normalized_axis(const std::string& op, int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) fail(op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+}  // namespace
+
+ir::Tensor reshape(const ir::Tensor& data, const Shape& newshape) {
+  check_dims_positive("reshape", "newshape", newshape);
+  if (num_elements(newshape) != num_elements(data->shape))
+    fail("reshape", "cannot reshape " + shape_to_string(data->shape) + " to " + shape_to_string(newshape));
+  auto body = [&](const std::vector<ir::Var>& v) {
+    if (newshape == data->shape) return ir::load(data, to_exprs(v));
+    return ir::load(data, unravel(ravel(to_exprs(v), newshape), data->shape));
+  };
+  return ir::compute(newshape, body, unique_name("T_reshape", {data}), "injective", ax_names(newshape.size()));
+}
+
+ir::Tensor transpose(const ir::Tensor& data, const std::vector<int64_t>& perm) {
+  const size_t rank = data->shape.size();
+  if (perm.size() != rank) fail("transpose", "perm must have " + std::to_string(rank) + " entries");
+  std::vector<bool> seen(rank, false);
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t p = normalized_axis("transpose", perm[i], rank);
+    if (seen[p]) fail("transpose", "perm names axis " + std::to_string(p) + " twice");
+    seen[p] = true;
+    out[i] = data->shape[p];
+  }
+  auto body = [&](const std::vector<ir::Var>& v) {
+    std::vector<ir::Expr> index(rank);
+    for (size_t i = 0; i < rank; ++i) index[normalized_axis("transpose", perm[i], rank)] = v[i];
+    return ir::load(data, index);
+  };
+  return ir::compute(out, body, unique_name("T_transpose", {data}), "injective", ax_names(rank));
+}
+
+ir::Tensor concat(const std::vector<ir::Tensor>& inputs, int64_t axis) {
+  if (inputs.empty()) fail("concat", "needs at least one input");
+  const size_t rank = inputs[0]->shape.size();
+  const int64_t a = normalized_axis("concat", axis, rank);
+  Shape out = inputs[0]->shape;
+  out[a] = 0;
+  for (const auto& t : inputs) {
+    if (t->shape.size() != rank) fail("concat", "inputs of different ranks");
+    for (size_t d = 0; d < rank; ++d)
+      if (static_cast<int64_t>(d) != a && t->shape[d] != inputs[0]->shape[d])
+        fail("concat", shape_to_string(t->shape) + " and " + shape_to_string(inputs[0]->shape) +
+                           " differ outside axis " + std::to_string(a));
+    out[a] += t->shape[a];
+  }
+  auto body = [&](const std::vector<ir::Var>& v) {
+    // The last input first: each earlier one is selected where its range starts.
+    std::vector<int64_t> start(inputs.size(), 0);
+    for (size_t i = 1; i < inputs.size(); ++i) start[i] = start[i - 1] + inputs[i - 1]->shape[a];
+    auto load_from = [&](size_t i) {
+      std::vector<ir::Expr> index = to_exprs(v);
+      index[a] = minus(index[a], start[i]);
+      return ir::load(inputs[i], index);
+    };
+    ir::Expr value = load_from(inputs.size() - 1);
+    for (size_t i = inputs.size() - 1; i-- > 0;)
+      value = ir::select(ir::Expr(v[a]) < ir::Expr(start[i + 1]), load_from(i), value);
+    return value;
+  };
+  return ir::compute(out, body, unique_name("T_concat", inputs), "injective", ax_names(rank));
+}
+
+ir::Tensor sigmoid(const ir::Tensor& x) {
+  auto body = [&](const std::vector<ir::Var>& v) { return ir::call("sigmoid", {ir::load(x, to_exprs(v))}); };
+  return ir::compute(x->shape, body, unique_name("T_sigmoid", {x}), "elemwise", ax_names(x->shape.size()));
+}
+
+int64_t layout_block(const std::string& layout) {
+  if (layout == "NCHW" || layout == "NHWC") return 0;
+  if (layout.size() > 5 && layout.rfind("NCHW", 0) == 0 && layout.back() == 'c') {
+    const std::string digits = layout.substr(4, layout.size() - 5);
+    if (digits.size() <= 6 && digits.find_first_not_of("0123456789") == std::string::npos) {
+      const int64_t b = std::stoll(digits);
+      if (b > 0) return b;
+    }
+  }
+  fail("layout_transform", "unknown layout '" + layout.substr(0, 32) + "' (NCHW, NHWC or NCHW<b>c)");
+}
+
+Shape shape_in_layout(const Shape& nchw, const std::string& layout) {
+  check_rank("layout_transform", "data", nchw, 4);
+  const int64_t b = layout_block(layout);
+  if (layout == "NCHW") return nchw;
+  if (layout == "NHWC") return {nchw[0], nchw[2], nchw[3], nchw[1]};
+  if (nchw[1] % b != 0)
+    fail("layout_transform", "block " + std::to_string(b) + " does not divide " + std::to_string(nchw[1]) + " channels");
+  return {nchw[0], nchw[1] / b, nchw[2], nchw[3], b};
+}
+
+ir::Tensor layout_transform(const ir::Tensor& data, const std::string& src, const std::string& dst) {
+  const int64_t src_block = layout_block(src), dst_block = layout_block(dst);
+  const Shape& s = data->shape;
+  Shape nchw;
+  if (src == "NCHW") {
+    check_rank("layout_transform", "data", s, 4);
+    nchw = s;
+  } else if (src == "NHWC") {
+    check_rank("layout_transform", "data", s, 4);
+    nchw = {s[0], s[3], s[1], s[2]};
+  } else {
+    check_rank("layout_transform", "data", s, 5);
+    if (s[4] != src_block) fail("layout_transform", "data " + shape_to_string(s) + " is not in " + src);
+    nchw = {s[0], s[1] * s[4], s[2], s[3]};
+  }
+  const Shape out = shape_in_layout(nchw, dst);
+  auto body = [&](const std::vector<ir::Var>& v) {
+    // Logical (n, c, h, w) of the output position, then its place in the source.
+    ir::Expr n = v[0], c, h, w;
+    if (dst == "NCHW") c = v[1], h = v[2], w = v[3];
+    else if (dst == "NHWC") h = v[1], w = v[2], c = v[3];
+    else c = plus(scaled(v[1], dst_block), v[4]), h = v[2], w = v[3];
+    if (src == "NCHW") return ir::load(data, {n, c, h, w});
+    if (src == "NHWC") return ir::load(data, {n, h, w, c});
+    if (dst_block == src_block) return ir::load(data, {n, v[1], h, w, v[4]});
+    return ir::load(data, {n, ir::floordiv(c, ir::Expr(src_block)), h, w, ir::floormod(c, ir::Expr(src_block))});
+  };
+  return ir::compute(out, body, unique_name("T_layout_trans", {data}), "layout_transform", ax_names(out.size()),
+                     {{"src_layout", src}, {"dst_layout", dst}});
+}
+
+}  // namespace tessera::ops

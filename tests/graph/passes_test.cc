@@ -1,0 +1,176 @@
+// Each graph pass alone: what it changes in the graph, and that the
+// interpreter computes the same outputs before and after it.
+#include "graph/passes.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/builder.h"
+#include "graph/fuse.h"
+#include "graph/interpreter.h"
+#include "graph_test_util.h"
+
+namespace tessera::graph {
+namespace {
+
+using test::max_relative_error;
+using test::random_array;
+
+int count(const Graph& g, Op op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.op == op;
+  return n;
+}
+
+// Both graphs on the same seeded inputs agree within 1e-5 of the largest output.
+void expect_same_outputs(const Graph& before, const Graph& after, uint64_t seed = 5) {
+  std::vector<runtime::NDArray> inputs;
+  for (NodeId id : before.input_ids()) inputs.push_back(random_array(before.node(id).type.shape, seed++));
+  auto want = interpret(before, inputs);
+  auto got = interpret(after, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    EXPECT_LE(max_relative_error(test::values(got[i]), test::values(want[i])), 1e-5) << "output " << i;
+  }
+}
+
+// data -> conv 3x3 (+ bias) -> batch_norm -> relu -> dropout, in `layout`.
+Graph conv_bn_relu(const std::string& layout, bool bias) {
+  GraphBuilder b(3);
+  const bool nchw = layout == "NCHW";
+  NodeId x = b.input("data", nchw ? Shape{1, 8, 9, 9} : Shape{1, 9, 9, 8});
+  NodeId w = b.random_constant("conv.weight", nchw ? Shape{16, 8, 3, 3} : Shape{3, 3, 8, 16}, -0.3f, 0.3f);
+  Conv2dAttrs a = Conv2dAttrs::symmetric(1, 1);
+  a.data_layout = layout;
+  a.kernel_layout = nchw ? "OIHW" : "HWIO";
+  NodeId y = b.conv2d(x, w, a, "conv");
+  if (bias) y = b.bias_add(y, b.random_constant("conv.bias", {16}, -1, 1), nchw ? 1 : 3, "conv.bias_add");
+  NodeId gamma = b.random_constant("bn.weight", {16}, 0.5f, 1.5f), beta = b.random_constant("bn.bias", {16}, -1, 1);
+  NodeId mean = b.random_constant("bn.running_mean", {16}, -1, 1);
+  NodeId var = b.random_constant("bn.running_var", {16}, 0.5f, 2);
+  BatchNormAttrs bn;
+  bn.axis = nchw ? 1 : 3;
+  y = b.batch_norm(y, gamma, beta, mean, var, bn, "bn");
+  y = b.relu(y, "relu");
+  y = b.dropout(y, 0.5, "dropout");
+  return b.finish({y});
+}
+
+TEST(GraphPasses, SimplifyInferenceDropsDropoutAndSplitsBatchNorm) {
+  Graph g = conv_bn_relu("NCHW", true);
+  Graph s = simplify_inference(g);
+  EXPECT_EQ(count(s, Op::kDropout), 0);
+  EXPECT_EQ(count(s, Op::kBatchNorm), 0);
+  EXPECT_EQ(count(s, Op::kBiasAdd), 0) << "a constant bias becomes a broadcasting add";
+  EXPECT_EQ(count(s, Op::kMultiply), 1);
+  EXPECT_EQ(count(s, Op::kAdd), 2);
+  expect_same_outputs(g, s);
+}
+
+TEST(GraphPasses, FoldBatchNormScalesTheWeightsInBothLayouts) {
+  for (const std::string layout : {"NCHW", "NHWC"}) {
+    Graph g = conv_bn_relu(layout, false);
+    Graph f = fold_batch_norm(simplify_inference(g));
+    EXPECT_EQ(count(f, Op::kMultiply), 0) << layout;
+    EXPECT_EQ(count(f, Op::kConv2d), 1) << layout << ": the unfolded conv is gone";
+    EXPECT_EQ(count(f, Op::kAdd), 1) << layout << ": the shift stays as the conv's bias";
+    expect_same_outputs(g, f);
+  }
+}
+
+TEST(GraphPasses, FoldConstantsEvaluatesWhatDependsOnConstantsOnly) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {2, 4});
+  NodeId c1 = b.random_constant("c1", {2, 4}, -1, 1), c2 = b.random_constant("c2", {2, 4}, -1, 1);
+  NodeId folded = b.relu(b.add(c1, c2, "sum"), "relu_of_constants");
+  Graph g = b.finish({b.multiply(x, folded, "out")});
+  Graph f = fold_constants(g);
+  EXPECT_EQ(count(f, Op::kAdd), 0);
+  EXPECT_EQ(count(f, Op::kRelu), 0);
+  EXPECT_EQ(f.node(*f.find("relu_of_constants")).op, Op::kConstant);
+  expect_same_outputs(g, eliminate_dead_nodes(f));
+}
+
+TEST(GraphPasses, EliminateDeadNodesKeepsOutputsAndInputs) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {4});
+  NodeId unused_input = b.input("unused", {4});
+  b.sigmoid(x, "dead");
+  Graph g = b.finish({b.relu(x, "out")});
+  Graph e = eliminate_dead_nodes(g);
+  EXPECT_FALSE(e.find("dead"));
+  EXPECT_TRUE(e.find("out"));
+  EXPECT_TRUE(e.find("unused")) << "inputs are the model's signature";
+  (void)unused_input;
+}
+
+TEST(GraphPasses, ConvertLayoutBlocksConvolutionsAndTheirEpilogues) {
+  Graph g = fold_batch_norm(simplify_inference(conv_bn_relu("NCHW", true)));
+  Graph c = convert_layout(g, 8);
+  int blocked = 0;
+  for (const Node& n : c.nodes())
+    if (n.op == Op::kConv2d) {
+      EXPECT_EQ(n.attrs_as<Conv2dAttrs>().data_layout, "NCHW8c");
+      EXPECT_EQ(n.attrs_as<Conv2dAttrs>().kernel_layout, "OIHW8i8o");
+      ++blocked;
+    }
+  EXPECT_EQ(blocked, 1);
+  // The bias add and the relu followed the conv into NCHW8c: their outputs are 5-D.
+  for (const Node& n : c.nodes())
+    if (n.op == Op::kAdd || n.op == Op::kRelu) EXPECT_EQ(n.type.shape.size(), 5u) << n.name;
+  expect_same_outputs(g, c);
+  Graph cancelled = cancel_layout_transforms(c);
+  EXPECT_EQ(count(cancelled, Op::kLayoutTransform), 2) << "one into the block layout, one out of it";
+  expect_same_outputs(g, cancelled);
+}
+
+TEST(GraphPasses, CancelLayoutTransformsRemovesInversePairsAndMergesChains) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {1, 16, 4, 4});
+  NodeId there = b.layout_transform(x, "NCHW", "NCHW8c", "to_8c");
+  NodeId back = b.layout_transform(there, "NCHW8c", "NCHW", "to_nchw");
+  NodeId a = b.relu(back, "a");
+  NodeId nhwc = b.layout_transform(b.layout_transform(a, "NCHW", "NCHW4c", "to_4c"), "NCHW4c", "NHWC", "to_nhwc");
+  Graph g = b.finish({nhwc});
+  Graph c = cancel_layout_transforms(g);
+  EXPECT_EQ(count(c, Op::kLayoutTransform), 1);
+  const Node& merged = c.node(c.outputs()[0]);
+  EXPECT_EQ(merged.attrs_as<LayoutTransformAttrs>().src, "NCHW");
+  EXPECT_EQ(merged.attrs_as<LayoutTransformAttrs>().dst, "NHWC");
+  EXPECT_EQ(c.node(c.node(*c.find("a")).inputs[0]).op, Op::kInput);
+  expect_same_outputs(g, c);
+}
+
+TEST(GraphFusion, ConvolutionsTakeBiasResidualAndReluAsOneKernel) {
+  // A residual block: relu(conv2(relu(conv1(x))) + x).
+  GraphBuilder b(7);
+  NodeId x = b.input("x", {1, 8, 6, 6});
+  NodeId w1 = b.random_constant("w1", {8, 8, 3, 3}, -0.3f, 0.3f);
+  NodeId w2 = b.random_constant("w2", {8, 8, 3, 3}, -0.3f, 0.3f);
+  NodeId y = b.relu(b.conv2d(x, w1, Conv2dAttrs::symmetric(1, 1), "conv1"), "relu1");
+  y = b.conv2d(y, w2, Conv2dAttrs::symmetric(1, 1), "conv2");
+  y = b.add(y, b.random_constant("bias.value", {8, 1, 1}, -1, 1), "bias");
+  y = b.relu(b.add(x, y, "residual"), "relu2");
+  Graph g = b.finish({y});
+  auto groups = fuse_operators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  std::vector<std::string> second;
+  for (NodeId id : groups[1].nodes) second.push_back(g.node(id).name);
+  EXPECT_EQ(second, (std::vector<std::string>{"conv2", "bias", "residual", "relu2"}));
+  EXPECT_EQ(groups[0].nodes.size(), 2u);  // conv1 + relu1
+}
+
+TEST(GraphFusion, AValueReadTwiceEndsItsKernel) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {4, 4});
+  NodeId r = b.relu(x, "r");
+  Graph g = b.finish({b.add(b.sigmoid(r, "s"), r, "out")});
+  // r is read by s and by out: it must reach memory, so its kernel ends there.
+  auto groups = fuse_operators(g);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].nodes.size(), 1u);
+  EXPECT_EQ(g.node(groups[1].output()).name, "out");
+}
+
+}  // namespace
+}  // namespace tessera::graph

@@ -1,0 +1,215 @@
+#include "model_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "build/build.h"
+#include "flag_checks.h"
+#include "graph/fuse.h"
+#include "graph/interpreter.h"
+#include "measure/kernel_args.h"
+#include "graph/model_source.h"
+#include "graph/printer.h"
+#include "runtime/graph_executor.h"
+#include "runtime/npy.h"
+#include "runtime/thread_pool.h"
+#include "operator_flags.h"
+#include "target_flags.h"
+#include "tessera/error.h"
+
+namespace tessera::cli {
+namespace {
+
+void add_model_flags(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_option("--batch", o.batch, "batch size")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--layout", o.layout, "activation layout of the model")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}))
+      ->capture_default_str();
+}
+
+void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
+      ->check(at_least(0))
+      ->capture_default_str();
+}
+
+bool is_artifact(const std::string& path) { return path.size() > 4 && path.substr(path.size() - 4) == ".tsr"; }
+
+graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, {o.batch, o.layout}); }
+
+build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& target) {
+  const graph::Graph model = load(o);
+  const auto start = std::chrono::steady_clock::now();
+  build::BuildResult built = build::build(model, target);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  int calls = 0;
+  for (const auto& k : built.kernels) calls += k.calls;
+  const runtime::MemoryPlan plan = runtime::plan_memory(built.artifact.graph);
+  fmt::print("{}: {} nodes, {} after the passes; {} kernels, {} calls; compiled for {} in {:.1f} s\n", o.model,
+             model.size(), built.optimized.size(), built.kernels.size(), calls, target.str(), took.count());
+  fmt::print("activations: {:.2f} MB planned (peak), {:.2f} MB if every tensor had its own buffer\n",
+             plan.activation_bytes / 1e6, plan.unplanned_activation_bytes / 1e6);
+  return built;
+}
+
+runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const codegen::Target& target) {
+  if (is_artifact(o.model)) return runtime::GraphExecutor::load(o.model);
+  build::BuildResult built = compile(o, target);
+  return runtime::GraphExecutor(std::move(built.artifact), o.model);
+}
+
+void fill_random_inputs(runtime::GraphExecutor& ex) {
+  for (int i = 0; i < ex.num_inputs(); ++i) {
+    runtime::NDArray x(ex.input_shape(i));
+    x.fill_random(42 + i);
+    ex.set_input(i, x);
+  }
+}
+
+// Each kernel call's mean time, slowest first, with its share of the total.
+void print_profile(runtime::GraphExecutor& ex, int runs) {
+  const std::vector<double> seconds = ex.profile(runs);
+  double total = 0;
+  for (double s : seconds) total += s;
+  std::vector<size_t> order(seconds.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
+  fmt::print("{:>9} {:>6}  {:<28} {}\n", "ms", "share", "kernel", "output");
+  for (size_t i : order) {
+    const auto& call = ex.graph().calls[i];
+    const auto& out = ex.graph().tensors[call.outputs[0]];
+    fmt::print("{:>9.3f} {:>5.1f}%  {:<28} {} {}\n", seconds[i] * 1e3, 100 * seconds[i] / total, call.kernel, out.name,
+               fmt::join(out.shape, "x"));
+  }
+  fmt::print("{:>9.3f}         total of the calls\n", total * 1e3);
+}
+
+}  // namespace
+
+ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
+  ModelCommands c;
+  c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
+  c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
+  add_model_flags(c.compile, o);
+  add_target_flag(c.compile, o.target, "target to compile for");
+  add_threads_flag(c.compile, o);
+  c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
+  c.compile->add_flag("--check", o.check,
+                      "run the compiled model on seeded inputs and compare with the reference interpreter");
+
+  c.run = app.add_subcommand("run", "run a compiled artifact once");
+  c.run->add_option("artifact", o.model, "a .tsr file from tessera compile")->required();
+  c.run->add_option("--input", o.inputs, "an input as .npy ([NAME=]FILE); others are seeded random");
+  c.run->add_option("--output", o.output, "write the first output here (.npy)");
+  add_threads_flag(c.run, o);
+
+  c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
+  c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
+  add_model_flags(c.bench, o);
+  add_target_flag(c.bench, o.target, "target to compile for");
+  add_threads_flag(c.bench, o);
+  c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
+  c.bench->add_option("--repeat", o.repeat, "measurements")->check(at_least(1))->capture_default_str();
+  c.bench->add_flag("--profile", o.profile, "also time each kernel call, slowest first");
+
+  c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
+  c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
+  add_model_flags(c.show, o);
+  add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
+  return c;
+}
+
+int run_compile(const ModelCommandOptions& o) {
+  const codegen::Target target = resolve_target(o.target, o.threads);
+  build::BuildResult built = compile(o, target);
+  runtime::write_artifact(built.artifact, o.output);
+  fmt::print("wrote {}\n", o.output);
+  if (!o.check) return 0;
+  codegen::require_runnable_here(target);
+  runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output);
+  runtime::set_num_threads(target.threads);
+  std::vector<runtime::NDArray> inputs;
+  for (int i = 0; i < ex.num_inputs(); ++i) {
+    inputs.emplace_back(ex.input_shape(i));
+    inputs.back().fill_random(42 + i);
+    ex.set_input(i, inputs.back());
+  }
+  ex.run();
+  const auto want = graph::interpret(load(o), inputs);
+  bool correct = true;
+  for (int i = 0; i < ex.num_outputs(); ++i) {
+    const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i));
+    fmt::print("output '{}': max abs error {:.1e}, max rel error {:.1e}: {}\n", ex.output_name(i), c.max_abs_error,
+               c.max_rel_error, c.ok ? "correct" : "WRONG");
+    correct = correct && c.ok;
+  }
+  return correct ? 0 : 1;
+}
+
+int run_model(const ModelCommandOptions& o) {
+  runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.model);
+  runtime::set_num_threads(o.threads);
+  fill_random_inputs(ex);
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    const std::string& spec = o.inputs[i];
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      ex.set_input(static_cast<int>(i), runtime::read_npy(spec));
+    } else {
+      ex.set_input(spec.substr(0, eq), runtime::read_npy(spec.substr(eq + 1)));
+    }
+  }
+  ex.run();
+  for (int i = 0; i < ex.num_outputs(); ++i) {
+    const runtime::NDArray out = ex.get_output(i);
+    std::string head;
+    for (int64_t k = 0; k < out.size() && k < 6; ++k) head += fmt::format(" {:.5f}", out[k]);
+    fmt::print("output {} '{}' {}:{}{}\n", i, ex.output_name(i), fmt::join(out.shape(), "x"), head,
+               out.size() > 6 ? " ..." : "");
+  }
+  if (!o.output.empty()) {
+    runtime::write_npy(ex.get_output(0), o.output);
+    fmt::print("wrote {}\n", o.output);
+  }
+  return 0;
+}
+
+int run_bench(const ModelCommandOptions& o) {
+  const codegen::Target target = resolve_target(o.target, o.threads);
+  if (!is_artifact(o.model)) codegen::require_runnable_here(target);
+  runtime::GraphExecutor ex = executor_for(o, target);
+  // An artifact runs with the threads it was compiled for unless told otherwise.
+  int threads = target.threads;
+  if (is_artifact(o.model) && o.threads == 0 && o.target.empty())
+    threads = resolve_threads(codegen::Target::parse(ex.target()).threads);
+  runtime::set_num_threads(threads);
+  fill_random_inputs(ex);
+  const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
+  fmt::print("{} (input {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model,
+             fmt::join(ex.input_shape(0), "x"), threads, r.min() * 1e3, r.median() * 1e3);
+  fmt::print("{}\n", r.summary());
+  if (o.profile) print_profile(ex, o.number);
+  return 0;
+}
+
+int run_show(const ModelCommandOptions& o) {
+  const codegen::Target target = parse_target_flag(o.target);
+  const graph::Graph model = load(o);
+  graph::PassOptions passes;
+  passes.block = target.vector_lanes();
+  const graph::Graph g = graph::optimize(model, passes);
+  fmt::print("{}\n", graph::print_graph(g));
+  const auto groups = graph::fuse_operators(g);
+  fmt::print("{} kernels:\n", groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::string names;
+    for (graph::NodeId id : groups[i].nodes) names += (names.empty() ? "" : " + ") + g.node(id).name;
+    fmt::print("  kernel {:>3}: {} -> {}\n", i, names, g.node(groups[i].output()).type.to_string());
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

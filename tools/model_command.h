@@ -1,0 +1,37 @@
+#pragma once
+// The whole-network verbs:
+//   tessera compile MODEL [--batch N] [--layout NCHW|NHWC] [--target T] [--threads N] [--check] -o model.tsr
+//   tessera run model.tsr [--input [NAME=]x.npy]... [--output y.npy] [--threads N]
+//   tessera bench MODEL|model.tsr [--batch N] [--layout L] [--threads N] [--number N] [--repeat N] [--profile]
+//   tessera show MODEL [--batch N] [--layout L]
+// MODEL is a zoo name (resnet-18, mobilenet-v2, ...) or an .onnx file.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+
+struct ModelCommandOptions {
+  std::string model;       // zoo name, .onnx file, or (run, bench) an artifact
+  int64_t batch = 1;
+  std::string layout = "NCHW";
+  std::string target;      // empty: the host
+  int threads = 0;         // 0: the target's, else one per core
+  std::string output;      // compile: the artifact; run: the first output as .npy
+  std::vector<std::string> inputs;  // run: [NAME=]FILE.npy
+  int number = 10, repeat = 5;      // bench
+  bool profile = false;             // bench: time each kernel call too
+  bool check = false;               // compile: compare with the reference interpreter
+};
+
+struct ModelCommands {
+  CLI::App *compile, *run, *bench, *show;
+};
+
+ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o);
+int run_compile(const ModelCommandOptions& o);
+int run_model(const ModelCommandOptions& o);
+int run_bench(const ModelCommandOptions& o);
+int run_show(const ModelCommandOptions& o);
+
+}  // namespace tessera::cli
