@@ -34,8 +34,11 @@ ops::Conv2dAttrs conv_attrs(const graph::Conv2dAttrs& a) {
 ir::Tensor conv2d(const graph::Graph& g, const Node& n, const std::vector<ir::Tensor>& in) {
   const auto& a = n.attrs_as<graph::Conv2dAttrs>();
   const bool depthwise = graph::is_depthwise(g, n);
-  if (a.groups != 1 && !depthwise) unsupported(n, "a grouped convolution (groups=" + std::to_string(a.groups) + ")");
   const ops::Conv2dAttrs c = conv_attrs(a);
+  if (a.groups != 1 && !depthwise) {
+    if (a.data_layout != "NCHW") unsupported(n, "a grouped convolution in " + a.data_layout);
+    return ops::group_conv2d_nchw(in[0], in[1], c, a.groups);
+  }
   if (a.data_layout == "NCHW") {
     return depthwise ? ops::depthwise_conv2d_nchw(in[0], in[1], c) : ops::conv2d_nchw(in[0], in[1], c);
   }

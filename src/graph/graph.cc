@@ -58,6 +58,16 @@ void Graph::set_outputs(std::vector<NodeId> outputs) {
   outputs_ = std::move(outputs);
 }
 
+void Graph::rename(NodeId id, const std::string& name) {
+  Node& n = mutable_node(id);
+  if (n.name == name) return;
+  if (name.empty() || by_name_.count(name))
+    throw Error(n.describe() + ": cannot be renamed to " + (name.empty() ? "nothing" : "a name another node has"));
+  by_name_.erase(n.name);
+  n.name = name;
+  by_name_[name] = id;
+}
+
 std::optional<NodeId> Graph::find(const std::string& name) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;

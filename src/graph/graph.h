@@ -75,6 +75,9 @@ class Graph {
   const std::vector<NodeId>& outputs() const { return outputs_; }
   void set_outputs(std::vector<NodeId> outputs);
 
+  // Gives node `id` a name no other node has (throws otherwise).
+  void rename(NodeId id, const std::string& name);
+
   // The node called `name`, if any.
   std::optional<NodeId> find(const std::string& name) const;
 

@@ -129,6 +129,31 @@ ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const C
                      {"nn", "ff", "yy", "xx"}, a.to_attrs());
 }
 
+ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a, int64_t groups) {
+  check_positive("group_conv2d_nchw", "groups", groups);
+  const Shape& w = weight->shape;
+  check_rank("group_conv2d_nchw", "weight", w, 4);
+  if (w[0] % groups != 0 || data->shape.size() != 4 || data->shape[1] != w[1] * groups)
+    fail("group_conv2d_nchw", "weight " + shape_to_string(w) + " and data " + shape_to_string(data->shape) +
+                                  " do not form " + std::to_string(groups) + " groups");
+  Shape out = conv2d_nchw_output_shape(data->shape, {w[0], data->shape[1], w[2], w[3]}, a);
+  ir::Tensor padded = pad_spatial(data, 2, 3, a, "pad_temp");
+  ir::IterVar rc = ir::reduce_axis(w[1], "rc");
+  ir::IterVar ry = ir::reduce_axis(w[2], "ry");
+  ir::IterVar rx = ir::reduce_axis(w[3], "rx");
+  const int64_t out_per_group = w[0] / groups;
+  auto body = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &nn = v[0], &ff = v[1], &yy = v[2], &xx = v[3];
+    ir::Expr channel = plus(scaled(ir::floordiv(ff, ir::Expr(out_per_group)), w[1]), rc.var);
+    return ir::sum(ir::load(padded, {nn, channel, window_index(yy, ry.var, a.stride_h, a.dilation_h),
+                                     window_index(xx, rx.var, a.stride_w, a.dilation_w)}) *
+                       ir::load(weight, {ff, rc.var, ry.var, rx.var}),
+                   {rc, ry, rx});
+  };
+  return ir::compute(out, body, unique_name("group_conv2d_nchw", {padded, weight}), "group_conv2d_nchw",
+                     {"nn", "ff", "yy", "xx"}, a.to_attrs());
+}
+
 ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   Shape out = conv2d_nhwc_output_shape(data->shape, weight->shape, a);
   ir::Tensor padded = pad_spatial(data, 1, 2, a, "PaddedInput");

@@ -53,6 +53,10 @@ Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight,
 
 // Stages: [pad_temp] -> conv2d_nchw(nn, ff, yy, xx), reduce rc, ry, rx. Tag "conv2d_nchw".
 ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+// Grouped: weight (O, C/groups, KH, KW); output channel ff reads the input
+// channels of its group. Tag "group_conv2d_nchw".
+ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs,
+                             int64_t groups);
 // Stages: [PaddedInput] -> Conv2dOutput(nn, yy, xx, ff), reduce ry, rx, rc. Tag "conv2d_nhwc".
 ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 // Stages: [data_pad] -> conv2d_NCHWc(n, oc_chunk, oh, ow, oc_block), reduce ic_outer, ry, rx,

@@ -1,0 +1,25 @@
+#pragma once
+// ONNX models (opsets 11-18) as Tessera graphs. Initializers become constants;
+// shape computations on static shapes (Shape -> Gather -> Concat -> Reshape,
+// as exporters write a flatten) are folded at import, so the graph holds only
+// tensor operators. Every refusal is one tessera::Error naming the file and
+// the node (its name and op_type) or the field: an unsupported operator, a
+// dimension that is not fixed, a cycle, a missing input, a damaged file.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace tessera::graph {
+
+struct OnnxImportOptions {
+  // Fixes a symbolic first dimension of every input (0: none given).
+  int64_t batch = 0;
+  // Fixes whole input shapes by input name; wins over `batch`.
+  std::map<std::string, Shape> input_shapes;
+};
+
+Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+
+}  // namespace tessera::graph
