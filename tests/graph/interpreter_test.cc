@@ -286,7 +286,10 @@ TEST(Interpret, LayoutTransformsMatchTheOpsPackersAndRoundTrip) {
 
 TEST(Interpret, InputsByNameAndTheirErrors) {
   GraphBuilder b;
-  NodeId y = b.add(b.input("a", {2}), b.input("b", {2}), "sum");
+  // Separate statements: the order of a call's arguments is unspecified, and
+  // the inputs' order is the order they were made.
+  NodeId a = b.input("a", {2});
+  NodeId y = b.add(a, b.input("b", {2}), "sum");
   Graph g = b.finish({y});
   std::map<std::string, runtime::NDArray> named;
   named.emplace("b", array({2}, {10, 20}));
