@@ -23,7 +23,7 @@ struct Conv2dAttrs {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
-  std::string data_layout = "NCHW";   // or "NHWC"
+  std::string data_layout = "NCHW";    // or "NHWC"
   std::string kernel_layout = "OIHW";  // or "HWIO" (with NHWC)
 
   // Same stride, padding and dilation on both axes and all sides.
@@ -99,9 +99,9 @@ struct LayoutTransformAttrs {
   std::string src, dst;
 };
 
-using Attrs = std::variant<NoAttrs, Conv2dAttrs, PoolAttrs, GlobalPoolAttrs, BatchNormAttrs, BiasAddAttrs,
-                           ClipAttrs, ConcatAttrs, ReshapeAttrs, FlattenAttrs, TransposeAttrs, PadAttrs,
-                           SoftmaxAttrs, DropoutAttrs, LayoutTransformAttrs>;
+using Attrs = std::variant<NoAttrs, Conv2dAttrs, PoolAttrs, GlobalPoolAttrs, BatchNormAttrs, BiasAddAttrs, ClipAttrs,
+                           ConcatAttrs, ReshapeAttrs, FlattenAttrs, TransposeAttrs, PadAttrs, SoftmaxAttrs,
+                           DropoutAttrs, LayoutTransformAttrs>;
 
 // "strides=(2, 2) padding=(1, 1, 1, 1) ..." in a fixed order; empty for NoAttrs.
 std::string attrs_to_string(const Attrs& attrs);

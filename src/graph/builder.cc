@@ -78,9 +78,7 @@ NodeId GraphBuilder::conv2d(NodeId data, NodeId weight, const Conv2dAttrs& attrs
 NodeId GraphBuilder::dense(NodeId data, NodeId weight, const std::string& name) {
   return add_node(Op::kDense, name, {data, weight});
 }
-NodeId GraphBuilder::matmul(NodeId a, NodeId b, const std::string& name) {
-  return add_node(Op::kMatmul, name, {a, b});
-}
+NodeId GraphBuilder::matmul(NodeId a, NodeId b, const std::string& name) { return add_node(Op::kMatmul, name, {a, b}); }
 NodeId GraphBuilder::batch_matmul(NodeId a, NodeId b, const std::string& name) {
   return add_node(Op::kBatchMatmul, name, {a, b});
 }

@@ -61,7 +61,10 @@ void evaluate_blocked_conv(const Conv2dAttrs& a, const runtime::NDArray& data, c
   layout_transform(weight.data(), weight.shape(), kernel_layout, oihw, w.data());
   runtime::NDArray out(layout_transform_shape(out_shape, out_layout, nchw));
   const Conv2dAttrs u = unblocked_attrs(a);
-  ref::conv2d_grouped_nchw(x.data(), x.shape(), w.data(), w.shape(), to_ops(u), u.groups, out.data());
+  ops::Conv2dAttrs c;
+  c.stride_h = u.stride_h, c.stride_w = u.stride_w, c.dilation_h = u.dilation_h, c.dilation_w = u.dilation_w;
+  c.pad_top = u.pad_top, c.pad_left = u.pad_left, c.pad_bottom = u.pad_bottom, c.pad_right = u.pad_right;
+  ops::reference::conv2d_grouped_nchw(x.data(), x.shape(), w.data(), w.shape(), c, u.groups, out.data());
   layout_transform(out.data(), out.shape(), nchw, out_layout, y);
 }
 
@@ -84,8 +87,10 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
         evaluate_blocked_conv(a, *args[0], *args[1], node.type.shape, y);
         break;
       }
-      if (a.data_layout == "NHWC") ref::conv2d_grouped_nhwc(arg(0), shape(0), arg(1), shape(1), to_ops(a), a.groups, y);
-      else ref::conv2d_grouped_nchw(arg(0), shape(0), arg(1), shape(1), to_ops(a), a.groups, y);
+      if (a.data_layout == "NHWC")
+        ref::conv2d_grouped_nhwc(arg(0), shape(0), arg(1), shape(1), to_ops(a), a.groups, y);
+      else
+        ref::conv2d_grouped_nchw(arg(0), shape(0), arg(1), shape(1), to_ops(a), a.groups, y);
       break;
     }
     case Op::kDense: ref::dense(arg(0), arg(1), shape(0)[0], shape(1)[0], shape(0)[1], y); break;
@@ -102,8 +107,7 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
       break;
     case Op::kBatchNorm: {
       const auto& a = node.attrs_as<BatchNormAttrs>();
-      ref::batch_norm(arg(0), shape(0), axis_of(a.axis, shape(0).size()), arg(1), arg(2), arg(3), arg(4), a.epsilon,
-                      y);
+      ref::batch_norm(arg(0), shape(0), axis_of(a.axis, shape(0).size()), arg(1), arg(2), arg(3), arg(4), a.epsilon, y);
       break;
     }
     case Op::kBiasAdd:
@@ -123,13 +127,17 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
       const auto& a = node.attrs_as<PoolAttrs>();
       const ops::Pool2dAttrs p = to_ops(a, shape(0), node.type.shape);
       const bool is_max = node.op == Op::kMaxPool2d;
-      if (a.layout == "NHWC") (is_max ? ref::max_pool2d_nhwc : ref::avg_pool2d_nhwc)(arg(0), shape(0), p, y);
-      else (is_max ? ref::max_pool2d : ref::avg_pool2d)(arg(0), shape(0), p, y);
+      if (a.layout == "NHWC")
+        (is_max ? ref::max_pool2d_nhwc : ref::avg_pool2d_nhwc)(arg(0), shape(0), p, y);
+      else
+        (is_max ? ref::max_pool2d : ref::avg_pool2d)(arg(0), shape(0), p, y);
       break;
     }
     case Op::kGlobalAvgPool2d:
-      if (node.attrs_as<GlobalPoolAttrs>().layout == "NHWC") ref::global_avg_pool2d_nhwc(arg(0), shape(0), y);
-      else ref::global_avg_pool2d(arg(0), shape(0), y);
+      if (node.attrs_as<GlobalPoolAttrs>().layout == "NHWC")
+        ref::global_avg_pool2d_nhwc(arg(0), shape(0), y);
+      else
+        ref::global_avg_pool2d(arg(0), shape(0), y);
       break;
     case Op::kConcat: {
       std::vector<const float*> data;

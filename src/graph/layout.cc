@@ -12,9 +12,7 @@ namespace tessera::graph {
 Layout Layout::parse(const std::string& text) {
   Layout layout;
   layout.text_ = text;
-  auto bad = [&](const std::string& why) -> Error {
-    return Error("layout " + support::quoted(text) + ": " + why);
-  };
+  auto bad = [&](const std::string& why) -> Error { return Error("layout " + support::quoted(text) + ": " + why); };
   if (text.empty()) throw bad("empty");
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
@@ -69,8 +67,8 @@ namespace {
 // Extent of every primal axis (by letter) of a tensor of `shape` in `layout`.
 std::vector<std::pair<char, int64_t>> primal_extents(const ops::Shape& shape, const Layout& layout) {
   if (shape.size() != layout.rank())
-    throw Error("shape " + ops::shape_to_string(shape) + " has rank " + std::to_string(shape.size()) +
-                ", layout " + layout.text() + " has " + std::to_string(layout.rank()) + " axes");
+    throw Error("shape " + ops::shape_to_string(shape) + " has rank " + std::to_string(shape.size()) + ", layout " +
+                layout.text() + " has " + std::to_string(layout.rank()) + " axes");
   std::vector<std::pair<char, int64_t>> extents;
   for (size_t i = 0; i < shape.size(); ++i) {
     const Layout::Axis& a = layout.axes()[i];
@@ -112,8 +110,7 @@ ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, co
   return out;
 }
 
-void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst,
-                      float* out) {
+void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst, float* out) {
   const ops::Shape out_shape = layout_transform_shape(shape, src, dst);
   // For every output element: its coordinates in dst -> the primal coordinate
   // of each axis -> its coordinates in src -> the source offset.
@@ -130,8 +127,10 @@ void layout_transform(const float* data, const ops::Shape& shape, const Layout& 
     for (size_t d = 0; d < out_shape.size(); ++d) {
       const Layout::Axis& a = dst.axes()[d];
       // primal = outer * block + inner
-      if (a.block > 0) primal[a.name] += coord[d];
-      else primal[a.name] += coord[d] * dst.block_of(a.name);
+      if (a.block > 0)
+        primal[a.name] += coord[d];
+      else
+        primal[a.name] += coord[d] * dst.block_of(a.name);
     }
     int64_t offset = 0;
     for (size_t d = 0; d < shape.size(); ++d) {

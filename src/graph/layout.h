@@ -14,8 +14,8 @@ namespace tessera::graph {
 class Layout {
  public:
   struct Axis {
-    char name;           // 'N', 'C', ... (upper case; a block uses its primal's letter)
-    int64_t block = 0;   // 0: a primal axis; else the inner block size
+    char name;          // 'N', 'C', ... (upper case; a block uses its primal's letter)
+    int64_t block = 0;  // 0: a primal axis; else the inner block size
   };
 
   // Throws tessera::Error naming the string when it is not a layout: an axis
@@ -43,7 +43,6 @@ class Layout {
 ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, const Layout& dst);
 
 // Reference: out (in dst) = data (in src), element by element.
-void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst,
-                      float* out);
+void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst, float* out);
 
 }  // namespace tessera::graph

@@ -8,11 +8,11 @@
 namespace tessera::graph {
 
 enum class Op {
-  kInput,     // a graph input (fed at run time)
-  kConstant,  // a weight: its value lives in the node
-  kConv2d,    // groups, dilation, asymmetric pads; depthwise when groups == channels
-  kDense,     // x (M, K) . W (N, K)^T
-  kMatmul,    // a (..., K) . b (K, N)
+  kInput,        // a graph input (fed at run time)
+  kConstant,     // a weight: its value lives in the node
+  kConv2d,       // groups, dilation, asymmetric pads; depthwise when groups == channels
+  kDense,        // x (M, K) . W (N, K)^T
+  kMatmul,       // a (..., K) . b (K, N)
   kBatchMatmul,  // a (B, M, K) . b (B, N, K)^T
   kBatchNorm,    // inference: x, gamma, beta, mean, var
   kBiasAdd,

@@ -18,12 +18,9 @@ std::string print_graph(const Graph& graph, const PrintOptions& options) {
   const size_t inputs = graph.input_ids().size();
   size_t constants = 0;
   for (const Node& n : graph.nodes()) constants += n.op == Op::kConstant;
-  auto count = [](size_t n, const std::string& noun) {
-    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-  };
+  auto count = [](size_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
   std::string text = "graph: " + count(graph.size(), "node") + ", " + count(inputs, "input") + ", " +
-                     count(constants, "constant") + " (" + std::to_string(count_parameters(graph)) +
-                     " parameters)\n";
+                     count(constants, "constant") + " (" + std::to_string(count_parameters(graph)) + " parameters)\n";
   for (const Node& n : graph.nodes()) {
     if (n.op == Op::kConstant && !options.constants) continue;
     text += "  " + print_node(graph, n) + "\n";

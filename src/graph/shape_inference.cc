@@ -103,17 +103,17 @@ Shape conv2d_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a)
   if (c % a.groups != 0)
     fail("data " + shape_to_string(data) + " has " + str(c) + " channels, not a multiple of groups=" + str(a.groups));
   if (o % a.groups != 0)
-    fail("weight " + shape_to_string(weight) + " has " + str(o) + " output channels, not a multiple of groups=" +
-         str(a.groups));
+    fail("weight " + shape_to_string(weight) + " has " + str(o) +
+         " output channels, not a multiple of groups=" + str(a.groups));
   if (i * a.groups != c) {
     const std::string per_group = a.groups == 1 ? "" : " (" + str(i) + " per group, groups=" + str(a.groups) + ")";
     fail("weight " + shape_to_string(weight) + " expects " + str(i * a.groups) + " input channels" + per_group +
          ", data " + shape_to_string(data) + " has " + str(c));
   }
-  const int64_t oh = ops::window_output_extent("conv2d", "height", h, a.pad_top, a.pad_bottom, kh, a.stride_h,
-                                               a.dilation_h);
-  const int64_t ow = ops::window_output_extent("conv2d", "width", w, a.pad_left, a.pad_right, kw, a.stride_w,
-                                               a.dilation_w);
+  const int64_t oh =
+      ops::window_output_extent("conv2d", "height", h, a.pad_top, a.pad_bottom, kh, a.stride_h, a.dilation_h);
+  const int64_t ow =
+      ops::window_output_extent("conv2d", "width", w, a.pad_left, a.pad_right, kw, a.stride_w, a.dilation_w);
   return nchw ? Shape{n, o, oh, ow} : Shape{n, oh, ow, o};
 }
 
@@ -132,8 +132,7 @@ Shape pool_shape(const Shape& data, const PoolAttrs& a) {
     const int64_t kernel = name[4] == 't' || name[4] == 'b' ? a.kernel_h : a.kernel_w;
     if (value >= kernel) fail(std::string(name) + "=" + str(value) + " must be smaller than the kernel " + str(kernel));
   }
-  if (a.ceil_mode && a.count_include_pad)
-    fail("ceil_mode with count_include_pad is not supported");
+  if (a.ceil_mode && a.count_include_pad) fail("ceil_mode with count_include_pad is not supported");
   const int64_t h = data[ax.h], w = data[ax.w];
   if (h + a.pad_top + a.pad_bottom < a.kernel_h || w + a.pad_left + a.pad_right < a.kernel_w)
     fail("pool window " + shape_to_string({a.kernel_h, a.kernel_w}) + " is larger than the padded input " +
@@ -308,9 +307,7 @@ Shape infer_shape(const Graph& graph, const Node& node) {
       }
       return out;
     }
-    case Op::kSoftmax:
-      normalize_axis(node.attrs_as<SoftmaxAttrs>().axis, in[0].size(), "axis");
-      return in[0];
+    case Op::kSoftmax: normalize_axis(node.attrs_as<SoftmaxAttrs>().axis, in[0].size(), "axis"); return in[0];
     case Op::kLayoutTransform: {
       const auto& a = node.attrs_as<LayoutTransformAttrs>();
       return layout_transform_shape(in[0], Layout::parse(a.src), Layout::parse(a.dst));

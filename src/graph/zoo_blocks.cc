@@ -15,8 +15,7 @@ ConvSpec ConvSpec::square(int64_t out_channels, int64_t kernel, int64_t stride, 
   return s;
 }
 
-NetBuilder::NetBuilder(const std::string& layout, uint64_t seed)
-    : b_(seed), nhwc_(layout == "NHWC"), layout_(layout) {}
+NetBuilder::NetBuilder(const std::string& layout, uint64_t seed) : b_(seed), nhwc_(layout == "NHWC"), layout_(layout) {}
 
 NodeId NetBuilder::input(int64_t batch, int64_t channels, int64_t height, int64_t width) {
   return b_.input("data", nhwc_ ? Shape{batch, height, width, channels} : Shape{batch, channels, height, width});
@@ -78,9 +77,7 @@ NodeId NetBuilder::avg_pool(NodeId x, int64_t kernel, int64_t stride, int64_t pa
   return b_.avg_pool2d(x, a, name);
 }
 
-NodeId NetBuilder::global_avg_pool(NodeId x, const std::string& name) {
-  return b_.global_avg_pool2d(x, layout_, name);
-}
+NodeId NetBuilder::global_avg_pool(NodeId x, const std::string& name) { return b_.global_avg_pool2d(x, layout_, name); }
 
 NodeId NetBuilder::concat(const std::vector<NodeId>& xs, const std::string& name) {
   return b_.concat(xs, channel_axis(), name);

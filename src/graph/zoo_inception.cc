@@ -20,9 +20,7 @@ struct Inception {
   }
   // 1x7 and 7x1 (or 1x3, 3x1) factorised convolutions keep the spatial size.
   NodeId row(NodeId x, int64_t out, int64_t k, const std::string& p) { return basic(x, out, 1, k, 1, 0, k / 2, p); }
-  NodeId column(NodeId x, int64_t out, int64_t k, const std::string& p) {
-    return basic(x, out, k, 1, 1, k / 2, 0, p);
-  }
+  NodeId column(NodeId x, int64_t out, int64_t k, const std::string& p) { return basic(x, out, k, 1, 1, k / 2, 0, p); }
 
   NodeId a(NodeId x, int64_t pool_features, const std::string& p) {
     NodeId b1 = basic(x, 64, 1, p + ".branch1x1");

@@ -15,8 +15,7 @@ NodeId conv_bn_relu6(NetBuilder& net, NodeId x, ConvSpec spec, const std::string
   return net.relu6(net.batch_norm(y, p + ".1"), p + ".2");
 }
 
-NodeId inverted_residual(NetBuilder& net, NodeId x, int64_t out, int64_t stride, int64_t expand,
-                         const std::string& p) {
+NodeId inverted_residual(NetBuilder& net, NodeId x, int64_t out, int64_t stride, int64_t expand, const std::string& p) {
   const int64_t in = net.channels(x), hidden = in * expand;
   NodeId y = x;
   int index = 0;  // modules of "<p>.conv"
@@ -40,9 +39,8 @@ Graph mobilenet_v1(int64_t batch, const std::string& layout) {
   x = net.conv(x, ConvSpec::square(32, 3, 2, 1), "conv1");
   x = net.relu(net.batch_norm(x, "bn1"), "relu1");
   // (output channels, stride) of each depthwise-separable block.
-  const std::pair<int64_t, int64_t> blocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                                                {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
-                                                {512, 1}, {1024, 2}, {1024, 1}};
+  const std::pair<int64_t, int64_t> blocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
+                                                {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
   int i = 0;
   for (auto [out, stride] : blocks) {
     const std::string p = "layers." + std::to_string(i++);
@@ -60,8 +58,8 @@ Graph mobilenet_v2(int64_t batch, const std::string& layout) {
   NodeId x = net.input(batch, 3, 224, 224);
   x = conv_bn_relu6(net, x, ConvSpec::square(32, 3, 2, 1), "features.0");
   // (expansion t, output channels c, repeats n, first stride s), from the paper.
-  const int64_t settings[][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                                 {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const int64_t settings[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int index = 1;
   for (const auto& s : settings)
     for (int64_t i = 0; i < s[2]; ++i)

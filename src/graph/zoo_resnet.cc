@@ -20,8 +20,8 @@ NodeId basic_block(NetBuilder& net, NodeId x, int64_t planes, int64_t stride, co
   y = net.batch_norm(y, p + ".bn2", 1e-5, kLastGamma);
   NodeId shortcut = x;
   if (stride != 1 || net.channels(x) != planes)
-    shortcut = net.batch_norm(net.conv(x, ConvSpec::square(planes, 1, stride), p + ".downsample.0"),
-                              p + ".downsample.1");
+    shortcut =
+        net.batch_norm(net.conv(x, ConvSpec::square(planes, 1, stride), p + ".downsample.0"), p + ".downsample.1");
   return net.relu(net.add(y, shortcut, p + ".add"), p + ".relu");
 }
 
@@ -45,7 +45,7 @@ NodeId bottleneck(NetBuilder& net, NodeId x, int64_t planes, int64_t stride, con
 Graph resnet(int depth, int64_t batch, const std::string& layout) {
   // Blocks per stage, and whether the blocks are bottlenecks.
   static const std::map<int, std::pair<std::vector<int>, bool>> configs = {
-      {18, {{2, 2, 2, 2}, false}}, {34, {{3, 4, 6, 3}, false}},  {50, {{3, 4, 6, 3}, true}},
+      {18, {{2, 2, 2, 2}, false}},  {34, {{3, 4, 6, 3}, false}},  {50, {{3, 4, 6, 3}, true}},
       {101, {{3, 4, 23, 3}, true}}, {152, {{3, 8, 36, 3}, true}},
   };
   auto it = configs.find(depth);

@@ -250,15 +250,15 @@ Shape conv2d_grouped_output_shape(const Shape& ds, const Shape& ws, const Conv2d
   check_positive(op, "groups", groups);
   const int64_t c = nhwc ? ds[3] : ds[1], o = nhwc ? ws[3] : ws[0], i = nhwc ? ws[2] : ws[1];
   if (c % groups != 0 || o % groups != 0 || i * groups != c)
-    fail(op, "weight " + shape_to_string(ws) + " does not fit data " + shape_to_string(ds) + " with groups=" +
-                 std::to_string(groups));
+    fail(op, "weight " + shape_to_string(ws) + " does not fit data " + shape_to_string(ds) +
+                 " with groups=" + std::to_string(groups));
   const int64_t h = nhwc ? ds[1] : ds[2], w = nhwc ? ds[2] : ds[3];
   auto [oh, ow] = spatial_output(op, h, w, nhwc ? ws[0] : ws[2], nhwc ? ws[1] : ws[3], a);
   return nhwc ? Shape{ds[0], oh, ow, o} : Shape{ds[0], o, oh, ow};
 }
 
-void conv2d_grouped_nchw(const float* data, const Shape& ds, const float* weight, const Shape& ws,
-                         const Conv2dAttrs& a, int64_t groups, float* out) {
+void conv2d_grouped_nchw(const float* data, const Shape& ds, const float* weight, const Shape& ws, const Conv2dAttrs& a,
+                         int64_t groups, float* out) {
   const Shape os = conv2d_grouped_output_shape(ds, ws, a, groups, /*nhwc=*/false);
   const int64_t C = ds[1], H = ds[2], W = ds[3], O = ws[0], I = ws[1], KH = ws[2], KW = ws[3];
   const int64_t OH = os[2], OW = os[3], out_per_group = O / groups;
@@ -301,8 +301,8 @@ void conv2d_grouped_nchw(const float* data, const Shape& ds, const float* weight
     }
 }
 
-void conv2d_grouped_nhwc(const float* data, const Shape& ds, const float* weight, const Shape& ws,
-                         const Conv2dAttrs& a, int64_t groups, float* out) {
+void conv2d_grouped_nhwc(const float* data, const Shape& ds, const float* weight, const Shape& ws, const Conv2dAttrs& a,
+                         int64_t groups, float* out) {
   const Shape os = conv2d_grouped_output_shape(ds, ws, a, groups, /*nhwc=*/true);
   const int64_t H = ds[1], W = ds[2], C = ds[3], KH = ws[0], KW = ws[1], I = ws[2], O = ws[3];
   const int64_t OH = os[1], OW = os[2], out_per_group = O / groups;
@@ -399,9 +399,12 @@ struct AxisSplit {
 AxisSplit split_at(const Shape& shape, size_t axis) {
   AxisSplit s;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (d < axis) s.outer *= shape[d];
-    else if (d == axis) s.extent = shape[d];
-    else s.inner *= shape[d];
+    if (d < axis)
+      s.outer *= shape[d];
+    else if (d == axis)
+      s.extent = shape[d];
+    else
+      s.inner *= shape[d];
   }
   return s;
 }
@@ -414,8 +417,7 @@ void batch_norm(const float* x, const Shape& shape, size_t axis, const float* ga
     for (int64_t c = 0; c < s.extent; ++c) {
       const double scale = double(gamma[c]) / std::sqrt(double(var[c]) + epsilon);
       const int64_t base = (o * s.extent + c) * s.inner;
-      for (int64_t i = 0; i < s.inner; ++i)
-        out[base + i] = float((double(x[base + i]) - mean[c]) * scale + beta[c]);
+      for (int64_t i = 0; i < s.inner; ++i) out[base + i] = float((double(x[base + i]) - mean[c]) * scale + beta[c]);
     }
 }
 

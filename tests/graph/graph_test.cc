@@ -81,7 +81,8 @@ TEST(GraphLayout, ParsesPrimalAndBlockedAxes) {
   EXPECT_EQ(error_of([] { Layout::parse("NCHC"); }), "layout 'NCHC': axis C appears twice");
   EXPECT_EQ(error_of([] { Layout::parse("N8cCHW"); }), "layout 'N8cCHW': block c comes before (or without) its axis C");
   EXPECT_EQ(error_of([] { Layout::parse("NCHW0c"); }), "layout 'NCHW0c': block size must be positive");
-  EXPECT_EQ(error_of([] { Layout::parse("NCHW8"); }), "layout 'NCHW8': a block size must be followed by a lower-case axis");
+  EXPECT_EQ(error_of([] { Layout::parse("NCHW8"); }),
+            "layout 'NCHW8': a block size must be followed by a lower-case axis");
   EXPECT_EQ(error_of([] { Layout::parse(""); }), "layout '': empty");
 }
 

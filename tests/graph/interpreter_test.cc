@@ -166,8 +166,7 @@ TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
         std::vector<float> want(nchw.size());
         auto xa = random_array(ds, 9);
         ops::Pool2dAttrs o{pa.kernel_h, pa.kernel_w, pa.stride_h, pa.stride_w, 1, 1, 1, 1, pa.count_include_pad};
-        (op == Op::kMaxPool2d ? ops::reference::max_pool2d : ops::reference::avg_pool2d)(xa.data(), ds, o,
-                                                                                        want.data());
+        (op == Op::kMaxPool2d ? ops::reference::max_pool2d : ops::reference::avg_pool2d)(xa.data(), ds, o, want.data());
         EXPECT_LT(max_relative_error(nchw, want), 1e-6);
       }
       Attrs attrs_h = attrs;
@@ -176,19 +175,16 @@ TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
       NodeId y2 = b.add_node(op, "pool", {b.input("x", xh.shape())}, attrs_h);
       one.push_back(std::move(xh));
       std::vector<float> nhwc = run(b, y2, std::move(one));
-      EXPECT_LT(max_relative_error(nhwc, ops::nchw_to_nhwc(nchw.data(), os)), 1e-6)
-          << op_name(op) << " ceil=" << ceil;
+      EXPECT_LT(max_relative_error(nhwc, ops::nchw_to_nhwc(nchw.data(), os)), 1e-6) << op_name(op) << " ceil=" << ceil;
     }
   }
 }
 
 TEST(Interpret, BatchNormIsItsFormula) {
   GraphBuilder b;
-  auto vec = [&](const std::string& name, std::vector<float> v) {
-    return b.constant(name, array({2}, v));
-  };
-  NodeId y = b.batch_norm(b.input("x", {1, 2, 1, 2}), vec("gamma", {2, 0.5}), vec("beta", {1, -1}),
-                          vec("mean", {1, 2}), vec("var", {3.99, 0.24}), BatchNormAttrs{0.01, 1});
+  auto vec = [&](const std::string& name, std::vector<float> v) { return b.constant(name, array({2}, v)); };
+  NodeId y = b.batch_norm(b.input("x", {1, 2, 1, 2}), vec("gamma", {2, 0.5}), vec("beta", {1, -1}), vec("mean", {1, 2}),
+                          vec("var", {3.99, 0.24}), BatchNormAttrs{0.01, 1});
   std::vector<runtime::NDArray> in;
   in.push_back(array({1, 2, 1, 2}, {1, 3, 2, 4}));
   // channel 0: (x - 1) / 2 * 2 + 1; channel 1: (x - 2) / 0.5 * 0.5 - 1.
@@ -286,8 +282,6 @@ TEST(Interpret, LayoutTransformsMatchTheOpsPackersAndRoundTrip) {
 
 TEST(Interpret, InputsByNameAndTheirErrors) {
   GraphBuilder b;
-  // Separate statements: the order of a call's arguments is unspecified, and
-  // the inputs' order is the order they were made.
   NodeId a = b.input("a", {2});
   NodeId y = b.add(a, b.input("b", {2}), "sum");
   Graph g = b.finish({y});

@@ -55,18 +55,23 @@ TEST(GraphShapes, Conv2dErrorsNameTheNodeAndTheShapes) {
   EXPECT_EQ(error_of([&] { f.b.conv2d(x, w, Conv2dAttrs::symmetric(1, 1, 1, 4), "grouped"); }),
             "node 'grouped' (conv2d): weight [64, 32, 3, 3] expects 128 input channels (32 per group, groups=4), "
             "data [1, 64, 56, 56] has 64");
-  EXPECT_EQ(error_of([&] { f.b.conv2d(x, f.w("w3", {64, 20, 3, 3}), Conv2dAttrs::symmetric(1, 1, 1, 3), "c"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.conv2d(x, f.w("w3", {64, 20, 3, 3}), Conv2dAttrs::symmetric(1, 1, 1, 3), "c");
+            }),
             "node 'c' (conv2d): data [1, 64, 56, 56] has 64 channels, not a multiple of groups=3");
   const std::string big = error_of([&] { f.b.conv2d(f.in("s", {1, 64, 2, 2}), f.w("w5", {8, 64, 5, 5}), {}, "big"); });
   EXPECT_NE(big.find("node 'big' (conv2d): kernel height extent 5"), std::string::npos) << big;
   EXPECT_NE(big.find("larger than the padded input height 2"), std::string::npos) << big;
   Conv2dAttrs mixed;
   mixed.kernel_layout = "HWIO";
-  EXPECT_NE(error_of([&] { f.b.conv2d(x, w, mixed, "m"); }).find("node 'm' (conv2d): data_layout NCHW with kernel_layout"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { f.b.conv2d(x, w, mixed, "m"); }).find("node 'm' (conv2d): data_layout NCHW with kernel_layout"),
+      std::string::npos);
   EXPECT_NE(error_of([&] { f.b.conv2d(x, w, Conv2dAttrs::symmetric(0, 1), "z"); }).find("stride_h must be positive"),
             std::string::npos);
-  EXPECT_EQ(error_of([&] { f.b.conv2d(f.in("r3", {1, 64, 56}), w, {}, "r"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.conv2d(f.in("r3", {1, 64, 56}), w, {}, "r");
+            }),
             "node 'r' (conv2d): data (NCHW) must have rank 4, got [1, 64, 56]");
   // A failed node leaves the builder's graph as it was.
   EXPECT_FALSE(f.b.graph().find("layer1.0.conv1"));
@@ -75,14 +80,19 @@ TEST(GraphShapes, Conv2dErrorsNameTheNodeAndTheShapes) {
 TEST(GraphShapes, MatrixProducts) {
   Fixture f;
   EXPECT_EQ(f.b.shape(f.b.dense(f.in("x", {2, 512}), f.w("w", {1000, 512}))), (Shape{2, 1000}));
-  EXPECT_EQ(error_of([&] { f.b.dense(f.in("x2", {1, 2048}), f.w("w2", {1000, 512}), "fc"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.dense(f.in("x2", {1, 2048}), f.w("w2", {1000, 512}), "fc");
+            }),
             "node 'fc' (dense): weight [1000, 512] expects 512 input features, data [1, 2048] has 2048");
   EXPECT_EQ(f.b.shape(f.b.matmul(f.in("a", {2, 3, 4}), f.w("b", {4, 5}))), (Shape{2, 3, 5}));
-  EXPECT_EQ(error_of([&] { f.b.matmul(f.in("a2", {3, 4}), f.w("b2", {5, 4}), "mm"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.matmul(f.in("a2", {3, 4}), f.w("b2", {5, 4}), "mm");
+            }),
             "node 'mm' (matmul): a [3, 4] has 4 columns, b [5, 4] has 5 rows");
   EXPECT_EQ(f.b.shape(f.b.batch_matmul(f.in("p", {2, 3, 4}), f.w("q", {2, 5, 4}))), (Shape{2, 3, 5}));
-  EXPECT_NE(error_of([&] { f.b.batch_matmul(f.in("p2", {2, 3, 4}), f.w("q2", {3, 5, 4}), "bmm"); })
-                .find("node 'bmm' (batch_matmul): a [2, 3, 4] (B, M, K) and b [3, 5, 4]"),
+  EXPECT_NE(error_of([&] {
+              f.b.batch_matmul(f.in("p2", {2, 3, 4}), f.w("q2", {3, 5, 4}), "bmm");
+            }).find("node 'bmm' (batch_matmul): a [2, 3, 4] (B, M, K) and b [3, 5, 4]"),
             std::string::npos);
 }
 
@@ -99,7 +109,9 @@ TEST(GraphShapes, NormalisationBiasAndElementwise) {
   EXPECT_EQ(error_of([&] { f.b.bias_add(x, c4, 4, "ba"); }), "node 'ba' (bias_add): axis 4 is out of range for rank 4");
   EXPECT_EQ(f.b.shape(f.b.add(x, f.w("k", {4, 1, 1}))), (Shape{1, 4, 2, 2}));
   EXPECT_EQ(f.b.shape(f.b.multiply(f.w("s", {3, 1}), f.w("t", {1, 5}))), (Shape{3, 5}));
-  EXPECT_EQ(error_of([&] { f.b.add(x, f.w("k3", {3, 1, 1}), "sum"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.add(x, f.w("k3", {3, 1, 1}), "sum");
+            }),
             "node 'sum' (add): shapes [1, 4, 2, 2] and [3, 1, 1] do not broadcast (axis 1: 4 vs 3)");
   for (NodeId y : {f.b.relu(x), f.b.sigmoid(x), f.b.dropout(x, 0.5), f.b.clip(x, 0, 6)})
     EXPECT_EQ(f.b.shape(y), (Shape{1, 4, 2, 2}));
@@ -127,7 +139,9 @@ TEST(GraphShapes, PoolingFloorCeilLayoutsAndErrors) {
   PoolAttrs wide = PoolAttrs::symmetric(2, 2, 2);
   EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, wide, "pool"); }),
             "node 'pool' (max_pool2d): pad_top=2 must be smaller than the kernel 2");
-  EXPECT_EQ(error_of([&] { f.b.avg_pool2d(f.in("t", {1, 1, 2, 2}), PoolAttrs::symmetric(3, 1), "tiny"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.avg_pool2d(f.in("t", {1, 1, 2, 2}), PoolAttrs::symmetric(3, 1), "tiny");
+            }),
             "node 'tiny' (avg_pool2d): pool window [3, 3] is larger than the padded input [1, 1, 2, 2]");
   PoolAttrs odd = a;
   odd.layout = "NCHW8c";
@@ -140,14 +154,24 @@ TEST(GraphShapes, ConcatReshapeFlattenTransposePadSoftmax) {
   NodeId a = f.in("a", {1, 2, 3, 3}), b = f.in("b", {1, 5, 3, 3});
   EXPECT_EQ(f.b.shape(f.b.concat({a, b}, 1)), (Shape{1, 7, 3, 3}));
   EXPECT_EQ(f.b.shape(f.b.concat({a, a, a}, -1)), (Shape{1, 2, 3, 9}));
-  EXPECT_EQ(error_of([&] { f.b.concat({a, b}, 2, "cat"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.concat({a, b}, 2, "cat");
+            }),
             "node 'cat' (concat): input 1 [1, 5, 3, 3] does not match input 0 [1, 2, 3, 3] outside axis 2");
   NodeId x = f.in("x", {2, 3, 4});
   EXPECT_EQ(f.b.shape(f.b.reshape(x, {0, -1})), (Shape{2, 12}));
   EXPECT_EQ(f.b.shape(f.b.reshape(x, {4, -1, 2})), (Shape{4, 3, 2}));
-  EXPECT_EQ(error_of([&] { f.b.reshape(x, {5, -1}, "r"); }), "node 'r' (reshape): cannot reshape data [2, 3, 4] to [5, -1]");
-  EXPECT_EQ(error_of([&] { f.b.reshape(x, {-1, -1}, "r"); }), "node 'r' (reshape): newshape [-1, -1] has more than one -1");
-  EXPECT_EQ(error_of([&] { f.b.reshape(x, {5, 5}, "r"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.reshape(x, {5, -1}, "r");
+            }),
+            "node 'r' (reshape): cannot reshape data [2, 3, 4] to [5, -1]");
+  EXPECT_EQ(error_of([&] {
+              f.b.reshape(x, {-1, -1}, "r");
+            }),
+            "node 'r' (reshape): newshape [-1, -1] has more than one -1");
+  EXPECT_EQ(error_of([&] {
+              f.b.reshape(x, {5, 5}, "r");
+            }),
             "node 'r' (reshape): cannot reshape data [2, 3, 4] (24 elements) to [5, 5] (25)");
   NodeId y = f.in("y", {2, 3, 4, 5});
   EXPECT_EQ(f.b.shape(f.b.flatten(y)), (Shape{2, 60}));
@@ -155,10 +179,14 @@ TEST(GraphShapes, ConcatReshapeFlattenTransposePadSoftmax) {
   EXPECT_EQ(f.b.shape(f.b.flatten(y, 4)), (Shape{120, 1}));
   EXPECT_EQ(f.b.shape(f.b.transpose(y, {0, 2, 3, 1})), (Shape{2, 4, 5, 3}));
   EXPECT_EQ(f.b.shape(f.b.transpose(y, {})), (Shape{5, 4, 3, 2}));
-  EXPECT_EQ(error_of([&] { f.b.transpose(y, {0, 1, 1, 2}, "t"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.transpose(y, {0, 1, 1, 2}, "t");
+            }),
             "node 't' (transpose): perm [0, 1, 1, 2] is not a permutation of the axes of data [2, 3, 4, 5]");
   EXPECT_EQ(f.b.shape(f.b.pad(x, PadAttrs{{0, 1, 2}, {1, 0, 3}, 0.f})), (Shape{3, 4, 9}));
-  EXPECT_EQ(error_of([&] { f.b.pad(x, PadAttrs{{0, 1}, {1, 0}, 0.f}, "p"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.pad(x, PadAttrs{{0, 1}, {1, 0}, 0.f}, "p");
+            }),
             "node 'p' (pad): before [0, 1] and after [1, 0] must have one entry per axis of data [2, 3, 4]");
   EXPECT_EQ(f.b.shape(f.b.softmax(x, 1)), (Shape{2, 3, 4}));
   EXPECT_EQ(error_of([&] { f.b.softmax(x, 3, "sm"); }), "node 'sm' (softmax): axis 3 is out of range for rank 3");
@@ -171,7 +199,9 @@ TEST(GraphShapes, LayoutTransform) {
   EXPECT_EQ(f.b.shape(packed), (Shape{1, 2, 5, 7, 8}));
   EXPECT_EQ(f.b.shape(f.b.layout_transform(packed, "NCHW8c", "NHWC")), (Shape{1, 5, 7, 16}));
   EXPECT_EQ(f.b.shape(f.b.layout_transform(packed, "NCHW8c", "NCHW4c")), (Shape{1, 4, 5, 7, 4}));
-  EXPECT_EQ(error_of([&] { f.b.layout_transform(f.in("y", {1, 12, 5, 5}), "NCHW", "NCHW8c", "lt"); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.layout_transform(f.in("y", {1, 12, 5, 5}), "NCHW", "NCHW8c", "lt");
+            }),
             "node 'lt' (layout_transform): layout NCHW8c: axis C of extent 12 is not a multiple of its block 8");
   EXPECT_EQ(error_of([&] { f.b.layout_transform(x, "NCHW", "NCHWc", "lt"); }),
             "node 'lt' (layout_transform): layout 'NCHWc': unexpected character 'c'");
@@ -184,12 +214,17 @@ TEST(GraphShapes, LayoutTransform) {
 
 TEST(GraphShapes, InputsArityAndWholeGraphReinference) {
   Fixture f;
-  EXPECT_EQ(error_of([&] { f.in("bad", {1, 0, 3}); }), "node 'bad' (input): shape [1, 0, 3] has a non-positive dimension");
+  EXPECT_EQ(error_of([&] {
+              f.in("bad", {1, 0, 3});
+            }),
+            "node 'bad' (input): shape [1, 0, 3] has a non-positive dimension");
   NodeId x = f.in("x", {1, 3, 8, 8});
   EXPECT_EQ(error_of([&] { f.b.add_node(Op::kAdd, "a", {x}); }), "node 'a' (add): expects 2 inputs, got 1");
   EXPECT_EQ(error_of([&] { f.b.add_node(Op::kConcat, "c", {}, ConcatAttrs{}); }),
             "node 'c' (concat): expects at least one input, got 0");
-  EXPECT_EQ(error_of([&] { f.b.add_node(Op::kConv2d, "k", {x, x}, NoAttrs{}); }),
+  EXPECT_EQ(error_of([&] {
+              f.b.add_node(Op::kConv2d, "k", {x, x}, NoAttrs{});
+            }),
             "node 'k' (conv2d): attributes of another operator kind");
   NodeId y = f.b.conv2d(x, f.w("w", {4, 3, 3, 3}), Conv2dAttrs::symmetric(1, 1), "conv");
   Graph g = f.b.finish({f.b.relu(y, "relu")});

@@ -28,10 +28,9 @@ using test::values;
 // parameter count of MobileNet(alpha=1.0), the same convention.
 const std::map<std::string, int64_t>& expected_parameters() {
   static const std::map<std::string, int64_t> counts = {
-      {"resnet-18", 11689512},   {"resnet-34", 21797672},       {"resnet-50", 25557032},
-      {"resnet-101", 44549160},  {"resnet-152", 60192808},      {"vgg-11", 132863336},
-      {"vgg-13", 133047848},     {"vgg-16", 138357544},         {"vgg-19", 143667240},
-      {"mobilenet", 4231976},    {"mobilenet-v2", 3504872},     {"squeezenet_v1.1", 1235496},
+      {"resnet-18", 11689512},    {"resnet-34", 21797672}, {"resnet-50", 25557032},   {"resnet-101", 44549160},
+      {"resnet-152", 60192808},   {"vgg-11", 132863336},   {"vgg-13", 133047848},     {"vgg-16", 138357544},
+      {"vgg-19", 143667240},      {"mobilenet", 4231976},  {"mobilenet-v2", 3504872}, {"squeezenet_v1.1", 1235496},
       {"inception_v3", 23834568},
   };
   return counts;
@@ -47,8 +46,7 @@ TEST(Zoo, EveryNetworkHasLogitsAndTorchvisionsParameterCount) {
       EXPECT_EQ(count_parameters(g), expected_parameters().at(name)) << name << " " << layout;
       const NodeId data = g.input_ids().at(0);
       const int64_t side = name == "inception_v3" ? 299 : 224;
-      EXPECT_EQ(g.node(data).type.shape,
-                layout == "NCHW" ? Shape({2, 3, side, side}) : Shape({2, side, side, 3}));
+      EXPECT_EQ(g.node(data).type.shape, layout == "NCHW" ? Shape({2, 3, side, side}) : Shape({2, side, side, 3}));
     }
 }
 
@@ -115,8 +113,7 @@ void expect_layouts_agree(const std::string& name, int64_t batch) {
   const Shape shape = nchw.node(nchw.input_ids()[0]).type.shape;
   std::vector<runtime::NDArray> in_nchw, in_nhwc;
   in_nchw.push_back(test::random_array(shape, 42));
-  in_nhwc.push_back(test::array({shape[0], shape[2], shape[3], shape[1]},
-                                ops::nchw_to_nhwc(in_nchw[0].data(), shape)));
+  in_nhwc.push_back(test::array({shape[0], shape[2], shape[3], shape[1]}, ops::nchw_to_nhwc(in_nchw[0].data(), shape)));
   const auto start = std::chrono::steady_clock::now();
   const std::vector<float> a = values(interpret(nchw, in_nchw).at(0));
   const auto middle = std::chrono::steady_clock::now();

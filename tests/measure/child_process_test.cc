@@ -94,7 +94,10 @@ TEST(ChildProcess, ATunerKilledBySigkillLeavesNoChildBehind) {
   int status = 0;
   ASSERT_TRUE(ended_within(tuner, 5s, status));
   ASSERT_TRUE(ended_within(hung, 5s, status)) << "the hung child outlived the tuner";
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // Killed by its parent-death signal, or (when the tuner died before the
+  // child had asked for that signal, as under load) by its own check: exit 122.
+  EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) || (WIFEXITED(status) && WEXITSTATUS(status) == 122))
+      << "status " << status;
 }
 
 }  // namespace
