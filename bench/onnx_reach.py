@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Which of torchvision's image classifiers Tessera imports and runs correctly.
+
+Each model (random weights, eval mode) is exported with torch.onnx.export at
+opset 17; onnxruntime's output for a seeded input is the reference; Tessera
+compiles the .onnx file (`tessera compile`), runs it on the same input
+(`tessera run`) and the largest difference relative to the largest output is
+reported, or the one-line error that refused the model.
+
+    bench/.venv/bin/python bench/onnx_reach.py [--tessera build/tessera] [MODEL ...]
+"""
+import argparse
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+import torch
+import torchvision
+
+DEFAULT = ["resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11_bn", "alexnet", "squeezenet1_1",
+           "densenet121", "googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_small", "mnasnet1_0",
+           "shufflenet_v2_x1_0", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny"]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser()
+    p.add_argument("--tessera", default=os.path.join(here, "..", "build", "tessera"))
+    p.add_argument("models", nargs="*", default=DEFAULT)
+    args = p.parse_args()
+    work = tempfile.mkdtemp(prefix="tessera-reach-")
+    ok = 0
+    for name in args.models:
+        size = 299 if name == "inception_v3" else 224
+        kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+        net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+        x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+        onnx_path = os.path.join(work, name + ".onnx")
+        torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
+        want = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"data": x.numpy()})[0]
+        np.save(os.path.join(work, "in.npy"), x.numpy())
+        tsr, out = os.path.join(work, name + ".tsr"), os.path.join(work, "out.npy")
+        r = subprocess.run([args.tessera, "compile", onnx_path, "-o", tsr], capture_output=True, text=True)
+        if r.returncode == 0:
+            r = subprocess.run([args.tessera, "run", tsr, "--input", "data=" + os.path.join(work, "in.npy"),
+                                "--output", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{name:<22} refused: {r.stderr.strip().splitlines()[-1][:200]}", flush=True)
+            continue
+        got = np.load(out)
+        err = float(np.abs(got - want).max() / np.abs(want).max())
+        ok += err <= 1e-4
+        print(f"{name:<22} {'correct' if err <= 1e-4 else 'WRONG'}: max rel error {err:.1e}", flush=True)
+    print(f"{ok} of {len(args.models)} models correct")
+
+
+if __name__ == "__main__":
+    main()
