@@ -8,9 +8,11 @@ environment, `bench/.venv/bin/python scripts/make_onnx_test_models.py`
 (bench/network_vs_frameworks.py creates it). The test suite itself only reads
 the committed files.
 
-- tiny_resnet, tiny_mobilenet_v2, tiny_squeezenet: torchvision's building
-  blocks (BasicBlock, InvertedResidual, Fire) at a few channels and 32x32
-  inputs, exported by torch.onnx.export at opset 17 in eval mode.
+- resnet18_narrow, mobilenet_v2_narrow, squeezenet1_1_narrow: the whole
+  topologies of torchvision's resnet18 (BasicBlock, [2, 2, 2, 2]), mobilenet_v2
+  (torchvision's own class at width 0.25) and squeezenet1_1 (its Fire layout),
+  with few channels and 10 classes, exported by torch.onnx.export at opset 17
+  in eval mode, on 1x3x64x64 inputs.
 - op_*: one small model per importer operator, written with onnx.helper, at
   the opsets where the operator's definition changed.
 """
@@ -51,7 +53,7 @@ def randomize_batch_norms(net):
                 m.bias.uniform_(-0.5, 0.5)
 
 
-def export_torch(name, net, shape=(1, 3, 32, 32)):
+def export_torch(name, net, shape=(1, 3, 64, 64)):
     torch.manual_seed(0)
     randomize_batch_norms(net)
     net.eval()
@@ -62,32 +64,59 @@ def export_torch(name, net, shape=(1, 3, 32, 32)):
         save(name, f.read(), [x.numpy()])
 
 
-def tiny_resnet():
-    from torchvision.models.resnet import BasicBlock
-    down = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 1, 2, bias=False), torch.nn.BatchNorm2d(16))
-    return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 7, 2, 3, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-        torch.nn.MaxPool2d(3, 2, 1), BasicBlock(8, 8), BasicBlock(8, 16, 2, down),
-        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10))
+class NarrowResNet18(torch.nn.Module):
+    """torchvision's resnet18 (stem, four stages of two BasicBlocks, pooled
+    linear head, forward as ResNet._forward_impl) at widths 8..32."""
+
+    def __init__(self, widths=(8, 16, 24, 32), classes=10):
+        super().__init__()
+        from torchvision.models.resnet import BasicBlock
+        self.conv1 = torch.nn.Conv2d(3, widths[0], 7, 2, 3, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(widths[0])
+        self.relu = torch.nn.ReLU(inplace=True)
+        self.maxpool = torch.nn.MaxPool2d(3, 2, 1)
+        stages, inplanes = [], widths[0]
+        for i, planes in enumerate(widths):
+            stride = 1 if i == 0 else 2
+            down = None
+            if stride != 1 or inplanes != planes:
+                down = torch.nn.Sequential(torch.nn.Conv2d(inplanes, planes, 1, stride, bias=False),
+                                           torch.nn.BatchNorm2d(planes))
+            stages.append(torch.nn.Sequential(BasicBlock(inplanes, planes, stride, down), BasicBlock(planes, planes)))
+            inplanes = planes
+        self.layer1, self.layer2, self.layer3, self.layer4 = stages
+        self.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = torch.nn.Linear(widths[-1], classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
-def tiny_mobilenet_v2():
-    from torchvision.models.mobilenetv2 import InvertedResidual
+def narrow_mobilenet_v2():
+    """torchvision's MobileNetV2 itself at width 0.25; its 1280-channel last
+    convolution (fixed by torchvision below width 1) cut to 64."""
     from torchvision.ops.misc import Conv2dNormActivation
-    return torch.nn.Sequential(
-        Conv2dNormActivation(3, 8, stride=2, activation_layer=torch.nn.ReLU6),
-        InvertedResidual(8, 8, 1, 1), InvertedResidual(8, 16, 2, 6), InvertedResidual(16, 16, 1, 6),
-        Conv2dNormActivation(16, 32, kernel_size=1, activation_layer=torch.nn.ReLU6),
-        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Dropout(0.2), torch.nn.Linear(32, 10))
+    net = torchvision.models.mobilenet_v2(weights=None, width_mult=0.25, num_classes=10)
+    net.features[-1] = Conv2dNormActivation(net.features[-1][0].in_channels, 64, kernel_size=1,
+                                            activation_layer=torch.nn.ReLU6)
+    net.classifier[1] = torch.nn.Linear(64, 10)
+    return net
 
 
-def tiny_squeezenet():
+def narrow_squeezenet1_1():
+    """torchvision's SqueezeNet 1.1 (its class and forward) with every Fire
+    module at a quarter of its width."""
     from torchvision.models.squeezenet import Fire
-    return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 16, 3, 2), torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, ceil_mode=True),
-        Fire(16, 4, 8, 8), Fire(16, 4, 8, 8), torch.nn.MaxPool2d(3, 2, ceil_mode=True), Fire(16, 8, 16, 16),
-        torch.nn.Dropout(0.5), torch.nn.Conv2d(32, 10, 1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten())
+    net = torchvision.models.squeezenet1_1(weights=None, num_classes=10)
+    net.features = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, 2), torch.nn.ReLU(inplace=True), torch.nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(16, 4, 16, 16), Fire(32, 4, 16, 16), torch.nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(32, 8, 32, 32), Fire(64, 8, 32, 32), torch.nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(64, 12, 48, 48), Fire(96, 12, 48, 48), Fire(96, 16, 64, 64), Fire(128, 16, 64, 64))
+    net.classifier[1] = torch.nn.Conv2d(128, 10, 1)
+    return net
 
 
 def const(name, array):
@@ -158,14 +187,76 @@ def operator_models():
     op_model("op_constant_node", 13, [
         helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(f32(4, 1, 1), "k")),
         helper.make_node("Mul", ["x", "k"], ["y"])], x4)
+    # Squeeze/Unsqueeze axes became inputs at opset 13.
+    op_model("op_squeeze_unsqueeze_opset13", 13, [
+        helper.make_node("Unsqueeze", ["x", "outer"], ["u"]), helper.make_node("Squeeze", ["u", "first"], ["s"]),
+        helper.make_node("Squeeze", ["s", "last"], ["q"]), helper.make_node("Relu", ["q"], ["y"])], x4,
+        [const("outer", np.array([0, -1], np.int64)), const("first", np.array([0], np.int64)),
+         const("last", np.array([-1], np.int64))])
+    # Clip with only a min, then only a max (an empty input name skips one).
+    op_model("op_clip_one_bound_opset13", 13, [
+        helper.make_node("Clip", ["x", "lo"], ["c"]), helper.make_node("Clip", ["c", "", "hi"], ["y"])], x4,
+        [const("lo", np.float32(-0.3)), const("hi", np.float32(0.4))])
+    # ReduceMean's axes: an attribute up to opset 17.
+    op_model("op_reduce_mean_opset13", 13, [
+        helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1, -2], keepdims=1),
+        helper.make_node("Flatten", ["m"], ["y"])], x4)
+    op_model("op_pad_opset11", 11, [
+        helper.make_node("Pad", ["x", "pads"], ["y"])], x4, [const("pads", np.array([0, 1, 2, 0, 0, 0, 1, 3], np.int64))])
+    # Pad's axes input (opset 18): pads of the listed axes only.
+    op_model("op_pad_axes_opset18", 18, [
+        helper.make_node("Pad", ["x", "pads", "value", "axes"], ["y"])], x4,
+        [const("pads", np.array([1, 2, 0, 1], np.int64)), const("value", np.float32(-1.5)),
+         const("axes", np.array([-1, 2], np.int64))])
+    # Initializers in the typed fields (float_data, int64_data) rather than raw_data.
+    op_model("op_float_data_initializers", 17, [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Reshape", ["c", "shape"], ["y"])], x4,
+        [helper.make_tensor("w", TensorProto.FLOAT, [3, 4, 3, 3], f32(3, 4, 3, 3).flatten().tolist()),
+         helper.make_tensor("b", TensorProto.FLOAT, [3], f32(3).tolist()),
+         helper.make_tensor("shape", TensorProto.INT64, [3], [1, 3, -1])])
+    op_model("op_gemm_transA_matrix_c_opset11", 11, [
+        helper.make_node("Gemm", ["x", "w", "c"], ["y"], transA=1, transB=1, beta=0.5)],
+        [("x", [6, 3])], [const("w", f32(5, 6)), const("c", f32(3, 5))])
+    # Softmax over a middle axis: one axis at opset 13, the flattened rest before.
+    op_model("op_softmax_axis1_opset13", 13, [helper.make_node("Softmax", ["x"], ["y"], axis=1)], x4)
+    op_model("op_softmax_axis1_opset11", 11, [helper.make_node("Softmax", ["x"], ["y"], axis=1)], x4)
+    op_model("op_conv_pool_auto_pad", 17, [
+        helper.make_node("Conv", ["x", "w"], ["a"], auto_pad="SAME_LOWER", strides=[2, 2]),
+        helper.make_node("MaxPool", ["a"], ["p"], auto_pad="SAME_UPPER", kernel_shape=[2, 2]),
+        helper.make_node("Conv", ["p", "w2"], ["y"], auto_pad="VALID")], [("x", [1, 4, 9, 9])],
+        [const("w", f32(6, 4, 4, 4)), const("w2", f32(2, 6, 2, 2))])
+    op_model("op_add_mul_broadcast", 14, [
+        helper.make_node("Add", ["x", "x2"], ["a"]), helper.make_node("Mul", ["a", "x2"], ["m"]),
+        helper.make_node("Relu", ["m"], ["y"])], x4 + [("x2", [1, 4, 1, 7])])
+    op_model("op_matmul_activations", 13, [
+        helper.make_node("MatMul", ["x", "x2"], ["m"]), helper.make_node("MatMul", ["m", "w"], ["y"])],
+        [("x", [2, 3, 4]), ("x2", [2, 4, 5])], [const("w", f32(5, 6))])
+    op_model("op_matmul_2d_activations", 13, [helper.make_node("MatMul", ["x", "x2"], ["y"])],
+             [("x", [3, 4]), ("x2", [4, 5])])
+    # A channel shuffle as torchvision's shufflenet exports it: the group
+    # width computed from the shape (Shape, Gather, Div, Concat), then
+    # Reshape, Transpose and Reshape back.
+    op_model("op_channel_shuffle_shape_arithmetic", 13, [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["c"], axis=0),
+        helper.make_node("Div", ["c", "two"], ["per_group"]),
+        helper.make_node("Unsqueeze", ["per_group", "axes"], ["pg"]),
+        helper.make_node("Concat", ["lead", "pg", "hw"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["t", "back"], ["y"])], x4,
+        [const("one", np.int64(1)), const("two", np.int64(2)), const("axes", np.array([0], np.int64)),
+         const("lead", np.array([1, 2], np.int64)), const("hw", np.array([7, 7], np.int64)),
+         const("back", np.array([1, -1, 7, 7], np.int64))])
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
-    export_torch("tiny_resnet", tiny_resnet())
-    export_torch("tiny_mobilenet_v2", tiny_mobilenet_v2())
-    export_torch("tiny_squeezenet", tiny_squeezenet())
+    export_torch("resnet18_narrow", NarrowResNet18())
+    export_torch("mobilenet_v2_narrow", narrow_mobilenet_v2())
+    export_torch("squeezenet1_1_narrow", narrow_squeezenet1_1())
     operator_models()
 
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "ops/common.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
@@ -31,6 +32,23 @@ struct Value {
   Shape ints_shape;
 };
 
+// A name from the file as a graph name: control bytes (which would break a
+// one-line message) as '?', at most 256 characters.
+std::string clean(const std::string& name) {
+  std::string s = name.substr(0, 256);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
+// "[3, 8, 7, 7]", or the rank alone for a long list.
+std::string dims_text(const onnx::TensorProto& t) {
+  if (t.dims_size() > 8) return "(rank " + std::to_string(t.dims_size()) + ")";
+  std::string s = "[";
+  for (int i = 0; i < t.dims_size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims(i));
+  return s + "]";
+}
+
 std::string element_type_name(int t) {
   return onnx::TensorProto_DataType_IsValid(t) ? onnx::TensorProto_DataType_Name(t) : "type " + std::to_string(t);
 }
@@ -45,6 +63,9 @@ class Importer {
     for (const auto& init : g.initializer()) add_initializer(init);
     for (const auto& in : g.input())
       if (!values_.count(in.name())) add_input(in);
+    for (const auto& [name, shape] : options_.input_shapes)
+      if (!std::any_of(g.input().begin(), g.input().end(), [&](const auto& in) { return in.name() == name; }))
+        fail("a shape is given for input " + support::quoted(name) + ", which the model does not have");
     for (const onnx::NodeProto* node : topological_order(g)) convert(*node);
     std::vector<NodeId> outputs;
     for (const auto& out : g.output()) outputs.push_back(activation(out.name(), "graph output"));
@@ -52,7 +73,7 @@ class Importer {
     Graph graph = b_.finish(outputs);
     // Outputs answer to the names the model gives them (get_output("logits")).
     for (int i = 0; i < g.output_size(); ++i)
-      if (!graph.find(g.output(i).name())) graph.rename(outputs[i], g.output(i).name());
+      if (!graph.find(clean(g.output(i).name()))) graph.rename(outputs[i], clean(g.output(i).name()));
     return graph;
   }
 
@@ -94,36 +115,39 @@ class Importer {
     return dims;
   }
 
-  // The elements of `t` as T, from raw_data (little-endian, `Size` bytes each)
-  // or from the typed field; the count must match the dims.
+  // The elements of `t` as T, from raw_data (little-endian, `size` bytes each)
+  // or from the typed field. The count must match the dims, and is checked
+  // before anything is allocated: a hostile file's dims can claim terabytes.
   template <class T, class Field>
   std::vector<T> elements(const onnx::TensorProto& t, size_t size, const Field& field, int64_t count,
                           const std::string& what) const {
-    std::vector<T> out(static_cast<size_t>(count));
     if (t.has_raw_data()) {
-      if (t.raw_data().size() != static_cast<size_t>(count) * size)
-        fail(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, its dims need " +
-             std::to_string(count * static_cast<int64_t>(size)));
-      std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
+      if (t.raw_data().size() / size != static_cast<size_t>(count) || t.raw_data().size() % size != 0)
+        fail(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, its dims " +
+             dims_text(t) + " need " +
+             std::to_string(count) + " x " + std::to_string(size));
+      std::vector<T> out(static_cast<size_t>(count));
+      if (count > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
       return out;
     }
     if (field.size() != count)
-      fail(what + ": holds " + std::to_string(field.size()) + " values, its dims need " + std::to_string(count));
-    std::copy(field.begin(), field.end(), out.begin());
-    return out;
+      fail(what + ": holds " + std::to_string(field.size()) + " values, its dims " +
+           dims_text(t) + " need " + std::to_string(count));
+    return std::vector<T>(field.begin(), field.end());
   }
 
   Value tensor_value(const onnx::TensorProto& t, const std::string& what) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) fail(what + " keeps its data in an external file");
+    if (t.has_segment()) fail(what + " is segmented (not supported)");
     const Shape dims = dims_of(t, what);
     const int64_t count = support::bounded_product(dims, "dims");
     Value v;
     switch (t.data_type()) {
       case onnx::TensorProto::FLOAT: {
-        runtime::NDArray a(dims.empty() ? Shape{1} : dims);
         auto data = elements<float>(t, 4, t.float_data(), count, what);
+        runtime::NDArray a(dims.empty() ? Shape{1} : dims);
         std::copy(data.begin(), data.end(), a.data());
-        v.node = b_.constant(t.name().empty() ? "constant" : t.name(), std::move(a));
+        v.node = b_.constant(t.name().empty() ? "constant" : clean(t.name()), std::move(a));
         return v;
       }
       case onnx::TensorProto::INT64: v.ints = elements<int64_t>(t, 8, t.int64_data(), count, what); break;
@@ -160,41 +184,64 @@ class Importer {
         } else if (d == 0 && options_.batch > 0) {
           shape.push_back(options_.batch);
         } else {
-          const std::string symbol = dim.has_dim_param() ? " ('" + dim.dim_param().substr(0, 32) + "')" : "";
+          const std::string symbol = dim.has_dim_param() ? " (" + support::quoted(dim.dim_param(), 32) + ")" : "";
           fail(what + " dimension " + std::to_string(d) + symbol + " is not fixed" +
-               (d == 0 ? ": give a batch size (--batch N)" : ": give the input's shape"));
+               (d == 0 ? ": give a batch size (--batch N, OnnxImportOptions::batch)"
+                       : ": give the input's shape (OnnxImportOptions::input_shapes)"));
         }
       }
     }
+    support::bounded_product(shape, [&] { return "ONNX model '" + path_ + "': " + what; });
     Value v;
-    v.node = b_.input(in.name(), shape);
+    v.node = b_.input(clean(in.name()), shape);
     values_[in.name()] = v;
   }
 
   // ---- node order --------------------------------------------------------
 
+  // Nodes in an order where each comes after the producers of its inputs (a
+  // depth-first search with an explicit stack: a hostile file may chain
+  // millions of nodes). Every value has one producer.
   std::vector<const onnx::NodeProto*> topological_order(const onnx::GraphProto& g) {
     std::map<std::string, int> producer;
     for (int i = 0; i < g.node_size(); ++i)
-      for (const auto& out : g.node(i).output())
-        if (!out.empty()) producer[out] = i;
+      for (const auto& out : g.node(i).output()) {
+        if (out.empty()) continue;
+        if (values_.count(out))
+          fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which is a graph input or initializer");
+        if (auto [it, added] = producer.emplace(out, i); !added)
+          fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which " + describe(g.node(it->second)) +
+               " also writes");
+      }
     std::vector<int> state(g.node_size(), 0);  // 0 new, 1 on the path, 2 done
     std::vector<const onnx::NodeProto*> order;
-    std::function<void(int)> visit = [&](int i) {
-      if (state[i] == 2) return;
-      if (state[i] == 1) fail(describe(g.node(i)) + " depends on its own output (the graph has a cycle)");
-      state[i] = 1;
-      for (const auto& in : g.node(i).input()) {
+    std::vector<std::pair<int, int>> stack;  // (node, index of the next input to visit)
+    for (int root = 0; root < g.node_size(); ++root) {
+      if (state[root] != 0) continue;
+      stack.push_back({root, 0});
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [i, next] = stack.back();
+        const onnx::NodeProto& node = g.node(i);
+        if (next == node.input_size()) {
+          state[i] = 2;
+          order.push_back(&node);
+          stack.pop_back();
+          continue;
+        }
+        const std::string& in = node.input(next++);
         if (in.empty() || values_.count(in)) continue;
         auto p = producer.find(in);
         if (p == producer.end())
-          fail(describe(g.node(i)) + " reads " + support::quoted(in) + ", which no node, input or initializer provides");
-        visit(p->second);
+          fail(describe(node) + " reads " + support::quoted(in) + ", which no node, input or initializer provides");
+        if (state[p->second] == 1)
+          fail(describe(g.node(p->second)) + " depends on its own output (the graph has a cycle)");
+        if (state[p->second] == 0) {
+          state[p->second] = 1;
+          stack.push_back({p->second, 0});
+        }
       }
-      state[i] = 2;
-      order.push_back(&g.node(i));
-    };
-    for (int i = 0; i < g.node_size(); ++i) visit(i);
+    }
     return order;
   }
 
@@ -210,9 +257,11 @@ class Importer {
     const Value& v = value(name, who);
     if (v.node >= 0) return v.node;
     // An integer tensor used as data: as float constant (rare, e.g. a shape added).
+    if (support::bounded_product(v.ints_shape, "shape") != static_cast<int64_t>(v.ints->size()))
+      fail(who + " reads " + support::quoted(name) + ", an integer tensor whose shape does not match its values");
     runtime::NDArray a(v.ints_shape.empty() ? Shape{1} : v.ints_shape);
     for (size_t i = 0; i < v.ints->size(); ++i) a[static_cast<int64_t>(i)] = static_cast<float>((*v.ints)[i]);
-    return b_.constant(name, std::move(a));
+    return b_.constant(clean(name), std::move(a));
   }
 
   const std::vector<int64_t>& ints(const onnx::NodeProto& n, int input) const {
@@ -266,7 +315,7 @@ class Importer {
   // ---- operators ---------------------------------------------------------
 
   std::string name_of(const onnx::NodeProto& n) const {
-    return !n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type();
+    return clean(!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type());
   }
 
   void require_inputs(const onnx::NodeProto& n, int least) const {
@@ -289,6 +338,8 @@ class Importer {
     };
     pair("strides", w.sh, w.sw);
     pair("dilations", w.dh, w.dw);
+    if (w.sh < 1 || w.sw < 1 || w.dh < 1 || w.dw < 1 || w.kh < 1 || w.kw < 1)
+      fail(describe(n) + ": kernel, strides and dilations must be positive");
     auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
     if (pads.size() != 4) fail(describe(n) + ": pads must have 4 values");
     w.top = pads[0], w.left = pads[1], w.bottom = pads[2], w.right = pads[3];
@@ -360,11 +411,12 @@ class Importer {
     runtime::NDArray weight({rows, cols});
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) weight[r * cols + c] = alpha * (*w)[trans_b ? r * cols + c : c * rows + r];
-    NodeId y = b_.dense(a, b_.constant(n.input(1) + ".weight", std::move(weight)), name_of(n));
+    NodeId y = b_.dense(a, b_.constant(clean(n.input(1)) + ".weight", std::move(weight)), name_of(n));
     if (n.input_size() > 2 && !n.input(2).empty() && beta != 0.0f) {
       NodeId c = activation(n.input(2), describe(n));
       if (beta != 1.0f) c = b_.multiply(c, b_.constant(name_of(n) + ".beta", scalar(beta)), name_of(n) + ".beta_c");
-      y = shape_of(c).size() == 1 ? b_.bias_add(y, c, 1, name_of(n) + ".bias") : b_.add(y, c, name_of(n) + ".bias");
+      const bool per_column = shape_of(c) == Shape{shape_of(y)[1]};
+      y = per_column ? b_.bias_add(y, c, 1, name_of(n) + ".bias") : b_.add(y, c, name_of(n) + ".bias");
     }
     set_output(n, y);
   }
@@ -375,19 +427,41 @@ class Importer {
     return a;
   }
 
+  // MatMul as the operators the build compiles: dense for a constant 2-D B
+  // (any leading axes of A folded into its rows), else batch_matmul with B
+  // transposed (2-D operands as a batch of one).
   void matmul(const onnx::NodeProto& n) {
     require_inputs(n, 2);
-    NodeId a = activation(n.input(0), describe(n));
+    const NodeId a = activation(n.input(0), describe(n));
+    const Shape sa = shape_of(a);
     const runtime::NDArray* w = constant_of(n, 1);
-    if (w && w->shape().size() == 2 && shape_of(a).size() == 2) {
+    if (w && w->shape().size() == 2 && sa.size() >= 2) {
       const int64_t k = w->shape()[0], cols = w->shape()[1];
+      if (sa.back() != k)
+        fail(describe(n) + ": A " + ops::shape_to_string(sa) + " has " + std::to_string(sa.back()) + " columns, B " +
+             ops::shape_to_string(w->shape()) + " has " + std::to_string(k) + " rows");
       runtime::NDArray weight({cols, k});
       for (int64_t r = 0; r < cols; ++r)
         for (int64_t c = 0; c < k; ++c) weight[r * k + c] = (*w)[c * cols + r];
-      set_output(n, b_.dense(a, b_.constant(n.input(1) + ".weight", std::move(weight)), name_of(n)));
-      return;
+      const NodeId wt = b_.constant(clean(n.input(1)) + ".weight", std::move(weight));
+      if (sa.size() == 2) return set_output(n, b_.dense(a, wt, name_of(n)));
+      const int64_t rows = support::bounded_product(Shape(sa.begin(), sa.end() - 1), describe(n));
+      const NodeId y = b_.dense(b_.reshape(a, {rows, k}, name_of(n) + ".rows"), wt, name_of(n) + ".dense");
+      Shape out = sa;
+      out.back() = cols;
+      return set_output(n, b_.reshape(y, out, name_of(n)));
     }
-    set_output(n, b_.matmul(a, activation(n.input(1), describe(n)), name_of(n)));
+    const NodeId b = activation(n.input(1), describe(n));
+    const Shape sb = shape_of(b);
+    if (sa.size() == 3 && sb.size() == 3)
+      return set_output(n, b_.batch_matmul(a, b_.transpose(b, {0, 2, 1}, name_of(n) + ".bT"), name_of(n)));
+    if (sa.size() == 2 && sb.size() == 2) {
+      const NodeId a3 = b_.reshape(a, {1, sa[0], sa[1]}, name_of(n) + ".a3");
+      const NodeId bt = b_.reshape(b_.transpose(b, {1, 0}, name_of(n) + ".bT"), {1, sb[1], sb[0]}, name_of(n) + ".b3");
+      return set_output(n, b_.reshape(b_.batch_matmul(a3, bt, name_of(n) + ".bmm"), {sa[0], sb[1]}, name_of(n)));
+    }
+    fail(describe(n) + ": A " + ops::shape_to_string(sa) + " times B " + ops::shape_to_string(sb) +
+         " (supported: a constant 2-D B, or two 2-D or two 3-D operands)");
   }
 
   void clip(const onnx::NodeProto& n) {
@@ -411,17 +485,39 @@ class Importer {
   void binary(const onnx::NodeProto& n) {
     require_inputs(n, 2);
     const std::string& op = n.op_type();
+    if (value(n.input(0), describe(n)).ints && value(n.input(1), describe(n)).ints) return integer_binary(n);
     NodeId a = activation(n.input(0), describe(n));
     if (op == "Sub" || op == "Div") {
       const runtime::NDArray* c = constant_of(n, 1);
       if (!c) fail(describe(n) + ": only a constant right-hand side is supported");
-      NodeId k = op == "Sub" ? mapped_constant(*c, n.input(1) + ".neg", [](float v) { return -v; })
-                             : mapped_constant(*c, n.input(1) + ".inv", [](float v) { return 1.0f / v; });
+      NodeId k = op == "Sub" ? mapped_constant(*c, clean(n.input(1)) + ".neg", [](float v) { return -v; })
+                             : mapped_constant(*c, clean(n.input(1)) + ".inv", [](float v) { return 1.0f / v; });
       set_output(n, op == "Sub" ? b_.add(a, k, name_of(n)) : b_.multiply(a, k, name_of(n)));
       return;
     }
     NodeId b = activation(n.input(1), describe(n));
     set_output(n, op == "Add" ? b_.add(a, b, name_of(n)) : b_.multiply(a, b, name_of(n)));
+  }
+
+  // Arithmetic on known integers (shape computations such as a channel
+  // count divided by groups), elementwise with a scalar broadcast.
+  void integer_binary(const onnx::NodeProto& n) {
+    const Value& a = value(n.input(0), describe(n));
+    const Value& b = value(n.input(1), describe(n));
+    const size_t na = a.ints->size(), nb = b.ints->size();
+    if (na != nb && na != 1 && nb != 1)
+      fail(describe(n) + ": integer operands of " + std::to_string(na) + " and " + std::to_string(nb) + " values");
+    const std::string& op = n.op_type();
+    std::vector<int64_t> out(std::max(na, nb));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int64_t x = (*a.ints)[na == 1 ? 0 : i], y = (*b.ints)[nb == 1 ? 0 : i];
+      if (op == "Add") out[i] = support::checked_add(x, y, describe(n));
+      else if (op == "Sub") out[i] = support::checked_add(x, -std::max(y, -std::numeric_limits<int64_t>::max()), describe(n));
+      else if (op == "Mul") out[i] = support::checked_mul(x, y, describe(n));
+      else if (y == 0 || (y == -1 && x == std::numeric_limits<int64_t>::min())) fail(describe(n) + ": integer division by zero");
+      else out[i] = x / y;
+    }
+    set_ints(n, std::move(out), na >= nb ? a.ints_shape : b.ints_shape);
   }
 
   // Reshape's target: 0 copies the input's extent (unless allowzero), -1 is inferred by shape inference.
@@ -432,10 +528,32 @@ class Importer {
       fail(describe(n) + ": allowzero with a zero extent is not supported");
     const Value& in = value(n.input(0), describe(n));
     if (in.ints) {  // shape arithmetic: reshaping known integers
-      set_ints(n, *in.ints, target);
+      const Shape from = in.ints_shape;
+      std::vector<int64_t> data = *in.ints;
+      set_ints(n, std::move(data), resolve_reshape(n, from, target, static_cast<int64_t>(in.ints->size())));
       return;
     }
     set_output(n, b_.reshape(in.node, target, name_of(n)));
+  }
+
+  // A Reshape target with its 0s (copy) and -1 (inferred) resolved for
+  // `count` elements of shape `from`.
+  Shape resolve_reshape(const onnx::NodeProto& n, const Shape& from, Shape target, int64_t count) const {
+    int64_t known = 1;
+    int inferred = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (target[i] == 0 && i < from.size()) target[i] = from[i];
+      if (target[i] == -1 && inferred < 0) {
+        inferred = static_cast<int>(i);
+        continue;
+      }
+      if (target[i] < 0) fail(describe(n) + ": the target shape has a bad extent " + std::to_string(target[i]));
+      known = support::checked_mul(known, target[i], describe(n));
+    }
+    if (inferred >= 0 && known > 0 && count % known == 0) target[inferred] = count / known;
+    if (support::bounded_product(target, describe(n)) != count)
+      fail(describe(n) + ": cannot reshape " + std::to_string(count) + " values to the target shape");
+    return target;
   }
 
   void squeeze_unsqueeze(const onnx::NodeProto& n, bool unsqueeze) {
@@ -524,6 +642,18 @@ class Importer {
       fill = (*c)[0];
     }
     const size_t rank = shape_of(x).size();
+    if (n.input_size() > 3 && !n.input(3).empty()) {  // opset 18: pads of the listed axes only
+      const auto& axes = ints(n, 3);
+      if (pads.size() != 2 * axes.size())
+        fail(describe(n) + ": pads must have " + std::to_string(2 * axes.size()) + " values (2 per axis)");
+      std::vector<int64_t> full(2 * rank, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t r = static_cast<int64_t>(rank), a = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (a < 0 || a >= r) fail(describe(n) + ": axis " + std::to_string(axes[i]) + " is out of range");
+        full[a] = pads[i], full[a + rank] = pads[i + axes.size()];
+      }
+      pads = full;
+    }
     if (pads.size() != 2 * rank) fail(describe(n) + ": pads must have " + std::to_string(2 * rank) + " values");
     PadAttrs a;
     a.before.assign(pads.begin(), pads.begin() + rank);
@@ -532,16 +662,29 @@ class Importer {
     set_output(n, b_.pad(x, a, name_of(n)));
   }
 
+  // Softmax over the last axis, which the kernels compute: another axis is
+  // moved last and back (opset >= 13); before opset 13 the axes from `axis`
+  // on were one flattened axis, so the input is reshaped to 2-D and back.
   void softmax(const onnx::NodeProto& n) {
     require_inputs(n, 1);
     const NodeId x = activation(n.input(0), describe(n));
-    const int64_t rank = static_cast<int64_t>(shape_of(x).size());
+    const Shape shape = shape_of(x);
+    const int64_t rank = static_cast<int64_t>(shape.size());
     int64_t axis = attr_int(n, "axis", opset_ < 13 ? 1 : -1);
+    if (axis < -rank || axis >= rank) fail(describe(n) + ": axis " + std::to_string(axis) + " is out of range");
     if (axis < 0) axis += rank;
-    // Before opset 13, softmax flattened the trailing axes from `axis`: the
-    // same as ours only when `axis` is the last one.
-    if (opset_ < 13 && axis != rank - 1) fail(describe(n) + ": softmax over several axes (opset < 13) is not supported");
-    set_output(n, b_.softmax(x, axis, name_of(n)));
+    if (axis == rank - 1) return set_output(n, b_.softmax(x, -1, name_of(n)));
+    if (opset_ < 13) {
+      const int64_t outer = support::bounded_product(Shape(shape.begin(), shape.begin() + axis), describe(n));
+      const int64_t inner = support::bounded_product(Shape(shape.begin() + axis, shape.end()), describe(n));
+      const NodeId flat = b_.reshape(x, {outer, inner}, name_of(n) + ".2d");
+      return set_output(n, b_.reshape(b_.softmax(flat, -1, name_of(n) + ".softmax"), shape, name_of(n)));
+    }
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) perm[d] = d;
+    std::swap(perm[axis], perm[rank - 1]);  // its own inverse
+    const NodeId moved = b_.transpose(x, perm, name_of(n) + ".to_last");
+    set_output(n, b_.transpose(b_.softmax(moved, -1, name_of(n) + ".softmax"), perm, name_of(n)));
   }
 
   void reduce_mean(const onnx::NodeProto& n) {

@@ -55,15 +55,21 @@ TEST_P(OnnxModels, InterpretedAndCompiledMatchOnnxruntime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Exported, OnnxModels,
-    ::testing::Values("tiny_resnet", "tiny_mobilenet_v2", "tiny_squeezenet", "op_conv_same_groups_dilation",
-                      "op_conv_asymmetric_pads", "op_gemm_trans_alpha_beta", "op_matmul", "op_batchnorm_clip_opset11",
-                      "op_pools", "op_sigmoid_sub_div_mul_add", "op_shape_chain_reshape",
-                      "op_flatten_transpose_softmax_opset11", "op_concat_pad_softmax", "op_squeeze_unsqueeze_opset11",
-                      "op_reduce_mean_opset18", "op_constant_node"));
+    OnnxExported, OnnxModels,
+    ::testing::Values("resnet18_narrow", "mobilenet_v2_narrow", "squeezenet1_1_narrow", "op_conv_same_groups_dilation",
+                      "op_conv_asymmetric_pads", "op_conv_pool_auto_pad", "op_gemm_trans_alpha_beta",
+                      "op_gemm_transA_matrix_c_opset11", "op_matmul", "op_matmul_activations",
+                      "op_matmul_2d_activations", "op_batchnorm_clip_opset11", "op_clip_one_bound_opset13", "op_pools",
+                      "op_sigmoid_sub_div_mul_add", "op_add_mul_broadcast", "op_shape_chain_reshape",
+                      "op_channel_shuffle_shape_arithmetic", "op_flatten_transpose_softmax_opset11",
+                      "op_softmax_axis1_opset11", "op_softmax_axis1_opset13", "op_concat_pad_softmax", "op_pad_opset11",
+                      "op_pad_axes_opset18", "op_squeeze_unsqueeze_opset11", "op_squeeze_unsqueeze_opset13",
+                      "op_reduce_mean_opset13", "op_reduce_mean_opset18", "op_constant_node",
+                      "op_float_data_initializers"),
+    [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(OnnxImport, OutputsKeepTheModelsNames) {
-  Graph g = import_onnx(kData + "tiny_resnet.onnx");
+  Graph g = import_onnx(kData + "resnet18_narrow.onnx");
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.node(g.outputs()[0]).name, "logits");
   EXPECT_EQ(g.node(g.input_ids().at(0)).name, "data");
@@ -74,7 +80,7 @@ TEST(OnnxImport, OutputsKeepTheModelsNames) {
 void expect_refused(const std::string& what, const std::function<void(onnx::ModelProto&)>& damage,
                     const std::string& expected, const OnnxImportOptions& options = {}) {
   onnx::ModelProto m;
-  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "tiny_resnet.onnx")));
+  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
   damage(m);
   const std::string path = "/tmp/tessera-onnx-" + std::to_string(getpid()) + ".onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
@@ -113,7 +119,7 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
     dim->set_dim_param("batch_size");
   };
   expect_refused("dynamic batch", dynamic_batch,
-                 "input 'data' dimension 0 ('batch_size') is not fixed: give a batch size (--batch N)");
+                 "input 'data' dimension 0 ('batch_size') is not fixed: give a batch size (--batch N");
   expect_refused("old opset", [](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(9); },
                  "opset 9 is not supported (11 to 18");
   expect_refused("short raw_data", [](onnx::ModelProto& m) {
@@ -130,12 +136,75 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   expect_refused("impossible shape", [](onnx::ModelProto& m) {
         auto* dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1);
         dim->set_dim_value(5);
-      }, "('Conv'): node '/0/Conv' (conv2d): weight [8, 3, 7, 7] expects 3 input channels, data [1, 5, 32, 32] has 5");
+      }, "('Conv'): node '/conv1/Conv' (conv2d): weight [8, 3, 7, 7] expects 3 input channels, data [1, 5, 64, 64] has 5");
   expect_refused("no nodes", [](onnx::ModelProto& m) { m.mutable_graph()->clear_node(); }, "no graph nodes");
+  expect_refused("opset too new", [](onnx::ModelProto& m) { m.mutable_opset_import(0)->set_version(19); },
+                 "opset 19 is not supported");
+  expect_refused("dims claiming 2^40 floats with no data", [](onnx::ModelProto& m) {
+        auto* init = m.mutable_graph()->mutable_initializer(0);
+        init->clear_dims();
+        init->add_dims(int64_t{1} << 20);
+        init->add_dims(int64_t{1} << 20);
+      }, "need 1099511627776 x 4");
+  expect_refused("dims overflowing", [](onnx::ModelProto& m) {
+        auto* init = m.mutable_graph()->mutable_initializer(0);
+        init->add_dims(int64_t{1} << 40);
+      }, "more than 2^40 elements");
+  expect_refused("float_data shorter than dims", [](onnx::ModelProto& m) {
+        auto* init = m.mutable_graph()->mutable_initializer(0);
+        init->clear_raw_data();
+        init->add_float_data(1.0f);
+      }, "initializer 'fc.weight': holds 1 values, its dims [10, 32] need 320");
+  expect_refused("double initializer", [](onnx::ModelProto& m) {
+        auto* init = m.mutable_graph()->mutable_initializer(0);
+        init->set_data_type(onnx::TensorProto::DOUBLE);
+        init->set_raw_data(std::string(8 * 8 * 3 * 7 * 7, '\0'));
+      }, "has element type DOUBLE");
+  expect_refused("zero stride with SAME padding", [](onnx::ModelProto& m) {
+        onnx::NodeProto& conv = first(m, "Conv");
+        for (auto& a : *conv.mutable_attribute())
+          if (a.name() == "strides") a.set_ints(0, 0);
+        auto* pad = conv.add_attribute();
+        pad->set_name("auto_pad");
+        pad->set_type(onnx::AttributeProto::STRING);
+        pad->set_s("SAME_UPPER");
+      }, "strides and dilations must be positive");
+  expect_refused("two nodes writing one value", [](onnx::ModelProto& m) {
+        first(m, "MaxPool").set_output(0, first(m, "Relu").output(0));
+      }, "which node '/relu/Relu' ('Relu') also writes");
+  expect_refused("foreign domain", [](onnx::ModelProto& m) { first(m, "Relu").set_domain("com.microsoft"); },
+                 "operators of domain 'com.microsoft' are not supported");
+  expect_refused("a name breaking the line", [](onnx::ModelProto& m) { first(m, "Relu").set_op_type("Re\nlu"); },
+                 "operator 'Re?lu' is not supported");
+  OnnxImportOptions wrong_name;
+  wrong_name.input_shapes["image"] = {1, 3, 64, 64};
+  expect_refused("shape for an input the model lacks", [](onnx::ModelProto&) {},
+                 "a shape is given for input 'image', which the model does not have", wrong_name);
+  expect_refused("a reshape of known integers to a wrong count", [](onnx::ModelProto& m) {
+        // Flatten's input replaced by a constant int tensor reshaped wrongly.
+        auto* g = m.mutable_graph();
+        auto* k = g->add_initializer();
+        k->set_name("ints");
+        k->set_data_type(onnx::TensorProto::INT64);
+        k->add_dims(4);
+        for (int64_t v : {1, 2, 3, 4}) k->add_int64_data(v);
+        auto* t = g->add_initializer();
+        t->set_name("target");
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(1);
+        t->add_int64_data(7);
+        auto* r = g->add_node();
+        r->set_name("bad_reshape");
+        r->set_op_type("Reshape");
+        r->add_input("ints");
+        r->add_input("target");
+        r->add_output("reshaped");
+        first(m, "Gemm").set_input(0, "reshaped");
+      }, "node 'bad_reshape' ('Reshape'): cannot reshape 4 values to the target shape");
 
   // The dynamic batch is importable once a batch size is given.
   onnx::ModelProto m;
-  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "tiny_resnet.onnx")));
+  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
   const std::string path = "/tmp/tessera-onnx-batch-" + std::to_string(getpid()) + ".onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
@@ -146,8 +215,35 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   unlink(path.c_str());
 }
 
+// A chain of 200000 Relus listed last-first: ordering them must not recurse
+// once per node (the stack would overflow), and the chain imports.
+TEST(OnnxImport, LongChainListedBackwardsImports) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  constexpr int kChain = 200000;
+  for (int i = kChain; i-- > 0;) {
+    auto* n = g->add_node();
+    n->set_op_type("Relu");
+    n->add_input(i == 0 ? "x" : "v" + std::to_string(i - 1));
+    n->add_output("v" + std::to_string(i));
+  }
+  g->add_output()->set_name("v" + std::to_string(kChain - 1));
+  const std::string path = "/tmp/tessera-onnx-chain-" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  Graph imported = import_onnx(path);
+  EXPECT_EQ(imported.size(), static_cast<size_t>(kChain + 1));
+  unlink(path.c_str());
+}
+
 TEST(OnnxImport, DamagedBytesAreOneLineErrors) {
-  const std::string good = read_bytes(kData + "tiny_resnet.onnx");
+  const std::string good = read_bytes(kData + "resnet18_narrow.onnx");
   const std::string path = "/tmp/tessera-onnx-bytes-" + std::to_string(getpid()) + ".onnx";
   std::string flipped = good;
   for (size_t i = 0; i < flipped.size(); i += 97) flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
