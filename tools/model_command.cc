@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
+#include <optional>
 
 #include "build/build.h"
+#include "build/extract_tasks.h"
 #include "flag_checks.h"
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
@@ -43,13 +46,23 @@ graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.mod
 build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& target) {
   const graph::Graph model = load(o);
   const auto start = std::chrono::steady_clock::now();
-  build::BuildResult built = build::build(model, target);
+  std::optional<records::ApplyHistoryBest> history;
+  build::BuildOptions options;
+  if (!o.records.empty()) {
+    history.emplace(records::ApplyHistoryBest::from_file(o.records, std::cerr));
+    options.history = &*history;
+  }
+  build::BuildResult built = build::build(model, target, options);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   int calls = 0;
   for (const auto& k : built.kernels) calls += k.calls;
   const runtime::MemoryPlan plan = runtime::plan_memory(built.artifact.graph);
   fmt::print("{}: {} nodes, {} after the passes; {} kernels, {} calls; compiled for {} in {:.1f} s\n", o.model,
              model.size(), built.optimized.size(), built.kernels.size(), calls, target.str(), took.count());
+  if (history) {
+    const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const auto& k) { return k.tuned; });
+    fmt::print("{} of {} kernels scheduled by records of {}\n", tuned, built.kernels.size(), o.records);
+  }
   fmt::print("activations: {:.2f} MB planned (peak), {:.2f} MB if every tensor had its own buffer\n",
              plan.activation_bytes / 1e6, plan.unplanned_activation_bytes / 1e6);
   return built;
@@ -97,6 +110,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
+  c.compile->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   c.compile->add_flag("--check", o.check,
                       "run the compiled model on seeded inputs and compare with the reference interpreter");
 
@@ -114,11 +128,13 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
   c.bench->add_option("--repeat", o.repeat, "measurements")->check(at_least(1))->capture_default_str();
   c.bench->add_flag("--profile", o.profile, "also time each kernel call, slowest first");
+  c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
   add_model_flags(c.show, o);
   add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
+  c.show->add_flag("--tasks", o.tasks, "print the tuning tasks (what tessera tune tunes) instead");
   return c;
 }
 
@@ -197,10 +213,12 @@ int run_bench(const ModelCommandOptions& o) {
 
 int run_show(const ModelCommandOptions& o) {
   const codegen::Target target = parse_target_flag(o.target);
-  const graph::Graph model = load(o);
-  graph::PassOptions passes;
-  passes.block = target.vector_lanes();
-  const graph::Graph g = graph::optimize(model, passes);
+  const graph::Graph g = build::optimize_for_target(load(o), target);
+  if (o.tasks) {
+    const std::vector<build::NetworkTask> tasks = build::extract_tasks(g, target);
+    fmt::print("{}{}: {} tasks\n", build::print_tasks(tasks), o.model, tasks.size());
+    return 0;
+  }
   fmt::print("{}\n", graph::print_graph(g));
   const auto groups = graph::fuse_operators(g);
   fmt::print("{} kernels:\n", groups.size());

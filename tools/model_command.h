@@ -1,9 +1,11 @@
 #pragma once
 // The whole-network verbs:
-//   tessera compile MODEL [--batch N] [--layout NCHW|NHWC] [--target T] [--threads N] [--check] -o model.tsr
+//   tessera compile MODEL [--batch N] [--layout NCHW|NHWC] [--target T] [--threads N] [--records LOG] [--check]
+//                   -o model.tsr
 //   tessera run model.tsr [--input [NAME=]x.npy]... [--output y.npy] [--threads N]
-//   tessera bench MODEL|model.tsr [--batch N] [--layout L] [--threads N] [--number N] [--repeat N] [--profile]
-//   tessera show MODEL [--batch N] [--layout L]
+//   tessera bench MODEL|model.tsr [--batch N] [--layout L] [--threads N] [--records LOG] [--number N] [--repeat N]
+//                 [--profile]
+//   tessera show MODEL [--batch N] [--layout L] [--tasks]
 // MODEL is a zoo name (resnet-18, mobilenet-v2, ...) or an .onnx file.
 #include <CLI/CLI.hpp>
 #include <string>
@@ -22,6 +24,8 @@ struct ModelCommandOptions {
   int number = 10, repeat = 5;      // bench
   bool profile = false;             // bench: time each kernel call too
   bool check = false;               // compile: compare with the reference interpreter
+  std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
+  bool tasks = false;               // show: the tuning tasks instead of the graph
 };
 
 struct ModelCommands {

@@ -1,6 +1,7 @@
 // tessera: the command line of Tessera. One verb per file beside this one:
 //   tessera op        compile, check and time one operator (op_command.h)
 //   tessera tune-op   tune one operator with an AutoTVM template (tune_command.h)
+//   tessera tune      tune every task of a network, then time it (network_tune_command.h)
 //   tessera records   pick-best / show of tuning logs (records_command.h)
 //   tessera compile | run | bench | show   whole networks (model_command.h)
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 
 #include "model_command.h"
+#include "network_tune_command.h"
 #include "op_command.h"
 #include "records_command.h"
 #include "tessera/error.h"
@@ -26,10 +28,12 @@ int main(int argc, char** argv) {
   cli::TuneCommandOptions tune_options;
   cli::RecordsCommandOptions records_options;
   cli::ModelCommandOptions model_options;
+  cli::NetworkTuneOptions network_tune_options;
   CLI::App* op = cli::add_op_command(app, op_options);
   CLI::App* tune = cli::add_tune_command(app, tune_options);
   CLI::App* records = cli::add_records_command(app, records_options);
   const cli::ModelCommands model = cli::add_model_commands(app, model_options);
+  CLI::App* network_tune = cli::add_network_tune_command(app, network_tune_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
     if (op->parsed()) return cli::run_op(op_options);
     if (tune->parsed()) return cli::run_tune(tune_options);
     if (records->parsed()) return cli::run_records(*records, records_options);
+    if (network_tune->parsed()) return cli::run_network_tune(network_tune_options);
     if (model.compile->parsed()) return cli::run_compile(model_options);
     if (model.run->parsed()) return cli::run_model(model_options);
     if (model.bench->parsed()) return cli::run_bench(model_options);

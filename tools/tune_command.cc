@@ -15,6 +15,7 @@
 #include "measure/runner.h"
 #include "records/log_file.h"
 #include "flag_checks.h"
+#include "measure_flags.h"
 #include "target_flags.h"
 #include "tessera/error.h"
 
@@ -35,28 +36,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
       ->check(at_least(0))
       ->capture_default_str();
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
-  cmd->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
-  cmd->add_option("--repeat", o.repeat, "measurements per candidate")
-      ->check(at_least(1))
-      ->capture_default_str();
-  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
-      ->check(at_least(0))
-      ->capture_default_str();
-  cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")
-      ->check(positive_seconds)
-      ->capture_default_str();
   cmd->add_option("--check", o.check, "check every candidate against the reference")->capture_default_str();
-  cmd->add_flag("--flush-cache", o.flush_cache, "flush the CPU caches before each measurement (cold-cache timings)");
-  cmd->add_option("--build-parallel", o.build_parallel, "build workers (0: one per core)")
-      ->check(at_least(0))
-      ->capture_default_str();
-  cmd->add_option("--confirm-leaders", o.confirm_leaders,
-                  "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
-      ->check(at_least(0))
-      ->capture_default_str();
-  cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
-      ->check(at_least(1))
-      ->capture_default_str();
+  add_measure_flags(cmd, o.measure);
   cmd->add_option("--seed", o.seed, "random seed of the tuner")->capture_default_str();
   return cmd;
 }
@@ -85,15 +66,8 @@ int run_tune(const TuneCommandOptions& o) {
   }
   std::fflush(stdout);
 
-  measure::LocalBuilder builder(measure::LocalBuilderOptions{.timeout = o.timeout, .n_parallel = o.build_parallel});
-  measure::LocalRunnerOptions run;
-  run.number = o.number;
-  run.repeat = o.repeat;
-  run.min_repeat_ms = o.min_repeat_ms;
-  run.timeout = o.timeout;
-  run.check_correctness = o.check;
-  run.enable_cpu_cache_flush = o.flush_cache;
-  run.num_threads = threads;
+  measure::LocalBuilder builder(builder_options(o.measure));
+  const measure::LocalRunnerOptions run = runner_options(o.measure, threads, o.check);
   measure::LocalRunner runner(run, o.check ? task.workload.reference : nullptr);
   measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
 
@@ -102,13 +76,13 @@ int run_tune(const TuneCommandOptions& o) {
   if (!o.log.empty()) callbacks.push_back(autotvm::log_to_file(o.log));
   autotvm::TuneOptions tune{.n_trial = remaining,
                             .early_stopping = o.early_stopping,
-                            .confirm_leaders = o.confirm_leaders,
-                            .confirm_rounds = o.confirm_rounds};
+                            .confirm_leaders = o.measure.confirm_leaders,
+                            .confirm_rounds = o.measure.confirm_rounds};
   tuner->tune(tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, callbacks);
 
   if (tuner->best_flops() > 0)
     fmt::print("best: {:.2f} GFLOPS{}, config {}\n", tuner->best_flops() / 1e9,
-               o.confirm_leaders > 0 ? fmt::format(" (median of {} rounds)", o.confirm_rounds) : "",
+               o.measure.confirm_leaders > 0 ? fmt::format(" (median of {} rounds)", o.measure.confirm_rounds) : "",
                tuner->best_config().str());
   else if (remaining > 0)
     fmt::print("no valid config found in {} trials\n", tuner->trials());

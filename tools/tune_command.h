@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "measure_flags.h"
 #include "operator_flags.h"
 
 namespace tessera::cli {
@@ -25,12 +26,8 @@ struct TuneCommandOptions {
   std::string history;     // earlier logs to warm-start the model from (transfer learning)
   int threads = 0;         // threads the kernels run with; 0: the target's -threads=, else one per core
   std::string target;      // Target::parse text; empty: the host
-  int number = 2, repeat = 3, min_repeat_ms = 20;
-  double timeout = 10;     // seconds per candidate, build and run each
   bool check = true;       // compare every candidate with the reference
-  bool flush_cache = false;                     // flush the CPU caches before each measurement
-  int build_parallel = 0;                       // build workers; 0: one per core
-  int confirm_leaders = 5, confirm_rounds = 3;  // re-measured at the end (TuneOptions)
+  MeasureFlags measure;
   uint64_t seed = 0;
 };
 

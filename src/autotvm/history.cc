@@ -9,10 +9,27 @@
 
 namespace tessera::autotvm {
 
-nlohmann::json workload_json(const Task& task) { return {{"op", task.op}, {"args", args_to_json(task.op, task.args)}}; }
+nlohmann::json workload_json(const Task& task) {
+  nlohmann::json j = {{"op", task.op}, {"args", args_to_json(task.op, task.args)}};
+  if (!task.epilogue.empty()) j["epilogue"] = task.epilogue;
+  return j;
+}
+
+namespace {
+
+// The DAG another task's record measured: a known task's, else rebuilt from
+// the record's operator and arguments. Throws when it cannot be rebuilt.
+ir::ComputeDAG dag_of(const records::Record& r, const codegen::Target& target,
+                      const std::map<std::string, const Task*>& known_tasks) {
+  if (auto known = known_tasks.find(r.workload_key); known != known_tasks.end()) return known->second->workload.dag;
+  const std::string op = r.workload.at("op").get<std::string>();
+  return create_task(op, args_from_json(op, r.workload.at("args")), target).workload.dag;
+}
+
+}  // namespace
 
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
-                     std::ostream& warnings) {
+                     std::ostream& warnings, const std::map<std::string, const Task*>& known_tasks) {
   const std::string key = task.workload_key();
   std::vector<measure::MeasureInput> inputs;
   std::vector<measure::MeasureResult> results;
@@ -37,9 +54,7 @@ int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::
       inputs.push_back(task.measure_input(task.space.get(*r.config_index)));
     } else if (other_tasks) {
       try {
-        const std::string op = r.workload.at("op").get<std::string>();
-        Task other = create_task(op, args_from_json(op, r.workload.at("args")), task.target);
-        inputs.push_back(measure::MeasureInput{other.workload.dag, r.trace, task.target});
+        inputs.push_back(measure::MeasureInput{dag_of(r, task.target, known_tasks), r.trace, task.target});
       } catch (const std::exception& e) {
         warnings << "warning: skipped a history record of task " << r.task_name << ": " << e.what() << "\n";
         continue;

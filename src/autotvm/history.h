@@ -2,6 +2,7 @@
 // A tuner and the logs of earlier runs: the configs of its own task already in
 // a log are never measured again (a resumed run), and measurements of other
 // tasks on the same target warm-start its cost model (transfer learning).
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,10 +25,12 @@ nlohmann::json workload_json(const Task& task);
 // Tuner::load_history. Only records of a matching target count
 // (codegen::same_code_target; a note says when some match only because they
 // state no thread count); a record whose task cannot be rebuilt is skipped
-// with a warning. Returns the number of
-// distinct configs of `task` found.
+// with a warning. `known_tasks` (by workload key) supplies the DAGs of other
+// tasks that create_task cannot rebuild from a record (a network's kernels
+// with their fused epilogues). Returns the number of distinct configs of
+// `task` found.
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
-                     std::ostream& warnings);
+                     std::ostream& warnings, const std::map<std::string, const Task*>& known_tasks = {});
 
 // Which of the records (by workload key, in log order) a cost model learns
 // from: all of its own task's, and of every other task an equal share of

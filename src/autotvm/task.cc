@@ -19,6 +19,7 @@ std::string Task::describe() const {
   }
   if (args.bias) s += " +bias";
   if (args.relu) s += " +relu";
+  if (!epilogue.empty()) s += " + " + epilogue;
   return s;
 }
 
@@ -36,6 +37,19 @@ Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::
   t.args = t.tmpl->declare(args, target);
   t.workload = ops::make_workload(op, t.args);
   t.space = t.tmpl->define_space(t.workload, target);
+  return t;
+}
+
+Task create_task(const std::string& op, const ops::OpArgs& args, const ir::ComputeDAG& dag,
+                 const codegen::Target& target, const std::string& epilogue) {
+  Task t;
+  t.op = op;
+  t.target = target;
+  t.tmpl = &find_template(op, args, target);
+  t.args = t.tmpl->declare(args, target);
+  t.workload = ops::Workload{op, dag, nullptr};
+  t.space = t.tmpl->define_space(t.workload, target);
+  t.epilogue = epilogue;
   return t;
 }
 

@@ -16,9 +16,16 @@ struct Task {
   codegen::Target target;
   const Template* tmpl = nullptr;
   ConfigSpace space;
+  // The key its records are filed under; empty: the DAG's own key. A network
+  // kernel whose anchor was tuned with another epilogue (the same convolution
+  // ending in relu where the task ends in add + relu) shares its task's key.
+  std::string record_key;
+  // What the DAG computes beyond the operator, e.g. "bias_add + add + relu"
+  // (a network task's fused epilogue); empty for a bare operator.
+  std::string epilogue;
 
   const std::string& name() const { return tmpl->name; }
-  std::string workload_key() const { return workload.dag.workload_key(); }
+  std::string workload_key() const { return record_key.empty() ? workload.dag.workload_key() : record_key; }
   double flop() const { return workload.dag.flop_count(); }
   // One line naming the task for people: "conv2d_NCHWc.x86 data=[1,4,56,56,16] ...".
   std::string describe() const;
@@ -29,6 +36,12 @@ struct Task {
 
 // Throws tessera::Error for an unknown operator, bad arguments or no template.
 Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::Target& target);
+// The task of an operator declared elsewhere: `dag` computes `op` with `args`
+// (as the template declares it, e.g. NCHWc with the graph's blocks) followed
+// by an elementwise epilogue. A network's kernels become tasks this way; the
+// workload has no reference (the network's interpreter checks the whole).
+Task create_task(const std::string& op, const ops::OpArgs& args, const ir::ComputeDAG& dag,
+                 const codegen::Target& target, const std::string& epilogue);
 
 // OpArgs <-> JSON, so records can name the task they measured: only the
 // fields `op` takes (ops::op_arg_fields). Reading refuses a field the op does

@@ -106,7 +106,15 @@ void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const
       seed.push_back(std::move(fallback));
     }
   }
-  while (trials_ - start < budget && (!seed.empty() || has_next())) {
+  const auto began = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return options.time_budget_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() >= options.time_budget_s;
+  };
+  auto stop_requested = [&] { return options.stop != nullptr && options.stop->load(); };
+  stopped_ = false;
+  while (trials_ - start < budget && (!seed.empty() || has_next()) && !out_of_time()) {
+    if (stop_requested()) break;
     const int64_t remaining = budget - (trials_ - start);
     std::vector<ConfigEntity> configs = std::move(seed);  // the fallback opens the first batch
     seed.clear();
@@ -115,12 +123,14 @@ void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const
       for (ConfigEntity& c : next_batch(static_cast<int>(more))) configs.push_back(std::move(c));
     if (configs.empty()) break;
     const std::vector<measure::MeasureResult> results = measure_configs(task_, configs, measure);
+    if (stop_requested()) break;  // its results may be interrupted runs, not the configs' own
     update(configs, results);
     trials_ += static_cast<int64_t>(configs.size());
     for (const Callback& callback : callbacks) callback(*this, configs, results);
     if (options.early_stopping > 0 && trials_ - last_improvement() >= options.early_stopping) break;
   }
-  confirm_leaders(options, measure, callbacks);
+  stopped_ = stop_requested();
+  if (!stopped_) confirm_leaders(options, measure, callbacks);
   for (const Callback& callback : callbacks) callback(*this, {}, {});  // "finished"
 }
 

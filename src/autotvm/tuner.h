@@ -2,6 +2,7 @@
 // Tuners search a task's config space: they propose batches of configs never
 // proposed before, the measure layer turns them into results, and the tuner
 // learns from those. One interface for every search strategy.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,6 +35,11 @@ struct TuneOptions {
   int n_trial = 100;         // configs to measure at most (capped by the space size)
   int early_stopping = 0;    // stop after this many trials without a better config; 0 = never
   int batch_size = 0;        // configs per batch; 0 = the tuner's own choice
+  double time_budget_s = 0;  // no new batch starts after this many seconds of tune(); 0 = no limit
+  // Set (by a signal handler, another thread) to stop: the batch in flight is
+  // dropped unrecorded (its children may have been interrupted too), the
+  // leaders are not re-measured, and tune() returns. Null: never stops.
+  const std::atomic<bool>* stop = nullptr;
   // A search measurement is short and the machine is noisy, so one lucky or
   // unlucky run can crown the wrong config. At the end, the best
   // `confirm_leaders` configs measured so far (this run's and a resumed log's)
@@ -80,6 +86,8 @@ class Tuner {
   // True while callbacks see the leaders' re-measurement: one result per
   // leader whose costs are its per-round times (each round's fastest repeat).
   bool confirming() const { return confirming_; }
+  // Whether the last tune() ended because TuneOptions::stop was set.
+  bool stopped() const { return stopped_; }
 
  protected:
   bool visited(int64_t index) const { return visited_.count(index) > 0; }
@@ -98,6 +106,7 @@ class Tuner {
   std::unordered_set<int64_t> visited_;
   std::unordered_map<int64_t, double> leader_cost_;  // index -> fastest measured seconds, valid configs only
   bool confirming_ = false;
+  bool stopped_ = false;
   int64_t trials_ = 0;
   ConfigEntity best_config_;
   double best_flops_ = 0;

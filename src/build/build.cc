@@ -4,11 +4,13 @@
 #include <map>
 #include <set>
 
+#include "autotvm/history.h"
+#include "build/extract_tasks.h"
+#include "build/fused_kernel.h"
 #include "build/node_expression.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
-#include "ir/compute_dag.h"
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -22,7 +24,11 @@ using graph::NodeId;
 // Assembles the executable graph while kernels are made.
 class Builder {
  public:
-  Builder(const graph::Graph& g, const codegen::Target& target) : g_(g), target_(target) {}
+  Builder(const graph::Graph& g, const codegen::Target& target, const BuildOptions& options)
+      : g_(g), target_(target), options_(options) {
+    if (options_.history)
+      for (const NetworkTask& t : extract_tasks(g_, target_)) record_key_of_anchor_[t.anchor_key] = t.task.workload_key();
+  }
 
   BuildResult run() {
     for (NodeId id : g_.input_ids()) {
@@ -48,10 +54,12 @@ class Builder {
   int value_tensor(NodeId id, const Node* reader, size_t index) {
     const Node& n = g_.node(id);
     if (n.op != graph::Op::kConstant) return tensor_of_.at(id);
-    runtime::NDArray value = reader ? kernel_constant(*reader, index, *n.value) : kernel_constant(n, 0, *n.value);
-    const auto key = std::make_pair(id, value.shape());
+    const Node& as = reader ? *reader : n;
+    if (!reader) index = 0;
+    const auto key = std::make_pair(id, kernel_constant_shape(as, index, n.value->shape()));
     auto it = constant_tensor_.find(key);
     if (it != constant_tensor_.end()) return it->second;
+    runtime::NDArray value = kernel_constant(as, index, *n.value);
     const int t = new_tensor(n.name, value.shape());
     result_.artifact.graph.constants.push_back(t);
     result_.artifact.params.push_back(std::move(value));
@@ -84,37 +92,10 @@ class Builder {
       add_view(g_.node(group.anchor()));
       return;
     }
-    std::set<NodeId> inside(group.nodes.begin(), group.nodes.end());
-    std::map<NodeId, ir::Tensor> expr;
-    std::map<const ir::TensorNode*, int> tensor_of_placeholder;
-    graph::Shape view;  // the anchor's output as its kernel declares it
-    const graph::Shape& anchor_shape = g_.node(group.anchor()).type.shape;
-    std::string described;
-    for (NodeId id : group.nodes) {
-      const Node& n = g_.node(id);
-      std::vector<ir::Tensor> args;
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        const NodeId in = n.inputs[i];
-        if (inside.count(in)) {
-          args.push_back(expr.at(in));
-          continue;
-        }
-        const int t = value_tensor(in, &n, i);
-        graph::Shape shape = result_.artifact.graph.tensors[t].shape;
-        // Epilogue operands of the anchor's shape take its kernel's view of
-        // it (a 1x1 convolution's output positions flattened: same memory).
-        if (id != group.anchor() && shape == anchor_shape && !view.empty()) shape = view;
-        ir::Tensor p = ir::placeholder(shape, "p" + std::to_string(tensor_of_placeholder.size()));
-        tensor_of_placeholder[p.get()] = t;
-        args.push_back(p);
-      }
-      expr[id] = node_expression(g_, n, args);
-      if (id == group.anchor()) view = expr[id]->shape;
-      described += (described.empty() ? "" : " + ") + n.name;
-    }
-
-    ir::ComputeDAG dag({expr.at(group.output())});
-    const std::string key = dag.workload_key();
+    const FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {
+      return result_.artifact.graph.tensors[value_tensor(o.source, &g_.node(o.reader), o.index)].shape;
+    });
+    const std::string key = kernel.dag.workload_key();
     auto known = kernel_of_key_.find(key);
     std::string name;
     if (known != kernel_of_key_.end()) {
@@ -122,22 +103,40 @@ class Builder {
       ++result_.kernels[known->second].calls;
     } else {
       name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + graph::op_name(g_.node(group.anchor()).op);
-      const schedule::Trace trace = schedule::best_manual_schedule(dag, target_.vector_unit());
-      objects_.push_back(codegen::compile_to_object(tir::lower(dag, trace, name), target_));
+      bool tuned = false;
+      const schedule::Trace trace = schedule_of(group, kernel, tuned);
+      objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
       kernel_of_key_[key] = result_.kernels.size();
-      result_.kernels.push_back({name, key, described, 1});
+      result_.kernels.push_back({name, key, kernel.described, 1, tuned});
     }
 
-    runtime::ExecutableGraph::Call call{name, {}, {}};
-    for (const ir::Tensor& p : dag.placeholders()) call.inputs.push_back(tensor_of_placeholder.at(p.get()));
+    std::vector<int> inputs;
+    for (const KernelOperand& o : kernel.operands) inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
+    runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
     const Node& out = g_.node(group.output());
     tensor_of_[out.id] = new_tensor(out.name, out.type.shape);
     call.outputs.push_back(tensor_of_[out.id]);
     result_.artifact.graph.calls.push_back(std::move(call));
   }
 
+  // The kernel's schedule: its task's best record when the build has a log
+  // (the seed's warning once per task without one), else the hand-written one.
+  schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned) {
+    const schedule::Trace manual = schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
+    if (options_.history == nullptr) return manual;
+    std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_);
+    if (!task) return manual;
+    auto shared = record_key_of_anchor_.find(anchor_workload_key(g_, group.anchor()));
+    if (shared != record_key_of_anchor_.end()) task->record_key = shared->second;
+    const autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
+    tuned = d.record.has_value();
+    return tuned ? d.trace : manual;
+  }
+
   const graph::Graph& g_;
   const codegen::Target& target_;
+  const BuildOptions& options_;
+  std::map<std::string, std::string> record_key_of_anchor_;
   BuildResult result_;
   std::map<NodeId, int> tensor_of_;
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
@@ -147,11 +146,15 @@ class Builder {
 
 }  // namespace
 
-BuildResult build(const graph::Graph& model, const codegen::Target& target) {
+graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target) {
   graph::PassOptions options;
   options.block = target.vector_lanes();
-  graph::Graph optimized = graph::optimize(model, options);
-  BuildResult result = Builder(optimized, target).run();
+  return graph::optimize(model, options);
+}
+
+BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& build_options) {
+  graph::Graph optimized = optimize_for_target(model, target);
+  BuildResult result = Builder(optimized, target, build_options).run();
   result.optimized = std::move(optimized);
   return result;
 }

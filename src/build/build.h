@@ -2,12 +2,14 @@
 // Compiling a whole network: graph passes, fusion, one kernel per distinct
 // fused group (the hand-written schedule of its operator), all linked into
 // one shared object, and the executable graph and weights around it.
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "codegen/target.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
+#include "records/apply_history_best.h"
 #include "runtime/artifact.h"
 
 namespace tessera::build {
@@ -17,6 +19,15 @@ struct KernelSummary {
   std::string workload_key;  // its DAG's key: equal keys share one kernel
   std::string nodes;         // the graph nodes it computes, e.g. "layer1.0.conv1 + relu"
   int calls = 0;             // how many times the graph calls it
+  bool tuned = false;        // scheduled by a tuning record (else hand-written)
+};
+
+struct BuildOptions {
+  // Tuned schedules (apply history best): each tunable kernel takes its
+  // task's best record on the target; one without a record keeps the
+  // hand-written schedule after a warning. Null: hand-written schedules.
+  records::ApplyHistoryBest* history = nullptr;
+  std::ostream* warnings = &std::cerr;
 };
 
 struct BuildResult {
@@ -25,7 +36,11 @@ struct BuildResult {
   std::vector<KernelSummary> kernels;
 };
 
+// The graph passes with the target's choices (channel blocks of one vector):
+// the graph build() compiles and extract_tasks reads.
+graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target);
+
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
-BuildResult build(const graph::Graph& model, const codegen::Target& target);
+BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});
 
 }  // namespace tessera::build

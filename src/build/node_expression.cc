@@ -120,12 +120,17 @@ runtime::NDArray kernel_constant(const Node& n, size_t index, const runtime::NDA
     std::memcpy(copy.data(), value.data(), value.size() * sizeof(float));
     return copy;
   }
-  const int64_t rows = value.shape()[0], k = value.shape()[1];
-  const int64_t bn = ops::dense_pack_block(rows);
-  const std::vector<float> packed = ops::pack_dense_weight(value.data(), rows, k, bn);
-  runtime::NDArray out({rows / bn, k, bn});
+  const graph::Shape shape = kernel_constant_shape(n, index, value.shape());
+  const std::vector<float> packed = ops::pack_dense_weight(value.data(), value.shape()[0], value.shape()[1], shape[2]);
+  runtime::NDArray out(shape);
   std::memcpy(out.data(), packed.data(), packed.size() * sizeof(float));
   return out;
+}
+
+graph::Shape kernel_constant_shape(const Node& n, size_t index, const graph::Shape& shape) {
+  if (n.op != Op::kDense || index != 1) return shape;
+  const int64_t bn = ops::dense_pack_block(shape[0]);  // (N, K) as (N/bn, K, bn)
+  return {shape[0] / bn, shape[1], bn};
 }
 
 }  // namespace tessera::build

@@ -18,5 +18,7 @@ ir::Tensor node_expression(const graph::Graph& graph, const graph::Node& node, c
 // kernel, when that differs from the graph's value: dense packs its weight
 // (N, K) as (N/bn, K, bn). Returns the value unchanged otherwise.
 runtime::NDArray kernel_constant(const graph::Node& node, size_t index, const runtime::NDArray& value);
+// The shape kernel_constant gives a constant of `shape`.
+graph::Shape kernel_constant_shape(const graph::Node& node, size_t index, const graph::Shape& shape);
 
 }  // namespace tessera::build

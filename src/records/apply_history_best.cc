@@ -88,9 +88,9 @@ std::optional<Record> ApplyHistoryBest::lookup(const std::string& workload_key, 
   const Candidate* found = find(workload_key, target);
   std::string message;
   if (!found) {
-    message = "warning: no tuning record for workload " + workload_description + " (key " + workload_key + ") on " +
-              target.match_key() + other_targets(workload_key) +
-              "; using the fallback configuration, which may be much slower\n";
+    message = "warning: Config for target=" + target.match_key() + ", workload=" + workload_description + " (key " +
+              workload_key + ") is missing" + other_targets(workload_key) +
+              ". A fallback configuration is used, which may bring great performance regression.\n";
   } else if (std::string loose = loose_thread_match(*found->target, target); !loose.empty()) {
     message = "note: the tuning record of workload " + workload_description + " (key " + workload_key + ") was " +
               loose + "\n";

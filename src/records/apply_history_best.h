@@ -38,10 +38,10 @@ class ApplyHistoryBest {
 
   // As query(), but says once per workload and target of this object, when
   // there is no record:
-  //   warning: no tuning record for workload DESCRIPTION (key KEY) on
-  //   llvm avx2 256-bit threads=2; records exist for this workload on
-  //   llvm avx512 512-bit threads=1; using the fallback configuration, which
-  //   may be much slower
+  //   warning: Config for target=llvm avx2 256-bit threads=2,
+  //   workload=DESCRIPTION (key KEY) is missing; records exist for this
+  //   workload on llvm avx512 512-bit threads=1. A fallback configuration is
+  //   used, which may bring great performance regression.
   // (the "records exist" clause only when they do), and when the record found
   // matches only because a thread count is not stated, a note saying so.
   // Safe to call from several threads.

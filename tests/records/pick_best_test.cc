@@ -170,9 +170,9 @@ TEST(RecordsApplyHistoryBest, FallbackWarningSaysWhichTargetsHaveRecords) {
   std::ostringstream warnings;
   EXPECT_FALSE(dispatch.lookup("a", target("llvm -mcpu=znver3 -threads=2"), "dense 64x64x64", warnings));
   EXPECT_EQ(warnings.str(),
-            "warning: no tuning record for workload dense 64x64x64 (key a) on llvm avx2 256-bit threads=2; "
-            "records exist for this workload on llvm avx2 256-bit threads=1, llvm avx512 512-bit threads=1; "
-            "using the fallback configuration, which may be much slower\n");
+            "warning: Config for target=llvm avx2 256-bit threads=2, workload=dense 64x64x64 (key a) is missing; "
+            "records exist for this workload on llvm avx2 256-bit threads=1, llvm avx512 512-bit threads=1. "
+            "A fallback configuration is used, which may bring great performance regression.\n");
 }
 
 TEST(RecordsApplyHistoryBest, RecordsStatingNoThreadCountApplyToAnyWithANote) {
@@ -199,11 +199,11 @@ TEST(RecordsApplyHistoryBest, WarnsOncePerMissingWorkloadNamingIt) {
   EXPECT_FALSE(dispatch.lookup("d", target(kAvx2), "dense 1x1000x512", warnings).has_value());
   EXPECT_FALSE(dispatch.lookup("d", target(kAvx2), "dense 1x1000x512", warnings).has_value());
   EXPECT_EQ(warnings.str(),
-            "warning: no tuning record for workload " + conv +
-                " (key c) on llvm avx2 256-bit threads=1; using the fallback configuration, which may be much "
-                "slower\n"
-                "warning: no tuning record for workload dense 1x1000x512 (key d) on llvm avx2 256-bit threads=1; "
-                "using the fallback configuration, which may be much slower\n");
+            "warning: Config for target=llvm avx2 256-bit threads=1, workload=" + conv +
+                " (key c) is missing. A fallback configuration is used, which may bring great performance "
+                "regression.\n"
+                "warning: Config for target=llvm avx2 256-bit threads=1, workload=dense 1x1000x512 (key d) is "
+                "missing. A fallback configuration is used, which may bring great performance regression.\n");
 }
 
 TEST(RecordsApplyHistoryBest, ConcurrentLookupsWarnOnce) {

@@ -1,0 +1,54 @@
+#pragma once
+// Task extraction: the distinct tunable kernels of a network. Every fused
+// kernel whose anchor an AutoTVM template schedules (conv2d and depthwise in
+// NCHW[x]c, dense, batch_matmul) belongs to the task of its anchor's workload:
+// kernels that compute the same convolution with different epilogues (relu;
+// add + relu) share one task and its records, as the template's knobs do not
+// depend on the epilogue. The task measures its first kernel, epilogue
+// included; its weight is how many kernels it stands for.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotvm/task.h"
+#include "build/fused_kernel.h"
+#include "codegen/target.h"
+#include "graph/graph.h"
+
+namespace tessera::build {
+
+struct NetworkTask {
+  autotvm::Task task;
+  int weight = 0;                  // the kernels of the network it stands for
+  std::vector<std::string> nodes;  // their anchors, in graph order
+  std::string anchor_key;          // the workload key of the anchor alone
+};
+
+// The operator and arguments a template knows an anchor by; empty when the
+// node is not tunable (a pool, an NCHW grouped convolution, unequal strides).
+struct TunableOperator {
+  std::string op;
+  ops::OpArgs args;
+};
+std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const graph::Node& anchor);
+
+// The workload key of the anchor alone (its epilogue left out): equal for
+// kernels that share a task.
+std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor);
+
+// The tasks of a graph after the passes (graph::optimize), in the order of
+// their first kernel.
+std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const codegen::Target& target);
+
+// The task of one fused kernel (its own DAG and epilogue, filed under
+// `record_key`), when its anchor is tunable.
+std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
+                                         const FusedKernel& kernel, const codegen::Target& target);
+
+// Each task as seed 001 prints it:
+//   ========== Task 3 (workload key: ...) ==========
+//   conv2d_NCHWc.x86 data=[...] ...  weight 4 (layer1.0.conv1, ...), 231.2 MFLOP
+//   <the compute DAG>
+std::string print_tasks(const std::vector<NetworkTask>& tasks);
+
+}  // namespace tessera::build

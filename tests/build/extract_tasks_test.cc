@@ -1,0 +1,177 @@
+// Task extraction from whole networks (seed 000: ResNet-18 is 12 tasks), and
+// a network tuned into a log and built with it computes what the reference
+// interpreter computes.
+#include "build/extract_tasks.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "autotvm/tune_tasks.h"
+#include "build/build.h"
+#include "graph/interpreter.h"
+#include "graph/model_source.h"
+#include "graph/onnx_import.h"
+#include "measure/builder.h"
+#include "measure/kernel_args.h"
+#include "measure/runner.h"
+#include "records/apply_history_best.h"
+#include "records/log_file.h"
+#include "runtime/graph_executor.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera::build {
+namespace {
+
+std::vector<NetworkTask> tasks_of(const std::string& model, const codegen::Target& target) {
+  return extract_tasks(optimize_for_target(graph::load_model(model), target), target);
+}
+
+// Both vector widths, whatever the host: extraction compiles nothing.
+class ExtractTasksPerWidth : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ExtractTasksPerWidth, ResNet18HasTheSeedsTwelveConvAndDenseTasksWithTheirWeights) {
+  const codegen::Target target = codegen::Target::parse(GetParam());
+  const std::vector<NetworkTask> tasks = tasks_of("resnet-18", target);
+  ASSERT_EQ(tasks.size(), 12u);
+  std::map<std::string, int> templates;
+  std::vector<int> weights;
+  for (const NetworkTask& t : tasks) {
+    ++templates[t.task.name()];
+    weights.push_back(t.weight);
+    EXPECT_EQ(static_cast<size_t>(t.weight), t.nodes.size());
+  }
+  EXPECT_EQ(templates,
+            (std::map<std::string, int>{{"conv2d_NCHWc.x86", 8}, {"conv2d_NCHWc_1x1.x86", 3}, {"dense_pack.x86", 1}}));
+  // conv1; layer1's four 3x3 convolutions; each later stage: its strided
+  // first convolution, its three others, its downsample; the classifier.
+  EXPECT_EQ(weights, (std::vector<int>{1, 4, 1, 3, 1, 1, 3, 1, 1, 3, 1, 1}));
+  EXPECT_EQ(tasks[0].task.op, "conv2d");
+  EXPECT_EQ(tasks[0].task.args.weight, (ops::Shape{64, 3, 7, 7}));
+  EXPECT_EQ(tasks[1].task.args.oc_bn, target.vector_lanes());  // the graph's channel blocks
+  EXPECT_EQ(tasks.back().task.op, "dense");
+  // Fused epilogues are part of the task: the layer1 task is measured with
+  // its bias and relu, and stands for the kernels ending in the residual add too.
+  EXPECT_EQ(tasks[1].task.epilogue, "add + relu");
+  EXPECT_NE(tasks[1].task.workload_key(), tasks[1].anchor_key);
+}
+
+TEST_P(ExtractTasksPerWidth, MobileNetV2HasDepthwiseTasks) {
+  const std::vector<NetworkTask> tasks = tasks_of("mobilenet-v2", codegen::Target::parse(GetParam()));
+  const auto depthwise = std::count_if(tasks.begin(), tasks.end(), [](const NetworkTask& t) {
+    return t.task.op == "depthwise_conv2d" && t.task.name() == "depthwise_conv2d_NCHWc.x86";
+  });
+  EXPECT_GE(depthwise, 5);
+  int weights = 0;
+  for (const NetworkTask& t : tasks) weights += t.weight;
+  EXPECT_EQ(weights, 52 + 1);  // 52 convolutions (17 of them depthwise) and the classifier
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, ExtractTasksPerWidth,
+                         ::testing::Values("llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512"));
+
+TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
+  const codegen::Target target = codegen::Target::parse("llvm -mcpu=haswell");
+  const std::vector<NetworkTask> tasks = tasks_of("resnet-18", target);
+  const std::string text = print_tasks(tasks);
+  EXPECT_NE(text.find("========== Task 3 (workload key: " + tasks[3].task.workload_key() + ") =========="),
+            std::string::npos);
+  EXPECT_NE(text.find("weight 4 ("), std::string::npos);
+  EXPECT_NE(text.find("conv2d_NCHWc(n, oc_chunk, oh, ow, oc_block) += "), std::string::npos);
+  EXPECT_NE(text.find("T_relu("), std::string::npos);
+}
+
+TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
+  // PyTorch's resnet18 topology at a few channels (tests/data/onnx).
+  const graph::Graph model =
+      graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
+  codegen::Target target = codegen::Target::host();
+  target.threads = 2;
+  const std::vector<NetworkTask> tasks = extract_tasks(optimize_for_target(model, target), target);
+  ASSERT_EQ(tasks.size(), 12u);
+
+  const std::string log = "/tmp/tessera-network-tune-" + std::to_string(getpid()) + ".log";
+  std::filesystem::remove(log);
+  std::vector<autotvm::WeightedTask> weighted;
+  for (const NetworkTask& t : tasks) weighted.push_back({&t.task, t.weight});
+  autotvm::TuneTasksOptions options;
+  options.tuner = "random";
+  options.n_trial = 3;
+  options.log = log;
+  options.confirm_leaders = 0;
+  options.seed = 5;  // random configs, so most kernels get a schedule other than the hand-written one
+  measure::LocalBuilder builder;
+  measure::LocalRunnerOptions run;
+  run.num_threads = 2;
+  measure::LocalRunner runner(run);
+  std::ostringstream out, warnings;
+  autotvm::tune_tasks(weighted, options, {&builder, &runner}, out, warnings);
+  // Tuning measures each task's fallback (the hand-written tile) first; left
+  // out, every kernel runs a config of the search.
+  std::vector<records::Record> searched;
+  for (const records::Record& r : records::load_records(log, warnings)) {
+    const auto task = std::find_if(tasks.begin(), tasks.end(),
+                                   [&](const NetworkTask& t) { return t.task.workload_key() == r.workload_key; });
+    ASSERT_NE(task, tasks.end());
+    if (r.config_index != task->task.space.fallback().index()) searched.push_back(r);
+  }
+  records::write_records(log, searched);
+
+  std::ostringstream dispatch_warnings;
+  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, dispatch_warnings);
+  BuildOptions with_log;
+  with_log.history = &history;
+  with_log.warnings = &dispatch_warnings;
+  BuildResult built = build(model, target, with_log);
+  // Every kernel of a tuned task takes a record, those whose epilogue differs
+  // from their task's (the residual adds) included.
+  int tunable = 0, tuned = 0;
+  for (const KernelSummary& k : built.kernels) {
+    tuned += k.tuned;
+    tunable += k.name.find("conv2d") != std::string::npos || k.name.find("dense") != std::string::npos;
+  }
+  EXPECT_EQ(tuned, tunable) << dispatch_warnings.str();
+  EXPECT_GE(tunable, 12);
+  EXPECT_EQ(dispatch_warnings.str().find("is missing"), std::string::npos) << dispatch_warnings.str();
+
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(model.node(model.input_ids()[0]).type.shape);
+  inputs.back().fill_random(3);
+  const auto want = graph::interpret(model, inputs);
+  runtime::GraphExecutor ex(std::move(built.artifact), "tuned");
+  runtime::set_num_threads(2);
+  ex.set_input(0, inputs[0]);
+  ex.run();
+  runtime::set_num_threads(0);
+  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), want[0]);
+  EXPECT_TRUE(c.ok) << c.describe();
+  std::filesystem::remove(log);
+}
+
+TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSchedule) {
+  const graph::Graph model =
+      graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
+  const codegen::Target target = codegen::Target::host();
+  records::ApplyHistoryBest empty(std::vector<records::Record>{});
+  std::ostringstream warnings;
+  BuildOptions options;
+  options.history = &empty;
+  options.warnings = &warnings;
+  const BuildResult built = build(model, target, options);
+  for (const KernelSummary& k : built.kernels) EXPECT_FALSE(k.tuned) << k.name;
+  const std::string text = warnings.str();
+  size_t count = 0;
+  for (size_t at = text.find("Config for target="); at != std::string::npos;
+       at = text.find("Config for target=", at + 1))
+    ++count;
+  EXPECT_EQ(count, 12u) << text;  // one per task, not per kernel
+  EXPECT_NE(text.find("A fallback configuration is used, which may bring great performance regression."),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::build

@@ -1,0 +1,45 @@
+#include "measure_flags.h"
+
+#include "flag_checks.h"
+
+namespace tessera::cli {
+
+void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
+  cmd->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--repeat", o.repeat, "measurements per candidate")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms, "shortest measurement")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")
+      ->check(positive_seconds)
+      ->capture_default_str();
+  cmd->add_flag("--flush-cache", o.flush_cache, "flush the CPU caches before each measurement (cold-cache timings)");
+  cmd->add_option("--build-parallel", o.build_parallel, "build workers (0: one per core)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--confirm-leaders", o.confirm_leaders,
+                  "best configs re-measured with longer runs at the end; the best of those wins (0: none)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
+      ->check(at_least(1))
+      ->capture_default_str();
+}
+
+measure::LocalBuilderOptions builder_options(const MeasureFlags& o) {
+  return measure::LocalBuilderOptions{.timeout = o.timeout, .n_parallel = o.build_parallel};
+}
+
+measure::LocalRunnerOptions runner_options(const MeasureFlags& o, int threads, bool check) {
+  measure::LocalRunnerOptions run;
+  run.number = o.number;
+  run.repeat = o.repeat;
+  run.min_repeat_ms = o.min_repeat_ms;
+  run.timeout = o.timeout;
+  run.check_correctness = check;
+  run.enable_cpu_cache_flush = o.flush_cache;
+  run.num_threads = threads;
+  return run;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,156 @@
+#include "network_tune_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "autotvm/tune_tasks.h"
+#include "build/build.h"
+#include "build/extract_tasks.h"
+#include "flag_checks.h"
+#include "graph/model_source.h"
+#include "runtime/graph_executor.h"
+#include "runtime/thread_pool.h"
+#include "target_flags.h"
+#include "tessera/error.h"
+
+namespace tessera::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+// The first Ctrl-C asks the tuner to stop after the batch in flight (whose
+// results are dropped); the second one ends the process at once.
+void on_interrupt(int) {
+  if (g_stop.exchange(true)) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+
+std::string default_log(const std::string& model) { return std::filesystem::path(model).stem().string() + ".log"; }
+
+// Times the executors in interleaved rounds (a noisy neighbour slows both
+// alike), then prints each one's summary under its title.
+void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides, int number, int repeat) {
+  std::vector<runtime::BenchmarkResult> results(sides.size());
+  for (auto& [title, ex] : sides)
+    for (int i = 0; i < ex->num_inputs(); ++i) {
+      runtime::NDArray x(ex->input_shape(i));
+      x.fill_random(42 + i);
+      ex->set_input(i, x);
+    }
+  for (auto& [title, ex] : sides) ex->benchmark(1, 1);  // warm-up
+  for (int r = 0; r < repeat; ++r)
+    for (size_t s = 0; s < sides.size(); ++s)
+      results[s].seconds.push_back(sides[s].second->benchmark(number, 1).seconds.at(0));
+  fmt::print("Evaluate inference time cost...\n");
+  for (size_t s = 0; s < sides.size(); ++s)
+    fmt::print("{}\n  {} (min {:.2f} ms)\n", sides[s].first, results[s].summary(), results[s].min() * 1e3);
+  if (results.size() == 2) fmt::print("tuned / default: {:.3f} (minima)\n", results[1].min() / results[0].min());
+}
+
+}  // namespace
+
+CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
+  CLI::App* cmd = app.add_subcommand("tune", "tune every task of a network, then compile and time it");
+  cmd->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
+  cmd->add_option("--batch", o.batch, "batch size")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--layout", o.layout, "activation layout of the model")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}))
+      ->capture_default_str();
+  add_target_flag(cmd, o.target, "target to tune for; must run on this host");
+  cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--tuner", o.tuner, "one of: " + fmt::format("{}", fmt::join(autotvm::tuner_names(), ", ")))
+      ->capture_default_str();
+  cmd->add_option("--trials", o.trials, "configs to measure per task at most")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd->add_option("--early-stopping", o.early_stopping, "stop a task after N trials without improvement (0: never)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--log", o.log, "tuning log (JSON lines; default MODEL.log); an existing log resumes the run");
+  cmd->add_option("--time-budget", o.time_budget_min, "minutes for all tasks, split by weight x FLOPs (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-transfer-learning", o.no_transfer_learning,
+                "start each task's cost model empty instead of from the log's other records");
+  add_measure_flags(cmd, o.measure);
+  cmd->add_option("--eval-number", o.eval_number, "runs per timing of the evaluation")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd->add_option("--eval-repeat", o.eval_repeat, "timings of the evaluation")
+      ->check(at_least(1))
+      ->capture_default_str();
+  cmd->add_flag("--no-evaluate", o.no_evaluate, "stop after tuning");
+  cmd->add_option("--seed", o.seed, "random seed of the tuners")->capture_default_str();
+  return cmd;
+}
+
+int run_network_tune(const NetworkTuneOptions& o) {
+  const codegen::Target target = resolve_target(o.target, o.threads);
+  codegen::require_runnable_here(target);
+  const std::string log = o.log.empty() ? default_log(o.model) : o.log;
+  const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
+
+  fmt::print("Extract tasks...\n");
+  const graph::Graph optimized = build::optimize_for_target(model, target);
+  const std::vector<build::NetworkTask> tasks = build::extract_tasks(optimized, target);
+  fmt::print("{}", build::print_tasks(tasks));
+  fmt::print("{}: {} tasks for {} ({}); log {}\n", o.model, tasks.size(), target.str(), target.match_key(), log);
+
+  fmt::print("Tuning...\n");
+  std::fflush(stdout);
+  std::vector<autotvm::WeightedTask> weighted;
+  for (const build::NetworkTask& t : tasks) weighted.push_back({&t.task, t.weight});
+  autotvm::TuneTasksOptions tune;
+  tune.tuner = o.tuner;
+  tune.n_trial = o.trials;
+  tune.early_stopping = o.early_stopping;
+  tune.time_budget_min = o.time_budget_min;
+  tune.log = log;
+  tune.transfer_learning = !o.no_transfer_learning;
+  tune.confirm_leaders = o.measure.confirm_leaders;
+  tune.confirm_rounds = o.measure.confirm_rounds;
+  tune.seed = o.seed;
+  tune.stop = &g_stop;
+  measure::LocalBuilder builder(builder_options(o.measure));
+  const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, /*check=*/false);
+  measure::LocalRunner runner(run);
+  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
+  g_stop = false;
+  std::signal(SIGINT, on_interrupt);
+  const autotvm::TuneTasksSummary summary = autotvm::tune_tasks(
+      weighted, tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, std::cout, std::cerr);
+  std::signal(SIGINT, SIG_DFL);
+  fmt::print("tuned {} tasks ({} already tuned) with {} trials in {:.0f} s\n", summary.tuned, summary.already_done,
+             summary.trials, summary.seconds);
+  if (summary.stopped) {
+    fmt::print("stopped: every measured record is in {}; run the same command again to resume\n", log);
+    return 130;
+  }
+  if (o.no_evaluate) return 0;
+
+  runtime::set_num_threads(target.threads);
+  fmt::print("Compile...\n");
+  build::BuildResult plain = build::build(model, target);
+  runtime::GraphExecutor untuned(std::move(plain.artifact), o.model);
+  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, std::cerr);
+  build::BuildOptions with_records;
+  with_records.history = &history;
+  fmt::print("Compile...\n");
+  build::BuildResult tuned_build = build::build(model, target, with_records);
+  runtime::GraphExecutor tuned(std::move(tuned_build.artifact), o.model);
+  evaluate({{"Network compiled with the default schedules (no tuning):", &untuned},
+            {"Network with its kernels tuned:", &tuned}},
+           o.eval_number, o.eval_repeat);
+  return 0;
+}
+
+}  // namespace tessera::cli
