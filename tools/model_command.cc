@@ -10,16 +10,18 @@
 
 #include "build/build.h"
 #include "build/extract_tasks.h"
+#include "build/graph_tuner.h"
 #include "flag_checks.h"
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
-#include "measure/kernel_args.h"
 #include "graph/model_source.h"
 #include "graph/printer.h"
+#include "measure/kernel_args.h"
+#include "operator_flags.h"
+#include "records/log_file.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
 #include "runtime/thread_pool.h"
-#include "operator_flags.h"
 #include "target_flags.h"
 #include "tessera/error.h"
 
@@ -49,8 +51,10 @@ build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& 
   std::optional<records::ApplyHistoryBest> history;
   build::BuildOptions options;
   if (!o.records.empty()) {
-    history.emplace(records::ApplyHistoryBest::from_file(o.records, std::cerr));
+    const std::vector<records::Record> log = records::load_records(o.records, std::cerr);
+    history.emplace(log);
     options.history = &*history;
+    options.conv_blocks = build::graph_choices(log);  // a graph tuner's file chooses blocks too
   }
   build::BuildResult built = build::build(model, target, options);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
@@ -61,7 +65,11 @@ build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& 
              model.size(), built.optimized.size(), built.kernels.size(), calls, target.str(), took.count());
   if (history) {
     const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const auto& k) { return k.tuned; });
-    fmt::print("{} of {} kernels scheduled by records of {}\n", tuned, built.kernels.size(), o.records);
+    fmt::print(
+        "{} of {} kernels scheduled by records of {}{}\n", tuned, built.kernels.size(), o.records,
+        options.conv_blocks.empty()
+            ? ""
+            : fmt::format(", channel blocks of {} convolutions chosen by the graph tuner", options.conv_blocks.size()));
   }
   fmt::print("activations: {:.2f} MB planned (peak), {:.2f} MB if every tensor had its own buffer\n",
              plan.activation_bytes / 1e6, plan.unplanned_activation_bytes / 1e6);
@@ -204,8 +212,8 @@ int run_bench(const ModelCommandOptions& o) {
   runtime::set_num_threads(threads);
   fill_random_inputs(ex);
   const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
-  fmt::print("{} (input {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model,
-             fmt::join(ex.input_shape(0), "x"), threads, r.min() * 1e3, r.median() * 1e3);
+  fmt::print("{} (input {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model, fmt::join(ex.input_shape(0), "x"),
+             threads, r.min() * 1e3, r.median() * 1e3);
   fmt::print("{}\n", r.summary());
   if (o.profile) print_profile(ex, o.number);
   return 0;

@@ -7,12 +7,15 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "autotvm/tune_tasks.h"
 #include "build/build.h"
 #include "build/extract_tasks.h"
+#include "build/graph_tuner.h"
 #include "flag_checks.h"
 #include "graph/model_source.h"
+#include "records/log_file.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 #include "target_flags.h"
@@ -32,7 +35,9 @@ void on_interrupt(int) {
   }
 }
 
-std::string default_log(const std::string& model) { return std::filesystem::path(model).stem().string() + ".log"; }
+std::string default_log(const std::string& model, const std::string& suffix = "") {
+  return std::filesystem::path(model).stem().string() + suffix + ".log";
+}
 
 // Times the executors in interleaved rounds (a noisy neighbour slows both
 // alike), then prints each one's summary under its title.
@@ -51,7 +56,9 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
   fmt::print("Evaluate inference time cost...\n");
   for (size_t s = 0; s < sides.size(); ++s)
     fmt::print("{}\n  {} (min {:.2f} ms)\n", sides[s].first, results[s].summary(), results[s].min() * 1e3);
-  if (results.size() == 2) fmt::print("tuned / default: {:.3f} (minima)\n", results[1].min() / results[0].min());
+  for (size_t s = 1; s < results.size(); ++s)
+    fmt::print("{} / default: {:.3f} (minima)\n", s == 1 ? "kernel-tuned" : "graph-tuned",
+               results[s].min() / results[0].min());
 }
 
 }  // namespace
@@ -81,6 +88,10 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--no-transfer-learning", o.no_transfer_learning,
                 "start each task's cost model empty instead of from the log's other records");
+  cmd->add_option("--graph-tuner", o.graph_tuner,
+                  "after the kernels, choose every convolution's channel blocks across the graph")
+      ->check(CLI::IsMember({"dp", "pbqp"}));
+  cmd->add_option("--graph-log", o.graph_log, "where the graph tuner writes its choice (default MODEL_graph_opt.log)");
   add_measure_flags(cmd, o.measure);
   cmd->add_option("--eval-number", o.eval_number, "runs per timing of the evaluation")
       ->check(at_least(1))
@@ -135,21 +146,49 @@ int run_network_tune(const NetworkTuneOptions& o) {
     fmt::print("stopped: every measured record is in {}; run the same command again to resume\n", log);
     return 130;
   }
+  const std::vector<records::Record> kernel_records = records::load_records(log, std::cerr);
+  std::vector<records::Record> graph_records;
+  if (!o.graph_tuner.empty()) {
+    build::GraphTunerOptions graph_options;
+    graph_options.solver = o.graph_tuner;
+    graph_options.builder = &builder;
+    graph_options.runner = &confirm_runner;  // longer runs: transforms are short
+    const build::GraphTunerResult chosen = build::tune_graph(model, target, kernel_records, graph_options, std::cout);
+    const std::string path = o.graph_log.empty() ? default_log(o.model, "_graph_opt") : o.graph_log;
+    records::write_records(path, chosen.records);
+    fmt::print("INFO Writing optimal schedules to {} successfully.\n", path);
+    int changed = 0;
+    for (const auto& [name, blocks] : chosen.conv_blocks)
+      changed += blocks.oc_bn != target.vector_lanes() || blocks.ic_bn != target.vector_lanes();
+    fmt::print(
+        "graph tuner ({}): {} convolutions, {} edges; estimated {:.3f} ms with the default blocks, "
+        "{:.3f} ms as chosen ({} convolutions not at {} x {})\n",
+        chosen.solver, chosen.convolutions, chosen.edges, chosen.default_seconds * 1e3, chosen.chosen_seconds * 1e3,
+        changed, target.vector_lanes(), target.vector_lanes());
+    graph_records = chosen.records;
+  }
   if (o.no_evaluate) return 0;
 
   runtime::set_num_threads(target.threads);
-  fmt::print("Compile...\n");
-  build::BuildResult plain = build::build(model, target);
-  runtime::GraphExecutor untuned(std::move(plain.artifact), o.model);
-  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, std::cerr);
-  build::BuildOptions with_records;
-  with_records.history = &history;
-  fmt::print("Compile...\n");
-  build::BuildResult tuned_build = build::build(model, target, with_records);
-  runtime::GraphExecutor tuned(std::move(tuned_build.artifact), o.model);
-  evaluate({{"Network compiled with the default schedules (no tuning):", &untuned},
-            {"Network with its kernels tuned:", &tuned}},
-           o.eval_number, o.eval_repeat);
+  std::vector<std::pair<std::string, runtime::GraphExecutor>> sides;
+  auto compile = [&](const std::string& title, const std::vector<records::Record>* records) {
+    fmt::print("Compile...\n");
+    std::optional<records::ApplyHistoryBest> history;
+    build::BuildOptions options;
+    if (records) {
+      history.emplace(*records);
+      options.history = &*history;
+      options.conv_blocks = build::graph_choices(*records);
+    }
+    build::BuildResult built = build::build(model, target, options);
+    sides.emplace_back(title, runtime::GraphExecutor(std::move(built.artifact), o.model));
+  };
+  compile("Network compiled with the default schedules (no tuning):", nullptr);
+  compile("Network with its kernels tuned:", &kernel_records);
+  if (!graph_records.empty()) compile("Network tuned at the graph level:", &graph_records);
+  std::vector<std::pair<std::string, runtime::GraphExecutor*>> timed;
+  for (auto& [title, ex] : sides) timed.emplace_back(title, &ex);
+  evaluate(timed, o.eval_number, o.eval_repeat);
   return 0;
 }
 

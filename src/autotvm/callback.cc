@@ -96,25 +96,10 @@ Callback log_to_file(const std::string& path) {
                   const std::vector<measure::MeasureResult>& results) {
     if (configs.empty()) return;
     const Task& task = tuner.task();
-    const std::string key = task.workload_key(), target = task.target.str();
-    const nlohmann::json workload = workload_json(task);
     std::vector<records::Record> batch;
     for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
-      records::Record r;
-      r.workload_key = key;
-      r.task_name = task.name();
-      r.workload = workload;
-      r.target = target;
-      r.config_index = configs[i].index();
-      r.config = configs[i].to_json();
-      try {
-        r.trace = task.instantiate(configs[i]);
-      } catch (const std::exception&) {
-        // The result already says the config could not be instantiated.
-      }
-      r.result = loggable(results[i]);
-      r.confirmed = tuner.confirming();
-      batch.push_back(std::move(r));
+      batch.push_back(make_record(task, configs[i], loggable(results[i])));
+      batch.back().confirmed = tuner.confirming();
     }
     writer->append(batch);
   };

@@ -28,6 +28,23 @@ ir::ComputeDAG dag_of(const records::Record& r, const codegen::Target& target,
 
 }  // namespace
 
+records::Record make_record(const Task& task, const ConfigEntity& config, const measure::MeasureResult& result) {
+  records::Record r;
+  r.workload_key = task.workload_key();
+  r.task_name = task.name();
+  r.workload = workload_json(task);
+  r.target = task.target.str();
+  r.config_index = config.index();
+  r.config = config.to_json();
+  try {
+    r.trace = task.instantiate(config);
+  } catch (const std::exception&) {
+    // The result says the config could not be instantiated.
+  }
+  r.result = result;
+  return r;
+}
+
 int64_t load_history(Tuner& tuner, const Task& task, const std::vector<records::Record>& records, bool other_tasks,
                      std::ostream& warnings, const std::map<std::string, const Task*>& known_tasks) {
   const std::string key = task.workload_key();

@@ -15,6 +15,10 @@
 
 namespace tessera::autotvm {
 
+// The record of one measurement of `config` of `task` (its trace when the
+// config instantiates).
+records::Record make_record(const Task& task, const ConfigEntity& config, const measure::MeasureResult& result);
+
 // What a record says about its task: {"op": "conv2d", "args": {...}}, enough
 // for create_task to build the task again.
 nlohmann::json workload_json(const Task& task);

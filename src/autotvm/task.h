@@ -16,9 +16,9 @@ struct Task {
   codegen::Target target;
   const Template* tmpl = nullptr;
   ConfigSpace space;
-  // The key its records are filed under; empty: the DAG's own key. A network
-  // kernel whose anchor was tuned with another epilogue (the same convolution
-  // ending in relu where the task ends in add + relu) shares its task's key.
+  // The key its records are filed under; empty: the DAG's own key. A
+  // network's task files them under its anchor's key (the convolution without
+  // its epilogue), which every kernel of that anchor shares.
   std::string record_key;
   // What the DAG computes beyond the operator, e.g. "bias_add + add + relu"
   // (a network task's fused epilogue); empty for a bare operator.

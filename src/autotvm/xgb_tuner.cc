@@ -175,7 +175,8 @@ void XgbTuner::update(const std::vector<ConfigEntity>& configs, const std::vecto
 void XgbTuner::load_history(const std::vector<measure::MeasureInput>& inputs,
                             const std::vector<measure::MeasureResult>& results) {
   if (feature_ == FeatureType::Knob) return;  // knob features mean nothing across spaces
-  const std::string own_key = task_.workload_key();
+  // Own measurements are of the task's DAG (its record key may be another's: see Task::record_key).
+  const std::string own_key = task_.workload.dag.workload_key();
   const size_t n = std::min(inputs.size(), results.size());
   std::vector<std::string> keys(n);
   for (size_t i = 0; i < n; ++i) keys[i] = inputs[i].dag.workload_key();

@@ -25,10 +25,7 @@ using graph::NodeId;
 class Builder {
  public:
   Builder(const graph::Graph& g, const codegen::Target& target, const BuildOptions& options)
-      : g_(g), target_(target), options_(options) {
-    if (options_.history)
-      for (const NetworkTask& t : extract_tasks(g_, target_)) record_key_of_anchor_[t.anchor_key] = t.task.workload_key();
-  }
+      : g_(g), target_(target), options_(options) {}
 
   BuildResult run() {
     for (NodeId id : g_.input_ids()) {
@@ -111,7 +108,8 @@ class Builder {
     }
 
     std::vector<int> inputs;
-    for (const KernelOperand& o : kernel.operands) inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
+    for (const KernelOperand& o : kernel.operands)
+      inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
     const Node& out = g_.node(group.output());
     tensor_of_[out.id] = new_tensor(out.name, out.type.shape);
@@ -124,10 +122,8 @@ class Builder {
   schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned) {
     const schedule::Trace manual = schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
     if (options_.history == nullptr) return manual;
-    std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_);
+    const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_);
     if (!task) return manual;
-    auto shared = record_key_of_anchor_.find(anchor_workload_key(g_, group.anchor()));
-    if (shared != record_key_of_anchor_.end()) task->record_key = shared->second;
     const autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
     tuned = d.record.has_value();
     return tuned ? d.trace : manual;
@@ -136,7 +132,6 @@ class Builder {
   const graph::Graph& g_;
   const codegen::Target& target_;
   const BuildOptions& options_;
-  std::map<std::string, std::string> record_key_of_anchor_;
   BuildResult result_;
   std::map<NodeId, int> tensor_of_;
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
@@ -146,14 +141,16 @@ class Builder {
 
 }  // namespace
 
-graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target) {
+graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
+                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks) {
   graph::PassOptions options;
   options.block = target.vector_lanes();
+  options.conv_blocks = conv_blocks;
   return graph::optimize(model, options);
 }
 
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& build_options) {
-  graph::Graph optimized = optimize_for_target(model, target);
+  graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks);
   BuildResult result = Builder(optimized, target, build_options).run();
   result.optimized = std::move(optimized);
   return result;

@@ -3,6 +3,7 @@
 // fused group (the hand-written schedule of its operator), all linked into
 // one shared object, and the executable graph and weights around it.
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct BuildOptions {
   // hand-written schedule after a warning. Null: hand-written schedules.
   records::ApplyHistoryBest* history = nullptr;
   std::ostream* warnings = &std::cerr;
+  // Channel blocks of named convolutions (the graph tuner's choice, see
+  // graph_choices); the others take the target's lanes.
+  std::map<std::string, graph::ConvBlocks> conv_blocks;
 };
 
 struct BuildResult {
@@ -38,7 +42,8 @@ struct BuildResult {
 
 // The graph passes with the target's choices (channel blocks of one vector):
 // the graph build() compiles and extract_tasks reads.
-graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target);
+graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
+                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks = {});
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});

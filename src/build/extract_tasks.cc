@@ -82,7 +82,9 @@ std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::Fus
   const std::optional<TunableOperator> op = tunable_operator(g, g.node(group.anchor()));
   if (!op) return std::nullopt;
   try {
-    return autotvm::create_task(op->op, op->args, kernel.dag, target, kernel.epilogue);
+    autotvm::Task task = autotvm::create_task(op->op, op->args, kernel.dag, target, kernel.epilogue);
+    task.record_key = anchor_workload_key(g, group.anchor());
+    return task;
   } catch (const Error&) {
     return std::nullopt;  // no template schedules this instance (or its DAG): the hand-written schedule builds it
   }

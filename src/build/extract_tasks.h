@@ -5,7 +5,9 @@
 // kernels that compute the same convolution with different epilogues (relu;
 // add + relu) share one task and its records, as the template's knobs do not
 // depend on the epilogue. The task measures its first kernel, epilogue
-// included; its weight is how many kernels it stands for.
+// included, and files its records under the anchor's workload key, so that
+// any kernel of that anchor finds them whatever its epilogue; its weight is
+// how many kernels it stands for.
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +42,8 @@ std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor);
 // their first kernel.
 std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const codegen::Target& target);
 
-// The task of one fused kernel (its own DAG and epilogue, filed under
-// `record_key`), when its anchor is tunable.
+// The task of one fused kernel (its own DAG and epilogue, its records filed
+// under its anchor's workload key), when its anchor is tunable.
 std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
                                          const FusedKernel& kernel, const codegen::Target& target);
 

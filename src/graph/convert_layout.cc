@@ -7,6 +7,7 @@
 #include "graph/layout.h"
 #include "graph/passes.h"
 #include "graph/rewriter.h"
+#include "tessera/error.h"
 
 namespace tessera::graph {
 namespace {
@@ -44,7 +45,8 @@ runtime::NDArray blocked_channels(const std::vector<float>& values, int64_t bloc
 
 class LayoutConverter {
  public:
-  LayoutConverter(const Graph& g, int64_t block) : g_(g), r_(g), block_(block) {}
+  LayoutConverter(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks)
+      : g_(g), r_(g), block_(block), conv_blocks_(conv_blocks) {}
 
   Graph run() {
     for (const Node& n : g_.nodes()) {
@@ -91,13 +93,23 @@ class LayoutConverter {
     const bool depthwise = a.groups == in_channels && a.groups == out_channels;
     if (a.groups != 1 && !depthwise) return false;  // grouped: stays as it is
 
-    const int64_t oc_bn = block_for(out_channels, block_);
-    const int64_t ic_bn = depthwise ? oc_bn : block_for(in_channels, block_);
+    int64_t oc_bn = block_for(out_channels, block_);
+    int64_t ic_bn = depthwise ? oc_bn : block_for(in_channels, block_);
+    if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
+      const ConvBlocks& b = chosen->second;
+      if (b.ic_bn <= 0 || b.oc_bn <= 0 || in_channels % b.ic_bn != 0 || out_channels % b.oc_bn != 0 ||
+          (depthwise && b.ic_bn != b.oc_bn))
+        throw Error(n.describe() + ": channel blocks " + std::to_string(b.ic_bn) + " and " + std::to_string(b.oc_bn) +
+                    " do not divide its " + std::to_string(in_channels) + " input and " + std::to_string(out_channels) +
+                    " output channels" + (depthwise ? " (or differ: depthwise)" : ""));
+      ic_bn = b.ic_bn;
+      oc_bn = b.oc_bn;
+    }
     // Depthwise weights (C, 1, KH, KW) pack as (C/b, 1, KH, KW, 1, b).
     const std::string kernel_layout =
         "OIHW" + std::to_string(depthwise ? 1 : ic_bn) + "i" + std::to_string(oc_bn) + "o";
-    NodeId w = r_.add_constant(weight.name + "." + kernel_layout,
-                               transformed(*weight.value, a.kernel_layout, kernel_layout));
+    NodeId w =
+        r_.add_constant(weight.name + "." + kernel_layout, transformed(*weight.value, a.kernel_layout, kernel_layout));
     Conv2dAttrs blocked_attrs = a;
     blocked_attrs.data_layout = blocked(ic_bn);
     blocked_attrs.kernel_layout = kernel_layout;
@@ -146,13 +158,14 @@ class LayoutConverter {
   const Graph& g_;
   Rewriter r_;
   int64_t block_;
+  const std::map<std::string, ConvBlocks>& conv_blocks_;
 };
 
 }  // namespace
 
-Graph convert_layout(const Graph& g, int64_t block) {
+Graph convert_layout(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks) {
   if (block <= 0) return g;
-  return eliminate_dead_nodes(LayoutConverter(g, block).run());
+  return eliminate_dead_nodes(LayoutConverter(g, block, conv_blocks).run());
 }
 
 Graph cancel_layout_transforms(const Graph& g) {

@@ -2,6 +2,7 @@
 // Graph passes: each a function from Graph to Graph, and one pipeline that
 // runs them in order, printing the graph after each when TESSERA_LOG=graph.
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "graph/graph.h"
@@ -28,14 +29,24 @@ Graph eliminate_dead_nodes(const Graph& graph);
 // elementwise operators between convolutions follow them into the blocked
 // layout, so that only the transforms at the edges of a run of convolutions
 // remain after cancel_layout_transforms.
-Graph convert_layout(const Graph& graph, int64_t block);
+//
+// `conv_blocks` overrides the blocks of named convolutions (the graph tuner's
+// choice): {ic_bn, oc_bn}, each dividing its channels (depthwise: equal).
+// Where a producer's blocks differ from its reader's, the transforms between
+// them become one NCHW<x>c -> NCHW<y>c transform.
+struct ConvBlocks {
+  int64_t ic_bn = 0, oc_bn = 0;
+  bool operator==(const ConvBlocks&) const = default;
+};
+Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {});
 
 // layout_transform(B -> A) of layout_transform(A -> B) of x is x; a transform
 // of a transform is one transform.
 Graph cancel_layout_transforms(const Graph& graph);
 
 struct PassOptions {
-  int64_t block = 8;        // convert_layout's channel block; 0 leaves layouts as they are
+  int64_t block = 8;                              // convert_layout's channel block; 0 leaves layouts as they are
+  std::map<std::string, ConvBlocks> conv_blocks;  // convert_layout's per-convolution choices
   bool fold_batch_norm = true;
 };
 

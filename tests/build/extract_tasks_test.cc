@@ -57,7 +57,8 @@ TEST_P(ExtractTasksPerWidth, ResNet18HasTheSeedsTwelveConvAndDenseTasksWithTheir
   // Fused epilogues are part of the task: the layer1 task is measured with
   // its bias and relu, and stands for the kernels ending in the residual add too.
   EXPECT_EQ(tasks[1].task.epilogue, "add + relu");
-  EXPECT_NE(tasks[1].task.workload_key(), tasks[1].anchor_key);
+  EXPECT_EQ(tasks[1].task.workload_key(), tasks[1].anchor_key);  // records filed under the anchor
+  EXPECT_NE(tasks[1].task.workload.dag.workload_key(), tasks[1].anchor_key);
 }
 
 TEST_P(ExtractTasksPerWidth, MobileNetV2HasDepthwiseTasks) {

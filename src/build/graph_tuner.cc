@@ -1,0 +1,315 @@
+#include "build/graph_tuner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+#include <set>
+
+#include "autotvm/graph_tuner/dp_solver.h"
+#include "autotvm/graph_tuner/pbqp_solver.h"
+#include "autotvm/history.h"
+#include "build/build.h"
+#include "build/extract_tasks.h"
+#include "build/fused_kernel.h"
+#include "ops/transform.h"
+#include "records/apply_history_best.h"
+#include "schedule/manual_schedule.h"
+#include "tessera/error.h"
+
+namespace tessera::build {
+
+using graph::ConvBlocks;
+using graph::NodeId;
+
+namespace {
+
+// One way a convolution can run: its blocks and its kernel's time.
+struct ConvState {
+  ConvBlocks blocks;
+  double seconds = 0;
+  records::Record record;  // where the time comes from
+};
+
+struct ConvNode {
+  std::string name;
+  std::vector<ConvState> states;  // states[0]: the blocks of the target's lanes
+};
+
+// A producer's output read by a convolution: as its data (compared with the
+// reader's input blocks) or as the residual its epilogue adds (compared with
+// its output blocks).
+struct Dataflow {
+  int from = 0, to = 0;
+  bool residual = false;
+  graph::Shape nchw;  // the value's shape, NCHW
+};
+
+// The transform between two channel blocks of one value, as measured.
+struct TransformKey {
+  graph::Shape nchw;
+  int64_t from = 0, to = 0;
+  auto operator<=>(const TransformKey&) const = default;
+};
+
+std::string blocked(int64_t b) { return "NCHW" + std::to_string(b) + "c"; }
+
+std::vector<int64_t> widths_for(const GraphTunerOptions& options, const codegen::Target& target) {
+  std::vector<int64_t> widths = options.widths;
+  const int64_t lanes = target.vector_lanes();
+  if (widths.empty()) widths = {lanes / 2, 2 * lanes};
+  std::erase_if(widths, [&](int64_t w) { return w < 1 || w == lanes; });
+  widths.insert(widths.begin(), lanes);  // first: states[0] is the default
+  return widths;
+}
+
+class GraphTuner {
+ public:
+  GraphTuner(const graph::Graph& model, const codegen::Target& target, const std::vector<records::Record>& log,
+             const GraphTunerOptions& options, std::ostream& out)
+      : model_(model), target_(target), history_(log), options_(options), out_(out) {}
+
+  GraphTunerResult run() {
+    if (!options_.builder || !options_.runner) throw Error("graph tuner: a builder and a runner are required");
+    const std::vector<int64_t> widths = widths_for(options_, target_);
+    for (int64_t w : widths) add_states(w, w == widths.front());
+    measure_untuned_states();
+    out_ << "INFO Start to benchmark layout transformation...\n";
+    const autotvm::graph_tuner::LayoutProblem problem = layout_problem();
+    out_ << fmt::format("INFO Benchmarking layout transformation successful ({} transforms measured).\n",
+                        result_.transforms_measured);
+    std::vector<int> chosen = solve(problem);
+    std::vector<int> defaults(problem.node_cost.size(), 0);
+    result_.default_seconds = autotvm::graph_tuner::total_cost(problem, defaults);
+    result_.chosen_seconds = autotvm::graph_tuner::total_cost(problem, chosen);
+    if (result_.chosen_seconds > result_.default_seconds) {  // PBQP's heuristic can lose to the default
+      chosen = defaults;
+      result_.chosen_seconds = result_.default_seconds;
+    }
+    collect(chosen);
+    result_.convolutions = static_cast<int>(convs_.size());
+    result_.edges = static_cast<int>(problem.edges.size());
+    return std::move(result_);
+  }
+
+ private:
+  // The convolutions' states when the graph is blocked by `width`, and (for
+  // the default width) the dataflow between them.
+  void add_states(int64_t width, bool is_default) {
+    graph::PassOptions passes;
+    passes.block = width;
+    const graph::Graph g = graph::optimize(model_, passes);
+    std::map<NodeId, int> conv_of_output;  // a convolution kernel's output node -> conv index
+    for (const graph::FusedGroup& group : graph::fuse_operators(g)) {
+      const graph::Node& anchor = g.node(group.anchor());
+      if (anchor.op != graph::Op::kConv2d) continue;
+      const std::optional<TunableOperator> op = tunable_operator(g, anchor);
+      if (!op) continue;
+      const FusedKernel kernel =
+          fuse_kernel(g, group, [&](const KernelOperand& o) { return stored_operand_shape(g, o); });
+      std::optional<autotvm::Task> task = kernel_task(g, group, kernel, target_);
+      if (!task) continue;
+      auto known = index_.find(anchor.name);
+      if (known == index_.end()) {
+        if (!is_default) continue;  // not a state of the default graph: left alone
+        known = index_.emplace(anchor.name, static_cast<int>(convs_.size())).first;
+        convs_.push_back({anchor.name, {}});
+      }
+      const int conv = known->second;
+      if (is_default) conv_of_output[group.output()] = conv;
+      if (is_default) add_dataflow(g, group, kernel, conv, conv_of_output);
+      const ConvBlocks blocks{op->args.ic_bn, op->args.oc_bn};
+      auto& states = convs_[conv].states;
+      if (std::any_of(states.begin(), states.end(), [&](const ConvState& s) { return s.blocks == blocks; })) continue;
+      states.push_back({blocks, 0, {}});
+      if (auto best = history_.query(task->workload_key(), target_)) {
+        states.back().seconds = best->result.rank_cost();
+        states.back().record = *best;
+      } else {
+        untuned_.push_back({conv, states.size() - 1, std::move(*task)});
+      }
+    }
+  }
+
+  // The edges into convolution `conv` from the convolutions whose outputs it
+  // reads, through layout transforms.
+  void add_dataflow(const graph::Graph& g, const graph::FusedGroup& group, const FusedKernel& kernel, int conv,
+                    const std::map<NodeId, int>& conv_of_output) {
+    for (const KernelOperand& operand : kernel.operands) {
+      NodeId source = operand.source;
+      while (g.node(source).op == graph::Op::kLayoutTransform) source = g.node(source).inputs[0];
+      auto producer = conv_of_output.find(source);
+      if (producer == conv_of_output.end()) continue;     // an input, a constant, a pooling...
+      const graph::Shape& s = g.node(source).type.shape;  // (N, C/b, H, W, b)
+      flows_.push_back({producer->second, conv, operand.reader != group.anchor(), {s[0], s[1] * s[4], s[2], s[3]}});
+    }
+  }
+
+  // States without a record: their tasks' fallback configs, measured once per task.
+  void measure_untuned_states() {
+    std::map<std::string, size_t> measured_key;  // record key -> position in inputs
+    std::vector<measure::MeasureInput> inputs;
+    std::vector<size_t> input_of(untuned_.size());
+    for (size_t i = 0; i < untuned_.size(); ++i) {
+      const autotvm::Task& task = untuned_[i].task;
+      auto [it, added] = measured_key.try_emplace(task.workload_key(), inputs.size());
+      if (added) inputs.push_back(task.measure_input(task.space.fallback()));
+      input_of[i] = it->second;
+    }
+    if (inputs.empty()) return;
+    out_ << fmt::format("INFO Measuring {} kernels without a tuning record (their fallback configs)...\n",
+                        inputs.size());
+    const std::vector<measure::MeasureResult> results =
+        measure::measure_batch(*options_.builder, *options_.runner, inputs);
+    result_.kernels_measured = static_cast<int>(inputs.size());
+    for (size_t i = 0; i < untuned_.size(); ++i) {
+      const Untuned& u = untuned_[i];
+      const measure::MeasureResult& r = results.at(input_of[i]);
+      if (!r.valid())
+        throw Error(fmt::format("graph tuner: {} with channel blocks {}/{} failed to run: {}", u.task.describe(),
+                                convs_[u.conv].states[u.state].blocks.ic_bn,
+                                convs_[u.conv].states[u.state].blocks.oc_bn, r.error_message));
+      ConvState& state = convs_[u.conv].states[u.state];
+      state.seconds = r.rank_cost();
+      state.record = autotvm::make_record(u.task, u.task.space.fallback(), r);
+    }
+  }
+
+  autotvm::graph_tuner::LayoutProblem layout_problem() {
+    autotvm::graph_tuner::LayoutProblem p;
+    for (const ConvNode& c : convs_) {
+      p.node_cost.emplace_back();
+      for (const ConvState& s : c.states) p.node_cost.back().push_back(s.seconds);
+    }
+    std::map<std::pair<int, int>, size_t> edge_of;
+    std::set<TransformKey> needed;
+    for (const Dataflow& f : flows_)
+      for (const ConvState& su : convs_[f.from].states)
+        for (const ConvState& sv : convs_[f.to].states)
+          if (int64_t to = f.residual ? sv.blocks.oc_bn : sv.blocks.ic_bn; su.blocks.oc_bn != to)
+            needed.insert({f.nchw, su.blocks.oc_bn, to});
+    const std::map<TransformKey, double> transform_seconds = measure_transforms(needed);
+    for (const Dataflow& f : flows_) {
+      auto [it, added] = edge_of.try_emplace({f.from, f.to}, p.edges.size());
+      const auto& from = convs_[f.from].states;
+      const auto& to = convs_[f.to].states;
+      if (added)
+        p.edges.push_back(
+            {f.from, f.to, std::vector<std::vector<double>>(from.size(), std::vector<double>(to.size()))});
+      auto& cost = p.edges[it->second].cost;
+      for (size_t a = 0; a < from.size(); ++a)
+        for (size_t b = 0; b < to.size(); ++b) {
+          const int64_t wanted = f.residual ? to[b].blocks.oc_bn : to[b].blocks.ic_bn;
+          if (from[a].blocks.oc_bn != wanted)
+            cost[a][b] += transform_seconds.at({f.nchw, from[a].blocks.oc_bn, wanted});
+        }
+    }
+    return p;
+  }
+
+  std::map<TransformKey, double> measure_transforms(const std::set<TransformKey>& keys) {
+    std::vector<measure::MeasureInput> inputs;
+    for (const TransformKey& k : keys) {
+      const graph::Shape& s = k.nchw;
+      const ir::Tensor in = ir::placeholder({s[0], s[1] / k.from, s[2], s[3], k.from}, "data");
+      ir::ComputeDAG dag({ops::layout_transform(in, blocked(k.from), blocked(k.to))});
+      schedule::Trace trace = schedule::best_manual_schedule(dag, target_.vector_unit());
+      inputs.push_back({std::move(dag), std::move(trace), target_});
+    }
+    std::map<TransformKey, double> seconds;
+    if (inputs.empty()) return seconds;
+    const auto results = measure::measure_batch(*options_.builder, *options_.runner, inputs);
+    size_t i = 0;
+    for (const TransformKey& k : keys) {
+      const measure::MeasureResult& r = results.at(i++);
+      if (!r.valid())
+        throw Error(fmt::format("graph tuner: the layout transform {} -> {} of a {}x{}x{}x{} value failed to run: {}",
+                                blocked(k.from), blocked(k.to), k.nchw[0], k.nchw[1], k.nchw[2], k.nchw[3],
+                                r.error_message));
+      seconds[k] = r.rank_cost();
+    }
+    result_.transforms_measured = static_cast<int>(keys.size());
+    return seconds;
+  }
+
+  std::vector<int> solve(const autotvm::graph_tuner::LayoutProblem& problem) {
+    if (options_.solver == "dp") {
+      out_ << "INFO Start to run dynamic programming algorithm...\n";
+      if (auto states = autotvm::graph_tuner::solve_dp(problem)) {
+        out_ << "INFO Finished DPExecutor run.\n";
+        result_.solver = "dp";
+        return *states;
+      }
+      out_ << "INFO The DP frontier outgrew its limit; using PBQP instead.\n";
+    } else if (options_.solver != "pbqp") {
+      throw Error("graph tuner: unknown solver '" + options_.solver + "' (dp or pbqp)");
+    }
+    out_ << "INFO Start to run PBQP algorithm...\n";
+    std::vector<int> states = autotvm::graph_tuner::solve_pbqp(problem);
+    out_ << "INFO Finished PBQPExecutor run.\n";
+    result_.solver = "pbqp";
+    return states;
+  }
+
+  // The chosen blocks, and one record per chosen kernel naming the
+  // convolutions that chose it.
+  void collect(const std::vector<int>& chosen) {
+    std::map<std::string, size_t> record_of;  // key + config + blocks -> position in result_.records
+    for (size_t i = 0; i < convs_.size(); ++i) {
+      const ConvState& s = convs_[i].states.at(static_cast<size_t>(chosen[i]));
+      result_.conv_blocks[convs_[i].name] = s.blocks;
+      const std::string id = fmt::format("{}/{}/{}/{}", s.record.workload_key, s.record.config_index.value_or(-1),
+                                         s.blocks.ic_bn, s.blocks.oc_bn);
+      auto [it, added] = record_of.try_emplace(id, result_.records.size());
+      if (added) {
+        result_.records.push_back(s.record);
+        result_.records.back().workload["nodes"] = nlohmann::json::array();
+      }
+      result_.records[it->second].workload["nodes"].push_back(convs_[i].name);
+    }
+  }
+
+  struct Untuned {
+    int conv;
+    size_t state;
+    autotvm::Task task;
+  };
+
+  const graph::Graph& model_;
+  const codegen::Target& target_;
+  records::ApplyHistoryBest history_;
+  const GraphTunerOptions& options_;
+  std::ostream& out_;
+  std::vector<ConvNode> convs_;
+  std::map<std::string, int> index_;
+  std::vector<Dataflow> flows_;
+  std::vector<Untuned> untuned_;
+  GraphTunerResult result_;
+};
+
+}  // namespace
+
+GraphTunerResult tune_graph(const graph::Graph& model, const codegen::Target& target,
+                            const std::vector<records::Record>& log, const GraphTunerOptions& options,
+                            std::ostream& out) {
+  return GraphTuner(model, target, log, options, out).run();
+}
+
+std::map<std::string, ConvBlocks> graph_choices(const std::vector<records::Record>& records) {
+  std::map<std::string, ConvBlocks> choices;
+  for (const records::Record& r : records) {
+    if (!r.workload.is_object() || !r.workload.contains("nodes")) continue;
+    const nlohmann::json& args = r.workload.value("args", nlohmann::json::object());
+    const ConvBlocks blocks{args.value("ic_bn", int64_t{0}), args.value("oc_bn", int64_t{0})};
+    for (const nlohmann::json& node : r.workload.at("nodes")) {
+      if (!node.is_string()) throw Error("graph records: a node name that is not a string: " + node.dump());
+      auto [it, added] = choices.try_emplace(node.get<std::string>(), blocks);
+      if (!added && !(it->second == blocks))
+        throw Error("graph records: convolution '" + it->first + "' is given two different channel blocks");
+    }
+  }
+  return choices;
+}
+
+}  // namespace tessera::build

@@ -1,0 +1,134 @@
+// The graph tuner on a whole network: every convolution gets blocks, the
+// choice is never estimated slower than the default, its records file gives
+// the build the same choice, and networks with mixed channel blocks (the
+// transforms between them, residual adds across them) compute what the
+// reference interpreter computes.
+#include "build/graph_tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "build/build.h"
+#include "graph/interpreter.h"
+#include "graph/onnx_import.h"
+#include "measure/kernel_args.h"
+#include "records/apply_history_best.h"
+#include "runtime/graph_executor.h"
+#include "runtime/thread_pool.h"
+#include "tessera/error.h"
+
+namespace tessera::build {
+namespace {
+
+graph::Graph narrow_resnet18() {
+  return graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
+}
+
+void expect_matches_interpreter(const graph::Graph& model, BuildResult built) {
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(model.node(model.input_ids()[0]).type.shape);
+  inputs.back().fill_random(9);
+  const auto want = graph::interpret(model, inputs);
+  runtime::GraphExecutor ex(std::move(built.artifact), "test");
+  runtime::set_num_threads(2);
+  ex.set_input(0, inputs[0]);
+  ex.run();
+  runtime::set_num_threads(0);
+  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), want[0]);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
+// The blocked convolutions of the narrow ResNet-18 (widths 8, 16, 24, 32), by name.
+std::vector<std::string> conv_names(const graph::Graph& optimized) {
+  std::vector<std::string> names;
+  for (const graph::Node& n : optimized.nodes())
+    if (n.op == graph::Op::kConv2d) names.push_back(n.name);
+  return names;
+}
+
+TEST(GraphTunerBuild, MixedChannelBlocksMatchTheInterpreter) {
+  const graph::Graph model = narrow_resnet18();
+  const codegen::Target target = codegen::Target::host();
+  BuildOptions options;
+  // Neighbours disagree everywhere: blocks 2, 4 and 8 in turn (all divide
+  // 8, 16, 24 and 32 channels), input and output blocks differing.
+  const std::vector<std::string> names = conv_names(optimize_for_target(model, target));
+  ASSERT_GE(names.size(), 20u);
+  const int64_t choices[] = {2, 4, 8};
+  for (size_t i = 0; i < names.size(); ++i) options.conv_blocks[names[i]] = {choices[i % 3], choices[(i + 1) % 3]};
+  options.conv_blocks[names[0]].ic_bn = 1;  // the 3-channel stem
+  BuildResult built = build(model, target, options);
+  int transforms = 0;
+  for (const graph::Node& n : built.optimized.nodes()) transforms += n.op == graph::Op::kLayoutTransform;
+  EXPECT_GE(transforms, 10);  // producers and readers disagree: transforms between blocks
+  expect_matches_interpreter(model, std::move(built));
+}
+
+TEST(GraphTunerBuild, BlocksThatDoNotDivideTheChannelsAreAnErrorNamingTheConvolution) {
+  const graph::Graph model = narrow_resnet18();
+  const codegen::Target target = codegen::Target::host();
+  const std::string first = conv_names(optimize_for_target(model, target)).at(1);
+  BuildOptions options;
+  options.conv_blocks[first] = {8, 16};  // 8 output channels
+  try {
+    build(model, target, options);
+    FAIL() << "built with blocks that do not divide the channels";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(first), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not divide"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
+  const graph::Graph model = narrow_resnet18();
+  codegen::Target target = codegen::Target::host();
+  target.threads = 2;
+  measure::LocalBuilder builder;
+  measure::LocalRunnerOptions run;
+  run.num_threads = 2;
+  measure::LocalRunner runner(run);
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  for (const char* solver : {"dp", "pbqp"}) {
+    options.solver = solver;
+    std::ostringstream out;
+    const GraphTunerResult r = tune_graph(model, target, {}, options, out);
+    EXPECT_EQ(r.solver, solver);
+    EXPECT_EQ(r.conv_blocks.size(), conv_names(optimize_for_target(model, target)).size());
+    EXPECT_EQ(r.convolutions, static_cast<int>(r.conv_blocks.size()));
+    EXPECT_GE(r.edges, 15);  // each block's data path and its residual
+    EXPECT_GT(r.transforms_measured, 0);
+    EXPECT_LE(r.chosen_seconds, r.default_seconds);
+    EXPECT_NE(out.str().find("INFO Start to benchmark layout transformation..."), std::string::npos);
+    // No kernel records: every state is its fallback config, measured.
+    EXPECT_GT(r.kernels_measured, 0);
+    EXPECT_EQ(graph_choices(r.records), r.conv_blocks);
+
+    records::ApplyHistoryBest history(r.records);
+    BuildOptions with_choice;
+    with_choice.history = &history;
+    with_choice.conv_blocks = graph_choices(r.records);
+    std::ostringstream warnings;
+    with_choice.warnings = &warnings;
+    BuildResult built = build(model, target, with_choice);
+    for (const KernelSummary& k : built.kernels)
+      if (k.name.find("conv2d") != std::string::npos) EXPECT_TRUE(k.tuned) << k.name << "\n" << warnings.str();
+    expect_matches_interpreter(model, std::move(built));
+  }
+}
+
+TEST(GraphTunerBuild, GraphChoicesRefuseTwoBlocksForOneConvolution) {
+  records::Record a, b;
+  a.workload = {{"op", "conv2d"}, {"args", {{"ic_bn", 8}, {"oc_bn", 8}}}, {"nodes", {"conv1"}}};
+  b.workload = {{"op", "conv2d"}, {"args", {{"ic_bn", 4}, {"oc_bn", 8}}}, {"nodes", {"conv1"}}};
+  EXPECT_EQ(graph_choices({a}).at("conv1"), (graph::ConvBlocks{8, 8}));
+  EXPECT_THROW(graph_choices({a, b}), Error);
+  records::Record kernel_only;  // a kernel tuner's record chooses nothing
+  kernel_only.workload = {{"op", "conv2d"}, {"args", {{"ic_bn", 8}, {"oc_bn", 8}}}};
+  EXPECT_TRUE(graph_choices({kernel_only}).empty());
+}
+
+}  // namespace
+}  // namespace tessera::build
