@@ -8,7 +8,13 @@ the machine hits all of them; each side keeps the minimum and the median of its
 per-round medians.
 
     bench/network_vs_frameworks.py [--models resnet-18,resnet-50,mobilenet-v2]
-        [--threads 1,2] [--rounds 5] [--tessera build/tessera]
+        [--threads 1,2] [--rounds 5] [--tessera build/tessera] [--records-dir DIR]
+
+With --records-dir, Tessera builds each model with the tuning records found
+there: DIR/MODEL.tTHREADS_graph.log (a graph tuner's choice) if present, else
+DIR/MODEL.tTHREADS.log (kernel records), e.g. from
+`tessera tune resnet-18 --threads 2 --log DIR/resnet-18.t2.log --graph-tuner dp
+--graph-log DIR/resnet-18.t2_graph.log`.
 
 The models are the same architectures on both sides (Tessera's zoo follows
 torchvision's), with random weights: timing does not depend on the values.
@@ -51,6 +57,17 @@ def tessera_round(tessera, model, threads, number):
     return float(m.group(1)) / 1e3
 
 
+def records_for(directory, model, threads):
+    """The tuning log to build `model` at `threads` with, or None."""
+    if not directory:
+        return None
+    for name in (f"{model}.t{threads}_graph.log", f"{model}.t{threads}.log"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def median(xs):
     s = sorted(xs)
     return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
@@ -82,6 +99,7 @@ def main():
     p.add_argument("--number", type=int, default=10)
     p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
+    p.add_argument("--records-dir", help="tuning logs MODEL.tTHREADS[_graph].log to build Tessera's side with")
     args = p.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
     print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, cpu: {cpu_name()}")
@@ -100,8 +118,12 @@ def main():
         for threads in [int(t) for t in args.threads.split(",")]:
             torch.set_num_threads(threads)
             artifact = os.path.join(args.artifacts, f"{model}.t{threads}.tsr")
-            subprocess.run([args.tessera, "compile", model, "--threads", str(threads), "-o", artifact],
-                           check=True, capture_output=True)
+            command = [args.tessera, "compile", model, "--threads", str(threads), "-o", artifact]
+            records = records_for(args.records_dir, model, threads)
+            if records:
+                command += ["--records", records]
+            print(f"{model} {threads} threads: tessera {'with ' + records if records else 'untuned'}", flush=True)
+            subprocess.run(command, check=True, capture_output=True)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1

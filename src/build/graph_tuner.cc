@@ -88,6 +88,7 @@ class GraphTuner {
       result_.chosen_seconds = result_.default_seconds;
     }
     collect(chosen);
+    add_other_tasks();
     result_.convolutions = static_cast<int>(convs_.size());
     result_.edges = static_cast<int>(problem.edges.size());
     return std::move(result_);
@@ -267,6 +268,15 @@ class GraphTuner {
         result_.records.back().workload["nodes"] = nlohmann::json::array();
       }
       result_.records[it->second].workload["nodes"].push_back(convs_[i].name);
+    }
+  }
+
+  // The best records of the tasks the tuner does not choose for (dense,
+  // batch_matmul), so that the file builds the whole network.
+  void add_other_tasks() {
+    for (const NetworkTask& t : extract_tasks(optimize_for_target(model_, target_), target_)) {
+      if (t.task.op == "conv2d" || t.task.op == "depthwise_conv2d") continue;
+      if (auto best = history_.query(t.task.workload_key(), target_)) result_.records.push_back(*best);
     }
   }
 

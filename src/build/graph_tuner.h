@@ -16,8 +16,9 @@
 //
 // The choice is written as a records file: per chosen kernel the record its
 // time came from, its workload naming the convolutions that chose it
-// ("nodes"). Building with that file (graph_choices) gives each convolution
-// its blocks and kernel schedule.
+// ("nodes"), and the best records of the other tasks (dense, ...). Building
+// with that file (graph_choices) gives each convolution its blocks and kernel
+// schedule.
 #include <iosfwd>
 #include <map>
 #include <string>

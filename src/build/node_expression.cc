@@ -51,7 +51,7 @@ ir::Tensor conv2d(const graph::Graph& g, const Node& n, const std::vector<ir::Te
 
 ir::Tensor pool(const Node& n, const std::vector<ir::Tensor>& in) {
   const auto& a = n.attrs_as<graph::PoolAttrs>();
-  if (a.layout != "NCHW") unsupported(n, "pooling in " + a.layout);
+  if (a.layout != "NCHW" && !graph::is_channel_blocked(a.layout)) unsupported(n, "pooling in " + a.layout);
   ops::Pool2dAttrs p;
   p.kernel_h = a.kernel_h, p.kernel_w = a.kernel_w, p.stride_h = a.stride_h, p.stride_w = a.stride_w;
   p.pad_top = a.pad_top, p.pad_left = a.pad_left, p.pad_bottom = a.pad_bottom, p.pad_right = a.pad_right;

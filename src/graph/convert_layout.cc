@@ -51,6 +51,7 @@ class LayoutConverter {
   Graph run() {
     for (const Node& n : g_.nodes()) {
       if (n.op == Op::kConv2d && convert_conv(n)) continue;
+      if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && pool_follows_into_blocks(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<PoolAttrs>().layout == "NHWC") {
         PoolAttrs a = n.attrs_as<PoolAttrs>();
         a.layout = "NCHW";
@@ -116,6 +117,20 @@ class LayoutConverter {
     NodeId x = transform(r_.mapped(n.inputs[0]), a.data_layout, blocked(ic_bn), n.name + ".in");
     NodeId conv = r_.add(Op::kConv2d, n.name, {x, w}, blocked_attrs);
     r_.replace(n.id, transform(conv, blocked(oc_bn), a.data_layout, n.name + ".out"));
+    return true;
+  }
+
+  // A pooling of NCHW data that leaves NCHW<b>c through a transform runs in
+  // NCHW<b>c: its window moves over whole channel blocks.
+  bool pool_follows_into_blocks(const Node& n) {
+    const Node in = r_.node(r_.mapped(n.inputs[0]));
+    if (in.op != Op::kLayoutTransform || n.attrs_as<PoolAttrs>().layout != "NCHW") return false;
+    const LayoutTransformAttrs t = in.attrs_as<LayoutTransformAttrs>();
+    if (t.dst != "NCHW" || !is_channel_blocked(t.src)) return false;
+    PoolAttrs a = n.attrs_as<PoolAttrs>();
+    a.layout = t.src;
+    NodeId inner = r_.add(n.op, n.name, {in.inputs[0]}, a);
+    r_.replace(n.id, transform(inner, t.src, t.dst, n.name + ".out"));
     return true;
   }
 

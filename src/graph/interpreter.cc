@@ -125,8 +125,18 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
     case Op::kMaxPool2d:
     case Op::kAvgPool2d: {
       const auto& a = node.attrs_as<PoolAttrs>();
-      const ops::Pool2dAttrs p = to_ops(a, shape(0), node.type.shape);
       const bool is_max = node.op == Op::kMaxPool2d;
+      if (is_channel_blocked(a.layout)) {  // pooled in NCHW, blocked back
+        const Layout blocked = Layout::parse(a.layout), nchw = Layout::parse("NCHW");
+        runtime::NDArray x(layout_transform_shape(shape(0), blocked, nchw));
+        layout_transform(arg(0), shape(0), blocked, nchw, x.data());
+        runtime::NDArray pooled(layout_transform_shape(node.type.shape, blocked, nchw));
+        const ops::Pool2dAttrs p = to_ops(a, x.shape(), pooled.shape());
+        (is_max ? ref::max_pool2d : ref::avg_pool2d)(x.data(), x.shape(), p, pooled.data());
+        layout_transform(pooled.data(), pooled.shape(), nchw, blocked, y);
+        break;
+      }
+      const ops::Pool2dAttrs p = to_ops(a, shape(0), node.type.shape);
       if (a.layout == "NHWC")
         (is_max ? ref::max_pool2d_nhwc : ref::avg_pool2d_nhwc)(arg(0), shape(0), p, y);
       else

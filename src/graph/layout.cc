@@ -143,4 +143,10 @@ void layout_transform(const float* data, const ops::Shape& shape, const Layout& 
   }
 }
 
+bool is_channel_blocked(const std::string& layout) {
+  if (layout.size() < 6 || layout.rfind("NCHW", 0) != 0 || layout.back() != 'c') return false;
+  const std::string digits = layout.substr(4, layout.size() - 5);
+  return digits.find_first_not_of("0123456789") == std::string::npos && std::stoll(digits) >= 1;
+}
+
 }  // namespace tessera::graph

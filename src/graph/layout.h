@@ -37,6 +37,9 @@ class Layout {
   std::vector<Axis> axes_;
 };
 
+// "NCHW<x>c" (x >= 1): channels in blocks of x, the block last.
+bool is_channel_blocked(const std::string& layout);
+
 // The shape in `dst` of a tensor of shape `shape` in `src`; throws when the
 // shape does not fit src (rank, block extents) or a dst block does not divide
 // its axis.

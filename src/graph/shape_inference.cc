@@ -71,9 +71,9 @@ SpatialAxes spatial_axes(const std::string& layout) {
 
 Shape conv2d_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a) {
   if (is_blocked_conv(a)) {  // the same convolution in NCHW / OIHW, its output blocked
-    const Shape out = conv2d_shape(layout_transform_shape(data, Layout::parse(a.data_layout), Layout::parse("NCHW")),
-                                   layout_transform_shape(weight, Layout::parse(a.kernel_layout), Layout::parse("OIHW")),
-                                   unblocked_attrs(a));
+    const Shape out = conv2d_shape(
+        layout_transform_shape(data, Layout::parse(a.data_layout), Layout::parse("NCHW")),
+        layout_transform_shape(weight, Layout::parse(a.kernel_layout), Layout::parse("OIHW")), unblocked_attrs(a));
     return layout_transform_shape(out, Layout::parse("NCHW"), Layout::parse(blocked_output_layout(a)));
   }
   const bool nchw = a.data_layout == "NCHW" && a.kernel_layout == "OIHW";
@@ -118,8 +118,11 @@ Shape conv2d_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a)
 }
 
 Shape pool_shape(const Shape& data, const PoolAttrs& a) {
-  const SpatialAxes ax = spatial_axes(a.layout);
-  check_rank("data (" + a.layout + ")", data, 4);
+  const bool blocked = is_channel_blocked(a.layout);
+  const SpatialAxes ax = blocked ? SpatialAxes{1, 2, 3} : spatial_axes(a.layout);
+  check_rank("data (" + a.layout + ")", data, blocked ? 5 : 4);
+  if (blocked && data[4] != Layout::parse(a.layout).block_of('C'))
+    fail("data " + shape_to_string(data) + " is not in layout " + a.layout);
   check_positive("kernel_h", a.kernel_h);
   check_positive("kernel_w", a.kernel_w);
   check_positive("stride_h", a.stride_h);

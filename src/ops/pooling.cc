@@ -24,7 +24,7 @@ std::map<std::string, std::string> Pool2dAttrs::to_attrs() const {
 }
 
 Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2dAttrs& a) {
-  check_rank(op, "data (N, C, H, W)", data, 4);
+  if (data.size() != 5) check_rank(op, "data (N, C, H, W) or (N, C/x, H, W, x)", data, 4);
   check_dims_positive(op, "data", data);
   check_positive(op, "kernel_h", a.kernel_h);
   check_positive(op, "kernel_w", a.kernel_w);
@@ -36,19 +36,22 @@ Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2d
     check_non_negative(op, name, value);
     int64_t kernel = (name == std::string("pad_top") || name == std::string("pad_bottom")) ? a.kernel_h : a.kernel_w;
     if (value >= kernel)
-      fail(op, std::string(name) + " must be smaller than the kernel (" + std::to_string(kernel) + "), got " +
-                   name + "=" + std::to_string(value));
+      fail(op, std::string(name) + " must be smaller than the kernel (" + std::to_string(kernel) + "), got " + name +
+                   "=" + std::to_string(value));
   }
-  return {data[0], data[1],
-          window_output_extent(op, "height", data[2], a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, 1),
-          window_output_extent(op, "width", data[3], a.pad_left, a.pad_right, a.kernel_w, a.stride_w, 1)};
+  Shape out = data;
+  out[2] = window_output_extent(op, "height", data[2], a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, 1);
+  out[3] = window_output_extent(op, "width", data[3], a.pad_left, a.pad_right, a.kernel_w, a.stride_w, 1);
+  return out;
 }
 
 namespace {
 
 ir::Tensor pad_for_pool(const ir::Tensor& data, const Pool2dAttrs& a, float value) {
   if (!a.has_padding()) return data;
-  return pad(data, {0, 0, a.pad_top, a.pad_left}, {0, 0, a.pad_bottom, a.pad_right}, value, "pad_temp");
+  Shape before = {0, 0, a.pad_top, a.pad_left}, after = {0, 0, a.pad_bottom, a.pad_right};
+  if (data->shape.size() == 5) before.push_back(0), after.push_back(0);  // the channel block
+  return pad(data, before, after, value, "pad_temp");
 }
 
 // The window reduction shared by max and average pooling.
@@ -57,11 +60,13 @@ ir::Tensor pool_reduce(const ir::Tensor& padded, const Shape& out, const Pool2dA
   ir::IterVar rv0 = ir::reduce_axis(a.kernel_h, "rv0");
   ir::IterVar rv1 = ir::reduce_axis(a.kernel_w, "rv1");
   auto body = [&](const std::vector<ir::Var>& v) {
-    ir::Expr x = ir::load(padded, {v[0], v[1], plus(scaled(v[2], a.stride_h), rv0.var),
-                                   plus(scaled(v[3], a.stride_w), rv1.var)});
+    std::vector<ir::Expr> at = {v[0], v[1], plus(scaled(v[2], a.stride_h), rv0.var),
+                                plus(scaled(v[3], a.stride_w), rv1.var)};
+    if (v.size() == 5) at.push_back(v[4]);
+    ir::Expr x = ir::load(padded, at);
     return is_max ? ir::reduce_max(x, {rv0, rv1}) : ir::sum(x, {rv0, rv1});
   };
-  return ir::compute(out, body, unique_name("tensor", {padded}), tag, ax_names(4), a.to_attrs());
+  return ir::compute(out, body, unique_name("tensor", {padded}), tag, ax_names(out.size()), a.to_attrs());
 }
 
 // Number of input (non-padding) elements along one axis in the window of output
@@ -88,14 +93,13 @@ ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
   const bool pad_h = a.pad_top || a.pad_bottom, pad_w = a.pad_left || a.pad_right;
   auto body = [&](const std::vector<ir::Var>& v) -> ir::Expr {
     ir::Expr total = ir::load(window_sum, to_exprs(v));
-    if (a.count_include_pad || !a.has_padding())
-      return total / ir::Expr(static_cast<float>(a.kernel_h * a.kernel_w));
+    if (a.count_include_pad || !a.has_padding()) return total / ir::Expr(static_cast<float>(a.kernel_h * a.kernel_w));
     // Windows at the border overlap the padding: count only real elements.
     ir::Expr rows = pad_h ? valid_count(v[2], a.stride_h, a.pad_top, a.kernel_h, h) : ir::Expr(a.kernel_h);
     ir::Expr cols = pad_w ? valid_count(v[3], a.stride_w, a.pad_left, a.kernel_w, w) : ir::Expr(a.kernel_w);
     return total / ir::cast(ir::DType::Float32, rows * cols);
   };
-  return ir::compute(out, body, unique_name("tensor", {window_sum}), "pool_avg", ax_names(4), a.to_attrs());
+  return ir::compute(out, body, unique_name("tensor", {window_sum}), "pool_avg", ax_names(out.size()), a.to_attrs());
 }
 
 ir::Tensor global_avg_pool2d(const ir::Tensor& data) {

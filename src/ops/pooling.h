@@ -1,5 +1,6 @@
 #pragma once
-// 2-D pooling over NCHW data.
+// 2-D pooling over NCHW data, or NCHW[x]c (N, C/x, H, W, x: the channel
+// block passes through, so a schedule can vectorise it).
 //   max_pool2d:        [pad_temp (lowest float)] -> tensor (max, tag "pool_max")
 //   avg_pool2d:        [pad_temp (0)] -> tensor (sum, tag "pool_sum") -> tensor_1 (divide, tag "pool_avg")
 //   global_avg_pool2d: tensor (sum over H, W, tag "global_pool_sum") -> tensor_1 (divide, tag "global_pool_avg")
@@ -23,7 +24,7 @@ struct Pool2dAttrs {
   std::map<std::string, std::string> to_attrs() const;
 };
 
-// Validates data (rank 4) and attrs (positive kernel/stride; each padding
+// Validates data (rank 4, or 5 for NCHW[x]c) and attrs (positive kernel/stride; each padding
 // smaller than the kernel, so every window sees at least one input element).
 Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2dAttrs& attrs);
 

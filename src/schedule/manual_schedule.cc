@@ -53,9 +53,20 @@ Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag) {
   return nchwc_tile_trace(dag, conv->tag, depthwise_nchwc_plan(conv));
 }
 
+Trace pool_nchwc_schedule(const ir::ComputeDAG& dag) {
+  ir::Tensor pool = find_by_tag(dag, "pool_max");
+  if (!pool) pool = find_by_tag(dag, "pool_sum");
+  if (!pool || pool->shape.size() != 5) throw Error("pool_nchwc_schedule: the DAG has no blocked pooling stage");
+  // A window over rows and columns of channel blocks, as a depthwise
+  // convolution without weights: the same tiles.
+  return nchwc_tile_trace(dag, pool->tag, depthwise_nchwc_plan(pool));
+}
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
   if (find_by_tag(dag, "depthwise_conv2d_nchwc")) return depthwise_nchwc_schedule(dag);
+  for (const char* tag : {"pool_max", "pool_sum"})
+    if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
   return default_schedule(dag);
 }

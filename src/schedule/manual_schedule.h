@@ -28,6 +28,8 @@ Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 // The depthwise template's fallback config is this plan.
 NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv);
 Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag);
+// Max or average pooling over NCHW[x]c data: the depthwise tiles.
+Trace pool_nchwc_schedule(const ir::ComputeDAG& dag);
 
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 

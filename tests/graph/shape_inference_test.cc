@@ -143,10 +143,21 @@ TEST(GraphShapes, PoolingFloorCeilLayoutsAndErrors) {
               f.b.avg_pool2d(f.in("t", {1, 1, 2, 2}), PoolAttrs::symmetric(3, 1), "tiny");
             }),
             "node 'tiny' (avg_pool2d): pool window [3, 3] is larger than the padded input [1, 1, 2, 2]");
+  // Channel blocks (what convert_layout gives pools between convolutions):
+  // the window moves over H and W of whole blocks.
+  PoolAttrs blocked = a;
+  blocked.layout = "NCHW8c";
+  EXPECT_EQ(f.b.shape(f.b.max_pool2d(f.in("b8", {1, 2, 112, 112, 8}), blocked)), (Shape{1, 2, 56, 56, 8}));
+  EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, blocked, "p8"); }),
+            "node 'p8' (max_pool2d): data (NCHW8c) must have rank 5, got [1, 8, 112, 112]");
+  EXPECT_EQ(error_of([&] {
+              f.b.max_pool2d(f.in("b4", {1, 2, 112, 112, 4}), blocked, "p4");
+            }),
+            "node 'p4' (max_pool2d): data [1, 2, 112, 112, 4] is not in layout NCHW8c");
   PoolAttrs odd = a;
-  odd.layout = "NCHW8c";
-  EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, odd, "p8"); }),
-            "node 'p8' (max_pool2d): layout NCHW8c is not supported (NCHW or NHWC)");
+  odd.layout = "NCWH";
+  EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, odd, "pw"); }),
+            "node 'pw' (max_pool2d): layout NCWH is not supported (NCHW or NHWC)");
 }
 
 TEST(GraphShapes, ConcatReshapeFlattenTransposePadSoftmax) {
