@@ -13,6 +13,7 @@
 
 #include "autotvm/tune_tasks.h"
 #include "build/build.h"
+#include "build/network_check.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "graph/onnx_import.h"
@@ -88,8 +89,7 @@ TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
 
 TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   // PyTorch's resnet18 topology at a few channels (tests/data/onnx).
-  const graph::Graph model =
-      graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
+  const graph::Graph model = test::narrow_resnet18();
   codegen::Target target = codegen::Target::host();
   target.threads = 2;
   const std::vector<NetworkTask> tasks = extract_tasks(optimize_for_target(model, target), target);
@@ -139,23 +139,12 @@ TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   EXPECT_GE(tunable, 12);
   EXPECT_EQ(dispatch_warnings.str().find("is missing"), std::string::npos) << dispatch_warnings.str();
 
-  std::vector<runtime::NDArray> inputs;
-  inputs.emplace_back(model.node(model.input_ids()[0]).type.shape);
-  inputs.back().fill_random(3);
-  const auto want = graph::interpret(model, inputs);
-  runtime::GraphExecutor ex(std::move(built.artifact), "tuned");
-  runtime::set_num_threads(2);
-  ex.set_input(0, inputs[0]);
-  ex.run();
-  runtime::set_num_threads(0);
-  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), want[0]);
-  EXPECT_TRUE(c.ok) << c.describe();
+  test::expect_matches_interpreter(model, std::move(built));
   std::filesystem::remove(log);
 }
 
 TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSchedule) {
-  const graph::Graph model =
-      graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
+  const graph::Graph model = test::narrow_resnet18();
   const codegen::Target target = codegen::Target::host();
   records::ApplyHistoryBest empty(std::vector<records::Record>{});
   std::ostringstream warnings;

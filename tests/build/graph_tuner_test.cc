@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "build/build.h"
+#include "build/network_check.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "measure/kernel_args.h"
@@ -21,23 +22,8 @@
 namespace tessera::build {
 namespace {
 
-graph::Graph narrow_resnet18() {
-  return graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx");
-}
-
-void expect_matches_interpreter(const graph::Graph& model, BuildResult built) {
-  std::vector<runtime::NDArray> inputs;
-  inputs.emplace_back(model.node(model.input_ids()[0]).type.shape);
-  inputs.back().fill_random(9);
-  const auto want = graph::interpret(model, inputs);
-  runtime::GraphExecutor ex(std::move(built.artifact), "test");
-  runtime::set_num_threads(2);
-  ex.set_input(0, inputs[0]);
-  ex.run();
-  runtime::set_num_threads(0);
-  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), want[0]);
-  EXPECT_TRUE(c.ok) << c.describe();
-}
+using test::expect_matches_interpreter;
+using test::narrow_resnet18;
 
 // The blocked convolutions of the narrow ResNet-18 (widths 8, 16, 24, 32), by name.
 std::vector<std::string> conv_names(const graph::Graph& optimized) {
