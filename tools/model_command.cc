@@ -17,6 +17,7 @@
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "measure/kernel_args.h"
+#include "model_flags.h"
 #include "operator_flags.h"
 #include "records/log_file.h"
 #include "runtime/graph_executor.h"
@@ -27,13 +28,6 @@
 
 namespace tessera::cli {
 namespace {
-
-void add_model_flags(CLI::App* cmd, ModelCommandOptions& o) {
-  cmd->add_option("--batch", o.batch, "batch size")->check(at_least(1))->capture_default_str();
-  cmd->add_option("--layout", o.layout, "activation layout of the model")
-      ->check(CLI::IsMember({"NCHW", "NHWC"}))
-      ->capture_default_str();
-}
 
 void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
@@ -114,7 +108,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   ModelCommands c;
   c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
   c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(c.compile, o);
+  add_model_flags(c.compile, o.batch, o.layout);
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
@@ -130,7 +124,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
   c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
-  add_model_flags(c.bench, o);
+  add_model_flags(c.bench, o.batch, o.layout);
   add_target_flag(c.bench, o.target, "target to compile for");
   add_threads_flag(c.bench, o);
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
@@ -140,7 +134,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
-  add_model_flags(c.show, o);
+  add_model_flags(c.show, o.batch, o.layout);
   add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
   c.show->add_flag("--tasks", o.tasks, "print the tuning tasks (what tessera tune tunes) instead");
   return c;

@@ -15,6 +15,7 @@
 #include "build/graph_tuner.h"
 #include "flag_checks.h"
 #include "graph/model_source.h"
+#include "model_flags.h"
 #include "records/log_file.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
@@ -66,10 +67,7 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune", "tune every task of a network, then compile and time it");
   cmd->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  cmd->add_option("--batch", o.batch, "batch size")->check(at_least(1))->capture_default_str();
-  cmd->add_option("--layout", o.layout, "activation layout of the model")
-      ->check(CLI::IsMember({"NCHW", "NHWC"}))
-      ->capture_default_str();
+  add_model_flags(cmd, o.batch, o.layout);
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
       ->check(at_least(0))

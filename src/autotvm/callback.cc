@@ -90,10 +90,10 @@ Callback progress_bar(int total_trials, std::string prefix, std::ostream& out) {
   };
 }
 
-Callback log_to_file(const std::string& path) {
+Callback log_to_file(const std::string& path, std::vector<records::Record>* written) {
   auto writer = std::make_shared<records::RecordWriter>(path);
-  return [writer](const Tuner& tuner, const std::vector<ConfigEntity>& configs,
-                  const std::vector<measure::MeasureResult>& results) {
+  return [writer, written](const Tuner& tuner, const std::vector<ConfigEntity>& configs,
+                           const std::vector<measure::MeasureResult>& results) {
     if (configs.empty()) return;
     const Task& task = tuner.task();
     std::vector<records::Record> batch;
@@ -102,6 +102,7 @@ Callback log_to_file(const std::string& path) {
       batch.back().confirmed = tuner.confirming();
     }
     writer->append(batch);
+    if (written) written->insert(written->end(), batch.begin(), batch.end());
   };
 }
 

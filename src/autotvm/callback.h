@@ -5,8 +5,10 @@
 // " Done.".
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "autotvm/tuner.h"
+#include "records/record.h"
 
 namespace tessera::autotvm {
 
@@ -24,7 +26,9 @@ Callback progress_bar(int total_trials, std::string prefix = "", std::ostream& o
 // Appends one records::Record per measurement to `path` (created if absent),
 // each batch written and flushed to disk before tuning goes on, so a run
 // killed at any moment loses at most the batch in flight. Throws
-// tessera::Error naming the path when it cannot be opened.
-Callback log_to_file(const std::string& path);
+// tessera::Error naming the path when it cannot be opened. Each batch, once
+// on disk, is also appended to `written` when given (a caller that keeps the
+// log in memory need not read it back).
+Callback log_to_file(const std::string& path, std::vector<records::Record>* written = nullptr);
 
 }  // namespace tessera::autotvm

@@ -51,14 +51,14 @@ TuneTasksSummary tune_tasks(const std::vector<WeightedTask>& tasks, const TuneTa
   std::map<std::string, const Task*> known;
   for (const WeightedTask& t : tasks) known[t.task->workload_key()] = t.task;
 
+  // Read once; every batch tuned below is added as it reaches the file.
+  std::vector<records::Record> log = std::filesystem::exists(options.log) ? records::load_records(options.log, warnings)
+                                                                          : std::vector<records::Record>{};
   TuneTasksSummary summary;
   const int n = static_cast<int>(tasks.size());
   for (int i = 0; i < n; ++i) {
     const Task& task = *tasks[i].task;
     const std::string prefix = fmt::format("[Task {:2d}/{:2d}] ", i + 1, n);
-    const std::vector<records::Record> log = std::filesystem::exists(options.log)
-                                                 ? records::load_records(options.log, warnings)
-                                                 : std::vector<records::Record>{};
     const int64_t budget = std::min<int64_t>(options.n_trial, task.space.size());
     if (finished(task, log, budget)) {
       out << prefix << "already tuned (its records are in " << options.log << ")\n";
@@ -81,7 +81,7 @@ TuneTasksSummary tune_tasks(const std::vector<WeightedTask>& tasks, const TuneTa
       tune.time_budget_s = std::max(1.0, split_time_budget(rest, left).front());
     }
     out.flush();
-    const std::vector<Callback> callbacks = {progress_bar(tune.n_trial, prefix, out), log_to_file(options.log)};
+    const std::vector<Callback> callbacks = {progress_bar(tune.n_trial, prefix, out), log_to_file(options.log, &log)};
     tuner->tune(tune, measure, callbacks);
     summary.trials += tuner->trials();
     ++summary.tuned;

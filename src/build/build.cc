@@ -120,13 +120,13 @@ class Builder {
   // The kernel's schedule: its task's best record when the build has a log
   // (the seed's warning once per task without one), else the hand-written one.
   schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned) {
-    const schedule::Trace manual = schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
-    if (options_.history == nullptr) return manual;
-    const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_);
-    if (!task) return manual;
-    const autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
-    tuned = d.record.has_value();
-    return tuned ? d.trace : manual;
+    if (options_.history != nullptr)
+      if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
+        autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
+        tuned = d.record.has_value();
+        if (tuned) return std::move(d.trace);
+      }
+    return schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
   }
 
   const graph::Graph& g_;

@@ -107,7 +107,7 @@ std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const code
     std::optional<autotvm::Task> task = kernel_task(optimized, group, kernel, target);
     if (!task) continue;
     task_of_anchor[anchor_key] = tasks.size();
-    tasks.push_back(NetworkTask{std::move(*task), 1, {anchor_name}, anchor_key});
+    tasks.push_back(NetworkTask{std::move(*task), 1, {anchor_name}});
   }
   return tasks;
 }

@@ -20,10 +20,9 @@
 namespace tessera::build {
 
 struct NetworkTask {
-  autotvm::Task task;
+  autotvm::Task task;              // task.workload_key(): its anchor's workload key
   int weight = 0;                  // the kernels of the network it stands for
   std::vector<std::string> nodes;  // their anchors, in graph order
-  std::string anchor_key;          // the workload key of the anchor alone
 };
 
 // The operator and arguments a template knows an anchor by; empty when the

@@ -1,0 +1,19 @@
+#pragma once
+// --batch and --layout: how a network (zoo name or .onnx file) is loaded,
+// shared by the whole-network verbs (model_command.h, network_tune_command.h).
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "flag_checks.h"
+
+namespace tessera::cli {
+
+inline void add_model_flags(CLI::App* cmd, int64_t& batch, std::string& layout) {
+  cmd->add_option("--batch", batch, "batch size")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--layout", layout, "activation layout of the model")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}))
+      ->capture_default_str();
+}
+
+}  // namespace tessera::cli
