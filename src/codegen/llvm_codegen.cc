@@ -582,18 +582,41 @@ class KernelEmitter {
   }
 
   // Row-major offset of indices into shape (a vector when an index varies by lane).
+  // The constant parts of the indices (`ow.0*3 + 2` after unrolling) are
+  // added last, as one constant: alias analysis then sees the elements of an
+  // unrolled tile as one base plus distinct constants, which lets LLVM keep
+  // accumulators that live in a stack buffer in registers across a loop.
   llvm::Value* flat_offset(const std::vector<Expr>& indices, const std::vector<int64_t>& shape) {
     if (indices.size() != shape.size()) throw Error("codegen: index count does not match the buffer's rank");
     llvm::Value* offset = b_.getInt64(0);
+    int64_t constant = 0;
     for (size_t d = 0; d < indices.size(); ++d) {
+      constant *= shape[d];
       llvm::Value* extent = b_.getInt64(shape[d]);
       unify(offset, extent);
       llvm::Value* scaled = b_.CreateMul(offset, extent, "", false, true);
-      llvm::Value* index = convert(expr(indices[d]), b_.getInt64Ty());
+      Expr variable = indices[d];
+      int64_t c = 0;
+      if (ir::is_const_int(variable, &c)) {
+        constant += c;
+        offset = scaled;
+        continue;
+      }
+      if (variable.kind() == ExprKind::Add) {
+        const auto* add = variable.as<ir::BinaryNode>();
+        if (ir::is_const_int(add->b, &c)) {
+          constant += c;
+          variable = add->a;
+        }
+      }
+      llvm::Value* index = convert(expr(variable), b_.getInt64Ty());
       unify(scaled, index);
       offset = b_.CreateAdd(scaled, index, "", false, true);
     }
-    return offset;
+    if (constant == 0) return offset;
+    llvm::Value* c = b_.getInt64(constant);
+    unify(offset, c);
+    return b_.CreateAdd(offset, c, "", false, true);
   }
 
   // The offset of lane 0, a scalar (the vector loop variable taken as 0).

@@ -54,12 +54,56 @@ RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, c
   return tile;
 }
 
+std::vector<int64_t> accumulator_row_choices(int64_t rows, int64_t width) {
+  std::vector<int64_t> choices;
+  for (int64_t r = 1; r <= rows; ++r)
+    if (rows % r == 0 && r * width <= 256) choices.push_back(r);
+  return choices;
+}
+
+int64_t default_accumulator_rows(const ir::Tensor& conv, const RegisterTile& tile) {
+  // 1x1 kernels keep their own plan (the 1x1 template has no such knob).
+  if (conv->reduce_axes.size() != 4 || conv->reduce_axes[1].extent * conv->reduce_axes[2].extent == 1) return 0;
+  int64_t weights = tile.oc * conv->shape[4] * 4;  // bytes per reduction step
+  for (const auto& r : conv->reduce_axes) weights *= r.extent;
+  if (weights <= 256 * 1024) return 0;
+  const std::vector<int64_t> rows = accumulator_row_choices(conv->shape[2], conv->shape[3]);
+  return rows.empty() ? 0 : rows.back();
+}
+
+namespace {
+
+// conv_window_tile_plan with the reduction's outer loop outside the tile's
+// rows and columns (acc_rows > 0).
+NchwcTilePlan buffered_rows_plan(const ir::Tensor& conv, NchwcTilePlan plan, const std::vector<int>& reduce_order,
+                                 bool unroll_kw) {
+  const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
+  const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
+  const std::string oh_outer = plan.oh_bn > 1 ? split_part(a[2], 0) : a[2];
+  plan.tile_order = {a[0], r[0], oh_outer, split_part(a[3], 0)};
+  for (int i : reduce_order)
+    if (i != 0) plan.tile_order.push_back(r.at(i));
+  plan.tile_order.insert(plan.tile_order.end(), {r[3], a[1]});
+  if (plan.oc_bn > 1) plan.tile_unroll.push_back(a[1]);
+  if (plan.oh_bn > 1) {
+    plan.tile_order.push_back(split_part(a[2], 1));
+    plan.tile_unroll.push_back(split_part(a[2], 1));
+  }
+  plan.tile_order.insert(plan.tile_order.end(), {split_part(a[3], 1), a[4]});
+  plan.tile_unroll.push_back(split_part(a[3], 1));
+  if (unroll_kw) plan.tile_unroll.push_back(r.at(2));
+  return plan;
+}
+
+}  // namespace
+
 NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
-                                    const std::vector<int>& reduce_order, bool unroll_kw) {
+                                    const std::vector<int>& reduce_order, bool unroll_kw, int64_t acc_rows) {
   const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
   const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
   NchwcTilePlan plan;
-  plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn;
+  plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn, plan.acc_rows = acc_rows;
+  if (acc_rows > 0) return buffered_rows_plan(conv, plan, reduce_order, unroll_kw);
   // Several chunks or rows: inside the reduction, unrolled with ow.
   plan.tile_order = nchwc_outer_tile_axes(plan, a);
   for (int i : reduce_order) plan.tile_order.push_back(r.at(i));
@@ -85,6 +129,55 @@ std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const 
   if (plan.oh_bn == 1) outer.push_back(axes.at(2));
   return outer;
 }
+
+namespace {
+
+// With pad == "tile", the padding is computed at the tile's outermost reduce
+// loop.
+void place_pad(Trace& t, const ir::Tensor& conv, const std::string& pad_stage, const std::string& tile,
+               const NchwcTilePlan& plan) {
+  if (plan.pad != "tile" || pad_stage.empty()) return;
+  const auto reduces = reduce_names(conv);
+  auto first = std::find_if(plan.tile_order.begin(), plan.tile_order.end(), [&](const std::string& n) {
+    return std::find(reduces.begin(), reduces.end(), n) != reduces.end();
+  });
+  t.compute_at(pad_stage, tile, *first);
+}
+
+// acc_rows > 0: the output is cut into oc_bn chunks x acc_rows rows (the
+// parallel loop runs over them) and written from the tile stage's buffer; the
+// tile stage, computed there, is cut into register tiles itself.
+void buffered_rows_tile(Trace& t, const ir::Tensor& conv, const ir::Tensor& out, const std::string& tile,
+                        const NchwcTilePlan& plan) {
+  const auto o = axis_names(out);  // n, chunk, oh, ow, block
+  const bool row_groups = plan.acc_rows < out->shape[2];
+  std::vector<std::string> outer = {o[0], o[1]};
+  if (plan.oc_bn > 1) {
+    t.split(out->name, o[1], {plan.oc_bn});
+    outer[1] = split_part(o[1], 0);
+  }
+  if (row_groups) {
+    t.split(out->name, o[2], {plan.acc_rows});
+    outer.push_back(split_part(o[2], 0));
+    if (plan.oc_bn > 1)
+      t.reorder(out->name, {o[0], outer[1], outer[2], split_part(o[1], 1), split_part(o[2], 1), o[3], o[4]});
+  }
+  // n x chunk groups, and the row groups too unless parallel_fuse is 2.
+  const std::vector<std::string> fused(outer.begin(), outer.begin() + (plan.parallel_fuse == 2 ? 2 : outer.size()));
+  t.fuse(out->name, fused);
+  t.parallel(out->name, fused_name(fused));
+  t.vectorize(out->name, o[4]);
+  t.compute_at(tile, out->name, fused.size() == outer.size() ? fused_name(fused) : outer.back());
+
+  const auto a = axis_names(conv);  // the tile stage's n, chunk, oh, ow, block
+  if (plan.oh_bn > 1) t.split(tile, a[2], {plan.oh_bn});
+  t.split(tile, a[3], {plan.ow_bn});
+  t.reorder(tile, plan.tile_order);
+  for (const auto& u : plan.tile_unroll) t.unroll(tile, u);
+  t.vectorize(tile, a[4]);
+}
+
+}  // namespace
 
 schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& tag, const NchwcTilePlan& plan) {
   const ir::Tensor conv = stage_by_tag(dag, tag, "nchwc_tile_trace");
@@ -119,6 +212,11 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
     tile = cache_write_name(conv->name);
   }
   const auto o = axis_names(out);  // n, chunk, oh, ow, block
+  if (plan.acc_rows > 0) {
+    buffered_rows_tile(t, conv, out, tile, plan);
+    place_pad(t, conv, pad_stage, tile, plan);
+    return t;
+  }
   std::string chunk = o[1], oh = o[2];
   if (plan.oc_bn > 1) {
     t.split(out->name, o[1], {plan.oc_bn});
@@ -154,13 +252,7 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
   t.reorder(tile, plan.tile_order);
   for (const auto& u : plan.tile_unroll) t.unroll(tile, u);
   t.vectorize(tile, axis_names(conv)[4]);
-  if (plan.pad == "tile" && !pad_stage.empty()) {
-    const auto reduces = reduce_names(conv);
-    auto first = std::find_if(plan.tile_order.begin(), plan.tile_order.end(), [&](const std::string& n) {
-      return std::find(reduces.begin(), reduces.end(), n) != reduces.end();
-    });
-    t.compute_at(pad_stage, tile, *first);
-  }
+  place_pad(t, conv, pad_stage, tile, plan);
   return t;
 }
 

@@ -118,6 +118,47 @@ TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
   }
 }
 
+// acc_rows > 0: the tile stage buffers chunks x rows x the whole width and
+// the input-channel blocks loop outside its register tiles. Every row count
+// on offer, with each chunk count and register rows, tile widths that do and
+// do not divide the row, the other knobs cycled, matches the reference.
+// (32 or 64 output channels: up to 4 chunks on AVX2, 2 or 4 on AVX-512.)
+TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
+  for (int bits : kWidths) {
+  SCOPED_TRACE("vector width " + std::to_string(bits));
+  const codegen::Target host = host_with_width(bits);
+  for (const auto& a : {args({1, 16, 6, 6}, {64, 16, 3, 3}, 1, 1), args({1, 16, 6, 7}, {64, 16, 3, 3}, 1, 1, true),
+                        args({1, 8, 13, 11}, {32, 8, 3, 3}, 2, 1, true)}) {
+    Task task = create_task("conv2d", a, host);
+    ASSERT_EQ(task.name(), "conv2d_NCHWc.x86");
+    std::map<std::string, std::vector<nlohmann::json>> knobs;
+    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    ASSERT_GE(knobs["acc_rows"].size(), 3u) << task.describe();  // 0 and at least two row counts
+    EXPECT_EQ(knobs["acc_rows"].front(), 0);
+    size_t n = 0;
+    for (size_t r = 1; r < knobs["acc_rows"].size(); ++r)
+      for (const auto& chunks : knobs["tile_oc"])
+        for (const auto& oh : knobs["tile_oh"]) {
+          ++n;
+          nlohmann::json values = task.space.fallback().to_json();
+          values["acc_rows"] = knobs["acc_rows"][r];
+          values["tile_oc"] = chunks;
+          values["tile_oh"] = oh;
+          values["tile_ow"] = knobs["tile_ow"][n % knobs["tile_ow"].size()];
+          values["unroll_kw"] = n % 2 == 1;
+          values["reorder_reduce"] = knobs["reorder_reduce"][n % knobs["reorder_reduce"].size()];
+          values["parallel_fuse"] = knobs["parallel_fuse"][n % knobs["parallel_fuse"].size()];
+          values["pad"] = knobs["pad"][n % knobs["pad"].size()];
+          const ConfigEntity config = task.space.from_json(values);
+          schedule::Trace trace = task.instantiate(config);
+          SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+          auto result = testing::check_schedule(task.workload, trace, 2);
+          EXPECT_LE(result.max_rel_error, 1e-4) << result.lowered;
+        }
+  }
+  }
+}
+
 TEST(AutotvmTemplate, DepthwiseConv2dNchwcSampledConfigsMatchReference) {
   const std::string name = "depthwise_conv2d_NCHWc.x86";
   expect_sampled_configs_match("depthwise_conv2d", args({1, 32, 12, 12}, {32, 1, 3, 3}, 1, 1), name, 5);
@@ -142,7 +183,7 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
   for (int bits : kWidths) {
   const codegen::Target host = host_with_width(bits);
   for (const auto& a : {resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 1, 2, 56), resnet_conv(3, 64, 7, 2, 224),
-                        args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
+                        resnet_conv(512, 512, 3, 1, 7), args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
     Task task = create_task("conv2d", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
               schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_unit()).dump())

@@ -70,5 +70,47 @@ TEST(ScheduleNchwcTile, HandWrittenConvKeepsAccumulatorsInRegisters) {
   }
 }
 
+TEST(ScheduleNchwcTile, AccumulatorRowsOfferDivisorsUpTo256Positions) {
+  EXPECT_EQ(accumulator_row_choices(7, 7), (std::vector<int64_t>{1, 7}));
+  EXPECT_EQ(accumulator_row_choices(14, 14), (std::vector<int64_t>{1, 2, 7, 14}));
+  EXPECT_EQ(accumulator_row_choices(56, 56), (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_TRUE(accumulator_row_choices(3, 300).empty());
+}
+
+// The hand-written schedule buffers rows where a register tile's weights
+// outgrow L2 (ResNet's 512-channel 7x7 layer), not where they are small; the
+// buffered tile's accumulators still live in registers across the reduction
+// (no multiply-add reads its accumulator from the stack), on both widths.
+TEST(ScheduleNchwcTile, LargeWeightsAccumulateInABufferOfRows) {
+  struct Case {
+    const char* target;
+    int64_t block;
+  };
+  for (const Case& c : {Case{"llvm -mcpu=haswell", 8}, Case{"llvm -mcpu=skylake-avx512", 16}}) {
+    SCOPED_TRACE(c.target);
+    const codegen::Target target = codegen::Target::parse(c.target);
+    auto workload = [&](int64_t channels, int64_t size) {
+      const int64_t chunks = channels / c.block;
+      return ops::conv2d_nchwc_workload({1, chunks, size, size, c.block}, {chunks, chunks, 3, 3, c.block, c.block},
+                                        ops::Conv2dAttrs::symmetric(1, 1));
+    };
+    auto rows_of = [&](const ops::Workload& w) {
+      for (const auto& t : w.dag.tensors())
+        if (t->tag == "conv2d_nchwc") {
+          const RegisterTile tile = nchwc_register_tile(t->shape[1], t->shape[4], t->shape[3], target.vector_unit());
+          return default_accumulator_rows(t, tile);
+        }
+      return int64_t{-1};
+    };
+    EXPECT_EQ(rows_of(workload(64, 56)), 0);
+    const ops::Workload large = workload(512, 7);
+    EXPECT_EQ(rows_of(large), 7);
+    tir::LoweredFunc f = tir::lower(large.dag, conv2d_nchwc_schedule(large.dag, target.vector_unit()), "conv");
+    const std::string assembly = codegen::emit_assembly(f, target);
+    EXPECT_TRUE(std::regex_search(assembly, std::regex(R"(vfmadd\w+\s+.*%[yz]mm)")));
+    EXPECT_FALSE(std::regex_search(assembly, std::regex(R"(vfmadd\w+\s+-?\d*\(%rsp[^)]*\), )"))) << assembly;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::schedule

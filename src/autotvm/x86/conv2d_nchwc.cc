@@ -90,14 +90,20 @@ Template conv2d_nchwc_template() {
     s.define_reorder("reorder_reduce", 3,
                      ReorderPolicy::All);  // ic_outer, ry, rx; ic_inner stays innermost
     define_nchwc_common_knobs(s, w.dag);
-    s.set_fallback({{"tile_ow", manual.ow}, {"tile_oc", manual.oc}});
+    std::vector<nlohmann::json> acc_rows = {0};
+    for (int64_t r : schedule::accumulator_row_choices(oh, ow)) acc_rows.push_back(r);
+    s.define_knob("acc_rows", acc_rows);
+    s.set_fallback({{"tile_ow", manual.ow},
+                    {"tile_oc", manual.oc},
+                    {"acc_rows", schedule::default_accumulator_rows(conv, manual)}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
     NchwcTilePlan plan = schedule::conv_window_tile_plan(
         conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(),
-        c.value("tile_ow").get<int64_t>(), c.order("reorder_reduce"), c.value("unroll_kw").get<bool>());
+        c.value("tile_ow").get<int64_t>(), c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(),
+        c.value("acc_rows").get<int64_t>());
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };
