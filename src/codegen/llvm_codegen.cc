@@ -586,8 +586,27 @@ class KernelEmitter {
   // added last, as one constant: alias analysis then sees the elements of an
   // unrolled tile as one base plus distinct constants, which lets LLVM keep
   // accumulators that live in a stack buffer in registers across a loop.
-  llvm::Value* flat_offset(const std::vector<Expr>& indices, const std::vector<int64_t>& shape) {
+  //
+  // Two neighbouring indices floordiv(e, c), floormod(e, c) over an inner
+  // extent c address element e of the two dimensions merged: a 1x1
+  // convolution over flattened positions reads its 5-D input so. They are
+  // emitted as e, without the divisions.
+  llvm::Value* flat_offset(std::vector<Expr> indices, std::vector<int64_t> shape) {
     if (indices.size() != shape.size()) throw Error("codegen: index count does not match the buffer's rank");
+    for (size_t d = 0; d + 1 < indices.size(); ++d) {
+      const auto* div = indices[d].as<ir::BinaryNode>();
+      const auto* mod = indices[d + 1].as<ir::BinaryNode>();
+      int64_t c = 0;
+      if (indices[d].kind() != ExprKind::FloorDiv || indices[d + 1].kind() != ExprKind::FloorMod ||
+          !ir::is_const_int(div->b, &c) || c != shape[d + 1] || !ir::is_const_int(mod->b, c) ||
+          !ir::structural_equal(div->a, mod->a))
+        continue;
+      const Expr merged = div->a;
+      indices.erase(indices.begin() + d, indices.begin() + d + 2);
+      indices.insert(indices.begin() + d, merged);
+      shape[d] *= shape[d + 1];
+      shape.erase(shape.begin() + d + 1);
+    }
     llvm::Value* offset = b_.getInt64(0);
     int64_t constant = 0;
     for (size_t d = 0; d < indices.size(); ++d) {

@@ -23,7 +23,7 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit, s
   if (!tile) tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit);
   return nchwc_tile_trace(dag, conv->tag,
                           conv_window_tile_plan(conv, tile->oc, 1, tile->ow, {0, 1, 2}, false,
-                                                default_accumulator_rows(conv, *tile)));
+                                                default_accumulator_buffer(conv, *tile)));
 }
 
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {

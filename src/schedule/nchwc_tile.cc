@@ -61,26 +61,46 @@ std::vector<int64_t> accumulator_row_choices(int64_t rows, int64_t width) {
   return choices;
 }
 
-int64_t default_accumulator_rows(const ir::Tensor& conv, const RegisterTile& tile) {
-  // 1x1 kernels keep their own plan (the 1x1 template has no such knob).
-  if (conv->reduce_axes.size() != 4 || conv->reduce_axes[1].extent * conv->reduce_axes[2].extent == 1) return 0;
-  int64_t weights = tile.oc * conv->shape[4] * 4;  // bytes per reduction step
+AccumulatorBuffer default_accumulator_buffer(const ir::Tensor& conv, const RegisterTile& tile) {
+  if (conv->reduce_axes.size() != 4) return {};
+  const int64_t rows = conv->shape[2], width = conv->shape[3];
+  int64_t weights = tile.oc * conv->shape[4] * 4;  // bytes a register tile reads
   for (const auto& r : conv->reduce_axes) weights *= r.extent;
-  if (weights <= 256 * 1024) return 0;
-  const std::vector<int64_t> rows = accumulator_row_choices(conv->shape[2], conv->shape[3]);
-  return rows.empty() ? 0 : rows.back();
+  if (conv->reduce_axes[1].extent * conv->reduce_axes[2].extent == 1) {
+    // 1x1 over flattened positions whose tile's weights outgrow a 32 KB L1:
+    // groups of at most 128 positions, 8 input-channel blocks per pass.
+    if (rows != 1 || weights <= 32 * 1024) return {};
+    int64_t cols = 1;
+    for (int64_t c = std::min<int64_t>(width, 128); c >= 1; --c)
+      if (width % c == 0) {
+        cols = c;
+        break;
+      }
+    return {.rows = 1, .cols = cols, .ic_blocks = 8};
+  }
+  if (weights <= 256 * 1024) return {};
+  const std::vector<int64_t> choices = accumulator_row_choices(rows, width);
+  return {.rows = choices.empty() ? 0 : choices.back()};
 }
 
 namespace {
 
 // conv_window_tile_plan with the reduction's outer loop outside the tile's
-// rows and columns (acc_rows > 0).
+// rows and columns (buffer.rows > 0).
 NchwcTilePlan buffered_rows_plan(const ir::Tensor& conv, NchwcTilePlan plan, const std::vector<int>& reduce_order,
                                  bool unroll_kw) {
   const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
   const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
   const std::string oh_outer = plan.oh_bn > 1 ? split_part(a[2], 0) : a[2];
-  plan.tile_order = {a[0], r[0], oh_outer, split_part(a[3], 0)};
+  // Input-channel blocks per pass: one (ic_outer outermost), all (ic_outer
+  // inside the rows and columns), or a split.
+  const int64_t blocks = conv->reduce_axes[0].extent, per_pass = std::clamp<int64_t>(plan.buffer.ic_blocks, 1, blocks);
+  plan.tile_order = {a[0]};
+  if (per_pass == 1) plan.tile_order.push_back(r[0]);
+  if (per_pass > 1 && per_pass < blocks) plan.tile_order.push_back(split_part(r[0], 0));
+  plan.tile_order.insert(plan.tile_order.end(), {oh_outer, split_part(a[3], 0)});
+  if (per_pass > 1 && per_pass < blocks) plan.tile_order.push_back(split_part(r[0], 1));
+  if (per_pass == blocks && blocks > 1) plan.tile_order.push_back(r[0]);
   for (int i : reduce_order)
     if (i != 0) plan.tile_order.push_back(r.at(i));
   plan.tile_order.insert(plan.tile_order.end(), {r[3], a[1]});
@@ -98,12 +118,12 @@ NchwcTilePlan buffered_rows_plan(const ir::Tensor& conv, NchwcTilePlan plan, con
 }  // namespace
 
 NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
-                                    const std::vector<int>& reduce_order, bool unroll_kw, int64_t acc_rows) {
+                                    const std::vector<int>& reduce_order, bool unroll_kw, AccumulatorBuffer buffer) {
   const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
   const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
   NchwcTilePlan plan;
-  plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn, plan.acc_rows = acc_rows;
-  if (acc_rows > 0) return buffered_rows_plan(conv, plan, reduce_order, unroll_kw);
+  plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn, plan.buffer = buffer;
+  if (buffer.rows > 0) return buffered_rows_plan(conv, plan, reduce_order, unroll_kw);
   // Several chunks or rows: inside the reduction, unrolled with ow.
   plan.tile_order = nchwc_outer_tile_axes(plan, a);
   for (int i : reduce_order) plan.tile_order.push_back(r.at(i));
@@ -144,32 +164,45 @@ void place_pad(Trace& t, const ir::Tensor& conv, const std::string& pad_stage, c
   t.compute_at(pad_stage, tile, *first);
 }
 
-// acc_rows > 0: the output is cut into oc_bn chunks x acc_rows rows (the
-// parallel loop runs over them) and written from the tile stage's buffer; the
-// tile stage, computed there, is cut into register tiles itself.
+// buffer.rows > 0: the output is cut into groups of oc_bn chunks x rows x
+// columns of the buffer (the parallel loop runs over them) and written from the
+// tile stage's buffer; the tile stage, computed there, is cut into register
+// tiles itself.
 void buffered_rows_tile(Trace& t, const ir::Tensor& conv, const ir::Tensor& out, const std::string& tile,
                         const NchwcTilePlan& plan) {
   const auto o = axis_names(out);  // n, chunk, oh, ow, block
-  const bool row_groups = plan.acc_rows < out->shape[2];
-  std::vector<std::string> outer = {o[0], o[1]};
-  if (plan.oc_bn > 1) {
-    t.split(out->name, o[1], {plan.oc_bn});
-    outer[1] = split_part(o[1], 0);
-  }
-  if (row_groups) {
-    t.split(out->name, o[2], {plan.acc_rows});
-    outer.push_back(split_part(o[2], 0));
-    if (plan.oc_bn > 1)
-      t.reorder(out->name, {o[0], outer[1], outer[2], split_part(o[1], 1), split_part(o[2], 1), o[3], o[4]});
-  }
-  // n x chunk groups, and the row groups too unless parallel_fuse is 2.
-  const std::vector<std::string> fused(outer.begin(), outer.begin() + (plan.parallel_fuse == 2 ? 2 : outer.size()));
-  t.fuse(out->name, fused);
+  std::vector<std::string> outer = {o[0]}, inner;
+  auto group = [&](size_t axis, int64_t size) {
+    if (size >= out->shape[axis]) {
+      inner.push_back(o[axis]);
+      return;
+    }
+    t.split(out->name, o[axis], {size});
+    outer.push_back(split_part(o[axis], 0));
+    inner.push_back(split_part(o[axis], 1));
+  };
+  if (plan.oc_bn == 1)
+    outer.push_back(o[1]);
+  else
+    group(1, plan.oc_bn);
+  group(2, plan.buffer.rows);
+  group(3, plan.buffer.cols > 0 ? plan.buffer.cols : out->shape[3]);
+  std::vector<std::string> order = outer;
+  order.insert(order.end(), inner.begin(), inner.end());
+  order.push_back(o[4]);
+  t.reorder(out->name, order);
+  // n x chunk groups, and the row and column groups too unless parallel_fuse
+  // is 2.
+  const size_t parallel = plan.parallel_fuse == 2 ? std::min<size_t>(2, outer.size()) : outer.size();
+  const std::vector<std::string> fused(outer.begin(), outer.begin() + parallel);
+  if (fused.size() > 1) t.fuse(out->name, fused);
   t.parallel(out->name, fused_name(fused));
   t.vectorize(out->name, o[4]);
-  t.compute_at(tile, out->name, fused.size() == outer.size() ? fused_name(fused) : outer.back());
+  t.compute_at(tile, out->name, parallel == outer.size() ? fused_name(fused) : outer.back());
 
   const auto a = axis_names(conv);  // the tile stage's n, chunk, oh, ow, block
+  if (plan.buffer.ic_blocks > 1 && plan.buffer.ic_blocks < conv->reduce_axes[0].extent)
+    t.split(tile, reduce_names(conv)[0], {plan.buffer.ic_blocks});
   if (plan.oh_bn > 1) t.split(tile, a[2], {plan.oh_bn});
   t.split(tile, a[3], {plan.ow_bn});
   t.reorder(tile, plan.tile_order);
@@ -212,7 +245,7 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
     tile = cache_write_name(conv->name);
   }
   const auto o = axis_names(out);  // n, chunk, oh, ow, block
-  if (plan.acc_rows > 0) {
+  if (plan.buffer.rows > 0) {
     buffered_rows_tile(t, conv, out, tile, plan);
     place_pad(t, conv, pad_stage, tile, plan);
     return t;

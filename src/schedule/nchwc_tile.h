@@ -29,6 +29,27 @@ struct RegisterTile {
 // divide the row (tir::partition_loops keeps the guards out of the steady state).
 RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit);
 
+// rows == 0: each register tile accumulates across the whole reduction, so
+// the weights of its chunks stream through once per tile. rows > 0: the tile
+// stage is a stack buffer of oc_bn chunks x `rows` rows x `cols` columns (0:
+// the whole width; a 1x1 convolution over flattened positions has one row of
+// OH*OW), computed at the output's group loop, and the outer reduce loop
+// (input-channel blocks) runs outside the register tiles, `ic_blocks` per
+// pass: a slice of weights is read once per group, from L1, and each input
+// block streams through in order. Pays where weights are large and images
+// small (ResNet's 7x7 and 14x14 layers, whose weights stream from L3
+// otherwise) and for 1x1 layers with many input channels. The plan's
+// tile_order then names the tile stage's split columns (ow.0, ow.1), rows
+// with oh_bn > 1 (oh.0, oh.1) and input-channel blocks when split
+// (ic_outer.0, ic_outer.1).
+struct AccumulatorBuffer {
+  int64_t rows = 0, cols = 0;
+  // Input-channel blocks per pass over the buffer: 0 or 1 (ic_outer
+  // outermost), all of them (ic_outer inside the register tiles' rows and
+  // columns), or a split in between.
+  int64_t ic_blocks = 0;
+};
+
 struct NchwcTilePlan {
   int64_t oh_bn = 1, ow_bn = 1;
   // Output-channel chunks (blocks of one vector) per tile. More than one lets
@@ -46,16 +67,9 @@ struct NchwcTilePlan {
   // through a bounds check), "tile" (computed at the tile's outermost reduce
   // loop).
   std::string pad = "root";
-  // 0: each register tile accumulates across the whole reduction, so the
-  // weights of its chunks stream through once per tile. r > 0: the tile stage
-  // is a stack buffer of oc_bn chunks x r rows x the whole width, computed at
-  // the output's row-group loop, and the outermost reduce loop (input-channel
-  // blocks) runs outside its rows and columns: a slice of weights is read
-  // once per r rows, from L1. Pays where weights are large and images small
-  // (ResNet's 7x7 and 14x14 layers, whose weights stream from L3 otherwise).
-  // tile_order then names the tile stage's split columns (ow.0, ow.1) and,
-  // with oh_bn > 1, rows (oh.0, oh.1).
-  int64_t acc_rows = 0;
+  // Where the tile accumulates: registers, or a buffer of rows (see
+  // AccumulatorBuffer).
+  AccumulatorBuffer buffer;
 };
 
 schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& tag, const NchwcTilePlan& plan);
@@ -69,25 +83,31 @@ std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const 
 // The plan of a conv2d_nchwc stage with a KHxKW window: the outer tile axes,
 // the reduction (ic_outer, ry, rx in `reduce_order`, then ic_inner), then the
 // tile's chunks, rows and columns unrolled (and rx when `unroll_kw`), the
-// channel block innermost. With `acc_rows` > 0 (see NchwcTilePlan), ic_outer
-// goes first, then the register tiles' rows and columns, then ry and rx.
+// channel block innermost. With a buffer of rows, ic_outer goes first, then
+// the register tiles' rows and columns, then ry and rx.
 NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
                                     const std::vector<int>& reduce_order = {0, 1, 2}, bool unroll_kw = false,
-                                    int64_t acc_rows = 0);
+                                    AccumulatorBuffer buffer = {});
 
-// The row counts worth offering as NchwcTilePlan::acc_rows for an output of
+// The row counts worth offering as AccumulatorBuffer::rows for an output of
 // `rows` x `width` positions: divisors of the rows whose buffer holds at most
 // 256 positions (32 KB of accumulators for 4 chunks of 8 lanes).
 std::vector<int64_t> accumulator_row_choices(int64_t rows, int64_t width);
 
-// The hand-written schedule's acc_rows for `conv` with register tile `tile`:
-// the most rows on offer when the weights one register tile reads (its
-// chunks x every input channel x the window) exceed half of a 512 KB L2, so
-// that they would stream from L3 once per tile; else 0. Measured on Zen 3
-// (AVX2, 1 thread): ResNet-18's 512->512 7x7 layer 65 -> 81 GFLOPS with the
-// weights warm, unchanged on the 14x14 layers, 2-5 % slower on the 28x28 and
-// 56x56 ones (small weights, which L2 holds anyway).
-int64_t default_accumulator_rows(const ir::Tensor& conv, const RegisterTile& tile);
+// The hand-written schedule's buffer for `conv` with register tile `tile`.
+// Kernels with a window: the most rows on offer when the weights one register
+// tile reads (its chunks x every input channel x the window) exceed half of a
+// 512 KB L2, so that they would stream from L3 once per tile; else none.
+// 1x1 kernels over flattened positions, when a register tile's weights
+// exceed a 32 KB L1: groups of up to 128 positions, 8 input-channel blocks per
+// pass (each block's input then streams through in order, not 8 lanes from
+// each of every plane per register tile). Measured on Zen 3 (AVX2, 1 thread,
+// weights warm): ResNet-18's 512->512 7x7 layer 65 -> 81 GFLOPS, its 14x14
+// layers unchanged with the buffer, its 28x28 and 56x56 ones 2-5 % slower
+// (small weights, which L2 holds anyway); ResNet-50's 1x1 layers with 512 or
+// 1024 input channels 68-76 -> 88-92 GFLOPS, with 64-256 (tiles' weights
+// within L1) 5-10 % slower.
+AccumulatorBuffer default_accumulator_buffer(const ir::Tensor& conv, const RegisterTile& tile);
 
 // Stage helpers shared with the templates.
 ir::Tensor stage_by_tag(const ir::ComputeDAG& dag, const std::string& tag, const std::string& who);

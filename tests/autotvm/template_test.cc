@@ -159,6 +159,43 @@ TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
   }
 }
 
+// The 1x1 template's buffer knob: every [columns, blocks per pass] on offer
+// (columns that do and do not divide the flattened positions, one, some and
+// all input-channel blocks per pass), with each chunk count and tile widths
+// cycled, matches the reference; a padded 1x1 (5-D) offers no buffer.
+TEST(AutotvmTemplate, Conv2dNchwc1x1BufferConfigsMatchReference) {
+  for (int bits : kWidths) {
+  SCOPED_TRACE("vector width " + std::to_string(bits));
+  const codegen::Target host = host_with_width(bits);
+  for (const auto& a : {args({1, 128, 9, 10}, {64, 128, 1, 1}), args({1, 128, 13, 13}, {32, 128, 1, 1}, 2, 0, true)}) {
+    Task task = create_task("conv2d", a, host);
+    ASSERT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
+    std::map<std::string, std::vector<nlohmann::json>> knobs;
+    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    ASSERT_GE(knobs["buffer"].size(), 3u) << task.describe();
+    EXPECT_EQ(knobs["buffer"].front(), nlohmann::json::array({0, 0}));
+    size_t n = 0;
+    for (const auto& buffer : knobs["buffer"])
+      for (const auto& chunks : knobs["tile_oc"]) {
+        ++n;
+        nlohmann::json values = task.space.fallback().to_json();
+        values["buffer"] = buffer;
+        values["tile_oc"] = chunks;
+        values["tile_ow"] = knobs["tile_ow"][(3 * n) % knobs["tile_ow"].size()];
+        values["parallel_fuse"] = knobs["parallel_fuse"][n % knobs["parallel_fuse"].size()];
+        const ConfigEntity config = task.space.from_json(values);
+        schedule::Trace trace = task.instantiate(config);
+        SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+        auto result = testing::check_schedule(task.workload, trace, 2);
+        EXPECT_LE(result.max_rel_error, 1e-4) << result.lowered;
+      }
+  }
+  Task padded = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 1), host);
+  for (const auto& k : padded.space.knobs())
+    if (k.name == "buffer") EXPECT_EQ(k.candidates.size(), 1u);
+  }
+}
+
 TEST(AutotvmTemplate, DepthwiseConv2dNchwcSampledConfigsMatchReference) {
   const std::string name = "depthwise_conv2d_NCHWc.x86";
   expect_sampled_configs_match("depthwise_conv2d", args({1, 32, 12, 12}, {32, 1, 3, 3}, 1, 1), name, 5);
@@ -183,7 +220,8 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
   for (int bits : kWidths) {
   const codegen::Target host = host_with_width(bits);
   for (const auto& a : {resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 1, 2, 56), resnet_conv(3, 64, 7, 2, 224),
-                        resnet_conv(512, 512, 3, 1, 7), args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
+                        resnet_conv(512, 512, 3, 1, 7), resnet_conv(1024, 256, 1, 1, 14),
+                        args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
     Task task = create_task("conv2d", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
               schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_unit()).dump())

@@ -70,6 +70,29 @@ TEST(ScheduleNchwcTile, HandWrittenConvKeepsAccumulatorsInRegisters) {
   }
 }
 
+// 1x1 kernels over flattened positions buffer groups of positions when a
+// register tile's weights outgrow L1 (1024 input channels), not when they fit
+// (64).
+TEST(ScheduleNchwcTile, WideOneByOneKernelsAccumulateInABufferOfPositions) {
+  for (const VectorUnit& unit : {kAvx2, kAvx512}) {
+    const int64_t block = unit.bits / 32;
+    auto buffer_of = [&](int64_t in, int64_t out, int64_t size) {
+      ops::Workload w = ops::conv2d_nchwc_workload({1, in / block, size, size, block},
+                                                   {out / block, in / block, 1, 1, block, block},
+                                                   ops::Conv2dAttrs::symmetric(1, 0));
+      for (const auto& t : w.dag.tensors())
+        if (t->tag == "conv2d_nchwc")
+          return default_accumulator_buffer(t, nchwc_register_tile(t->shape[1], t->shape[4], t->shape[3], unit));
+      return AccumulatorBuffer{.rows = -1};
+    };
+    const AccumulatorBuffer wide = buffer_of(1024, 256, 14);
+    EXPECT_EQ(wide.rows, 1);
+    EXPECT_EQ(wide.cols, 98);  // the largest divisor of 196 positions up to 128
+    EXPECT_EQ(wide.ic_blocks, 8);
+    EXPECT_EQ(buffer_of(64, 64, 56).rows, 0);
+  }
+}
+
 TEST(ScheduleNchwcTile, AccumulatorRowsOfferDivisorsUpTo256Positions) {
   EXPECT_EQ(accumulator_row_choices(7, 7), (std::vector<int64_t>{1, 7}));
   EXPECT_EQ(accumulator_row_choices(14, 14), (std::vector<int64_t>{1, 2, 7, 14}));
@@ -98,7 +121,7 @@ TEST(ScheduleNchwcTile, LargeWeightsAccumulateInABufferOfRows) {
       for (const auto& t : w.dag.tensors())
         if (t->tag == "conv2d_nchwc") {
           const RegisterTile tile = nchwc_register_tile(t->shape[1], t->shape[4], t->shape[3], target.vector_unit());
-          return default_accumulator_rows(t, tile);
+          return default_accumulator_buffer(t, tile).rows;
         }
       return int64_t{-1};
     };

@@ -95,7 +95,7 @@ Template conv2d_nchwc_template() {
     s.define_knob("acc_rows", acc_rows);
     s.set_fallback({{"tile_ow", manual.ow},
                     {"tile_oc", manual.oc},
-                    {"acc_rows", schedule::default_accumulator_rows(conv, manual)}});
+                    {"acc_rows", schedule::default_accumulator_buffer(conv, manual).rows}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
@@ -103,7 +103,7 @@ Template conv2d_nchwc_template() {
     NchwcTilePlan plan = schedule::conv_window_tile_plan(
         conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(),
         c.value("tile_ow").get<int64_t>(), c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(),
-        c.value("acc_rows").get<int64_t>());
+        {.rows = c.value("acc_rows").get<int64_t>()});
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };

@@ -3,7 +3,12 @@
 // (tile_oh x tile_ow x tile_oc), and the order knob places the input-channel
 // block loop among the tile loops. Unpadded ones are declared over flattened
 // output positions (one row of OH*OW, see ops::nchwc_flattens_spatial): there
-// tile_oh is 1 and tile_ow runs along the whole image.
+// tile_oh is 1 and tile_ow runs along the whole image, and the buffer knob
+// offers to accumulate groups of positions in a stack buffer, the input
+// channels looping outside the register tiles a few blocks per pass
+// (schedule::AccumulatorBuffer).
+#include <algorithm>
+
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/registry.h"
@@ -12,8 +17,35 @@
 namespace tessera::autotvm::x86 {
 
 namespace {
+
 const char* kTag = "conv2d_nchwc";
+
+// [columns, input-channel blocks per pass] of the buffer; [0, 0]: none. Over
+// flattened positions (one row): the largest divisors of the row up to 64,
+// 128 and 256 positions, with 4, 8 or 16 blocks per pass (all of them when
+// fewer), and the hand-written schedule's choice.
+std::vector<nlohmann::json> buffer_choices(const ir::Tensor& conv, const schedule::AccumulatorBuffer& manual) {
+  std::vector<nlohmann::json> choices = {nlohmann::json::array({0, 0})};
+  const int64_t rows = conv->shape[2], width = conv->shape[3], blocks = conv->reduce_axes.at(0).extent;
+  auto add = [&](int64_t cols, int64_t ic_blocks) {
+    const nlohmann::json c = nlohmann::json::array({cols, std::min(ic_blocks, blocks)});
+    if (std::find(choices.begin(), choices.end(), c) == choices.end()) choices.push_back(c);
+  };
+  if (manual.rows > 0) add(manual.cols, manual.ic_blocks);
+  if (rows != 1) return choices;
+  for (int64_t most : {64, 128, 256}) {
+    int64_t cols = 1;
+    for (int64_t c = std::min(width, most); c >= 1; --c)
+      if (width % c == 0) {
+        cols = c;
+        break;
+      }
+    for (int64_t ic_blocks : {4, 8, 16}) add(cols, ic_blocks);
+  }
+  return choices;
 }
+
+}  // namespace
 
 Template conv2d_nchwc_1x1_template() {
   Template t;
@@ -36,11 +68,25 @@ Template conv2d_nchwc_1x1_template() {
     // ic_inner merged into (oh, ow): outside both, between, or innermost.
     s.define_reorder("reorder_inner", 3, ReorderPolicy::Interleave, {{0, 1}});
     define_nchwc_common_knobs(s, w.dag);
-    s.set_fallback({{"tile_oh", {oh, 1}}, {"tile_ow", manual.ow}, {"tile_oc", manual.oc}});
+    const schedule::AccumulatorBuffer buffer = schedule::default_accumulator_buffer(conv, manual);
+    s.define_knob("buffer", buffer_choices(conv, buffer));
+    s.set_fallback({{"tile_oh", {oh, 1}},
+                    {"tile_ow", manual.ow},
+                    {"tile_oc", manual.oc},
+                    {"buffer", buffer_choices(conv, buffer).at(buffer.rows > 0 ? 1 : 0)}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
+    const nlohmann::json buffer = c.value("buffer");
+    if (buffer[0].get<int64_t>() > 0) {
+      // Rows, columns and input-channel blocks as the buffer cuts them.
+      NchwcTilePlan plan = schedule::conv_window_tile_plan(
+          conv, c.value("tile_oc").get<int64_t>(), 1, c.value("tile_ow").get<int64_t>(), {0, 1, 2}, false,
+          {.rows = 1, .cols = buffer[0].get<int64_t>(), .ic_blocks = buffer[1].get<int64_t>()});
+      read_nchwc_common_knobs(c, w.dag, plan);
+      return nchwc_tile_trace(w.dag, kTag, plan);
+    }
     const auto a = axis_names(conv);    // n, oc_chunk, oh, ow, oc_block
     const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
     NchwcTilePlan plan;
