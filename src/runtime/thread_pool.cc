@@ -3,8 +3,13 @@
 // Each worker owns a slot that the dispatching thread fills before bumping the
 // slot's sequence number; a worker spins on its own slot for a short while
 // (kernels can be as short as tens of microseconds, and a futex wake costs about
-// as much) and then sleeps on a shared condition variable. The dispatcher runs
-// chunk 0 itself and waits for the others, so at most num_threads() threads work.
+// as much) and then sleeps on a shared condition variable. The dispatcher works
+// too and waits for the others, so at most num_threads() threads work.
+//
+// The loop is cut into a few contiguous pieces per thread, which the threads
+// take in order from a shared counter: a thread whose core is slowed for a
+// while (a noisy neighbour, an interrupt) takes fewer pieces instead of
+// holding the whole loop back, as an even static split would.
 //
 // Fork safety: a forked child inherits the pool's memory but none of its
 // threads. The pool remembers the pid that built it; a process with another pid
@@ -36,6 +41,10 @@ namespace {
 // before it gives the core away.
 constexpr auto kSpinDuration = std::chrono::microseconds(200);
 
+// Pieces of a parallel loop per thread: enough that a slowed thread can give
+// work away, few enough that each piece stays a long contiguous range.
+constexpr int kPiecesPerThread = 4;
+
 std::atomic<int> g_requested_threads{0};  // 0: one per core
 thread_local bool t_inside_pool_job = false;
 
@@ -56,18 +65,14 @@ class ThreadPool {
  public:
   ~ThreadPool() = delete;  // lives until exit (and is leaked by forked children)
 
-  // Runs [0, n) in `chunks` pieces, piece 0 on the calling thread.
-  void run(ParallelBody body, void* closure, int64_t n, int chunks) {
-    grow_to(chunks - 1);
-    pending_.store(chunks - 1, std::memory_order_relaxed);
-    for (int w = 0; w < chunks - 1; ++w) {
-      WorkerSlot& slot = *slots_[w];
-      slot.body = body;
-      slot.closure = closure;
-      slot.begin = chunk_begin(n, chunks, w + 1);
-      slot.end = chunk_begin(n, chunks, w + 2);
-      slot.sequence.fetch_add(1, std::memory_order_seq_cst);
-    }
+  // Runs [0, n) on `threads` threads (the calling one among them), in
+  // `pieces` pieces taken in order.
+  void run(ParallelBody body, void* closure, int64_t n, int threads, int64_t pieces) {
+    grow_to(threads - 1);
+    job_ = Job{body, closure, n, pieces};
+    next_piece_.store(0, std::memory_order_relaxed);
+    pending_.store(threads - 1, std::memory_order_relaxed);
+    for (int w = 0; w < threads - 1; ++w) slots_[w]->sequence.fetch_add(1, std::memory_order_seq_cst);
     // Pairs with the sleeper count a worker raises before its last check of
     // its sequence number: one of the two sides sees the other's write.
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -75,7 +80,7 @@ class ThreadPool {
       wake_.notify_all();
     }
     t_inside_pool_job = true;
-    body(closure, 0, chunk_begin(n, chunks, 1));
+    take_pieces();
     t_inside_pool_job = false;
     auto all_done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
     while (!spin_until(all_done)) std::this_thread::yield();
@@ -87,12 +92,21 @@ class ThreadPool {
  private:
   struct WorkerSlot {
     std::atomic<uint64_t> sequence{0};
+  };
+  struct Job {
     ParallelBody body = nullptr;
     void* closure = nullptr;
-    int64_t begin = 0, end = 0;
+    int64_t n = 0, pieces = 0;
   };
 
-  static int64_t chunk_begin(int64_t n, int chunks, int index) { return n * index / chunks; }
+  void take_pieces() {
+    const Job job = job_;
+    for (;;) {
+      const int64_t p = next_piece_.fetch_add(1, std::memory_order_relaxed);
+      if (p >= job.pieces) return;
+      job.body(job.closure, job.n * p / job.pieces, job.n * (p + 1) / job.pieces);
+    }
+  }
 
   void grow_to(int workers) {
     while (static_cast<int>(slots_.size()) < workers) {
@@ -114,12 +128,14 @@ class ThreadPool {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
       seen = slot->sequence.load(std::memory_order_acquire);
-      slot->body(slot->closure, slot->begin, slot->end);
+      take_pieces();
       pending_.fetch_sub(1, std::memory_order_release);
     }
   }
 
   std::vector<std::unique_ptr<WorkerSlot>> slots_;
+  Job job_;  // written before the slots' sequence numbers are bumped
+  std::atomic<int64_t> next_piece_{0};
   std::atomic<int> pending_{0};
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;
@@ -143,8 +159,8 @@ ThreadPool* pool_of_this_process() {
 
 void parallel_for(ParallelBody body, void* closure, int64_t n) {
   if (n <= 0) return;
-  int chunks = static_cast<int>(std::min<int64_t>(num_threads(), n));
-  if (chunks <= 1 || t_inside_pool_job) {
+  const int threads = static_cast<int>(std::min<int64_t>(num_threads(), n));
+  if (threads <= 1 || t_inside_pool_job) {
     body(closure, 0, n);
     return;
   }
@@ -154,7 +170,7 @@ void parallel_for(ParallelBody body, void* closure, int64_t n) {
     body(closure, 0, n);
     return;
   }
-  pool->run(body, closure, n, chunks);
+  pool->run(body, closure, n, threads, std::min<int64_t>(n, int64_t{kPiecesPerThread} * threads));
 }
 
 void set_num_threads(int n) { g_requested_threads.store(std::max(n, 0)); }

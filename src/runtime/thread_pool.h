@@ -9,7 +9,8 @@ namespace tessera::runtime {
 // body(closure, begin, end) handles iterations [begin, end) of a parallel loop.
 using ParallelBody = void (*)(void* closure, int64_t begin, int64_t end);
 
-// Splits [0, n) into at most num_threads() contiguous chunks and runs them.
+// Runs [0, n) on at most num_threads() threads, as contiguous ranges (a few
+// per thread, taken in order so that a slowed thread takes fewer).
 void parallel_for(ParallelBody body, void* closure, int64_t n);
 
 // 0 means "number of cores". Takes effect for the next parallel loop.
