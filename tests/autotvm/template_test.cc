@@ -227,6 +227,12 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
               schedule::conv2d_nchwc_schedule(task.workload.dag, host.vector_unit()).dump())
         << task.describe();
   }
+  for (const auto& a : {args({1, 96, 112, 112}, {96, 1, 3, 3}, 2, 1), args({1, 32, 14, 14}, {32, 1, 3, 3}, 1, 1)}) {
+    Task task = create_task("depthwise_conv2d", a, host);
+    EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
+              schedule::depthwise_nchwc_schedule(task.workload.dag).dump())
+        << task.describe();
+  }
   for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true)}) {
     Task task = create_task("dense", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),

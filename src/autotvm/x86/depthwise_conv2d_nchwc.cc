@@ -35,10 +35,13 @@ Template depthwise_conv2d_nchwc_template() {
                      ReorderPolicy::All);  // di, dj, ow; the channel block innermost
     s.define_knob("unroll_kw", {true, false});
     define_nchwc_common_knobs(s, w.dag);
-    // No hand-written schedule to start from: taps outside an unrolled row of
-    // up to 8 pixels (one accumulator per pixel) is a reasonable first guess.
+    // Taps outside an unrolled row of up to 8 pixels (one accumulator per
+    // pixel), padding read in place, as the hand-written schedule does.
     const int64_t reg_n = divisors_up_to(ow, 8).back();
-    s.set_fallback({{"tile_ow", {ow / reg_n, reg_n}}});
+    nlohmann::json fallback = {{"tile_ow", {ow / reg_n, reg_n}}};
+    for (const auto& k : s.knobs())
+      if (k.name == "pad") fallback["pad"] = "inline";
+    s.set_fallback(fallback);
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
