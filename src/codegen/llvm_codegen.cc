@@ -33,6 +33,7 @@
 
 #include "codegen/lane_analysis.h"
 #include "ir/functor.h"
+#include "runtime/kernel_globals.h"
 #include "tir/stmt_functor.h"
 #include "tessera/error.h"
 
@@ -51,7 +52,9 @@ constexpr int64_t kMaxUnrollExtent = 1024;  // beyond this an "unrolled" loop st
 // Copies of a body that nested unrolled loops may make together: beyond this
 // the inner loops stay loops, so no schedule can make the compile explode.
 constexpr int64_t kMaxUnrolledCopies = 4096;
-constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
+using runtime::kParallelForGlobal;
+using runtime::kWorkspaceAllocGlobal;
+using runtime::kWorkspaceFreeGlobal;
 
 void initialize_llvm() {
   static std::once_flag once;
@@ -294,12 +297,14 @@ class KernelEmitter {
     tir::visit_stmts(s, visit_stmt, visit_expr);
   }
 
-  llvm::GlobalVariable* parallel_for_global() {
-    if (auto* g = module_.getNamedGlobal(kParallelForGlobal)) return g;
+  llvm::GlobalVariable* parallel_for_global() { return pointer_global(kParallelForGlobal); }
+
+  llvm::GlobalVariable* pointer_global(const char* name) {
+    if (auto* g = module_.getNamedGlobal(name)) return g;
     // Default visibility: the loader finds it by name (dlsym or the JIT's lookup).
     // Weak: the kernels of a whole model, linked into one shared object, share it.
     return new llvm::GlobalVariable(module_, b_.getPtrTy(), false, llvm::GlobalValue::WeakAnyLinkage,
-                                    llvm::ConstantPointerNull::get(b_.getPtrTy()), kParallelForGlobal);
+                                    llvm::ConstantPointerNull::get(b_.getPtrTy()), name);
   }
 
   // Allocas live in the entry block, where SROA and mem2reg look for them.
@@ -321,12 +326,24 @@ class KernelEmitter {
       bind_buffer(t, ptr, [&] { stmt(n->body); });
       return;
     }
-    // Bodies have no early exits, so freeing after the body covers every path.
-    auto malloc_fn = module_.getOrInsertFunction("malloc", b_.getPtrTy(), b_.getInt64Ty());
-    auto free_fn = module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
-    llvm::Value* ptr = b_.CreateCall(malloc_fn, {b_.getInt64(bytes)}, t->name);
+    // From the runtime's workspace (reused between calls) when the loader set
+    // its globals, else malloc. Bodies have no early exits, so freeing after
+    // the body covers every path.
+    auto* alloc_type = llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false);
+    auto* free_type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
+    llvm::Value* alloc_fn = runtime_or(kWorkspaceAllocGlobal, module_.getOrInsertFunction("malloc", alloc_type));
+    llvm::Value* ptr = b_.CreateCall(alloc_type, alloc_fn, {b_.getInt64(bytes)}, t->name);
     bind_buffer(t, ptr, [&] { stmt(n->body); });
-    b_.CreateCall(free_fn, {ptr});
+    llvm::Value* free_fn = runtime_or(kWorkspaceFreeGlobal, module_.getOrInsertFunction("free", free_type));
+    b_.CreateCall(free_type, free_fn, {ptr});
+  }
+
+  // The function the module global `name` points at, or `fallback` while it
+  // is null.
+  llvm::Value* runtime_or(const char* name, llvm::FunctionCallee fallback) {
+    llvm::Value* pointer = b_.CreateLoad(b_.getPtrTy(), pointer_global(name));
+    llvm::Value* unset = b_.CreateICmpEQ(pointer, llvm::ConstantPointerNull::get(b_.getPtrTy()));
+    return b_.CreateSelect(unset, fallback.getCallee(), pointer);
   }
 
   void if_then_else(const tir::IfThenElseNode* n) {

@@ -3,8 +3,9 @@
 //
 // Kernel ABI: extern "C" int32_t NAME(void** args), args in LoweredFunc::args
 // order, each a pointer to a row-major fp32 buffer; returns 0. Parallel loops
-// call through the module global `tessera_parallel_for_ptr`, which the loader
-// (codegen/module.h) points at runtime::parallel_for.
+// and scratch buffers beyond the stack's share call through module globals
+// that the loader (codegen/module.h) points at the runtime
+// (runtime/kernel_globals.h).
 #include <string>
 
 #include "codegen/target.h"

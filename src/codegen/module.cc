@@ -1,6 +1,6 @@
 // Loading compiled kernels into the process: JIT-linking objects with ORC, or
-// dlopen()ing shared objects. Either way, parallel loops reach the runtime's
-// thread pool through the module's `tessera_parallel_for_ptr` global.
+// dlopen()ing shared objects. Either way, kernels reach the runtime's thread
+// pool and scratch buffers through the module's globals (runtime/kernel_globals.h).
 #include "codegen/module.h"
 
 #include <dlfcn.h>
@@ -15,18 +15,11 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "runtime/thread_pool.h"
+#include "runtime/kernel_globals.h"
 #include "tessera/error.h"
 
 namespace tessera::codegen {
 namespace {
-
-constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
-using ParallelForFn = void (*)(runtime::ParallelBody, void*, int64_t);
-
-void point_at_thread_pool(void* global) {
-  if (global != nullptr) *static_cast<ParallelForFn*>(global) = &runtime::parallel_for;
-}
 
 std::string message_of(llvm::Error error) { return llvm::toString(std::move(error)); }
 
@@ -93,13 +86,13 @@ class JitModule : public LoadedLibrary {
       unload();
       throw Error("cannot load kernel object: " + message_of(std::move(e)));
     }
-    // Looking the global up links the object now, so link errors surface here.
-    auto global = lljit.lookup(*dylib_, kParallelForGlobal);
-    if (global) {
-      point_at_thread_pool(global->toPtr<void*>());
-    } else {
-      llvm::consumeError(global.takeError());  // a kernel without parallel loops
-    }
+    // Looking the globals up links the object now, so link errors surface here.
+    runtime::bind_kernel_globals([&](const char* name) -> void* {
+      auto global = lljit.lookup(*dylib_, name);
+      if (global) return global->toPtr<void*>();
+      llvm::consumeError(global.takeError());  // a kernel without parallel loops or scratch buffers
+      return nullptr;
+    });
   }
 
   ~JitModule() override {
@@ -137,7 +130,7 @@ class SharedObjectModule : public LoadedLibrary {
     // RTLD_LOCAL: each library keeps its own kernel names and parallel-for global.
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) throw Error("cannot load shared object '" + path + "': " + dlerror());
-    point_at_thread_pool(dlsym(handle_, kParallelForGlobal));
+    runtime::bind_kernel_globals([&](const char* name) { return dlsym(handle_, name); });
   }
   ~SharedObjectModule() override { dlclose(handle_); }
   void* find(const std::string& name) override { return dlsym(handle_, name.c_str()); }

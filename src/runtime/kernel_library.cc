@@ -7,17 +7,12 @@
 #include <cstdlib>
 #include <utility>
 
-#include "runtime/thread_pool.h"
+#include "runtime/kernel_globals.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
 namespace {
-
-// The module global through which generated parallel loops reach the pool
-// (codegen/llvm_codegen.h).
-constexpr const char* kParallelForGlobal = "tessera_parallel_for_ptr";
-using ParallelForFn = void (*)(ParallelBody, void*, int64_t);
 
 bool write_all(int fd, const std::string& bytes) {
   size_t done = 0;
@@ -54,8 +49,7 @@ KernelLibrary KernelLibrary::from_shared_object(const std::string& bytes, const 
   KernelLibrary lib;
   lib.source_ = source;
   lib.handle_ = open_from_memory(bytes, source);
-  if (void* global = dlsym(lib.handle_, kParallelForGlobal))
-    *static_cast<ParallelForFn*>(global) = &parallel_for;
+  bind_kernel_globals([&](const char* name) { return dlsym(lib.handle_, name); });
   return lib;
 }
 
