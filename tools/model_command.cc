@@ -44,6 +44,7 @@ build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& 
   const auto start = std::chrono::steady_clock::now();
   std::optional<records::ApplyHistoryBest> history;
   build::BuildOptions options;
+  options.winograd = !o.no_winograd;
   if (!o.records.empty()) {
     const std::vector<records::Record> log = records::load_records(o.records, std::cerr);
     history.emplace(log);
@@ -108,7 +109,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   ModelCommands c;
   c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
   c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(c.compile, o.batch, o.layout);
+  add_model_flags(c.compile, o.batch, o.layout, o.no_winograd);
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
@@ -124,7 +125,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
   c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
-  add_model_flags(c.bench, o.batch, o.layout);
+  add_model_flags(c.bench, o.batch, o.layout, o.no_winograd);
   add_target_flag(c.bench, o.target, "target to compile for");
   add_threads_flag(c.bench, o);
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
@@ -134,7 +135,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
-  add_model_flags(c.show, o.batch, o.layout);
+  add_model_flags(c.show, o.batch, o.layout, o.no_winograd);
   add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
   c.show->add_flag("--tasks", o.tasks, "print the tuning tasks (what tessera tune tunes) instead");
   return c;
@@ -215,7 +216,7 @@ int run_bench(const ModelCommandOptions& o) {
 
 int run_show(const ModelCommandOptions& o) {
   const codegen::Target target = parse_target_flag(o.target);
-  const graph::Graph g = build::optimize_for_target(load(o), target);
+  const graph::Graph g = build::optimize_for_target(load(o), target, {}, !o.no_winograd);
   if (o.tasks) {
     const std::vector<build::NetworkTask> tasks = build::extract_tasks(g, target);
     fmt::print("{}{}: {} tasks\n", build::print_tasks(tasks), o.model, tasks.size());

@@ -26,6 +26,7 @@ struct ModelCommandOptions {
   bool check = false;               // compile: compare with the reference interpreter
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
   bool tasks = false;               // show: the tuning tasks instead of the graph
+  bool no_winograd = false;         // compile, bench, show: every convolution computed directly
 };
 
 struct ModelCommands {

@@ -1,6 +1,7 @@
 #pragma once
-// --batch and --layout: how a network (zoo name or .onnx file) is loaded,
-// shared by the whole-network verbs (model_command.h, network_tune_command.h).
+// --batch and --layout: how a network (zoo name or .onnx file) is loaded, and
+// --no-winograd: how it is compiled; shared by the whole-network verbs
+// (model_command.h, network_tune_command.h).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -9,7 +10,8 @@
 
 namespace tessera::cli {
 
-inline void add_model_flags(CLI::App* cmd, int64_t& batch, std::string& layout) {
+inline void add_model_flags(CLI::App* cmd, int64_t& batch, std::string& layout, bool& no_winograd) {
+  cmd->add_flag("--no-winograd", no_winograd, "compute every convolution directly (no Winograd F(4x4, 3x3))");
   cmd->add_option("--batch", batch, "batch size")->check(at_least(1))->capture_default_str();
   cmd->add_option("--layout", layout, "activation layout of the model")
       ->check(CLI::IsMember({"NCHW", "NHWC"}))

@@ -67,7 +67,7 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune", "tune every task of a network, then compile and time it");
   cmd->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(cmd, o.batch, o.layout);
+  add_model_flags(cmd, o.batch, o.layout, o.no_winograd);
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
       ->check(at_least(0))
@@ -109,7 +109,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
   const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
 
   fmt::print("Extract tasks...\n");
-  const graph::Graph optimized = build::optimize_for_target(model, target);
+  const graph::Graph optimized = build::optimize_for_target(model, target, {}, !o.no_winograd);
   const std::vector<build::NetworkTask> tasks = build::extract_tasks(optimized, target);
   fmt::print("{}", build::print_tasks(tasks));
   fmt::print("{}: {} tasks for {} ({}); log {}\n", o.model, tasks.size(), target.str(), target.match_key(), log);
@@ -151,6 +151,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
     graph_options.solver = o.graph_tuner;
     graph_options.builder = &builder;
     graph_options.runner = &confirm_runner;  // longer runs: transforms are short
+    graph_options.winograd = !o.no_winograd;
     const build::GraphTunerResult chosen = build::tune_graph(model, target, kernel_records, graph_options, std::cout);
     const std::string path = o.graph_log.empty() ? default_log(o.model, "_graph_opt") : o.graph_log;
     records::write_records(path, chosen.records);
@@ -173,6 +174,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
     fmt::print("Compile...\n");
     std::optional<records::ApplyHistoryBest> history;
     build::BuildOptions options;
+    options.winograd = !o.no_winograd;
     if (records) {
       history.emplace(*records);
       options.history = &*history;

@@ -30,6 +30,7 @@ struct NetworkTuneOptions {
   std::string log;  // empty: MODEL.log
   double time_budget_min = 0;
   bool no_transfer_learning = false;
+  bool no_winograd = false;
   std::string graph_tuner;  // "dp", "pbqp" or "" (none)
   std::string graph_log;    // empty: MODEL_graph_opt.log
   MeasureFlags measure;

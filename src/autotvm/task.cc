@@ -13,7 +13,7 @@ using nlohmann::json;
 std::string Task::describe() const {
   std::string s = name();
   for (const auto& p : workload.dag.placeholders()) s += " " + p->name + "=" + ops::shape_to_string(p->shape);
-  if (op == "conv2d" || op == "depthwise_conv2d") {
+  if (op == "conv2d" || op == "conv2d_winograd" || op == "depthwise_conv2d") {
     s += " stride=" + std::to_string(args.stride) + " dilation=" + std::to_string(args.dilation);
     s += args.padding.empty() ? " pad=" + std::to_string(args.pad) : " padding=" + ops::shape_to_string(args.padding);
   }
@@ -74,6 +74,7 @@ void for_each_arg(Args& a, Visit&& visit) {
   visit("clip_min", a.clip_min);
   visit("clip_max", a.clip_max);
   visit("axis", a.axis);
+  visit("winograd_tile", a.winograd_tile);
 }
 
 }  // namespace

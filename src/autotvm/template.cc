@@ -9,7 +9,7 @@ const std::vector<Template>& templates() {
   // Filled on first use by explicit calls (thread-safe static initialisation).
   static const std::vector<Template> registry = {
       x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
-      x86::dense_pack_template(),       x86::batch_matmul_template(),
+      x86::conv2d_winograd_template(), x86::dense_pack_template(), x86::batch_matmul_template(),
   };
   return registry;
 }

@@ -32,6 +32,8 @@ struct BuildOptions {
   // Channel blocks of named convolutions (the graph tuner's choice, see
   // graph_choices); the others take the target's lanes.
   std::map<std::string, graph::ConvBlocks> conv_blocks;
+  // Whether 3x3 convolutions may run as Winograd (graph::winograd_tile_for).
+  bool winograd = true;
 };
 
 struct BuildResult {
@@ -43,7 +45,8 @@ struct BuildResult {
 // The graph passes with the target's choices (channel blocks of one vector):
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
-                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks = {});
+                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
+                                 bool winograd = true);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});

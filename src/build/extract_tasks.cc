@@ -30,7 +30,8 @@ std::optional<TunableOperator> tunable_conv(const graph::Graph& g, const Node& n
   TunableOperator t;
   const bool depthwise = graph::is_depthwise(g, n);
   if (!depthwise && a.groups != 1) return std::nullopt;
-  t.op = depthwise ? "depthwise_conv2d" : "conv2d";
+  t.op = depthwise ? "depthwise_conv2d" : a.winograd_tile > 0 ? "conv2d_winograd" : "conv2d";
+  t.args.winograd_tile = a.winograd_tile > 0 ? a.winograd_tile : t.args.winograd_tile;
   t.args.input = {d[0], d[1] * d[4], d[2], d[3]};
   t.args.weight =
       depthwise ? graph::Shape{w[0] * w[5], 1, w[2], w[3]} : graph::Shape{w[0] * w[5], w[1] * w[4], w[2], w[3]};

@@ -100,6 +100,7 @@ class GraphTuner {
   void add_states(int64_t width, bool is_default) {
     graph::PassOptions passes;
     passes.block = width;
+    passes.winograd = options_.winograd;
     const graph::Graph g = graph::optimize(model_, passes);
     std::map<NodeId, int> conv_of_output;  // a convolution kernel's output node -> conv index
     for (const graph::FusedGroup& group : graph::fuse_operators(g)) {
@@ -274,8 +275,8 @@ class GraphTuner {
   // The best records of the tasks the tuner does not choose for (dense,
   // batch_matmul), so that the file builds the whole network.
   void add_other_tasks() {
-    for (const NetworkTask& t : extract_tasks(optimize_for_target(model_, target_), target_)) {
-      if (t.task.op == "conv2d" || t.task.op == "depthwise_conv2d") continue;
+    for (const NetworkTask& t : extract_tasks(optimize_for_target(model_, target_, {}, options_.winograd), target_)) {
+      if (t.task.op == "conv2d" || t.task.op == "conv2d_winograd" || t.task.op == "depthwise_conv2d") continue;
       if (auto best = history_.query(t.task.workload_key(), target_)) result_.records.push_back(*best);
     }
   }

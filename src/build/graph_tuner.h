@@ -39,6 +39,7 @@ struct GraphTunerOptions {
   std::vector<int64_t> widths;
   measure::Builder* builder = nullptr;  // measure transforms and untuned kernels
   measure::Runner* runner = nullptr;
+  bool winograd = true;  // as BuildOptions::winograd: the build this choice is for
 };
 
 struct GraphTunerResult {

@@ -11,6 +11,7 @@
 #include "ops/pooling.h"
 #include "ops/softmax.h"
 #include "ops/transform.h"
+#include "ops/winograd_nchwc.h"
 #include "tessera/error.h"
 
 namespace tessera::build {
@@ -46,7 +47,16 @@ ir::Tensor conv2d(const graph::Graph& g, const Node& n, const std::vector<ir::Te
     if (depthwise) unsupported(n, "a depthwise convolution in NHWC");
     return ops::conv2d_nhwc(in[0], in[1], c);
   }
-  return depthwise ? ops::depthwise_conv2d_nchwc(in[0], in[1], c) : ops::conv2d_nchwc(in[0], in[1], c);
+  if (depthwise) return ops::depthwise_conv2d_nchwc(in[0], in[1], c);
+  // The weight comes transformed (kernel_constant).
+  if (a.winograd_tile > 0) return ops::conv2d_winograd_nchwc(in[0], in[1], c, a.winograd_tile);
+  return ops::conv2d_nchwc(in[0], in[1], c);
+}
+
+// A Winograd convolution's weight: OIHW<i>i<o>o in the graph, transformed in
+// the kernel.
+bool winograd_weight(const Node& n, size_t index) {
+  return n.op == Op::kConv2d && index == 1 && n.attrs_as<graph::Conv2dAttrs>().winograd_tile > 0;
 }
 
 ir::Tensor pool(const Node& n, const std::vector<ir::Tensor>& in) {
@@ -115,6 +125,13 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
 }
 
 runtime::NDArray kernel_constant(const Node& n, size_t index, const runtime::NDArray& value) {
+  if (winograd_weight(n, index)) {
+    const std::vector<float> u =
+        ops::winograd_transform_weight(value.data(), value.shape(), n.attrs_as<graph::Conv2dAttrs>().winograd_tile);
+    runtime::NDArray out(kernel_constant_shape(n, index, value.shape()));
+    std::memcpy(out.data(), u.data(), u.size() * sizeof(float));
+    return out;
+  }
   if (n.op != Op::kDense || index != 1) {
     runtime::NDArray copy(value.shape());
     std::memcpy(copy.data(), value.data(), value.size() * sizeof(float));
@@ -128,6 +145,11 @@ runtime::NDArray kernel_constant(const Node& n, size_t index, const runtime::NDA
 }
 
 graph::Shape kernel_constant_shape(const Node& n, size_t index, const graph::Shape& shape) {
+  if (winograd_weight(n, index)) {
+    const int64_t ib = shape.at(4), ob = shape.at(5);  // (O/ob, I/ib, 3, 3, ib, ob)
+    return ops::winograd_weight_shape({shape[0] * ob, shape[1] * ib, shape[2], shape[3]}, ib, ob,
+                                      n.attrs_as<graph::Conv2dAttrs>().winograd_tile);
+  }
   if (n.op != Op::kDense || index != 1) return shape;
   const int64_t bn = ops::dense_pack_block(shape[0]);  // (N, K) as (N/bn, K, bn)
   return {shape[0] / bn, shape[1], bn};

@@ -38,7 +38,8 @@ std::string to_string(const Conv2dAttrs& a) {
   return "strides=" + list({a.stride_h, a.stride_w}) +
          " padding=" + list({a.pad_top, a.pad_left, a.pad_bottom, a.pad_right}) +
          " dilation=" + list({a.dilation_h, a.dilation_w}) + " groups=" + std::to_string(a.groups) +
-         " data_layout=" + a.data_layout + " kernel_layout=" + a.kernel_layout;
+         " data_layout=" + a.data_layout + " kernel_layout=" + a.kernel_layout +
+         (a.winograd_tile ? " winograd_tile=" + std::to_string(a.winograd_tile) : "");
 }
 
 std::string to_string(const PoolAttrs& a) {

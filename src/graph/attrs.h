@@ -25,6 +25,10 @@ struct Conv2dAttrs {
   int64_t groups = 1;
   std::string data_layout = "NCHW";    // or "NHWC"
   std::string kernel_layout = "OIHW";  // or "HWIO" (with NHWC)
+  // A blocked 3x3 stride-1 convolution computed by Winograd's F(m x m, 3 x 3)
+  // with this output tile m (ops/winograd_nchwc.h); 0: directly. The graph's
+  // weight stays OIHW<i>i<o>o; the build transforms it.
+  int64_t winograd_tile = 0;
 
   // Same stride, padding and dilation on both axes and all sides.
   static Conv2dAttrs symmetric(int64_t stride, int64_t pad, int64_t dilation = 1, int64_t groups = 1);

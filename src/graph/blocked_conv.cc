@@ -22,4 +22,12 @@ std::string blocked_output_layout(const Conv2dAttrs& a) {
   return "NCHW" + std::to_string(ob) + "c";
 }
 
+int64_t winograd_tile_for(const Conv2dAttrs& a, const Shape& w, const Shape& out) {
+  const bool three_by_three = w.size() == 4 && w[2] == 3 && w[3] == 3;
+  const bool unit_steps = a.stride_h == 1 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1;
+  if (!three_by_three || !unit_steps || a.groups != 1 || out.size() < 4) return 0;
+  if (w[0] < 16 || w[1] < 16 || out[2] < 6 || out[3] < 6) return 0;
+  return 4;
+}
+
 }  // namespace tessera::graph

@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "graph/blocked_conv.h"
 #include "graph/channel_constant.h"
 #include "graph/layout.h"
 #include "graph/passes.h"
@@ -45,8 +46,8 @@ runtime::NDArray blocked_channels(const std::vector<float>& values, int64_t bloc
 
 class LayoutConverter {
  public:
-  LayoutConverter(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks)
-      : g_(g), r_(g), block_(block), conv_blocks_(conv_blocks) {}
+  LayoutConverter(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks, bool winograd)
+      : g_(g), r_(g), block_(block), conv_blocks_(conv_blocks), winograd_(winograd) {}
 
   Graph run() {
     for (const Node& n : g_.nodes()) {
@@ -114,6 +115,12 @@ class LayoutConverter {
     Conv2dAttrs blocked_attrs = a;
     blocked_attrs.data_layout = blocked(ic_bn);
     blocked_attrs.kernel_layout = kernel_layout;
+    if (winograd_ && !depthwise) {
+      const Shape& w = weight.value->shape();  // OIHW or HWIO
+      const Shape& o = n.type.shape;            // NCHW or NHWC
+      blocked_attrs.winograd_tile = winograd_tile_for(a, nhwc ? Shape{w[3], w[2], w[0], w[1]} : w,
+                                                      nhwc ? Shape{o[0], o[3], o[1], o[2]} : o);
+    }
     NodeId x = transform(r_.mapped(n.inputs[0]), a.data_layout, blocked(ic_bn), n.name + ".in");
     NodeId conv = r_.add(Op::kConv2d, n.name, {x, w}, blocked_attrs);
     r_.replace(n.id, transform(conv, blocked(oc_bn), a.data_layout, n.name + ".out"));
@@ -174,13 +181,15 @@ class LayoutConverter {
   Rewriter r_;
   int64_t block_;
   const std::map<std::string, ConvBlocks>& conv_blocks_;
+  bool winograd_;
 };
 
 }  // namespace
 
-Graph convert_layout(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks) {
+Graph convert_layout(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks,
+                     bool winograd) {
   if (block <= 0) return g;
-  return eliminate_dead_nodes(LayoutConverter(g, block, conv_blocks).run());
+  return eliminate_dead_nodes(LayoutConverter(g, block, conv_blocks, winograd).run());
 }
 
 Graph cancel_layout_transforms(const Graph& g) {

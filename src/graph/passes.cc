@@ -26,7 +26,7 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
       {"simplify_inference", simplify_inference},
       {"fold_batch_norm", options.fold_batch_norm ? Pass(fold_batch_norm) : Pass([](const Graph& g) { return g; })},
       {"fold_constants", fold_constants},
-      {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks); }},
+      {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd); }},
       {"cancel_layout_transforms", cancel_layout_transforms},
       {"fold_constants", fold_constants},
       {"eliminate_dead_nodes", eliminate_dead_nodes},

@@ -38,7 +38,10 @@ struct ConvBlocks {
   int64_t ic_bn = 0, oc_bn = 0;
   bool operator==(const ConvBlocks&) const = default;
 };
-Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {});
+// `winograd`: convolutions that winograd_tile_for (graph/blocked_conv.h) picks
+// are marked to run as Winograd.
+Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {},
+                     bool winograd = false);
 
 // layout_transform(B -> A) of layout_transform(A -> B) of x is x; a transform
 // of a transform is one transform.
@@ -48,6 +51,7 @@ struct PassOptions {
   int64_t block = 8;                              // convert_layout's channel block; 0 leaves layouts as they are
   std::map<std::string, ConvBlocks> conv_blocks;  // convert_layout's per-convolution choices
   bool fold_batch_norm = true;
+  bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
 };
 
 // The pipeline: simplify_inference, fold_batch_norm, fold_constants,

@@ -6,6 +6,7 @@
 
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
+#include "ops/winograd_nchwc.h"
 #include "ops/layout.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
@@ -63,6 +64,23 @@ Workload conv2d(const OpArgs& a) {
   return conv2d_nchwc_workload(nchwc_shape(x, b.ic_bn), oihwio_shape(w, b.ic_bn, b.oc_bn), attrs, e);
 }
 
+// conv2d by Winograd: data blocked as NCHWc, the weight transformed
+// (winograd_transform_weight of the NCHWc-packed weight).
+Workload conv2d_winograd(const OpArgs& a) {
+  check_conv2d_args(a);
+  const Conv2dAttrs attrs = conv_attrs("conv2d_winograd", a);
+  conv2d_nchw_output_shape(a.input, a.weight, attrs);
+  if (!winograd_applies(a.weight, attrs))
+    fail("conv2d_winograd", "needs a 3x3 kernel, stride 1 and dilation 1, got weight " + shape_to_string(a.weight) +
+                                " stride " + std::to_string(a.stride) + " dilation " + std::to_string(a.dilation));
+  if (!winograd_tile_supported(a.winograd_tile))
+    fail("conv2d_winograd", "winograd_tile must be 2 or 4, got " + std::to_string(a.winograd_tile));
+  const NchwcBlocking b = nchwc_blocking(a);
+  return conv2d_winograd_nchwc_workload(nchwc_shape(a.input, b.ic_bn),
+                                        winograd_weight_shape(a.weight, b.ic_bn, b.oc_bn, a.winograd_tile), attrs,
+                                        a.winograd_tile, {a.bias, a.relu});
+}
+
 // depthwise_conv2d in NCHWc: one block for input and output channels (they are the same channels).
 int64_t depthwise_nchwc_block(const OpArgs& a) {
   if (a.ic_bn && a.oc_bn && a.ic_bn != a.oc_bn)
@@ -78,6 +96,7 @@ using Builder = std::function<Workload(const OpArgs&)>;
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"conv2d", conv2d},
+      {"conv2d_winograd", conv2d_winograd},
       {"depthwise_conv2d",
        [](const OpArgs& a) {
          if (a.layout == "NCHWc") {
@@ -136,6 +155,8 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
                                "layout", "ic_bn",  "oc_bn",  "bias", "relu"};
   static const std::map<std::string, Fields> table = {
       {"conv2d", kConv},
+      {"conv2d_winograd",
+       {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
       {"depthwise_conv2d", kConv},
       {"dense", {"input", "weight", "layout", "oc_bn", "bias", "relu"}},
       {"batch_matmul", {"input", "weight"}},

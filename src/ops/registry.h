@@ -33,9 +33,12 @@ struct OpArgs {
   bool count_include_pad = false;   // avg_pool
   float clip_min = 0.0f, clip_max = 6.0f;  // clip
   size_t axis = 1;                  // bias_add: the channel axis of input
+  // conv2d_winograd (always blocked like NCHWc, 3x3, stride 1): the output tile
+  // m of F(m x m, 3 x 3), 2 or 4 (ops/winograd_nchwc.h).
+  int64_t winograd_tile = 4;
 };
 
-// conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
+// conv2d, conv2d_winograd, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
 // global_avg_pool, softmax, relu, clip, add, multiply, bias_add.
 std::vector<std::string> op_names();
 // The OpArgs fields (by their names in OpArgs) that `op` takes; the others

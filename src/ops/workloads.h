@@ -24,6 +24,10 @@ Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv
 // data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn);
 // the bias is (O/oc_bn, oc_bn), which has the same memory layout as a flat (O).
 Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
+// data (N, C/ic_bn, H, W, ic_bn), kernel transformed for tile m
+// (ops/winograd_nchwc.h); the bias is (O/oc_bn, oc_bn).
+Workload conv2d_winograd_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, int64_t m,
+                                        Epilogue e = {});
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                         Epilogue e = {});
 // data (N, C/bn, H, W, bn), kernel (C/bn, 1, KH, KW, 1, bn) (ops/depthwise_nchwc.h);

@@ -202,6 +202,35 @@ TEST(AutotvmTemplate, DepthwiseConv2dNchwcSampledConfigsMatchReference) {
   expect_sampled_configs_match("depthwise_conv2d", args({1, 24, 11, 9}, {24, 1, 3, 3}, 2, 1, true), name, 6);
 }
 
+ops::OpArgs winograd_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t tile, bool epilogue = false) {
+  ops::OpArgs a = args(std::move(input), std::move(weight), 1, pad, epilogue);
+  a.winograd_tile = tile;
+  return a;
+}
+
+// Every register tile of the product, on tiles that divide the output and
+// tiles that leave a ragged edge, for both output tiles.
+TEST(AutotvmTemplate, Conv2dWinogradConfigsMatchReference) {
+  for (int bits : kWidths) {
+  SCOPED_TRACE("vector width " + std::to_string(bits));
+  const codegen::Target host = host_with_width(bits);
+  for (const auto& a : {winograd_args({1, 16, 8, 8}, {32, 16, 3, 3}, 1, 4),
+                        winograd_args({2, 8, 7, 5}, {16, 8, 3, 3}, 1, 2, true),
+                        winograd_args({1, 16, 9, 6}, {16, 16, 3, 3}, 0, 4, true)}) {
+    Task task = create_task("conv2d_winograd", a, host);
+    ASSERT_EQ(task.name(), "conv2d_NCHWc_winograd.x86");
+    std::vector<ConfigEntity> configs = {task.space.fallback()};
+    for (int64_t i = 0; i < task.space.size(); i += 3) configs.push_back(task.space.get(i));
+    for (const auto& config : configs) {
+      schedule::Trace trace = task.instantiate(config);
+      SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+      auto r = testing::check_schedule(task.workload, trace, 2);
+      EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+    }
+  }
+  }
+}
+
 TEST(AutotvmTemplate, DensePackSampledConfigsMatchReference) {
   expect_sampled_configs_match("dense", args({4, 64}, {48, 64}), "dense_pack.x86", 7);
   expect_sampled_configs_match("dense", args({3, 37}, {80, 37}, 1, 0, true), "dense_pack.x86", 8);
@@ -233,6 +262,12 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
               schedule::depthwise_nchwc_schedule(task.workload.dag).dump())
         << task.describe();
   }
+  for (const auto& a : {winograd_args({1, 64, 56, 56}, {64, 64, 3, 3}, 1, 4), winograd_args({1, 512, 7, 7}, {512, 512, 3, 3}, 1, 2)}) {
+    Task task = create_task("conv2d_winograd", a, host);
+    EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
+              schedule::best_manual_schedule(task.workload.dag, host.vector_unit()).dump())
+        << task.describe();
+  }
   for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true)}) {
     Task task = create_task("dense", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
@@ -258,7 +293,7 @@ TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
 TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
-  EXPECT_EQ(names.size(), 5u);
+  EXPECT_EQ(names.size(), 6u);
   const codegen::Target host = codegen::Target::host();
   try {
     find_template("softmax", args({4, 8}, {}), host);

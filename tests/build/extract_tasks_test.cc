@@ -46,13 +46,18 @@ TEST_P(ExtractTasksPerWidth, ResNet18HasTheSeedsTwelveConvAndDenseTasksWithTheir
     weights.push_back(t.weight);
     EXPECT_EQ(static_cast<size_t>(t.weight), t.nodes.size());
   }
-  EXPECT_EQ(templates,
-            (std::map<std::string, int>{{"conv2d_NCHWc.x86", 8}, {"conv2d_NCHWc_1x1.x86", 3}, {"dense_pack.x86", 1}}));
+  // The 3x3 stride-1 convolutions run as Winograd (graph::winograd_tile_for).
+  EXPECT_EQ(templates, (std::map<std::string, int>{{"conv2d_NCHWc.x86", 4},
+                                                   {"conv2d_NCHWc_1x1.x86", 3},
+                                                   {"conv2d_NCHWc_winograd.x86", 4},
+                                                   {"dense_pack.x86", 1}}));
   // conv1; layer1's four 3x3 convolutions; each later stage: its strided
   // first convolution, its three others, its downsample; the classifier.
   EXPECT_EQ(weights, (std::vector<int>{1, 4, 1, 3, 1, 1, 3, 1, 1, 3, 1, 1}));
   EXPECT_EQ(tasks[0].task.op, "conv2d");
   EXPECT_EQ(tasks[0].task.args.weight, (ops::Shape{64, 3, 7, 7}));
+  EXPECT_EQ(tasks[1].task.op, "conv2d_winograd");
+  EXPECT_EQ(tasks[1].task.args.winograd_tile, 4);
   EXPECT_EQ(tasks[1].task.args.oc_bn, target.vector_lanes());  // the graph's channel blocks
   EXPECT_EQ(tasks.back().task.op, "dense");
   // Fused epilogues are part of the task: the layer1 task is measured with
