@@ -83,6 +83,18 @@ AccumulatorBuffer default_accumulator_buffer(const ir::Tensor& conv, const Regis
   return {.rows = choices.empty() ? 0 : choices.back()};
 }
 
+int default_parallel_fuse(const ir::Tensor& conv, RegisterTile& tile) {
+  const int64_t outer = conv->shape[0] * (conv->shape[1] / std::max<int64_t>(tile.oc, 1)) * conv->shape[2];
+  const int64_t width = conv->shape[3];
+  if (outer >= 16) return 3;
+  for (int64_t ow = tile.ow; ow >= std::max<int64_t>(2, tile.ow - 2); --ow)
+    if (width % ow == 0) {
+      tile.ow = ow;
+      return 4;
+    }
+  return 3;
+}
+
 namespace {
 
 // conv_window_tile_plan with the reduction's outer loop outside the tile's

@@ -109,6 +109,15 @@ std::vector<int64_t> accumulator_row_choices(int64_t rows, int64_t width);
 // within L1) 5-10 % slower.
 AccumulatorBuffer default_accumulator_buffer(const ir::Tensor& conv, const RegisterTile& tile);
 
+// The hand-written schedule's NchwcTilePlan::parallel_fuse for `conv`: 3
+// (n, chunk groups, rows), or 4 (the column tiles too) when those give fewer
+// than 16 iterations to share among the threads; a 1x1 kernel over flattened
+// positions with few output chunks (MobileNet-v2's 16- and 32-channel layers)
+// otherwise ran on one thread. Column tiles in the parallel loop must divide
+// the width (a ragged tail inside it is not partitioned away: every tile
+// would pay the guards), so `tile.ow` may shrink to a divisor, down to 2 less.
+int default_parallel_fuse(const ir::Tensor& conv, RegisterTile& tile);
+
 // Stage helpers shared with the templates.
 ir::Tensor stage_by_tag(const ir::ComputeDAG& dag, const std::string& tag, const std::string& who);
 std::vector<std::string> axis_names(const ir::Tensor& t);

@@ -77,8 +77,9 @@ Template conv2d_nchwc_template() {
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
     // The hand-written schedule is the fallback, so its tile must be a
     // candidate.
-    const schedule::RegisterTile manual =
+    schedule::RegisterTile manual =
         schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
+    const int parallel_fuse = schedule::default_parallel_fuse(conv, manual);
 
     ConfigSpace s;
     define_tile_ow_knob(s, ow, target, manual.ow);
@@ -95,15 +96,15 @@ Template conv2d_nchwc_template() {
     s.define_knob("acc_rows", acc_rows);
     s.set_fallback({{"tile_ow", manual.ow},
                     {"tile_oc", manual.oc},
-                    {"acc_rows", schedule::default_accumulator_buffer(conv, manual).rows}});
+                    {"acc_rows", schedule::default_accumulator_buffer(conv, manual).rows},
+                    {"parallel_fuse", parallel_fuse}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
     NchwcTilePlan plan = schedule::conv_window_tile_plan(
-        conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(),
-        c.value("tile_ow").get<int64_t>(), c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(),
-        {.rows = c.value("acc_rows").get<int64_t>()});
+        conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(), c.value("tile_ow").get<int64_t>(),
+        c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(), {.rows = c.value("acc_rows").get<int64_t>()});
     read_nchwc_common_knobs(c, w.dag, plan);
     return nchwc_tile_trace(w.dag, kTag, plan);
   };

@@ -58,8 +58,9 @@ Template conv2d_nchwc_1x1_template() {
   t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
-    const schedule::RegisterTile manual =
+    schedule::RegisterTile manual =
         schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
+    const int parallel_fuse = schedule::default_parallel_fuse(conv, manual);
 
     ConfigSpace s;
     s.define_split("tile_oh", oh, SplitPolicy::Factors, 2, 4);
@@ -73,7 +74,8 @@ Template conv2d_nchwc_1x1_template() {
     s.set_fallback({{"tile_oh", {oh, 1}},
                     {"tile_ow", manual.ow},
                     {"tile_oc", manual.oc},
-                    {"buffer", buffer_choices(conv, buffer).at(buffer.rows > 0 ? 1 : 0)}});
+                    {"buffer", buffer_choices(conv, buffer).at(buffer.rows > 0 ? 1 : 0)},
+                    {"parallel_fuse", parallel_fuse}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
