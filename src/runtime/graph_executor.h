@@ -44,7 +44,8 @@ class GraphExecutor {
   NDArray get_output(int index) const;
   NDArray get_output(const std::string& name) const { return get_output(output_index(name)); }
 
-  // `repeat` measurements, each the mean of `number` runs, after one warm-up run.
+  // `repeat` measurements, each the mean of `number` runs, after warm-up runs
+  // (at least one, for at least 0.1 s).
   BenchmarkResult benchmark(int number = 10, int repeat = 3);
 
   // Seconds per call of each kernel call (graph().calls order): the mean
