@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <tuple>
 #include <utility>
 
 #include "runtime/kernel_globals.h"
@@ -24,8 +25,10 @@ bool write_all(int fd, const std::string& bytes) {
   return true;
 }
 
-// dlopen needs a path: an anonymous in-memory file, so nothing is left on disk.
-void* open_from_memory(const std::string& bytes, const std::string& source) {
+// dlopen needs a path: an anonymous in-memory file, so nothing is left on
+// disk. Returns the handle and the file's descriptor, which must stay open
+// as long as the handle (see KernelLibrary::fd_).
+std::pair<void*, int> open_from_memory(const std::string& bytes, const std::string& source) {
   int fd = memfd_create("tessera-kernels", MFD_CLOEXEC);
   if (fd < 0) throw Error(source + ": cannot create an in-memory file for the kernels");
   if (!write_all(fd, bytes)) {
@@ -35,12 +38,12 @@ void* open_from_memory(const std::string& bytes, const std::string& source) {
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   // RTLD_LOCAL: each model keeps its own kernel names and parallel-for global.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);  // the mapping keeps the contents
   if (handle == nullptr) {
+    close(fd);
     const char* why = dlerror();
     throw Error(source + ": cannot load the kernels: " + (why ? why : "unknown loader error"));
   }
-  return handle;
+  return {handle, fd};
 }
 
 }  // namespace
@@ -48,7 +51,7 @@ void* open_from_memory(const std::string& bytes, const std::string& source) {
 KernelLibrary KernelLibrary::from_shared_object(const std::string& bytes, const std::string& source) {
   KernelLibrary lib;
   lib.source_ = source;
-  lib.handle_ = open_from_memory(bytes, source);
+  std::tie(lib.handle_, lib.fd_) = open_from_memory(bytes, source);
   bind_kernel_globals([&](const char* name) { return dlsym(lib.handle_, name); });
   return lib;
 }
@@ -60,19 +63,27 @@ Kernel KernelLibrary::kernel(const std::string& name) const {
 }
 
 KernelLibrary::KernelLibrary(KernelLibrary&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)), source_(std::move(other.source_)) {}
+    : handle_(std::exchange(other.handle_, nullptr)),
+      fd_(std::exchange(other.fd_, -1)),
+      source_(std::move(other.source_)) {}
 
 KernelLibrary& KernelLibrary::operator=(KernelLibrary&& other) noexcept {
   if (this != &other) {
-    if (handle_) dlclose(handle_);
+    release();
     handle_ = std::exchange(other.handle_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
     source_ = std::move(other.source_);
   }
   return *this;
 }
 
-KernelLibrary::~KernelLibrary() {
+KernelLibrary::~KernelLibrary() { release(); }
+
+void KernelLibrary::release() {
   if (handle_) dlclose(handle_);
+  if (fd_ >= 0) close(fd_);
+  handle_ = nullptr;
+  fd_ = -1;
 }
 
 }  // namespace tessera::runtime

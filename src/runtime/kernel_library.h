@@ -23,7 +23,12 @@ class KernelLibrary {
 
  private:
   KernelLibrary() = default;
+  void release();
   void* handle_ = nullptr;
+  // The in-memory file dlopen loaded, open while the library is: glibc's
+  // dlopen hands back an already loaded object of the same path, and a
+  // closed descriptor's number (/proc/self/fd/N) is the next one's.
+  int fd_ = -1;
   std::string source_;
 };
 

@@ -40,7 +40,8 @@ struct TinyModel {
   Artifact artifact;
   NDArray w1{{16, 8, 3, 3}}, w2{{8, 16, 1, 1}};
 
-  TinyModel() {
+  // `suffix` ends every kernel's name: models whose libraries differ.
+  explicit TinyModel(const std::string& suffix = "") {
     w1.fill_random(1, -0.5f, 0.5f);
     w2.fill_random(2, -0.5f, 0.5f);
     auto data = ir::placeholder({1, 8, 10, 10}, "data");
@@ -49,20 +50,29 @@ struct TinyModel {
     auto k2 = ir::placeholder({8, 16, 1, 1}, "kernel");
     auto act = ir::placeholder({1, 16, 10, 10}, "x");
     std::vector<std::string> objects = {
-        compile_kernel(ops::conv2d_nchw(data, k1, ops::Conv2dAttrs::symmetric(1, 1)), "conv_3x3"),
-        compile_kernel(ops::relu(act), "relu"),
-        compile_kernel(ops::conv2d_nchw(mid, k2, ops::Conv2dAttrs::symmetric(1, 0)), "conv_1x1")};
+        compile_kernel(ops::conv2d_nchw(data, k1, ops::Conv2dAttrs::symmetric(1, 1)), "conv_3x3" + suffix),
+        compile_kernel(ops::relu(act), "relu" + suffix),
+        compile_kernel(ops::conv2d_nchw(mid, k2, ops::Conv2dAttrs::symmetric(1, 0)), "conv_1x1" + suffix)};
     artifact.target = codegen::Target::host().str();
     artifact.shared_object = codegen::link_shared_object(objects);
     ExecutableGraph& g = artifact.graph;
-    g.tensors = {{"data", {1, 8, 10, 10}}, {"w1", {16, 8, 3, 3}}, {"conv1", {1, 16, 10, 10}},
+    g.tensors = {{"data", {1, 8, 10, 10}},   {"w1", {16, 8, 3, 3}}, {"conv1", {1, 16, 10, 10}},
                  {"relu1", {1, 16, 10, 10}}, {"w2", {8, 16, 1, 1}}, {"out", {1, 8, 10, 10}}};
     g.inputs = {0};
     g.constants = {1, 4};
     g.outputs = {5, 3};
-    g.calls = {{"conv_3x3", {0, 1}, {2}}, {"relu", {2}, {3}}, {"conv_1x1", {3, 4}, {5}}};
+    g.calls = {{"conv_3x3" + suffix, {0, 1}, {2}}, {"relu" + suffix, {2}, {3}}, {"conv_1x1" + suffix, {3, 4}, {5}}};
     artifact.params.push_back(copy(w1));
     artifact.params.push_back(copy(w2));
+  }
+
+  static Artifact copy_of(const Artifact& a) {
+    Artifact c;
+    c.target = a.target;
+    c.shared_object = a.shared_object;
+    c.graph = a.graph;
+    for (const NDArray& p : a.params) c.params.push_back(copy(p));
+    return c;
   }
 
   static NDArray copy(const NDArray& a) {
@@ -156,6 +166,28 @@ TEST(GraphExecutor, BenchmarkReportsInTheSeedsWords) {
   EXPECT_EQ(fixed.summary(), "Mean inference time (std dev): 2.00 ms (1.00 ms)");
 }
 
+// Models loaded side by side each run their own library: their in-memory
+// files must not share a path (dlopen would hand back the first library, and
+// the second model's kernels would be missing or, with equal names, wrong).
+TEST(GraphExecutor, ModelsLoadedTogetherKeepTheirOwnKernels) {
+  std::vector<GraphExecutor> executors;
+  std::vector<TinyModel> models;
+  executors.reserve(3);
+  models.reserve(3);
+  for (const std::string suffix : {"_a", "_b", "_c"}) models.emplace_back(suffix);
+  for (int round = 0; round < 2; ++round) {  // the second round reuses freed descriptors
+    executors.clear();
+    for (TinyModel& m : models) executors.emplace_back(TinyModel::copy_of(m.artifact), "tiny" + std::to_string(round));
+    NDArray x({1, 8, 10, 10});
+    x.fill_random(3);
+    for (size_t i = 0; i < executors.size(); ++i) {
+      executors[i].set_input(0, x);
+      executors[i].run();
+      EXPECT_LE(max_rel_error(executors[i].get_output(0), models[i].expected(x).first), 1e-4) << "model " << i;
+    }
+  }
+}
+
 TEST(GraphExecutor, AKernelMissingFromTheLibraryIsNamed) {
   TinyModel model;
   model.artifact.graph.calls[1].kernel = "softmax";
@@ -174,9 +206,7 @@ std::string read_bytes(const std::string& path) {
   return s.str();
 }
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // Each damage is one error naming the file; none crashes or loads.
 TEST(Artifact, DamagedFilesAreClearErrors) {
