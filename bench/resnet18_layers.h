@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/blocked_conv.h"
 #include "ops/registry.h"
 #include "tessera/error.h"
 
@@ -14,12 +15,14 @@ namespace tessera::bench {
 
 struct Layer {
   std::string name;  // torchvision's name of (the first) layer of this shape
-  std::string op;
+  std::string op;    // Tessera's op: conv2d, conv2d_winograd or dense
   ops::OpArgs args;
+
+  // The op oneDNN computes the same layer with (it has no Winograd on AVX2).
+  std::string baseline_op() const { return op == "conv2d_winograd" ? "conv2d" : op; }
 };
 
-inline ops::OpArgs conv(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
-                 int64_t size) {
+inline ops::OpArgs conv(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t size) {
   ops::OpArgs a;
   a.input = {1, in_channels, size, size};
   a.weight = {out_channels, in_channels, kernel, kernel};
@@ -51,17 +54,34 @@ inline std::vector<Layer> resnet18_layers() {
   };
 }
 
-// "64->128 3x3 s2 @56" / "512->1000 dense"
+// The layer as a network build computes it: the convolutions convert_layout
+// marks for Winograd (graph::winograd_tile_for) become conv2d_winograd.
+inline Layer as_built(Layer l) {
+  if (l.op != "conv2d") return l;
+  const ops::OpArgs& a = l.args;
+  const graph::Conv2dAttrs attrs = graph::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation);
+  const int64_t out = (a.input[2] + 2 * a.pad - a.dilation * (a.weight[2] - 1) - 1) / a.stride + 1;
+  if (const int64_t m = graph::winograd_tile_for(attrs, a.weight, {a.input[0], a.weight[0], out, out})) {
+    l.op = "conv2d_winograd";
+    l.args.winograd_tile = m;
+  }
+  return l;
+}
+
+// "64->128 3x3 s2 @56" / "64->64 3x3 s1 @56 wino4" / "512->1000 dense"
 inline std::string describe(const Layer& l) {
   const ops::OpArgs& a = l.args;
   if (l.op == "dense") return fmt::format("{}->{} dense", a.input[1], a.weight[0]);
-  return fmt::format("{}->{} {}x{} s{} @{}", a.input[1], a.weight[0], a.weight[2], a.weight[3],
-                     a.stride, a.input[2]);
+  return fmt::format("{}->{} {}x{} s{} @{}{}", a.input[1], a.weight[0], a.weight[2], a.weight[3], a.stride, a.input[2],
+                     l.op == "conv2d_winograd" ? fmt::format(" wino{}", a.winograd_tile) : "");
 }
 
 // "all", or torchvision layer names; an unknown name is an error listing them.
-inline std::vector<Layer> select_layers(const std::vector<std::string>& names) {
+// `winograd`: the 3x3 stride-1 layers as_built.
+inline std::vector<Layer> select_layers(const std::vector<std::string>& names, bool winograd = false) {
   std::vector<Layer> all = resnet18_layers();
+  if (winograd)
+    for (Layer& l : all) l = as_built(l);
   if (names.size() == 1 && names[0] == "all") return all;
   std::vector<Layer> chosen;
   for (const std::string& name : names) {

@@ -9,7 +9,11 @@
 //   tune_vs_onednn [--threads 1,2] [--layers all|NAME,...] [--trials 1000] [--early-stopping 400]
 //                  [--log-prefix tune_resnet18] [--tuner xgb]
 //                  [--versus-random NAME,...] [--xgb-trials 200] [--random-trials 1000]
-//                  [--versus-history LOG] [--target TARGET | --isa avx2|avx512]
+//                  [--versus-history LOG] [--no-winograd] [--target TARGET | --isa avx2|avx512]
+//
+// The 3x3 stride-1 layers are tuned as a network build runs them, by Winograd
+// F(4x4, 3x3) (template conv2d_NCHWc_winograd.x86); --no-winograd tunes them
+// as direct convolutions. oneDNN computes them directly.
 //
 // Records carry the target with its thread count ("... -threads=2"), so one
 // log may hold runs for several ISAs and thread counts; each reads only its own.
@@ -17,8 +21,8 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -53,6 +57,7 @@ struct Options {
   int xgb_trials = 200, random_trials = 1000;
   std::string versus_history;  // a log of other tasks for the xgb tuner's transfer learning
   int rounds = 5, min_repeat_ms = 100;
+  bool winograd = true;
   TargetChoice target;
 };
 
@@ -108,7 +113,7 @@ schedule::Trace best_trace(const autotvm::Task& task, const std::string& log) {
 }
 
 int run(const Options& o) {
-  const std::vector<Layer> layers = o.versus_random_only ? std::vector<Layer>{} : select_layers(o.layers);
+  const std::vector<Layer> layers = o.versus_random_only ? std::vector<Layer>{} : select_layers(o.layers, o.winograd);
   for (int t : o.threads)
     if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
   const codegen::Target chosen = choose_target(o.target);
@@ -133,11 +138,12 @@ int run(const Options& o) {
       baseline::set_threads(threads);
       baseline::TesseraKernel kernel(task.workload, best_trace(task, log), target);
       baseline::CheckResult check = kernel.check();
-      baseline::OneDnnLayer onednn = baseline::make_onednn_layer(layer.op, layer.args);
+      baseline::OneDnnLayer onednn = baseline::make_onednn_layer(layer.baseline_op(), layer.args);
       onednn_kernels.insert(onednn.implementation());
       auto [mine, theirs] = baseline::time_interleaved([&] { kernel.run(); }, [&] { onednn.run(); }, timing);
-      const double g_mine = baseline::gflops(kernel.flop_count(), mine.min_cost());
-      const double g_theirs = baseline::gflops(kernel.flop_count(), theirs.min_cost());
+      // The convolution's own count for both sides (a Winograd DAG counts others).
+      const double g_mine = baseline::gflops(onednn.flop_count(), mine.min_cost());
+      const double g_theirs = baseline::gflops(onednn.flop_count(), theirs.min_cost());
       if (check.correct) ratios[threads].push_back(g_mine / g_theirs);
       rows.push_back(fmt::format("{:<20} {:<22} {:>7} {:>14.1f} {:>14.1f} {:>6.2f} {:>10.0f}  {}{}", layer.name,
                                  describe(layer), threads, g_mine, g_theirs, g_mine / g_theirs, tuning_seconds,
@@ -155,11 +161,12 @@ int run(const Options& o) {
 
   std::vector<std::string> versus;
   for (const std::string& name : o.versus_random) {
-    const Layer layer = select_layers({name})[0];
+    const Layer layer = select_layers({name}, o.winograd)[0];
     autotvm::Task task = autotvm::create_task(layer.op, layer.args, with_threads(chosen, 1));
     // Logs named by layer and budget, so a rerun resumes (or just re-times).
     const std::string base = fmt::format("{}.versus.{}", o.log_prefix, name);
-    const std::string xgb_log = fmt::format("{}.xgb{}{}.log", base, o.xgb_trials, o.versus_history.empty() ? "" : "-tl");
+    const std::string xgb_log =
+        fmt::format("{}.xgb{}{}.log", base, o.xgb_trials, o.versus_history.empty() ? "" : "-tl");
     const std::string random_log = fmt::format("{}.random{}.log", base, o.random_trials);
     tune(task, "xgb", o.xgb_trials, 0, xgb_log, "[xgb]    ", o.versus_history);
     tune(task, "random", o.random_trials, 0, random_log, "[random] ");
@@ -175,11 +182,11 @@ int run(const Options& o) {
     auto [at, bt] = baseline::time_interleaved([&] { rk.run(); }, [&] { rk2.run(); }, timing);
     const double gx = baseline::gflops(xk.flop_count(), xt.min_cost());
     const double gr = baseline::gflops(rk.flop_count(), rt.min_cost());
-    versus.push_back(fmt::format(
-        "{}: xgb{} best after {} trials {:.1f} GFLOPS, random best after {} trials {:.1f} GFLOPS; "
-        "xgb/random {:.3f} (random/random {:.3f})",
-        name, o.versus_history.empty() ? "" : " (transfer learning)", o.xgb_trials, gx, o.random_trials, gr, gx / gr,
-        at.min_cost() / bt.min_cost()));
+    versus.push_back(
+        fmt::format("{}: xgb{} best after {} trials {:.1f} GFLOPS, random best after {} trials {:.1f} GFLOPS; "
+                    "xgb/random {:.3f} (random/random {:.3f})",
+                    name, o.versus_history.empty() ? "" : " (transfer learning)", o.xgb_trials, gx, o.random_trials, gr,
+                    gx / gr, at.min_cost() / bt.min_cost()));
     std::cout << versus.back() << std::endl;
   }
   fmt::print("\n");
@@ -189,8 +196,7 @@ int run(const Options& o) {
     if (ratios[threads].empty()) continue;
     double log_sum = 0;
     for (double x : ratios[threads]) log_sum += std::log(x);
-    fmt::print("geomean tessera/onednn threads={}: {:.2f}\n", threads,
-               std::exp(log_sum / ratios[threads].size()));
+    fmt::print("geomean tessera/onednn threads={}: {:.2f}\n", threads, std::exp(log_sum / ratios[threads].size()));
   }
   return 0;
 }
@@ -216,6 +222,7 @@ int main(int argc, char** argv) {
   app.add_option("--versus-history", o.versus_history,
                  "in the comparison, xgb first learns from this log's records of the other layers");
   app.add_option("--rounds", o.rounds, "interleaved timing rounds")->capture_default_str();
+  app.add_flag("!--no-winograd", o.winograd, "tune the 3x3 stride-1 layers as direct convolutions");
   bench::add_target_flags(app, o.target);
   CLI11_PARSE(app, argc, argv);
   try {

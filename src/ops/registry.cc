@@ -6,8 +6,8 @@
 
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
-#include "ops/winograd_nchwc.h"
 #include "ops/layout.h"
+#include "ops/winograd_nchwc.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
 
@@ -56,8 +56,7 @@ Workload conv2d(const OpArgs& a) {
   const Shape& x = a.input;
   const Shape& w = a.weight;
   if (a.layout == "NCHW") return conv2d_nchw_workload(x, w, attrs, e);
-  if (a.layout == "NHWC")
-    return conv2d_nhwc_workload({x[0], x[2], x[3], x[1]}, {w[2], w[3], w[1], w[0]}, attrs, e);
+  if (a.layout == "NHWC") return conv2d_nhwc_workload({x[0], x[2], x[3], x[1]}, {w[2], w[3], w[1], w[0]}, attrs, e);
   // Check channels in NCHW terms first: a mismatch reads better than a packing error.
   conv2d_nchw_output_shape(x, w, attrs);
   NchwcBlocking b = nchwc_blocking(a);
@@ -106,8 +105,7 @@ const std::map<std::string, Builder>& builders() {
                                                   conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
          }
          require_layout("depthwise_conv2d", a, "NCHW");
-         return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a),
-                                               {a.bias, a.relu});
+         return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
        }},
       {"dense",
        [](const OpArgs& a) {
@@ -140,8 +138,7 @@ const std::map<std::string, Builder>& builders() {
       {"relu", [](const OpArgs& a) { return relu_workload(a.input); }},
       {"clip", [](const OpArgs& a) { return clip_workload(a.input, a.clip_min, a.clip_max); }},
       {"add", [](const OpArgs& a) { return add_workload(a.input, a.weight.empty() ? a.input : a.weight); }},
-      {"multiply",
-       [](const OpArgs& a) { return multiply_workload(a.input, a.weight.empty() ? a.input : a.weight); }},
+      {"multiply", [](const OpArgs& a) { return multiply_workload(a.input, a.weight.empty() ? a.input : a.weight); }},
       {"bias_add", [](const OpArgs& a) { return bias_add_workload(a.input, a.axis); }},
   };
   return table;
@@ -155,8 +152,7 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
                                "layout", "ic_bn",  "oc_bn",  "bias", "relu"};
   static const std::map<std::string, Fields> table = {
       {"conv2d", kConv},
-      {"conv2d_winograd",
-       {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
+      {"conv2d_winograd", {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
       {"depthwise_conv2d", kConv},
       {"dense", {"input", "weight", "layout", "oc_bn", "bias", "relu"}},
       {"batch_matmul", {"input", "weight"}},
@@ -197,7 +193,7 @@ OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vec
   if (op == "depthwise_conv2d") {
     // One block for input and output: a block given for either is the block.
     if (!a.ic_bn && !a.oc_bn) a.ic_bn = a.oc_bn = choose_channel_block(a.input[1], vector_lanes);
-  } else if (op == "conv2d") {
+  } else if (op == "conv2d" || op == "conv2d_winograd") {
     if (!a.ic_bn) a.ic_bn = choose_channel_block(a.input[1], vector_lanes);
     if (!a.oc_bn) a.oc_bn = choose_channel_block(a.weight[0], vector_lanes);
   }
