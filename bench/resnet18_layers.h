@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/blocked_conv.h"
+#include "ops/conv2d.h"
 #include "ops/registry.h"
 #include "tessera/error.h"
 
@@ -59,9 +60,10 @@ inline std::vector<Layer> resnet18_layers() {
 inline Layer as_built(Layer l) {
   if (l.op != "conv2d") return l;
   const ops::OpArgs& a = l.args;
-  const graph::Conv2dAttrs attrs = graph::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation);
-  const int64_t out = (a.input[2] + 2 * a.pad - a.dilation * (a.weight[2] - 1) - 1) / a.stride + 1;
-  if (const int64_t m = graph::winograd_tile_for(attrs, a.weight, {a.input[0], a.weight[0], out, out})) {
+  const ops::Shape out =
+      ops::conv2d_nchw_output_shape(a.input, a.weight, ops::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation));
+  if (const int64_t m =
+          graph::winograd_tile_for(graph::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation), a.weight, out)) {
     l.op = "conv2d_winograd";
     l.args.winograd_tile = m;
   }
