@@ -41,7 +41,8 @@ std::string default_log(const std::string& model, const std::string& suffix = ""
 }
 
 // Times the executors in interleaved rounds (a noisy neighbour slows both
-// alike), then prints each one's summary under its title.
+// alike; each round warms its executor up first, GraphExecutor::benchmark),
+// then prints each one's summary under its title.
 void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides, int number, int repeat) {
   std::vector<runtime::BenchmarkResult> results(sides.size());
   for (auto& [title, ex] : sides)
@@ -50,7 +51,6 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
       x.fill_random(42 + i);
       ex->set_input(i, x);
     }
-  for (auto& [title, ex] : sides) ex->benchmark(1, 1);  // warm-up
   for (int r = 0; r < repeat; ++r)
     for (size_t s = 0; s < sides.size(); ++s)
       results[s].seconds.push_back(sides[s].second->benchmark(number, 1).seconds.at(0));
