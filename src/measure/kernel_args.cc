@@ -47,9 +47,9 @@ std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
 FlushList flush_list_of(const std::vector<runtime::NDArray>& inputs,
                         const std::vector<runtime::NDArray>& outputs) {
   FlushList flush;
-  for (const auto* group : {&inputs, &outputs})
-    for (const auto& a : *group)
-      flush.emplace_back(a.data(), static_cast<size_t>(a.size()) * sizeof(float));
+  for (size_t i = 1; i < inputs.size(); ++i)
+    flush.emplace_back(inputs[i].data(), static_cast<size_t>(inputs[i].size()) * sizeof(float));
+  for (const auto& a : outputs) flush.emplace_back(a.data(), static_cast<size_t>(a.size()) * sizeof(float));
   return flush;
 }
 

@@ -24,7 +24,12 @@ std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag);
 // The argument array of codegen::KernelFn: inputs, then outputs (ComputeDAG::arguments() order).
 std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
                                        std::vector<runtime::NDArray>& outputs);
-// The same buffers as (pointer, bytes) ranges, for time_function's cache flush.
+// The buffers time_function's cache flush evicts, as (pointer, bytes) ranges:
+// every argument but the first input. Inside a network that input is the
+// previous kernel's output, still in cache, while the weights (read once per
+// inference) and the output's storage come from memory; evicting all but it
+// makes a kernel's measured time its time inside the network (seed 000's
+// enable_cpu_cache_flush).
 FlushList flush_list_of(const std::vector<runtime::NDArray>& inputs,
                         const std::vector<runtime::NDArray>& outputs);
 
