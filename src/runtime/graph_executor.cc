@@ -72,21 +72,46 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
     : source_(source),
       target_(std::move(artifact.target)),
       graph_(std::move(artifact.graph)),
-      params_(std::move(artifact.params)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
   graph_.validate();
-  if (params_.size() != graph_.constants.size())
-    throw Error(source_ + ": " + std::to_string(params_.size()) + " params for " +
+  const std::vector<NDArray>& params = artifact.params;
+  if (params.size() != graph_.constants.size())
+    throw Error(source_ + ": " + std::to_string(params.size()) + " params for " +
                 std::to_string(graph_.constants.size()) + " constants");
-  constant_of_.assign(graph_.tensors.size(), nullptr);
-  for (size_t i = 0; i < params_.size(); ++i) constant_of_[graph_.constants[i]] = &params_[i];
+  std::vector<const NDArray*> param_of(graph_.tensors.size(), nullptr);
+  for (size_t i = 0; i < params.size(); ++i) param_of[graph_.constants[i]] = &params[i];
 
+  // Constants in the order the calls first read them, so that the weights of
+  // consecutive kernels are neighbours; any a call never reads go last.
+  std::vector<int> constant_order;
+  std::vector<bool> placed(graph_.tensors.size(), false);
+  auto place = [&](int t) {
+    t = graph_.storage_root(t);
+    if (param_of[t] && !placed[t]) {
+      placed[t] = true;
+      constant_order.push_back(t);
+    }
+  };
+  for (const auto& call : graph_.calls)
+    for (int t : call.inputs) place(t);
+  for (int t : graph_.constants) place(t);
+
+  auto aligned = [](int64_t bytes) {
+    return (bytes + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
+  };
   plan_ = plan_memory(graph_);
-  void* arena = nullptr;
-  if (posix_memalign(&arena, MemoryPlan::kAlignment, std::max<int64_t>(plan_.arena_bytes, MemoryPlan::kAlignment)))
-    throw Error(source_ + ": cannot allocate " + std::to_string(plan_.arena_bytes) + " bytes for its tensors");
-  std::memset(arena, 0, plan_.arena_bytes);
-  arena_ = std::unique_ptr<float, void (*)(float*)>(static_cast<float*>(arena), [](float* p) { std::free(p); });
+  int64_t constant_bytes = 0;
+  for (int t : constant_order) constant_bytes += aligned(param_of[t]->size() * static_cast<int64_t>(sizeof(float)));
+  memory_ = HugePageBuffer(static_cast<size_t>(constant_bytes + plan_.arena_bytes), source_.c_str());
+  constant_data_.assign(graph_.tensors.size(), nullptr);
+  char* next = memory_.data();
+  for (int t : constant_order) {
+    const NDArray& param = *param_of[t];
+    std::memcpy(next, param.data(), param.size() * sizeof(float));
+    constant_data_[t] = reinterpret_cast<float*>(next);
+    next += aligned(param.size() * static_cast<int64_t>(sizeof(float)));
+  }
+  arena_ = reinterpret_cast<float*>(next);
 
   for (const auto& call : graph_.calls) {
     BoundCall bound{library_.kernel(call.kernel), {}};
@@ -98,8 +123,8 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
 
 float* GraphExecutor::tensor_data(int tensor) const {
   tensor = graph_.storage_root(tensor);
-  if (const NDArray* c = constant_of_[tensor]) return const_cast<float*>(c->data());
-  return reinterpret_cast<float*>(reinterpret_cast<char*>(arena_.get()) + plan_.offset[tensor]);
+  if (float* c = constant_data_[tensor]) return c;
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(arena_) + plan_.offset[tensor]);
 }
 
 const std::string& GraphExecutor::input_name(int index) const {

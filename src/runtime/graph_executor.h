@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/artifact.h"
+#include "runtime/huge_page_buffer.h"
 #include "runtime/kernel_library.h"
 #include "runtime/memory_plan.h"
 #include "runtime/ndarray.h"
@@ -61,11 +62,13 @@ class GraphExecutor {
 
   std::string source_, target_;
   ExecutableGraph graph_;
-  std::vector<NDArray> params_;
-  std::vector<const NDArray*> constant_of_;  // per tensor; null unless a constant
   KernelLibrary library_;
   MemoryPlan plan_;
-  std::unique_ptr<float, void (*)(float*)> arena_{nullptr, nullptr};
+  // The weights, in the order the calls first read them, then the arena of
+  // the memory plan: one block, in huge pages where the system allows.
+  HugePageBuffer memory_;
+  std::vector<float*> constant_data_;  // per tensor; null unless a constant
+  float* arena_ = nullptr;
   struct BoundCall {
     Kernel kernel;
     std::vector<void*> args;
