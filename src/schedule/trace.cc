@@ -57,10 +57,20 @@ void apply_compute_at(State& state, const ComputeAtStep& st) {
   int p = state.stage_index(st.stage), c = state.stage_index(st.target_stage);
   Stage& target = state.stages()[c];
   target.iter_index(st.target_iter);  // validates
-  std::set<int> seen;
-  if (!reads_stage(state, c, p, seen))
-    throw Error("compute_at: stage " + support::quoted(st.target_stage) + " does not read " +
-                support::quoted(st.stage));
+  // The target reads the stage, or a stage computed inside the target's
+  // loops does (lowering checks that it is computed at the same or a deeper loop).
+  auto reads = [&](int consumer) {
+    std::set<int> seen;
+    return reads_stage(state, consumer, p, seen);
+  };
+  bool read = reads(c);
+  for (size_t q = 0; q < state.stages().size() && !read; ++q) {
+    const Stage& qs = state.stages()[q];
+    read = qs.location == Location::At && qs.attach_stage == st.target_stage && reads(static_cast<int>(q));
+  }
+  if (!read)
+    throw Error("compute_at: neither stage " + support::quoted(st.target_stage) +
+                " nor a stage computed inside it reads " + support::quoted(st.stage));
   if (target.location == Location::Inlined)
     throw Error("compute_at: target stage " + support::quoted(st.target_stage) + " is inlined");
   Stage& s = state.stages()[p];

@@ -131,11 +131,11 @@ class Lowerer {
     std::vector<int64_t> extent;
   };
 
-  Region infer_region(int p, const Stage& c, int k, const Expr& consumer_value) {
+  // The loads of `p` in `values` span, as the variables of `inner` run over
+  // their ranges (every other variable held fixed), the returned region.
+  Region infer_region(int p, const RangeMap& inner, const std::vector<Expr>& values) {
     const ir::Tensor& pt = state_.stages()[p].tensor;
     size_t dims = pt->shape.size();
-    RangeMap inner;
-    for (size_t i = k + 1; i < c.iters.size(); ++i) inner[c.iters[i].var] = Interval{0, c.iters[i].extent - 1};
     auto is_inner_atom = [&](const Expr& atom) {
       bool uses = false;
       ir::post_order_visit(atom, [&](const Expr& x) {
@@ -148,11 +148,9 @@ class Lowerer {
     std::vector<std::optional<LinearForm>> base(dims);
     std::vector<int64_t> lo(dims, Interval::kInf), hi(dims, -Interval::kInf);
     std::vector<bool> full(dims, false);
-    bool any = false;
-    ir::post_order_visit(consumer_value, [&](const Expr& x) {
+    for (const Expr& value : values) ir::post_order_visit(value, [&](const Expr& x) {
       auto* l = x.as<ir::TensorLoadNode>();
       if (!l || state_.stage_of(l->tensor.get()) != p) return;
-      any = true;
       for (size_t d = 0; d < dims; ++d) {
         if (full[d]) continue;
         LinearForm f = linear_form(simplify(l->indices[d]));
@@ -189,8 +187,6 @@ class Lowerer {
         hi[d] = std::max(hi[d], mx);
       }
     });
-    if (!any)
-      throw Error("stage '" + state_.stages()[p].name() + "' is computed at '" + c.name() + "', which does not read it");
     Region r;
     for (size_t d = 0; d < dims; ++d) {
       int64_t extent = full[d] ? pt->shape[d] : hi[d] - lo[d] + 1;
@@ -203,6 +199,95 @@ class Lowerer {
       }
     }
     return r;
+  }
+
+  // A stage computed inside a loop of another: where, over which region.
+  struct AttachedStage {
+    int stage = -1, loop = -1;
+    Region region;
+    Stage local;      // the stage's loops over its region
+    bool output = false;
+    bool placed = false;
+  };
+
+  bool reads(const Expr& e, int p) const {
+    bool found = false;
+    ir::post_order_visit(e, [&](const Expr& x) {
+      if (auto* l = x.as<ir::TensorLoadNode>()) found |= state_.stage_of(l->tensor.get()) == p;
+    });
+    return found;
+  }
+
+  // Infers the region and buffer of every stage attached to a loop of `s`.
+  // A stage may be read by `s` itself or by another stage attached at the
+  // same or a deeper loop of `s` (e.g. a depthwise convolution computed per
+  // tile of positions, read by the 1x1 convolution computed per channel
+  // group inside it): that reader's region is inferred first, and its
+  // values over its region bound what it reads.
+  std::vector<AttachedStage> place_attached(const Stage& s, const std::vector<std::vector<int>>& attached,
+                                            const Expr& value) {
+    std::vector<AttachedStage> here;
+    for (size_t k = 0; k < attached.size(); ++k)
+      for (int p : attached[k]) here.push_back({.stage = p, .loop = static_cast<int>(k)});
+    size_t remaining = here.size();
+    while (remaining > 0) {
+      bool progress = false;
+      for (AttachedStage& a : here) {
+        if (a.placed) continue;
+        const Stage& ps = state_.stages()[a.stage];
+        RangeMap inner;
+        for (size_t i = a.loop + 1; i < s.iters.size(); ++i) inner[s.iters[i].var] = Interval{0, s.iters[i].extent - 1};
+        std::vector<Expr> values;
+        if (reads(value, a.stage)) values.push_back(value);
+        bool waiting = false;
+        for (const AttachedStage& q : here) {
+          if (q.stage == a.stage) continue;
+          Expr q_value = expand_inline(source_of(state_.stages()[q.stage].tensor));
+          if (!reads(q_value, a.stage)) continue;
+          if (q.loop < a.loop)
+            throw Error("stage '" + ps.name() + "' is computed inside " + s.name() + "." + s.iters[a.loop].name +
+                        ", but '" + state_.stages()[q.stage].name() + "', computed outside that loop, reads it");
+          if (!q.placed) {
+            waiting = true;
+            break;
+          }
+          values.push_back(over_region(state_.stages()[q.stage].tensor, q_value, q.region, inner));
+        }
+        if (waiting) continue;
+        if (values.empty())
+          throw Error("stage '" + ps.name() + "' is computed at '" + s.name() +
+                      "', which does not read it (nor does any stage computed inside it)");
+        a.region = infer_region(a.stage, inner, values);
+        a.local = ps.rebind(a.region.extent);
+        a.output = buffers_[a.stage].has_value();
+        if (!a.output) buffers_[a.stage] = BufferInfo{ir::placeholder(a.region.extent, ps.name()), a.region.min, true};
+        else buffers_[a.stage]->offset = a.region.min;
+        a.placed = true;
+        --remaining;
+        progress = true;
+      }
+      if (!progress) throw Error("stages computed inside '" + s.name() + "' read each other in a cycle");
+    }
+    return here;
+  }
+
+  static Expr source_of(const ir::Tensor& t) {
+    if (auto* r = t->body.as<ir::ReduceNode>()) return r->source;
+    return t->body;
+  }
+
+  // `t_value` (t's body) as t computes it over `region`: each axis the
+  // region's start plus a new variable over the region's extent, each reduce
+  // axis over its whole range; the new variables join `inner`.
+  static Expr over_region(const ir::Tensor& t, const Expr& t_value, const Region& region, RangeMap& inner) {
+    ir::VarMap map;
+    for (size_t d = 0; d < t->axes.size(); ++d) {
+      ir::Var local(t->axes[d].var.name() + ".r");
+      inner[local] = Interval{0, region.extent[d] - 1};
+      map[t->axes[d].var] = region.min[d] + local;
+    }
+    for (const auto& r : t->reduce_axes) inner[r.var] = Interval{0, r.extent - 1};
+    return ir::substitute(t_value, map);
   }
 
   // Guards that keep a region's computation inside the tensor, unless the
@@ -257,20 +342,15 @@ class Lowerer {
       if (a.location == Location::At && a.attach_stage == s.name())
         attached[s.iter_index(a.attach_iter)].push_back(static_cast<int>(i));
     }
-    // Producers first: their regions and buffers must exist before the value is rebuffered.
+    // Producers first: their regions and buffers must exist before any value
+    // that reads them is rebuffered.
     std::vector<std::vector<std::pair<ir::Tensor, Stmt>>> producers(s.iters.size());
-    for (size_t k = 0; k < s.iters.size(); ++k) {
-      for (int p : attached[k]) {
-        const Stage& ps = state_.stages()[p];
-        Region r = infer_region(p, s, static_cast<int>(k), value);
-        Stage local = ps.rebind(r.extent);
-        bool output = buffers_[p].has_value();
-        if (!output) buffers_[p] = BufferInfo{ir::placeholder(r.extent, ps.name()), r.min, true};
-        else buffers_[p]->offset = r.min;
-        auto guards = region_guards(ps.tensor, r, local, s, static_cast<int>(k));
-        Stmt nest = gen_stage(p, local, guards);
-        producers[k].emplace_back(output ? nullptr : buffers_[p]->buffer, nest);
-      }
+    std::vector<AttachedStage> here = place_attached(s, attached, value);
+    for (const AttachedStage& a : here) {
+      const Stage& ps = state_.stages()[a.stage];
+      auto guards = region_guards(ps.tensor, a.region, a.local, s, a.loop);
+      Stmt nest = gen_stage(a.stage, a.local, guards);
+      producers[a.loop].emplace_back(a.output ? nullptr : buffers_[a.stage]->buffer, nest);
     }
     value = to_buffers(value);
 

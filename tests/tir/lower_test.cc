@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/printer.h"
+#include "ops/dense.h"
+#include "ops/elementwise.h"
 #include "ops/workloads.h"
 #include "schedule/manual_schedule.h"
 #include "testing/check.h"
@@ -73,6 +77,49 @@ TEST(TirLower, CacheWriteKeepsTheTileLocal) {
   auto r = testing::check_schedule(w, t, 2);
   EXPECT_LE(r.max_rel_error, 1e-5);
   EXPECT_NE(r.lowered.find("allocate conv2d_NCHWc.local[1, 1, 1, 4, 16]"), std::string::npos) << r.lowered;
+}
+
+// clip(dense(relu(data), weight)): relu is read only by the dense, which is
+// itself computed inside the clip's loops.
+ops::Workload relu_dense_clip_workload() {
+  constexpr int64_t kM = 4, kK = 10, kN = 6;
+  ir::Tensor data = ir::placeholder({kM, kK}, "data");
+  ir::Tensor weight = ir::placeholder({kN, kK}, "weight");
+  ir::Tensor out = ops::clip(ops::dense(ops::relu(data), weight), -2.f, 2.f);
+  auto reference = [](const std::vector<const float*>& in, float* o) {
+    for (int64_t i = 0; i < kM; ++i)
+      for (int64_t j = 0; j < kN; ++j) {
+        float sum = 0;
+        for (int64_t k = 0; k < kK; ++k) sum += std::max(in[0][i * kK + k], 0.f) * in[1][j * kK + k];
+        o[i * kN + j] = std::min(std::max(sum, -2.f), 2.f);
+      }
+  };
+  return {"relu_dense_clip", ir::ComputeDAG({out}), reference};
+}
+
+TEST(TirLower, ComputeAtALoopWhoseStageReadsTheProducerOnlyThroughAnotherAttachedStage) {
+  auto w = relu_dense_clip_workload();
+  schedule::Trace t;
+  // The relu's row is computed once per output row, outside the loop over
+  // output columns inside which the dense (its only reader) is computed.
+  t.compute_at("T_dense", "T_clip", "ax1").compute_at("T_relu", "T_clip", "ax0");
+  auto r = testing::check_schedule(w, t);
+  EXPECT_LE(r.max_rel_error, 1e-5);
+  EXPECT_NE(r.lowered.find("allocate T_relu[1, 10]"), std::string::npos) << r.lowered;
+  EXPECT_NE(r.lowered.find("allocate T_dense[1, 1]"), std::string::npos) << r.lowered;
+}
+
+TEST(TirLower, AProducerInsideALoopThatItsReaderIsOutsideOfIsAnError) {
+  auto w = relu_dense_clip_workload();
+  schedule::Trace t;
+  t.compute_at("T_dense", "T_clip", "ax0").compute_at("T_relu", "T_clip", "ax1");
+  try {
+    lower(w.dag, t);
+    FAIL() << "lowered";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'T_dense', computed outside that loop, reads it"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TirLower, AttachingToAStageThatDoesNotReadIsAnError) {
