@@ -131,6 +131,45 @@ class Lowerer {
     std::vector<int64_t> extent;
   };
 
+  // floordiv(o + i, c) = o / c + floordiv(i, c) and floormod(o + i, c) =
+  // floormod(i, c) when every coefficient of the outer part o is a multiple
+  // of c: the index of a flattened position (row * W + column) read by a
+  // tile of whole rows. Returns o / c and the interval of the inner part's
+  // quotient or remainder; nothing for other atoms.
+  struct DivModSplit {
+    LinearForm outer;
+    Interval inner;
+  };
+  template <class IsInner>
+  static std::optional<DivModSplit> split_div_mod(const Expr& atom, const IsInner& is_inner, const RangeMap& inner) {
+    const bool div = atom.kind() == ir::ExprKind::FloorDiv, mod = atom.kind() == ir::ExprKind::FloorMod;
+    int64_t c = 0;
+    if (!div && !mod) return std::nullopt;
+    auto* n = atom.as<ir::BinaryNode>();
+    if (!ir::is_const_int(n->b, &c) || c <= 0) return std::nullopt;
+    LinearForm e = linear_form(n->a), inner_part;
+    DivModSplit split;
+    inner_part.constant = e.constant;
+    for (const auto& [a, coef] : e.terms) {
+      if (is_inner(a)) {
+        inner_part.add(a, coef);
+      } else {
+        if (coef % c != 0) return std::nullopt;
+        if (div) split.outer.add(a, coef / c);
+      }
+    }
+    Interval i = bound_of(inner_part.to_expr(), inner);
+    if (!i.bounded()) return std::nullopt;
+    if (div) {
+      split.inner = {floor_div(i.min, c), floor_div(i.max, c)};
+    } else {
+      const bool one_period = floor_div(i.min, c) == floor_div(i.max, c);
+      split.inner = one_period ? Interval{i.min - floor_div(i.min, c) * c, i.max - floor_div(i.max, c) * c}
+                               : Interval{0, c - 1};
+    }
+    return split;
+  }
+
   // The loads of `p` in `values` span, as the variables of `inner` run over
   // their ranges (every other variable held fixed), the returned region.
   Region infer_region(int p, const RangeMap& inner, const std::vector<Expr>& values) {
@@ -161,11 +200,16 @@ class Lowerer {
             b.add(atom, coef);
             continue;
           }
-          if (!atom.as<ir::VarNode>()) {  // not affine in the inner loops
+          Interval r;
+          if (atom.as<ir::VarNode>()) {
+            r = inner.at(ir::Var(std::static_pointer_cast<const ir::VarNode>(atom.ptr())));
+          } else if (auto split = split_div_mod(atom, is_inner_atom, inner)) {
+            for (const auto& [outer_atom, outer_coef] : split->outer.terms) b.add(outer_atom, coef * outer_coef);
+            r = split->inner;
+          } else {  // not affine in the inner loops
             full[d] = true;
             break;
           }
-          Interval r = inner.at(ir::Var(std::static_pointer_cast<const ir::VarNode>(atom.ptr())));
           mn += coef > 0 ? coef * r.min : coef * r.max;
           mx += coef > 0 ? coef * r.max : coef * r.min;
         }
@@ -228,7 +272,12 @@ class Lowerer {
                                             const Expr& value) {
     std::vector<AttachedStage> here;
     for (size_t k = 0; k < attached.size(); ++k)
-      for (int p : attached[k]) here.push_back({.stage = p, .loop = static_cast<int>(k)});
+      for (int p : attached[k]) {
+        AttachedStage a;
+        a.stage = p;
+        a.loop = static_cast<int>(k);
+        here.push_back(std::move(a));
+      }
     size_t remaining = here.size();
     while (remaining > 0) {
       bool progress = false;

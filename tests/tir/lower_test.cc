@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "ir/printer.h"
+#include "ops/conv2d.h"
 #include "ops/dense.h"
+#include "ops/reference.h"
 #include "ops/elementwise.h"
 #include "ops/workloads.h"
 #include "schedule/manual_schedule.h"
@@ -120,6 +122,30 @@ TEST(TirLower, AProducerInsideALoopThatItsReaderIsOutsideOfIsAnError) {
     EXPECT_NE(std::string(e.what()).find("'T_dense', computed outside that loop, reads it"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(TirLower, ATileOfWholeRowsOfFlattenedPositionsReadsOnlyThoseRows) {
+  // A 1x1 convolution over flattened positions (oh * 6 + ow) reading relu(data):
+  // a tile of 12 positions is 2 whole rows, so the relu it needs is 2 rows.
+  const ops::Shape data_shape{1, 2, 4, 6, 8}, kernel_shape{3, 2, 1, 1, 8, 8};
+  ir::Tensor data = ir::placeholder(data_shape, "data");
+  ir::Tensor kernel = ir::placeholder(kernel_shape, "kernel");
+  const ops::Conv2dAttrs attrs;
+  ir::Tensor out = ops::conv2d_nchwc(ops::relu(data), kernel, attrs);
+  ASSERT_EQ(out->shape, (ops::Shape{1, 3, 1, 24, 8}));
+  auto reference = [=](const std::vector<const float*>& in, float* o) {
+    std::vector<float> relu(in[0], in[0] + 2 * 4 * 6 * 8);
+    for (float& v : relu) v = std::max(v, 0.f);
+    ops::reference::conv2d_nchwc(relu.data(), data_shape, in[1], kernel_shape, attrs, o);
+  };
+  ops::Workload w{"relu_conv1x1", ir::ComputeDAG({out}), reference};
+  schedule::Trace t;
+  t.split(out->name, "ohw", {12}).reorder(out->name, {"n", "ohw.0", "oc_chunk", "oh", "ohw.1", "oc_block", "ic_outer",
+                                                      "ry", "rx", "ic_inner"});
+  t.compute_at("T_relu", out->name, "ohw.0");
+  auto r = testing::check_schedule(w, t);
+  EXPECT_LE(r.max_rel_error, 1e-5);
+  EXPECT_NE(r.lowered.find("allocate T_relu[1, 2, 2, 6, 8]"), std::string::npos) << r.lowered;
 }
 
 TEST(TirLower, AttachingToAStageThatDoesNotReadIsAnError) {
