@@ -32,7 +32,7 @@ class Builder {
       result_.artifact.graph.inputs.push_back(new_tensor(g_.node(id).name, g_.node(id).type.shape));
       tensor_of_[id] = result_.artifact.graph.inputs.back();
     }
-    for (const graph::FusedGroup& group : graph::fuse_operators(g_)) add_kernel_call(group);
+    for (const graph::FusedGroup& group : graph::fuse_operators(g_, options_.fuse)) add_kernel_call(group);
     for (NodeId out : g_.outputs()) result_.artifact.graph.outputs.push_back(value_tensor(out, nullptr, 0));
     result_.artifact.target = target_.str();
     result_.artifact.shared_object = codegen::link_shared_object(objects_);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/target.h"
+#include "graph/fuse.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
 #include "records/apply_history_best.h"
@@ -34,6 +35,9 @@ struct BuildOptions {
   std::map<std::string, graph::ConvBlocks> conv_blocks;
   // Whether 3x3 convolutions may run as Winograd (graph::winograd_tile_for).
   bool winograd = true;
+  // Which kernels form (task extraction and the graph tuner use the
+  // defaults: a build with other options has kernels they never tuned).
+  graph::FuseOptions fuse;
 };
 
 struct BuildResult {

@@ -81,7 +81,7 @@ std::string anchor_workload_key(const graph::Graph& g, NodeId anchor) {
 std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
                                          const FusedKernel& kernel, const codegen::Target& target) {
   const std::optional<TunableOperator> op = tunable_operator(g, g.node(group.anchor()));
-  if (!op) return std::nullopt;
+  if (!op || group.projection >= 0) return std::nullopt;  // no template schedules a depthwise + projection kernel
   try {
     autotvm::Task task = autotvm::create_task(op->op, op->args, kernel.dag, target, kernel.epilogue);
     task.record_key = anchor_workload_key(g, group.anchor());

@@ -14,8 +14,9 @@ FusedKernel fuse_kernel(const graph::Graph& g, const graph::FusedGroup& group, c
   const std::set<NodeId> inside(group.nodes.begin(), group.nodes.end());
   std::map<NodeId, ir::Tensor> expr;
   std::map<const ir::TensorNode*, KernelOperand> operand_of;
-  graph::Shape view;  // the anchor's output as its kernel declares it
-  const graph::Shape& anchor_shape = g.node(group.anchor()).type.shape;
+  // The output of the last convolution (the anchor, or the projection after
+  // a depthwise anchor) as its kernel declares it, and as the graph has it.
+  graph::Shape view, anchor_shape = g.node(group.anchor()).type.shape;
   FusedKernel k;
   for (NodeId id : group.nodes) {
     const Node& n = g.node(id);
@@ -30,13 +31,16 @@ FusedKernel fuse_kernel(const graph::Graph& g, const graph::FusedGroup& group, c
       graph::Shape shape = operand_shape(operand);
       // Epilogue operands of the anchor's shape take its kernel's view of it
       // (a 1x1 convolution's output positions flattened: same memory).
-      if (id != group.anchor() && shape == anchor_shape && !view.empty()) shape = view;
+      if (id != group.anchor() && id != group.projection && shape == anchor_shape && !view.empty()) shape = view;
       ir::Tensor p = ir::placeholder(shape, "p" + std::to_string(operand_of.size()));
       operand_of.emplace(p.get(), operand);
       args.push_back(p);
     }
     expr[id] = node_expression(g, n, args);
-    if (id == group.anchor()) view = expr[id]->shape;
+    if (id == group.anchor() || id == group.projection) {
+      view = expr[id]->shape;
+      anchor_shape = n.type.shape;
+    }
     k.described += (k.described.empty() ? "" : " + ") + n.name;
     if (id != group.anchor()) k.epilogue += (k.epilogue.empty() ? "" : " + ") + graph::op_name(n.op);
   }

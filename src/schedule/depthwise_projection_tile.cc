@@ -33,6 +33,13 @@ std::vector<ir::Tensor> chain_between(const ir::ComputeDAG& dag, const ir::Tenso
 
 }  // namespace
 
+DepthwiseProjectionPlan default_depthwise_projection_plan(const ir::ComputeDAG& dag) {
+  const int64_t rows = stage_by_tag(dag, "depthwise_conv2d_nchwc", kWho)->shape[2];
+  DepthwiseProjectionPlan plan;
+  plan.rows = divisor_at_most(rows, 4);
+  return plan;
+}
+
 Trace depthwise_projection_trace(const ir::ComputeDAG& dag, const DepthwiseProjectionPlan& plan) {
   const ir::Tensor dw = stage_by_tag(dag, "depthwise_conv2d_nchwc", kWho);
   const ir::Tensor conv = stage_by_tag(dag, "conv2d_nchwc", kWho);

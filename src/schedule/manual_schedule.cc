@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schedule/default_schedule.h"
+#include "schedule/depthwise_projection_tile.h"
 #include "schedule/winograd_tile.h"
 #include "tessera/error.h"
 
@@ -74,6 +75,8 @@ Trace pool_nchwc_schedule(const ir::ComputeDAG& dag) {
 
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "conv2d_winograd_nchwc")) return winograd_trace(dag, default_winograd_plan(dag, unit));
+  if (find_by_tag(dag, "depthwise_conv2d_nchwc") && find_by_tag(dag, "conv2d_nchwc"))
+    return depthwise_projection_trace(dag, default_depthwise_projection_plan(dag));
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
   if (find_by_tag(dag, "depthwise_conv2d_nchwc")) return depthwise_nchwc_schedule(dag);
   for (const char* tag : {"pool_max", "pool_sum"})

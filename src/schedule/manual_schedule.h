@@ -31,6 +31,8 @@ Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag);
 // Max or average pooling over NCHW[x]c data: the depthwise tiles.
 Trace pool_nchwc_schedule(const ir::ComputeDAG& dag);
 
+// The hand-written schedule of any DAG: by its main stage's tag (a depthwise
+// + projection kernel when both convolutions are there), else the default.
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
 }  // namespace tessera::schedule

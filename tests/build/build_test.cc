@@ -18,8 +18,9 @@ namespace {
 
 // Compiles `g` for the host, runs it with `threads` on seeded inputs and
 // compares every output with the interpreter.
-BuildResult expect_matches_interpreter(const graph::Graph& g, int threads = 2, bool via_file = false) {
-  BuildResult built = build(g, codegen::Target::host());
+BuildResult expect_matches_interpreter(const graph::Graph& g, int threads = 2, bool via_file = false,
+                                       const BuildOptions& options = {}) {
+  BuildResult built = build(g, codegen::Target::host(), options);
   std::vector<runtime::NDArray> inputs;
   for (graph::NodeId id : g.input_ids()) {
     inputs.emplace_back(g.node(id).type.shape);
@@ -86,6 +87,19 @@ TEST(Build, Resnet18InBothLayoutsMatchesTheInterpreter) {
 }
 
 TEST(Build, MobilenetV2MatchesTheInterpreter) { expect_matches_interpreter(graph::get_network("mobilenet-v2")); }
+
+TEST(Build, MobilenetV2WithEveryDepthwiseAndProjectionInOneKernelMatchesTheInterpreter) {
+  BuildOptions options;
+  options.fuse.depthwise_projection_min_rows = 1;  // all 17 blocks, strides 1 and 2, residual adds
+  const BuildResult all = expect_matches_interpreter(graph::get_network("mobilenet-v2"), 2, false, options);
+  const BuildResult by_default = build(graph::get_network("mobilenet-v2"), codegen::Target::host());
+  auto calls = [](const BuildResult& b) {
+    int n = 0;
+    for (const auto& k : b.kernels) n += k.calls;
+    return n;
+  };
+  EXPECT_EQ(calls(all), calls(by_default) - 14);  // the default fuses blocks 1-3 already
+}
 
 TEST(Build, SqueezenetAtBatchTwoMatchesTheInterpreter) {
   expect_matches_interpreter(graph::get_network("squeezenet_v1.1", 2));

@@ -77,7 +77,10 @@ TEST_P(ExtractTasksPerWidth, MobileNetV2HasDepthwiseTasks) {
   EXPECT_GE(depthwise, 5);
   int weights = 0;
   for (const NetworkTask& t : tasks) weights += t.weight;
-  EXPECT_EQ(weights, 52 + 1);  // 52 convolutions (17 of them depthwise) and the classifier
+  // 52 convolutions (17 of them depthwise) and the classifier, but blocks
+  // 1-3 run each depthwise and its projection as one kernel that no
+  // template tunes (graph::FuseOptions).
+  EXPECT_EQ(weights, 52 + 1 - 2 * 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, ExtractTasksPerWidth,

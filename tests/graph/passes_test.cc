@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "graph/builder.h"
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
+#include "graph/zoo.h"
 #include "graph_test_util.h"
 
 namespace tessera::graph {
@@ -170,6 +173,38 @@ TEST(GraphFusion, AValueReadTwiceEndsItsKernel) {
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].nodes.size(), 1u);
   EXPECT_EQ(g.node(groups[1].output()).name, "out");
+}
+
+TEST(GraphFusion, MobilenetV2DepthwiseJoinsItsProjectionFromTheChosenSize) {
+  PassOptions blocked;
+  blocked.block = 8;
+  const Graph g = optimize(get_network("mobilenet-v2"), blocked);
+  auto pairs = [&](int64_t min_rows) {
+    std::vector<FusedGroup> with;
+    for (const FusedGroup& group : fuse_operators(g, {.depthwise_projection_min_rows = min_rows}))
+      if (group.projection >= 0) with.push_back(group);
+    return with;
+  };
+  EXPECT_TRUE(pairs(0).empty());
+  EXPECT_EQ(pairs(1).size(), 17u);  // every inverted-residual block
+  const auto large = pairs(56);     // blocks 1-3: depthwise outputs of 112 and 56 rows
+  ASSERT_EQ(large.size(), 3u);
+  for (const FusedGroup& group : large) {
+    const Node& dw = g.node(group.anchor());
+    const Node& projection = g.node(group.projection);
+    EXPECT_TRUE(is_depthwise(g, dw)) << dw.name;
+    EXPECT_GE(dw.type.shape[2], 56) << dw.name;
+    // The projection reads the depthwise's last epilogue node, and its own
+    // epilogue (bias, residual add) follows it in the group.
+    const auto at = std::find(group.nodes.begin(), group.nodes.end(), group.projection);
+    ASSERT_NE(at, group.nodes.end());
+    EXPECT_EQ(projection.inputs[0], *(at - 1)) << projection.name;
+    EXPECT_GE(at - group.nodes.begin(), 2) << "depthwise and at least its bias before " << projection.name;
+    EXPECT_GE(group.nodes.end() - at, 2) << projection.name << " and at least its bias";
+  }
+  // Fewer kernels: each fused pair was two.
+  EXPECT_EQ(fuse_operators(g, {.depthwise_projection_min_rows = 0}).size(),
+            fuse_operators(g, {.depthwise_projection_min_rows = 1}).size() + 17);
 }
 
 }  // namespace
