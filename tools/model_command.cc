@@ -45,6 +45,7 @@ build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& 
   std::optional<records::ApplyHistoryBest> history;
   build::BuildOptions options;
   options.winograd = !o.no_winograd;
+  options.fuse.depthwise_projection_min_rows = o.fuse_depthwise_rows;
   if (!o.records.empty()) {
     const std::vector<records::Record> log = records::load_records(o.records, std::cerr);
     history.emplace(log);
@@ -103,6 +104,13 @@ void print_profile(runtime::GraphExecutor& ex, int runs) {
   fmt::print("{:>9.3f}         total of the calls\n", total * 1e3);
 }
 
+void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_option("--fuse-depthwise-rows", o.fuse_depthwise_rows,
+                  "one kernel per depthwise 3x3 + 1x1 projection whose output has at least this many rows (0: never)")
+      ->check(at_least(0))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
@@ -110,6 +118,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
   c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
   add_model_flags(c.compile, o.batch, o.layout, o.no_winograd);
+  add_fuse_flag(c.compile, o);
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
@@ -126,6 +135,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
   c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
   add_model_flags(c.bench, o.batch, o.layout, o.no_winograd);
+  add_fuse_flag(c.bench, o);
   add_target_flag(c.bench, o.target, "target to compile for");
   add_threads_flag(c.bench, o);
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();

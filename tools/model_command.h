@@ -1,15 +1,18 @@
 #pragma once
 // The whole-network verbs:
 //   tessera compile MODEL [--batch N] [--layout NCHW|NHWC] [--target T] [--threads N] [--records LOG] [--check]
+//                   [--no-winograd] [--fuse-depthwise-rows N]
 //                   -o model.tsr
 //   tessera run model.tsr [--input [NAME=]x.npy]... [--output y.npy] [--threads N]
 //   tessera bench MODEL|model.tsr [--batch N] [--layout L] [--threads N] [--records LOG] [--number N] [--repeat N]
-//                 [--profile]
+//                 [--profile] [--no-winograd] [--fuse-depthwise-rows N]
 //   tessera show MODEL [--batch N] [--layout L] [--tasks]
 // MODEL is a zoo name (resnet-18, mobilenet-v2, ...) or an .onnx file.
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include "graph/fuse.h"
 
 namespace tessera::cli {
 
@@ -27,6 +30,8 @@ struct ModelCommandOptions {
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
+  // compile, bench: depthwise + projection kernels from this many output rows (0: never)
+  int64_t fuse_depthwise_rows = graph::FuseOptions{}.depthwise_projection_min_rows;
 };
 
 struct ModelCommands {
