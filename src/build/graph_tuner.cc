@@ -111,7 +111,13 @@ class GraphTuner {
       const FusedKernel kernel =
           fuse_kernel(g, group, [&](const KernelOperand& o) { return stored_operand_shape(g, o); });
       std::optional<autotvm::Task> task = kernel_task(g, group, kernel, target_);
-      if (!task) continue;
+      if (!task) {
+        // A depthwise + projection kernel has no task and keeps the target's
+        // blocks, but its neighbours' choices still cost layout transforms
+        // into and out of it: a node with that one state.
+        if (is_default && group.projection >= 0) add_fixed_node(g, group, kernel, conv_of_output);
+        continue;
+      }
       auto known = index_.find(anchor.name);
       if (known == index_.end()) {
         if (!is_default) continue;  // not a state of the default graph: left alone
@@ -132,6 +138,18 @@ class GraphTuner {
         untuned_.push_back({conv, states.size() - 1, std::move(*task)});
       }
     }
+  }
+
+  // A kernel of the default graph with the blocks it has there and no choice.
+  void add_fixed_node(const graph::Graph& g, const graph::FusedGroup& group, const FusedKernel& kernel,
+                      std::map<NodeId, int>& conv_of_output) {
+    const graph::Node& anchor = g.node(group.anchor());
+    const ConvBlocks blocks{g.node(anchor.inputs[0]).type.shape.back(), g.node(group.output()).type.shape.back()};
+    const int conv = static_cast<int>(convs_.size());
+    convs_.push_back({anchor.name, {ConvState{blocks, 0, {}}}});
+    fixed_.insert(conv);
+    conv_of_output[group.output()] = conv;
+    add_dataflow(g, group, kernel, conv, conv_of_output);
   }
 
   // The edges into convolution `conv` from the convolutions whose outputs it
@@ -259,6 +277,7 @@ class GraphTuner {
   void collect(const std::vector<int>& chosen) {
     std::map<std::string, size_t> record_of;  // key + config + blocks -> position in result_.records
     for (size_t i = 0; i < convs_.size(); ++i) {
+      if (fixed_.count(static_cast<int>(i))) continue;  // nothing chosen, no record to write
       const ConvState& s = convs_[i].states.at(static_cast<size_t>(chosen[i]));
       result_.conv_blocks[convs_[i].name] = s.blocks;
       const std::string id = fmt::format("{}/{}/{}/{}", s.record.workload_key, s.record.config_index.value_or(-1),
@@ -296,6 +315,7 @@ class GraphTuner {
   std::map<std::string, int> index_;
   std::vector<Dataflow> flows_;
   std::vector<Untuned> untuned_;
+  std::set<int> fixed_;  // nodes with one state and no record (depthwise + projection kernels)
   GraphTunerResult result_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "build/build.h"
 #include "build/network_check.h"
+#include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "measure/kernel_args.h"
@@ -103,6 +104,35 @@ TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
       if (k.name.find("conv2d") != std::string::npos) EXPECT_TRUE(k.tuned) << k.name << "\n" << warnings.str();
     expect_matches_interpreter(model, std::move(built));
   }
+}
+
+TEST(GraphTunerBuild, ADepthwiseProjectionKernelIsANodeWithItsTransforms) {
+  // expand 1x1 -> depthwise 3x3 + bias + clip -> projection 1x1 + bias, at
+  // 56x56: the depthwise and the projection are one kernel (no task, no
+  // choice), but the expand's choice of output blocks must still pay the
+  // transform into it: the fused kernel is a node, its input an edge.
+  graph::GraphBuilder b;
+  graph::NodeId x = b.input("x", {1, 16, 56, 56});
+  x = b.conv2d(x, b.random_constant("expand.w", {32, 16, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "expand");
+  x = b.conv2d(x, b.random_constant("dw.w", {32, 1, 3, 3}, -0.2f, 0.2f), graph::Conv2dAttrs::symmetric(1, 1, 1, 32),
+               "dw");
+  x = b.clip(b.bias_add(x, b.random_constant("dw.b", {32}, -0.2f, 0.2f), 1, "dw.bias"), 0.f, 6.f, "dw.clip");
+  x = b.conv2d(x, b.random_constant("project.w", {16, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "project");
+  const graph::Graph model = b.finish({b.bias_add(x, b.random_constant("project.b", {16}, -0.2f, 0.2f), 1, "out")});
+  codegen::Target target = codegen::Target::host();
+  target.threads = 1;
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner;
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  std::ostringstream out;
+  const GraphTunerResult r = tune_graph(model, target, {}, options, out);
+  EXPECT_EQ(r.convolutions, 2);  // the expand, and the fused kernel with its one state
+  EXPECT_EQ(r.edges, 1);
+  EXPECT_EQ(r.conv_blocks.size(), 1u);  // only the expand is chosen for
+  EXPECT_EQ(r.conv_blocks.count("expand"), 1u);
+  EXPECT_LE(r.chosen_seconds, r.default_seconds);
 }
 
 TEST(GraphTunerBuild, GraphChoicesRefuseTwoBlocksForOneConvolution) {
