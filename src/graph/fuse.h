@@ -6,8 +6,8 @@
 // the one before it, so that the intermediate values never reach memory.
 // Chains of elementwise operators without an anchor fuse the same way.
 //
-// Optionally (FuseOptions::depthwise_projection) a depthwise 3x3
-// convolution's group also takes the 1x1 convolution that alone reads it
+// A depthwise 3x3 convolution's group (from an output size on, see
+// FuseOptions) also takes the 1x1 convolution that alone reads it
 // (MobileNet-v2's projection) with that one's epilogue: one kernel
 // (schedule/depthwise_projection_tile.h) in which the depthwise output never
 // reaches memory.

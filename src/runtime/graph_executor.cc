@@ -96,12 +96,12 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
     for (int t : call.inputs) place(t);
   for (int t : graph_.constants) place(t);
 
-  auto aligned = [](int64_t bytes) {
-    return (bytes + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
+  auto stored_bytes = [](const NDArray& a) {
+    return MemoryPlan::aligned(a.size() * static_cast<int64_t>(sizeof(float)));
   };
   plan_ = plan_memory(graph_);
   int64_t constant_bytes = 0;
-  for (int t : constant_order) constant_bytes += aligned(param_of[t]->size() * static_cast<int64_t>(sizeof(float)));
+  for (int t : constant_order) constant_bytes += stored_bytes(*param_of[t]);
   memory_ = HugePageBuffer(static_cast<size_t>(constant_bytes + plan_.arena_bytes), source_.c_str());
   constant_data_.assign(graph_.tensors.size(), nullptr);
   char* next = memory_.data();
@@ -109,7 +109,7 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
     const NDArray& param = *param_of[t];
     std::memcpy(next, param.data(), param.size() * sizeof(float));
     constant_data_[t] = reinterpret_cast<float*>(next);
-    next += aligned(param.size() * static_cast<int64_t>(sizeof(float)));
+    next += stored_bytes(param);
   }
   arena_ = reinterpret_cast<float*>(next);
 

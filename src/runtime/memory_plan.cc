@@ -3,13 +3,6 @@
 #include <algorithm>
 
 namespace tessera::runtime {
-namespace {
-
-int64_t aligned(int64_t bytes) {
-  return (bytes + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
-}
-
-}  // namespace
 
 MemoryPlan plan_memory(const ExecutableGraph& g) {
   const int n = static_cast<int>(g.tensors.size());
@@ -35,7 +28,7 @@ MemoryPlan plan_memory(const ExecutableGraph& g) {
     return static_cast<int>(plan.storage_bytes.size()) - 1;
   };
   auto take_storage = [&](int t) {
-    const int64_t bytes = aligned(g.num_elements(t) * static_cast<int64_t>(sizeof(float)));
+    const int64_t bytes = MemoryPlan::aligned(g.num_elements(t) * static_cast<int64_t>(sizeof(float)));
     if (role[t] == Role::Pinned) return open_storage(bytes);
     plan.unplanned_activation_bytes += bytes;
     auto best = free_storages.end();

@@ -13,6 +13,8 @@ namespace tessera::runtime {
 
 struct MemoryPlan {
   static constexpr int64_t kAlignment = 64;  // bytes: one cache line, a full zmm
+  // `bytes` rounded up to a whole number of kAlignment.
+  static constexpr int64_t aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
   std::vector<int64_t> offset;  // per tensor, bytes into the arena; -1 for constants
   std::vector<int> storage;     // per tensor, the storage it lives in; -1 for constants

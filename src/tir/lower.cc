@@ -248,6 +248,7 @@ class Lowerer {
   // A stage computed inside a loop of another: where, over which region.
   struct AttachedStage {
     int stage = -1, loop = -1;
+    Expr value;  // what one element of it computes (inlined stages expanded)
     Region region;
     Stage local;      // the stage's loops over its region
     bool output = false;
@@ -276,6 +277,7 @@ class Lowerer {
         AttachedStage a;
         a.stage = p;
         a.loop = static_cast<int>(k);
+        a.value = expand_inline(source_of(state_.stages()[p].tensor));
         here.push_back(std::move(a));
       }
     size_t remaining = here.size();
@@ -290,9 +292,7 @@ class Lowerer {
         if (reads(value, a.stage)) values.push_back(value);
         bool waiting = false;
         for (const AttachedStage& q : here) {
-          if (q.stage == a.stage) continue;
-          Expr q_value = expand_inline(source_of(state_.stages()[q.stage].tensor));
-          if (!reads(q_value, a.stage)) continue;
+          if (q.stage == a.stage || !reads(q.value, a.stage)) continue;
           if (q.loop < a.loop)
             throw Error("stage '" + ps.name() + "' is computed inside " + s.name() + "." + s.iters[a.loop].name +
                         ", but '" + state_.stages()[q.stage].name() + "', computed outside that loop, reads it");
@@ -300,7 +300,7 @@ class Lowerer {
             waiting = true;
             break;
           }
-          values.push_back(over_region(state_.stages()[q.stage].tensor, q_value, q.region, inner));
+          values.push_back(over_region(state_.stages()[q.stage].tensor, q.value, q.region, inner));
         }
         if (waiting) continue;
         if (values.empty())
