@@ -4,11 +4,13 @@
 //   tessera tune      tune every task of a network, then time it (network_tune_command.h)
 //   tessera records   pick-best / show of tuning logs (records_command.h)
 //   tessera compile | run | bench | show   whole networks (model_command.h)
+//   tessera autoschedule sketches   the auto-scheduler's sketches of an operator (autoschedule_command.h)
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "autoschedule_command.h"
 #include "model_command.h"
 #include "network_tune_command.h"
 #include "op_command.h"
@@ -29,11 +31,13 @@ int main(int argc, char** argv) {
   cli::RecordsCommandOptions records_options;
   cli::ModelCommandOptions model_options;
   cli::NetworkTuneOptions network_tune_options;
+  cli::AutoscheduleCommandOptions autoschedule_options;
   CLI::App* op = cli::add_op_command(app, op_options);
   CLI::App* tune = cli::add_tune_command(app, tune_options);
   CLI::App* records = cli::add_records_command(app, records_options);
   const cli::ModelCommands model = cli::add_model_commands(app, model_options);
   CLI::App* network_tune = cli::add_network_tune_command(app, network_tune_options);
+  const cli::AutoscheduleCommands autoschedule = cli::add_autoschedule_commands(app, autoschedule_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
     if (model.run->parsed()) return cli::run_model(model_options);
     if (model.bench->parsed()) return cli::run_bench(model_options);
     if (model.show->parsed()) return cli::run_show(model_options);
+    if (autoschedule.sketches->parsed()) return cli::run_sketches(autoschedule_options);
   } catch (const Error& e) {
     std::fprintf(stderr, "tessera: error: %s\n", e.what());
     return 1;

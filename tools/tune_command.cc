@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <string>
 
+#include "autoschedule/search_task.h"
 #include "autotvm/callback.h"
 #include "autotvm/history.h"
 #include "autotvm/task.h"
@@ -24,6 +26,9 @@ namespace tessera::cli {
 CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune-op", "tune one operator with an AutoTVM template");
   add_operator_flags(cmd, o.op);
+  cmd->add_option("--search", o.search, "templates (AutoTVM) or auto (the auto-scheduler, no template)")
+      ->check(CLI::IsMember({"templates", "auto"}))
+      ->capture_default_str();
   cmd->add_option("--tuner", o.tuner, "one of: " + fmt::format("{}", fmt::join(autotvm::tuner_names(), ", ")))
       ->capture_default_str();
   cmd->add_option("--trials", o.trials, "configs to measure")->capture_default_str();
@@ -42,9 +47,37 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
   return cmd;
 }
 
+namespace {
+
+int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const codegen::Target& target) {
+  if (o.log.empty()) throw Error("--search auto needs --log FILE (the log is the search's state)");
+  codegen::require_runnable_here(target);
+  const ops::Workload w = ops::make_workload(o.op.op, args);
+  autoschedule::SearchTask task{o.op.op, w.dag, target, nlohmann::json{{"op", o.op.op}}};
+  fmt::print("{}\nworkload key: {}\ntarget: {} ({})\n", w.dag.print(), w.dag.workload_key(), target.str(),
+             target.match_key());
+  std::fflush(stdout);
+  measure::LocalBuilder builder(builder_options(o.measure));
+  measure::LocalRunner runner(runner_options(o.measure, target.threads, o.check), o.check ? w.reference : nullptr);
+  autoschedule::XgbStoreCostModel model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
+  autoschedule::SearchOptions search{.n_trial = o.trials, .early_stopping = o.early_stopping, .log = o.log,
+                                     .seed = o.seed};
+  const auto r = autoschedule::search_task(task, model, search, builder, runner, std::cout, std::cerr);
+  if (r.resumed) fmt::print("resumed from {}: {} schedules already measured\n", o.log, r.resumed);
+  if (std::isfinite(r.best_cost))
+    fmt::print("best: {:.2f} GFLOPS, {:.4f} ms\nschedule: {}\n", w.dag.flop_count() / r.best_cost / 1e9,
+               r.best_cost * 1e3, r.best_trace.dump());
+  else
+    fmt::print("no valid schedule found in {} trials\n", r.trials);
+  return 0;
+}
+
+}  // namespace
+
 int run_tune(const TuneCommandOptions& o) {
   const ops::OpArgs args = resolve(o.op);
   if (o.trials < 1) throw Error(fmt::format("--trials {}: must be at least 1", o.trials));
+  if (o.search == "auto") return run_tune_auto(o, args, resolve_target(o.target, o.threads));
   if (o.op.op == "conv2d" && args.layout == "NHWC")
     throw Error("--layout NHWC: tune-op tunes conv2d in the templates' layout, NCHWc; leave --layout out");
   // The thread count is part of the target, so every record says what it was measured with.

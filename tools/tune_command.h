@@ -1,10 +1,13 @@
 #pragma once
-// tessera tune-op OPERATOR [operator flags] --tuner NAME --trials N
+// tessera tune-op OPERATOR [operator flags] [--search templates|auto] --tuner NAME --trials N
 //                 [--early-stopping N] [--log FILE] [--threads N] [--target TARGET]
 //                 [measure flags: --number --repeat --min-repeat-ms --timeout
 //                  --check --flush-cache --build-parallel]
 //
-// Tunes one operator with an AutoTVM template: prints the progress line after
+// Tunes one operator with an AutoTVM template (--search templates, the
+// default) or with the template-free auto-scheduler (--search auto: the
+// operator's own DAG in its own layout, sketches and evolutionary search):
+// prints the progress line after
 // every batch and appends every measurement to the log. Rerun with the same
 // log to resume: configs already measured (on a matching target) are not
 // measured again. Each record's target carries the thread count, e.g.
@@ -19,6 +22,7 @@ namespace tessera::cli {
 
 struct TuneCommandOptions {
   OperatorFlags op;
+  std::string search = "templates";  // or "auto"
   std::string tuner = "xgb";
   int trials = 200;
   int early_stopping = 0;  // 0: never

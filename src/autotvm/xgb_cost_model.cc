@@ -1,7 +1,4 @@
-// The only file that includes XGBoost's C API.
 #include "autotvm/xgb_cost_model.h"
-
-#include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,63 +6,21 @@
 #include <numeric>
 #include <string>
 
+#include "features/xgb_booster.h"
 #include "tessera/error.h"
 
 namespace tessera::autotvm {
 namespace {
 
-void check(int rc, const char* what) {
-  if (rc != 0) throw Error(std::string("xgboost: ") + what + " failed: " + XGBGetLastError());
-}
-
-// Owns a DMatrixHandle.
-class DMatrix {
- public:
-  DMatrix(const std::vector<float>& data, size_t rows, size_t cols) {
-    check(XGDMatrixCreateFromMat(data.data(), rows, cols, std::numeric_limits<float>::quiet_NaN(), &handle_),
-          "XGDMatrixCreateFromMat");
-  }
-  ~DMatrix() {
-    if (handle_) XGDMatrixFree(handle_);
-  }
-  DMatrix(const DMatrix&) = delete;
-  DMatrix& operator=(const DMatrix&) = delete;
-  DMatrixHandle get() const { return handle_; }
-  void set_floats(const char* field, const std::vector<float>& v) {
-    check(XGDMatrixSetFloatInfo(handle_, field, v.data(), v.size()), field);
-  }
-  void set_uints(const char* field, const std::vector<unsigned>& v) {
-    check(XGDMatrixSetUIntInfo(handle_, field, v.data(), v.size()), field);
-  }
-
- private:
-  DMatrixHandle handle_ = nullptr;
-};
-
-// Row-major copy of feature vectors in the given row order; checks the width.
-std::vector<float> flatten(const std::vector<std::vector<float>>& rows, const std::vector<size_t>& order,
-                           size_t* cols) {
-  *cols = rows.empty() ? 0 : rows[order.front()].size();
-  std::vector<float> out;
-  out.reserve(order.size() * *cols);
-  for (size_t r : order) {
-    if (rows[r].size() != *cols)
-      throw Error("xgb cost model: feature vectors of different lengths (" + std::to_string(rows[r].size()) + " and " +
-                  std::to_string(*cols) + ")");
-    out.insert(out.end(), rows[r].begin(), rows[r].end());
-  }
-  return out;
-}
+using features::XgbBooster;
+using features::XgbMatrix;
 
 bool is_valid_cost(double c) { return std::isfinite(c) && c > 0; }
 
 }  // namespace
 
 struct XgbCostModel::Booster {
-  BoosterHandle handle = nullptr;
-  ~Booster() {
-    if (handle) XGBoosterFree(handle);
-  }
+  std::unique_ptr<XgbBooster> booster;
 };
 
 XgbCostModel::XgbCostModel(XgbOptions options) : options_(options) {}
@@ -139,8 +94,8 @@ void XgbCostModel::fit(const TrainingRows& rows) {
   }
 
   size_t cols = 0;
-  std::vector<float> data = flatten(rows.features, order, &cols);
-  DMatrix train(data, n, cols);
+  std::vector<float> data = features::flatten_rows(rows.features, order, &cols);
+  XgbMatrix train(data, n, cols);
   train.set_floats("label", labels);
   if (options_.loss == XgbLoss::Reg) {
     train.set_floats("weight", row_weights);
@@ -149,25 +104,22 @@ void XgbCostModel::fit(const TrainingRows& rows) {
     train.set_floats("weight", group_weights);
   }
 
-  auto booster = std::make_unique<Booster>();
-  DMatrixHandle cache[] = {train.get()};
-  check(XGBoosterCreate(cache, 1, &booster->handle), "XGBoosterCreate");
-  auto set = [&](const char* name, const std::string& value) {
-    check(XGBoosterSetParam(booster->handle, name, value.c_str()), name);
+  const features::XgbParams params = {
+      {"objective", options_.loss == XgbLoss::Reg ? "reg:squarederror" : "rank:pairwise"},
+      {"max_depth", std::to_string(options_.max_depth)},
+      {"eta", std::to_string(options_.eta)},
+      {"gamma", "0.0001"},
+      {"min_child_weight", "1"},
+      {"subsample", "1"},
+      {"lambda", "1"},
+      {"nthread", std::to_string(options_.nthread)},
+      {"seed", std::to_string(options_.seed % 2147483647)},
+      {"tree_method", "hist"},
+      {"verbosity", "0"},
   };
-  set("objective", options_.loss == XgbLoss::Reg ? "reg:squarederror" : "rank:pairwise");
-  set("max_depth", std::to_string(options_.max_depth));
-  set("eta", std::to_string(options_.eta));
-  set("gamma", "0.0001");
-  set("min_child_weight", "1");
-  set("subsample", "1");
-  set("lambda", "1");
-  set("nthread", std::to_string(options_.nthread));
-  set("seed", std::to_string(options_.seed % 2147483647));
-  set("tree_method", "hist");
-  set("verbosity", "0");
-  for (int it = 0; it < options_.rounds; ++it)
-    check(XGBoosterUpdateOneIter(booster->handle, it, train.get()), "XGBoosterUpdateOneIter");
+  auto booster = std::make_unique<Booster>();
+  booster->booster = std::make_unique<XgbBooster>(train, params);
+  for (int it = 0; it < options_.rounds; ++it) booster->booster->update(it, train);
   booster_ = std::move(booster);
 }
 
@@ -177,13 +129,9 @@ std::vector<float> XgbCostModel::predict(const std::vector<std::vector<float>>& 
   std::vector<size_t> order(features.size());
   std::iota(order.begin(), order.end(), 0);
   size_t cols = 0;
-  std::vector<float> data = flatten(features, order, &cols);
-  DMatrix m(data, features.size(), cols);
-  bst_ulong len = 0;
-  const float* out = nullptr;
-  check(XGBoosterPredict(booster_->handle, m.get(), 0, 0, 0, &len, &out), "XGBoosterPredict");
-  if (len != features.size()) throw Error("xgb cost model: prediction has the wrong length");
-  std::vector<float> scores(out, out + len);
+  std::vector<float> data = features::flatten_rows(features, order, &cols);
+  XgbMatrix m(data, features.size(), cols);
+  std::vector<float> scores = booster_->booster->predict(m);
   for (float& s : scores)
     if (!std::isfinite(s)) s = -std::numeric_limits<float>::max();
   return scores;

@@ -2,37 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
-#include "ir/functor.h"
-#include "tir/arith.h"
+#include "features/access_analysis.h"
 
 namespace tessera::features {
 namespace {
 
 using tir::ForKind;
-
-struct Loop {
-  ir::Var var;
-  int64_t extent;
-  ForKind kind;
-};
-
-// One buffer as the main store sees it.
-struct Access {
-  ir::Tensor buffer;
-  std::vector<ir::Expr> indices;
-  bool written = false;
-  std::vector<tir::LinearForm> forms;  // linear form of each index
-};
-
-// Per (loop, buffer) quantities; see the header for their meaning.
-struct AccessStats {
-  double stride = 0;
-  bool nonlinear = false;
-  double touched_bytes = 0;
-  double reuse = 0;
-};
 
 struct Nest {
   std::vector<Loop> loops;                      // outermost first
@@ -42,17 +18,6 @@ struct Nest {
   double other_iterations = 0;                  // of every other store together
   int num_stores = 0;
 };
-
-float lg(double x) { return static_cast<float>(std::log2(1.0 + std::max(0.0, x))); }
-
-int64_t element_bytes(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float32: return 4;
-    case ir::DType::Int64: return 8;
-    case ir::DType::Bool: return 1;
-  }
-  return 4;
-}
 
 // Finds the most executed store and the loops around it.
 void find_main_store(const tir::Stmt& s, std::vector<Loop>& stack, Nest& nest, const tir::StoreNode*& best) {
@@ -79,62 +44,6 @@ void find_main_store(const tir::Stmt& s, std::vector<Loop>& stack, Nest& nest, c
   } else if (auto* q = tir::as<tir::SeqNode>(s)) {
     for (const auto& c : q->stmts) find_main_store(c, stack, nest, best);
   }
-}
-
-std::vector<Access> collect_accesses(const tir::StoreNode* store) {
-  std::vector<Access> out;
-  out.push_back({store->buffer, store->indices, true, {}});
-  ir::post_order_visit(store->value, [&](const ir::Expr& e) {
-    auto* load = e.as<ir::TensorLoadNode>();
-    if (!load) return;
-    for (const Access& a : out)
-      if (a.buffer.get() == load->tensor.get()) return;
-    out.push_back({load->tensor, load->indices, false, {}});
-  });
-  for (Access& a : out)
-    for (const auto& idx : a.indices) a.forms.push_back(tir::linear_form(idx));
-  return out;
-}
-
-// Stats of one access under loop `d` (loops d.. vary, outer ones are fixed at 0).
-AccessStats access_stats(const Access& a, const std::vector<Loop>& loops, size_t d) {
-  AccessStats s;
-  const ir::Var& var = loops[d].var;
-  // Row-major flattening: the stride of the flat index is the sum of the
-  // per-dimension coefficients times the dimension's row stride.
-  const auto& shape = a.buffer->shape;
-  double row_stride = 1;
-  for (size_t k = a.indices.size(); k-- > 0;) {
-    const auto& form = a.forms[k];
-    s.stride += static_cast<double>(form.coefficient_of(var)) * row_stride;
-    for (const auto& [atom, coef] : form.terms)
-      if (!atom.as<ir::VarNode>() && ir::uses_var(atom, var)) s.nonlinear = true;
-    row_stride *= static_cast<double>(k < shape.size() ? shape[k] : 1);
-  }
-  tir::RangeMap ranges;
-  double accesses = 1, dependent = 1;
-  for (size_t j = 0; j < loops.size(); ++j) {
-    if (j < d) {
-      ranges[loops[j].var] = tir::Interval::point(0);
-      continue;
-    }
-    ranges[loops[j].var] = tir::Interval{0, std::max<int64_t>(0, loops[j].extent - 1)};
-    accesses *= static_cast<double>(loops[j].extent);
-    bool used = false;
-    for (const auto& idx : a.indices) used = used || ir::uses_var(idx, loops[j].var);
-    if (used) dependent *= static_cast<double>(loops[j].extent);
-  }
-  double elements = 1;
-  for (size_t k = 0; k < a.indices.size(); ++k) {
-    double dim = k < shape.size() ? static_cast<double>(shape[k]) : 1;
-    tir::Interval b = tir::bound_of(a.indices[k], ranges);
-    double span = b.bounded() ? static_cast<double>(b.max - b.min + 1) : dim;
-    elements *= std::clamp(span, 1.0, std::max(1.0, dim));
-  }
-  elements = std::max(1.0, std::min(elements, dependent));
-  s.touched_bytes = elements * static_cast<double>(element_bytes(a.buffer->dtype));
-  s.reuse = accesses / elements;
-  return s;
 }
 
 Nest analyse(const tir::LoweredFunc& f) {

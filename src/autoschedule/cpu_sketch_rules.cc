@@ -1,0 +1,154 @@
+#include "autoschedule/cpu_sketch_rules.h"
+
+#include "autoschedule/stage_analysis.h"
+#include "schedule/iter_names.h"
+
+namespace tessera::autoschedule {
+
+namespace {
+
+using schedule::split_part;
+
+// The stage's iterator names by kind, as the DAG declares them (the stage is
+// not transformed yet when a tiling rule reaches it).
+std::vector<std::string> names_of(const schedule::Stage& s, ir::IterKind kind) {
+  std::vector<std::string> out;
+  for (const auto& it : s.iters)
+    if (it.kind == kind) out.push_back(it.name);
+  return out;
+}
+
+// Part `part` of every iterator in `names`.
+std::vector<std::string> parts(const std::vector<std::string>& names, size_t part) {
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back(split_part(n, part));
+  return out;
+}
+
+std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists) {
+  std::vector<std::string> out;
+  for (const auto& l : lists) out.insert(out.end(), l.begin(), l.end());
+  return out;
+}
+
+}  // namespace
+
+SketchRule::Condition AlwaysInline::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  return is_strictly_inlineable(b.state(), stage) ? Condition::ApplyAndSkipRest : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> AlwaysInline::apply(const SketchContext&, const SketchBuilder& b,
+                                                               int stage) const {
+  SketchBuilder n = b;
+  const std::string name = b.stage(stage).name();
+  n.add(schedule::ComputeInlineStep{name});
+  n.note(name + ": inlined");
+  return {{std::move(n), stage - 1}};
+}
+
+SketchRule::Condition AddCacheWrite::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  const auto& state = b.state();
+  return needs_multi_level_tiling(state, stage) && elementwise_matched_consumer(state, stage) < 0 ? Condition::Apply
+                                                                                                  : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> AddCacheWrite::apply(const SketchContext&, const SketchBuilder& b,
+                                                                int stage) const {
+  SketchBuilder n = b;
+  const std::string name = b.stage(stage).name();
+  n.add(schedule::CacheWriteStep{name});
+  n.note(name + ": cache write into " + schedule::cache_write_name(name));
+  return {{std::move(n), stage}};  // the local stage now sits at `stage`; tile it next
+}
+
+SketchRule::Condition MultiLevelTilingWithFusion::condition(const SketchContext&, const SketchBuilder& b,
+                                                            int stage) const {
+  const auto& state = b.state();
+  if (!needs_multi_level_tiling(state, stage)) return Condition::Pass;
+  const int consumer = elementwise_matched_consumer(state, stage);
+  if (consumer < 0) return Condition::Pass;
+  const auto& c = state.stages()[consumer];
+  const bool untouched = c.loop_steps.empty() && c.location == schedule::Location::Root;
+  return untouched ? Condition::ApplyAndSkipRest : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> MultiLevelTilingWithFusion::apply(const SketchContext&,
+                                                                             const SketchBuilder& b,
+                                                                             int stage) const {
+  const int consumer = elementwise_matched_consumer(b.state(), stage);
+  const std::string p = b.stage(stage).name(), c = b.stage(consumer).name();
+  const auto psp = names_of(b.stage(stage), ir::IterKind::Spatial);
+  const auto prd = names_of(b.stage(stage), ir::IterKind::Reduce);
+  const auto csp = names_of(b.stage(consumer), ir::IterKind::Spatial);
+  std::vector<std::pair<SketchBuilder, int>> out;
+  for (int level : {1, 2}) {
+    SketchBuilder n = b;
+    // Tiles (l1, l2, l3) per spatial axis: the consumer's loops are the
+    // outer `level` of them, the producer computes what one of its tiles
+    // covers and splits it by the inner ones.
+    for (size_t i = 0; i < psp.size(); ++i) {
+      const auto& it = b.stage(stage).iters[b.stage(stage).iter_index(psp[i])];
+      const int slot = n.add_slot(TileSlot{p, psp[i], it.extent, 3, false});
+      n.follow(c, csp[i], slot, level == 1 ? std::vector<int>{3} : std::vector<int>{1, 2});
+      n.follow(p, psp[i], slot, level == 1 ? std::vector<int>{1, 1} : std::vector<int>{1}, level);
+    }
+    for (const auto& r : prd) n.tile(p, r, 1);
+    std::vector<std::string> consumer_order, parallel;
+    for (int part = 0; part <= level; ++part) {
+      const auto loops = parts(csp, part);
+      consumer_order.insert(consumer_order.end(), loops.begin(), loops.end());
+      if (part < level) parallel.insert(parallel.end(), loops.begin(), loops.end());
+    }
+    n.add(schedule::ReorderStep{c, consumer_order});
+    const auto producer_order =
+        level == 1 ? concat({parts(psp, 0), parts(prd, 0), parts(psp, 1), parts(prd, 1), parts(psp, 2)})
+                   : concat({parts(prd, 0), parts(psp, 0), parts(prd, 1), parts(psp, 1)});
+    n.add(schedule::ReorderStep{p, producer_order});
+    n.add(schedule::ComputeAtStep{p, c, split_part(csp.back(), level - 1)});
+    Sketch& sites = n.sites();
+    sites.parallel.push_back({c, parallel});
+    sites.vectorize.push_back({c, split_part(csp.back(), level)});
+    sites.vectorize.push_back({p, split_part(psp.back(), level == 1 ? 2 : 1)});
+    sites.unroll.push_back({p, producer_order.front()});
+    n.mark_structured(p);
+    n.mark_structured(c);
+    n.note(p + ": multi-level tiling, computed in " + c + "'s level-" + std::to_string(level) + " tiles");
+    out.emplace_back(std::move(n), stage - 1);
+  }
+  return out;
+}
+
+SketchRule::Condition MultiLevelTiling::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  return needs_multi_level_tiling(b.state(), stage) ? Condition::ApplyAndSkipRest : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> MultiLevelTiling::apply(const SketchContext&, const SketchBuilder& b,
+                                                                   int stage) const {
+  SketchBuilder n = b;
+  const std::string s = b.stage(stage).name();
+  const auto sp = names_of(b.stage(stage), ir::IterKind::Spatial);
+  const auto rd = names_of(b.stage(stage), ir::IterKind::Reduce);
+  for (const auto& x : sp) n.tile(s, x, 3);
+  for (const auto& r : rd) n.tile(s, r, 1);
+  const auto order = concat({parts(sp, 0), parts(sp, 1), parts(rd, 0), parts(sp, 2), parts(rd, 1), parts(sp, 3)});
+  n.add(schedule::ReorderStep{s, order});
+  Sketch& sites = n.sites();
+  sites.parallel.push_back({s, concat({parts(sp, 0), parts(sp, 1)})});
+  sites.vectorize.push_back({s, split_part(sp.back(), 3)});
+  sites.unroll.push_back({s, order.front()});
+  n.mark_structured(s);
+  n.note(s + ": multi-level tiling");
+  return {{std::move(n), stage - 1}};
+}
+
+SketchRules cpu_sketch_rules() {
+  SketchRules rules;
+  rules.push_back(std::make_unique<AlwaysInline>());
+  rules.push_back(std::make_unique<AddCacheWrite>());
+  rules.push_back(std::make_unique<MultiLevelTilingWithFusion>());
+  rules.push_back(std::make_unique<MultiLevelTiling>());
+  rules.push_back(std::make_unique<SkipStage>());
+  return rules;
+}
+
+}  // namespace tessera::autoschedule

@@ -1,0 +1,96 @@
+#include "autoschedule/random_annotation.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+
+namespace tessera::autoschedule {
+
+namespace {
+
+void extend(int64_t rest, int count, std::vector<int64_t>& prefix, std::vector<std::vector<int64_t>>& out) {
+  if (static_cast<int>(prefix.size()) == count) {
+    out.push_back(prefix);
+    return;
+  }
+  const bool last = static_cast<int>(prefix.size()) + 1 == count;
+  for (int64_t d = 1; d <= rest; ++d) {
+    if (rest % d != 0 || (last && d > kMaxInnermostFactor)) continue;
+    prefix.push_back(d);
+    extend(rest / d, count, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+int64_t loop_extent(const schedule::State& state, const std::string& stage, const std::string& iter) {
+  const auto& s = state.stage(stage);
+  return s.iters.at(s.iter_index(iter)).extent;
+}
+
+}  // namespace
+
+const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int count) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, int>, std::vector<std::vector<int64_t>>> memo;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = memo.try_emplace({extent, count});
+  if (inserted) {
+    std::vector<int64_t> prefix;
+    extend(extent, count, prefix, it->second);
+  }
+  return it->second;
+}
+
+namespace {
+
+// The schedule `params` gives without parallel loops or vectors (those do
+// not change extents).
+schedule::State bare_state(const Sketch& sketch, const SketchParams& params) {
+  SketchParams bare = params;
+  std::fill(bare.parallel.begin(), bare.parallel.end(), 0);
+  std::fill(bare.vectorize.begin(), bare.vectorize.end(), 0);
+  return instantiate(sketch, bare).replay(sketch.dag);
+}
+
+}  // namespace
+
+void choose_vectorize(const Sketch& sketch, SketchParams& params) {
+  const schedule::State state = bare_state(sketch, params);
+  for (size_t i = 0; i < sketch.vectorize.size(); ++i) {
+    const int64_t e = loop_extent(state, sketch.vectorize[i].stage, sketch.vectorize[i].iter);
+    params.vectorize[i] = e >= 2 && e <= kMaxVectorizeExtent ? 1 : 0;
+  }
+}
+
+void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParams& params) {
+  const schedule::State state = bare_state(sketch, params);
+  const int64_t want = ctx.threads <= 1 ? 0 : ctx.threads * kParallelIterationsPerThread;
+  for (size_t i = 0; i < sketch.parallel.size(); ++i) {
+    const auto& site = sketch.parallel[i];
+    int k = 0;
+    int64_t product = 1;
+    while (want > 0 && product < want && k < static_cast<int>(site.iters.size()))
+      product *= loop_extent(state, site.stage, site.iters[k++]);
+    params.parallel[i] = k;
+  }
+}
+
+SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  SketchParams p;
+  for (const auto& t : sketch.tiles) {
+    const auto& options = factorizations(t.extent, t.lengths);
+    p.tiles.push_back(options[pick(options.size())]);
+  }
+  p.parallel.assign(sketch.parallel.size(), 0);
+  p.vectorize.assign(sketch.vectorize.size(), 0);
+  for (size_t i = 0; i < sketch.unroll.size(); ++i)
+    p.unroll.push_back(auto_unroll_choices()[pick(auto_unroll_choices().size())]);
+  for (const auto& l : sketch.locations) p.locations.push_back(static_cast<int>(pick(l.target_iters.size() + 1)));
+  choose_vectorize(sketch, p);
+  choose_parallel(sketch, ctx, p);
+  return p;
+}
+
+}  // namespace tessera::autoschedule

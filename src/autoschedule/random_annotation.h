@@ -1,0 +1,35 @@
+#pragma once
+// Random annotation (Ansor's initial population): fills every site of a
+// sketch. Tile lengths are a uniformly drawn factorisation of the axis (inner
+// length at most kMaxInnermostFactor); a parallel site fuses the fewest outer
+// loops that give every thread several iterations; a vectorize site is on
+// when its loop has 2 to 64 iterations; unroll and compute location are
+// drawn uniformly.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "autoschedule/sketch.h"
+#include "autoschedule/sketch_rule.h"
+
+namespace tessera::autoschedule {
+
+inline constexpr int64_t kMaxInnermostFactor = 64;
+inline constexpr int64_t kMaxVectorizeExtent = 64;
+// Iterations per thread a parallel loop should have at least (load balance).
+inline constexpr int64_t kParallelIterationsPerThread = 4;
+
+// Every `count`-tuple of lengths whose product divides `extent` and whose last
+// is at most kMaxInnermostFactor, in a fixed order (memoised; the tuples of
+// one extent and count are computed once per process).
+const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int count);
+
+SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng);
+
+// The sites that depend on the loops' extents, chosen for the tiles in
+// `params` as random_params does: after a tile mutation the old vectorize
+// choices may no longer fit.
+void choose_vectorize(const Sketch& sketch, SketchParams& params);
+void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParams& params);
+
+}  // namespace tessera::autoschedule

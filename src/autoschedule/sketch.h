@@ -1,0 +1,101 @@
+#pragma once
+// A sketch (Ansor): the structure of a schedule with its numbers left open.
+// The sketch rules (sketch_rule.h) decide, stage by stage, what is inlined,
+// tiled, cached and fused; they leave the lengths of the tiling splits and
+// the annotations (parallel, vectorize, unroll, compute location) as open
+// sites. SketchParams fill every site, and instantiate() turns a sketch and
+// its params into a concrete schedule::Trace, the thing measured and logged.
+// Search (mutation, crossover) works on params, so every candidate is a
+// valid schedule by construction.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "schedule/trace.h"
+
+namespace tessera::autoschedule {
+
+// One axis split by multi-level tiling: `lengths` inner lengths to choose,
+// whose product divides `extent` (the outer loop runs the rest).
+struct TileSlot {
+  std::string stage, iter;
+  int64_t extent = 1;
+  int lengths = 1;
+  bool reduce = false;
+};
+
+// A split whose lengths are a tile slot's.
+struct TiledSplit {
+  std::string stage, iter;
+  int slot = 0;
+};
+// A split whose lengths are products of consecutive groups of a slot's
+// lengths after its first `skip`: a fused consumer's tiles follow its
+// producer's (groups {1, 2} of lengths (a, b, c) split by (a, b * c)), and
+// the producer, computed inside one of them, splits what is left of it
+// (skip 1, groups {1, 1}: (b, c)).
+struct FollowSplit {
+  std::string stage, iter;
+  int slot = 0;
+  std::vector<int> groups;
+  int skip = 0;
+};
+using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit>;
+
+// Outer loops (outermost first, adjacent) of a root stage: the first k are
+// fused into one parallel loop.
+struct ParallelSite {
+  std::string stage;
+  std::vector<std::string> iters;
+};
+struct VectorizeSite {
+  std::string stage, iter;
+};
+// An auto-unroll pragma on the stage's outermost loop.
+struct UnrollSite {
+  std::string stage, iter;
+};
+// A stage computed at root (choice 0) or inside loop target_iters[k - 1] of
+// `target_stage` (choice k).
+struct ComputeLocationSite {
+  std::string stage, target_stage;
+  std::vector<std::string> target_iters;
+};
+
+// The auto_unroll_max_step values an unroll site chooses from.
+const std::vector<int>& auto_unroll_choices();
+
+struct Sketch {
+  ir::ComputeDAG dag;              // what it schedules
+  std::vector<std::string> rules;  // what made it, stage by stage, e.g. "conv: multi-level tiling"
+  std::vector<SketchStep> steps;
+  std::vector<TileSlot> tiles;
+  std::vector<ParallelSite> parallel;
+  std::vector<VectorizeSite> vectorize;
+  std::vector<UnrollSite> unroll;
+  std::vector<ComputeLocationSite> locations;
+
+  // The rules, then the steps with "?" for open lengths, then the sites.
+  std::string print() const;
+};
+
+// The numbers of one candidate: one entry per site of its sketch.
+struct SketchParams {
+  std::vector<std::vector<int64_t>> tiles;  // per tile slot: its inner lengths, outermost first
+  std::vector<int> parallel;                // per parallel site: loops fused (0: none)
+  std::vector<int> vectorize;               // per vectorize site: 0 or 1
+  std::vector<int> unroll;                  // per unroll site: an auto_unroll_choices() value
+  std::vector<int> locations;               // per location site: 0 root, k at its k-th iterator
+
+  bool operator==(const SketchParams& o) const = default;
+  nlohmann::json to_json() const;
+};
+
+// Throws tessera::Error when `params` does not fit `sketch` (a site count, a
+// tile whose lengths do not divide its extent, a choice out of range).
+void check_params(const Sketch& sketch, const SketchParams& params);
+schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params);
+
+}  // namespace tessera::autoschedule

@@ -1,0 +1,39 @@
+#include "autoschedule/sketch_rule.h"
+
+#include <algorithm>
+
+#include "schedule/trace.h"
+
+namespace tessera::autoschedule {
+
+void SketchBuilder::add(const schedule::Step& step) {
+  schedule::apply(state_, step);
+  sketch_.steps.push_back(step);
+}
+
+int SketchBuilder::tile(const std::string& stage, const std::string& iter, int lengths) {
+  const schedule::Stage& s = state_.stage(stage);
+  const schedule::Iterator& it = s.iters.at(s.iter_index(iter));
+  const int slot = static_cast<int>(sketch_.tiles.size());
+  sketch_.tiles.push_back(TileSlot{stage, iter, it.extent, lengths, it.kind == ir::IterKind::Reduce});
+  schedule::apply(state_, schedule::SplitStep{stage, iter, std::vector<int64_t>(lengths, 1)});
+  sketch_.steps.push_back(TiledSplit{stage, iter, slot});
+  return slot;
+}
+
+int SketchBuilder::add_slot(TileSlot slot) {
+  sketch_.tiles.push_back(std::move(slot));
+  return static_cast<int>(sketch_.tiles.size()) - 1;
+}
+
+void SketchBuilder::follow(const std::string& stage, const std::string& iter, int slot, std::vector<int> groups,
+                           int skip) {
+  schedule::apply(state_, schedule::SplitStep{stage, iter, std::vector<int64_t>(groups.size(), 1)});
+  sketch_.steps.push_back(FollowSplit{stage, iter, slot, std::move(groups), skip});
+}
+
+bool SketchBuilder::structured(const std::string& stage) const {
+  return std::find(structured_.begin(), structured_.end(), stage) != structured_.end();
+}
+
+}  // namespace tessera::autoschedule

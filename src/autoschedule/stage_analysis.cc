@@ -1,0 +1,134 @@
+#include "autoschedule/stage_analysis.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/functor.h"
+
+namespace tessera::autoschedule {
+
+namespace {
+
+using schedule::Location;
+using schedule::State;
+
+// Every load in `stage`'s body of a tensor computed by stage `producer`.
+std::vector<const ir::TensorLoadNode*> loads_of(const State& state, int stage, int producer) {
+  std::vector<const ir::TensorLoadNode*> loads;
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  if (!t->body) return loads;
+  ir::post_order_visit(t->body, [&](const ir::Expr& e) {
+    if (e.kind() != ir::ExprKind::TensorLoad) return;
+    const auto* load = static_cast<const ir::TensorLoadNode*>(e.get());
+    if (state.stage_of(load->tensor.get()) == producer) loads.push_back(load);
+  });
+  return loads;
+}
+
+// Every load in `stage`'s body.
+std::vector<const ir::TensorLoadNode*> loads_of_any(const State& state, int stage) {
+  std::vector<const ir::TensorLoadNode*> loads;
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  if (!t->body) return loads;
+  ir::post_order_visit(t->body, [&](const ir::Expr& e) {
+    if (e.kind() == ir::ExprKind::TensorLoad) loads.push_back(static_cast<const ir::TensorLoadNode*>(e.get()));
+  });
+  return loads;
+}
+
+// The stages reading `stage` directly (inlined or not).
+std::vector<int> direct_consumers(const State& state, int stage) {
+  std::vector<int> out;
+  for (size_t q = 0; q < state.stages().size(); ++q)
+    if (static_cast<int>(q) != stage && !loads_of(state, static_cast<int>(q), stage).empty())
+      out.push_back(static_cast<int>(q));
+  return out;
+}
+
+// `consumer` reads `producer` only as consumer[i, j, ...] = f(producer[i, j, ...]).
+bool reads_elementwise(const State& state, int consumer, int producer) {
+  const ir::Tensor& c = state.stages()[consumer].tensor;
+  const ir::Tensor& p = state.stages()[producer].tensor;
+  if (c->is_reduction() || c->shape != p->shape) return false;
+  const auto loads = loads_of(state, consumer, producer);
+  if (loads.empty()) return false;
+  for (const auto* load : loads) {
+    if (load->indices.size() != c->axes.size()) return false;
+    for (size_t i = 0; i < c->axes.size(); ++i) {
+      const ir::Expr& idx = load->indices[i];
+      if (idx.kind() != ir::ExprKind::Var || !ir::structural_equal(idx, c->axes[i].var)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_output(const State& state, int stage) {
+  for (const auto& o : state.dag().outputs())
+    if (state.stage_of(o.get()) == stage) return true;
+  return false;
+}
+
+std::vector<int> consumers(const State& state, int stage) {
+  std::set<int> out;
+  std::vector<int> todo = direct_consumers(state, stage);
+  std::set<int> seen;
+  while (!todo.empty()) {
+    int q = todo.back();
+    todo.pop_back();
+    if (!seen.insert(q).second) continue;
+    if (state.stages()[q].location == Location::Inlined) {
+      for (int r : direct_consumers(state, q)) todo.push_back(r);
+    } else {
+      out.insert(q);
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+bool is_strictly_inlineable(const State& state, int stage) {
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage)) return false;
+  bool calls = false;
+  ir::post_order_visit(t->body, [&](const ir::Expr& e) { calls = calls || e.kind() == ir::ExprKind::Call; });
+  return !calls;
+}
+
+bool needs_multi_level_tiling(const State& state, int stage) {
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  if (!t->is_reduction()) return false;
+  for (const auto* load : loads_of_any(state, stage)) {
+    for (const auto& axis : t->axes) {
+      if (axis.extent <= 1) continue;
+      bool used = std::any_of(load->indices.begin(), load->indices.end(),
+                              [&](const ir::Expr& idx) { return ir::uses_var(idx, axis.var); });
+      if (!used) return true;
+    }
+  }
+  return false;
+}
+
+int elementwise_matched_consumer(const State& state, int stage) {
+  int current = stage;
+  while (true) {
+    const auto direct = direct_consumers(state, current);
+    if (direct.size() != 1 || !reads_elementwise(state, direct[0], current)) return -1;
+    if (state.stages()[direct[0]].location != Location::Inlined) return direct[0];
+    current = direct[0];
+  }
+}
+
+int64_t spatial_length(const State& state, int stage) {
+  int64_t n = 1;
+  for (const auto& a : state.stages()[stage].tensor->axes) n *= a.extent;
+  return n;
+}
+
+int64_t reduce_length(const State& state, int stage) {
+  int64_t n = 1;
+  for (const auto& a : state.stages()[stage].tensor->reduce_axes) n *= a.extent;
+  return n;
+}
+
+}  // namespace tessera::autoschedule

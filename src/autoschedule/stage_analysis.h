@@ -1,0 +1,38 @@
+#pragma once
+// What the sketch rules ask about a stage of a schedule state. Stages are
+// positions in State::stages(); consumers are found through inlined stages,
+// because an inlined stage is no loop nest of its own.
+#include <cstdint>
+#include <vector>
+
+#include "schedule/state.h"
+
+namespace tessera::autoschedule {
+
+bool is_output(const schedule::State& state, int stage);
+
+// The stages whose loops read `stage`'s tensor, looking through inlined stages
+// (their consumers read it instead).
+std::vector<int> consumers(const schedule::State& state, int stage);
+
+// Inlining always pays: no reduction, not an output, no transcendental call
+// (an inlined exp would run once per consumer element, not once per element).
+bool is_strictly_inlineable(const schedule::State& state, int stage);
+
+// A reduction that reuses its inputs: some input is not indexed by every
+// spatial axis of extent > 1 (conv2d, dense, batch_matmul), so each loaded
+// value serves several outputs and tiling keeps it in registers and caches.
+// A row reduction (softmax's sum) reads every input element once: no reuse.
+bool needs_multi_level_tiling(const schedule::State& state, int stage);
+
+// The one consumer that reads `stage` elementwise: the same iteration space,
+// every load of the stage indexed by its own axes in order, possibly through
+// inlined elementwise stages (bias_add inlined into relu). -1 when there is
+// none, or more than one consumer.
+int elementwise_matched_consumer(const schedule::State& state, int stage);
+
+// Products of the stage's spatial / reduce axis extents.
+int64_t spatial_length(const schedule::State& state, int stage);
+int64_t reduce_length(const schedule::State& state, int stage);
+
+}  // namespace tessera::autoschedule
