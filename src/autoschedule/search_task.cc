@@ -30,88 +30,103 @@ records::Record make_record(const SearchTask& task, const schedule::Trace& trace
 
 }  // namespace
 
+TaskSearch::TaskSearch(const SearchTask& task, CostModel& model, const SearchOptions& options,
+                       measure::Builder& builder, measure::Runner& runner, records::RecordWriter& writer,
+                       std::ostream* progress)
+    : task_(task),
+      options_(options),
+      policy_(task.dag, SketchContext{task.target, task.target.threads}, model, options.evolution, options.seed),
+      builder_(builder),
+      runner_(runner),
+      writer_(writer),
+      progress_(progress),
+      best_cost_(std::numeric_limits<double>::infinity()) {}
+
+int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
+  const std::string key = task_.dag.workload_key();
+  records::RecordTargets targets;
+  std::vector<Candidate> candidates;
+  std::vector<measure::MeasureResult> results;
+  for (const auto& r : log) {
+    if (r.workload_key != key || r.task_name != kAutoScheduleTaskName || !targets.applies(r, task_.target)) continue;
+    Candidate c;
+    c.sketch = -1;  // its params are not known: never an evolution seed
+    c.trace = r.trace;
+    if (r.valid() && r.result.rank_cost() < best_cost_) {
+      best_cost_ = r.result.rank_cost();
+      best_trace_ = r.trace;
+    }
+    candidates.push_back(std::move(c));
+    results.push_back(r.result);
+  }
+  resumed_ += static_cast<int64_t>(candidates.size());
+  last_improvement_ = trials();
+  if (!candidates.empty()) policy_.record(candidates, results);
+  return static_cast<int64_t>(candidates.size());
+}
+
+void TaskSearch::tune_round(int n) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Candidate> batch = policy_.next_batch(n);
+  if (batch.empty()) {
+    exhausted_ = true;
+    return;
+  }
+  std::vector<measure::MeasureInput> inputs;
+  for (const auto& c : batch) inputs.push_back(measure::MeasureInput{task_.dag, c.trace, task_.target});
+  const std::vector<measure::MeasureResult> results = measure::measure_batch(builder_, runner_, inputs);
+  if (options_.stop && options_.stop->load()) {
+    stopped_ = true;  // the batch may have been interrupted: it is not recorded
+    return;
+  }
+  std::vector<records::Record> recs;
+  double batch_best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    recs.push_back(make_record(task_, batch[i].trace, results[i]));
+    ++measured_;
+    if (!results[i].valid()) continue;
+    const double cost = results[i].rank_cost();
+    batch_best = std::min(batch_best, cost);
+    if (cost < best_cost_) {
+      best_cost_ = cost;
+      best_trace_ = batch[i].trace;
+      last_improvement_ = trials();
+    }
+  }
+  writer_.append(recs);
+  policy_.record(batch, results);
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!progress_) return;
+  const double flop = task_.dag.flop_count();
+  auto gflops = [&](double cost) { return std::isfinite(cost) ? flop / cost / 1e9 : 0.0; };
+  *progress_ << fmt::format("[autoschedule {}]  Current/Best: {:7.2f}/{:7.2f} GFLOPS | Progress: ({}/{}) | {:.2f} s\n",
+                            task_.name, gflops(batch_best), gflops(best_cost_), trials(), options_.n_trial, seconds_)
+             << std::flush;
+}
+
 SearchResult search_task(const SearchTask& task, CostModel& model, const SearchOptions& options,
                          measure::Builder& builder, measure::Runner& runner, std::ostream& out,
                          std::ostream& warnings) {
   if (options.log.empty()) throw Error("auto-scheduler: a tuning log is required");
   if (options.batch_size < 1) throw Error("auto-scheduler: the batch size must be at least 1");
-  const SketchContext ctx{task.target, task.target.threads};
-  SketchPolicy policy(task.dag, ctx, model, options.evolution, options.seed);
-  SearchResult result;
-  result.best_cost = std::numeric_limits<double>::infinity();
-  const double flop = task.dag.flop_count();
-  const std::string key = task.dag.workload_key();
-
-  // Resume: the log's records of this task (same DAG, a matching target) are
-  // never measured again, and the model starts from them.
-  {
-    std::ifstream probe(options.log);
-    if (probe) {
-      std::vector<Candidate> candidates;
-      std::vector<measure::MeasureResult> results;
-      records::RecordTargets targets;
-      records::for_each_record(options.log, warnings, [&](records::Record&& r) {
-        if (r.workload_key != key || r.task_name != kAutoScheduleTaskName) return;
-        if (!targets.applies(r, task.target)) return;
-        Candidate c;
-        c.sketch = -1;  // its params are not known: never an evolution seed
-        c.trace = r.trace;
-        if (r.valid() && r.result.rank_cost() < result.best_cost) {
-          result.best_cost = r.result.rank_cost();
-          result.best_trace = r.trace;
-        }
-        candidates.push_back(std::move(c));
-        results.push_back(r.result);
-      });
-      result.resumed = static_cast<int64_t>(candidates.size());
-      if (!candidates.empty()) policy.record(candidates, results);
-    }
-  }
-
+  std::vector<records::Record> log;
+  if (std::ifstream(options.log)) log = records::load_records(options.log, warnings);
   records::RecordWriter writer(options.log);
-  const auto start = std::chrono::steady_clock::now();
-  int64_t last_improvement = 0;
-  const int64_t budget = std::max<int64_t>(0, options.n_trial - result.resumed);
-  while (result.trials < budget) {
-    if (options.stop && options.stop->load()) {
-      result.stopped = true;
-      break;
-    }
-    if (options.early_stopping > 0 && result.trials - last_improvement >= options.early_stopping) break;
-    const int n = static_cast<int>(std::min<int64_t>(options.batch_size, budget - result.trials));
-    const std::vector<Candidate> batch = policy.next_batch(n);
-    if (batch.empty()) break;  // the space is exhausted
-    std::vector<measure::MeasureInput> inputs;
-    for (const auto& c : batch) inputs.push_back(measure::MeasureInput{task.dag, c.trace, task.target});
-    const std::vector<measure::MeasureResult> results = measure::measure_batch(builder, runner, inputs);
-    if (options.stop && options.stop->load()) {
-      result.stopped = true;
-      break;
-    }
-    std::vector<records::Record> recs;
-    double batch_best = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < batch.size(); ++i) {
-      recs.push_back(make_record(task, batch[i].trace, results[i]));
-      ++result.trials;
-      if (!results[i].valid()) continue;
-      const double cost = results[i].rank_cost();
-      batch_best = std::min(batch_best, cost);
-      if (cost < result.best_cost) {
-        result.best_cost = cost;
-        result.best_trace = batch[i].trace;
-        last_improvement = result.trials;
-      }
-    }
-    writer.append(recs);
-    policy.record(batch, results);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto gflops = [&](double cost) { return std::isfinite(cost) ? flop / cost / 1e9 : 0.0; };
-    out << fmt::format("[autoschedule {}]  Current/Best: {:7.2f}/{:7.2f} GFLOPS | Progress: ({}/{}) | {:.2f} s\n",
-                       task.name, gflops(batch_best), gflops(result.best_cost), result.resumed + result.trials,
-                       options.n_trial, seconds)
-        << std::flush;
+  TaskSearch search(task, model, options, builder, runner, writer, &out);
+  search.resume(log);
+  while (search.trials() < options.n_trial && !search.exhausted()) {
+    if (options.stop && options.stop->load()) break;
+    if (options.early_stopping > 0 && search.trials() - search.last_improvement() >= options.early_stopping) break;
+    search.tune_round(static_cast<int>(std::min<int64_t>(options.batch_size, options.n_trial - search.trials())));
+    if (search.stopped()) break;
   }
-  return result;
+  SearchResult r;
+  r.trials = search.measured();
+  r.resumed = search.resumed();
+  r.best_cost = search.best_cost();
+  r.best_trace = search.best_trace();
+  r.stopped = search.stopped() || (options.stop && options.stop->load());
+  return r;
 }
 
 }  // namespace tessera::autoschedule

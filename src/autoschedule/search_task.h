@@ -11,8 +11,10 @@
 #include <string>
 
 #include "autoschedule/sketch_policy.h"
+#include "autoschedule/task_tuner.h"
 #include "codegen/target.h"
 #include "measure/runner.h"
+#include "records/log_file.h"
 
 namespace tessera::autoschedule {
 
@@ -42,6 +44,45 @@ struct SearchResult {
   double best_cost = 0;      // seconds, +inf when nothing valid was measured
   schedule::Trace best_trace;
   bool stopped = false;
+};
+
+// One task's search state, one round at a time (the task scheduler's unit).
+class TaskSearch : public TaskTuner {
+ public:
+  // `writer` is the tuning log every measurement is appended to; `progress`,
+  // when not null, gets the progress line after every round.
+  TaskSearch(const SearchTask& task, CostModel& model, const SearchOptions& options, measure::Builder& builder,
+             measure::Runner& runner, records::RecordWriter& writer, std::ostream* progress = nullptr);
+
+  // The log's records of this task (same DAG, a target they apply to): never
+  // measured again, the best of them is the best so far, and the model
+  // learns from them. Returns how many there were.
+  int64_t resume(const std::vector<records::Record>& log);
+  void tune_round(int n) override;
+  double best_cost() const override { return best_cost_; }
+  int64_t trials() const override { return resumed_ + measured_; }
+  bool exhausted() const override { return exhausted_; }
+
+  const SearchTask& task() const { return task_; }
+  const schedule::Trace& best_trace() const { return best_trace_; }
+  int64_t measured() const { return measured_; }   // in this process
+  int64_t resumed() const { return resumed_; }
+  int64_t last_improvement() const { return last_improvement_; }  // trials() when the best was found
+  bool stopped() const { return stopped_; }
+
+ private:
+  SearchTask task_;
+  SearchOptions options_;
+  SketchPolicy policy_;
+  measure::Builder& builder_;
+  measure::Runner& runner_;
+  records::RecordWriter& writer_;
+  std::ostream* progress_;
+  double best_cost_;
+  schedule::Trace best_trace_;
+  int64_t resumed_ = 0, measured_ = 0, last_improvement_ = 0;
+  bool exhausted_ = false, stopped_ = false;
+  double seconds_ = 0;
 };
 
 // Prints "[autoschedule conv2d]  Current/Best: ... GFLOPS | Progress: (n/N) | s"
