@@ -7,8 +7,11 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
+#include "autoschedule/search_task.h"
+#include "autoschedule/task_scheduler.h"
 #include "autotvm/tune_tasks.h"
 #include "build/build.h"
 #include "build/extract_tasks.h"
@@ -62,6 +65,91 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
                results[s].min() / results[0].min());
 }
 
+struct EvaluatedBuild {
+  std::string title;
+  const std::vector<records::Record>* records = nullptr;  // null: the default schedules
+  bool winograd = true;
+};
+
+// Compiles the network once per entry and times the builds against each other.
+void compile_and_evaluate(const NetworkTuneOptions& o, const graph::Graph& model, const codegen::Target& target,
+                          const std::vector<EvaluatedBuild>& builds) {
+  runtime::set_num_threads(target.threads);
+  std::vector<std::pair<std::string, runtime::GraphExecutor>> sides;
+  for (const auto& [title, records, winograd] : builds) {
+    fmt::print("Compile...\n");
+    std::optional<records::ApplyHistoryBest> history;
+    build::BuildOptions options;
+    options.winograd = winograd;
+    if (records) {
+      history.emplace(*records);
+      options.history = &*history;
+      options.conv_blocks = build::graph_choices(*records);
+    }
+    build::BuildResult built = build::build(model, target, options);
+    sides.emplace_back(title, runtime::GraphExecutor(std::move(built.artifact), o.model));
+  }
+  std::vector<std::pair<std::string, runtime::GraphExecutor*>> timed;
+  for (auto& [title, ex] : sides) timed.emplace_back(title, &ex);
+  evaluate(timed, o.eval_number, o.eval_repeat);
+}
+
+// --search auto: the auto-scheduler over every kernel, split by the task scheduler.
+int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model, const codegen::Target& target,
+                          const std::string& log) {
+  fmt::print("Extract tasks...\n");
+  // Winograd is a template's algorithm: the auto-scheduler schedules the
+  // direct convolutions (random schedules of the transforms are very slow).
+  const std::vector<build::AutoTask> tasks = build::extract_auto_tasks(model, target, /*winograd=*/false);
+  for (size_t i = 0; i < tasks.size(); ++i)
+    fmt::print("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,
+               tasks[i].dag.workload_key(), tasks[i].name, tasks[i].weight, tasks[i].nodes,
+               tasks[i].dag.flop_count() / 1e6, tasks[i].dag.print());
+  fmt::print("{}: {} tasks for {} ({}); log {}\n", o.model, tasks.size(), target.str(), target.match_key(), log);
+  std::vector<records::Record> earlier;
+  if (std::filesystem::exists(log)) earlier = records::load_records(log, std::cerr);
+
+  measure::LocalBuilder builder(builder_options(o.measure));
+  measure::LocalRunner runner(runner_options(o.measure, target.threads, /*check=*/false));
+  records::RecordWriter writer(log);
+  autoschedule::XgbStoreCostModel cost_model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
+  std::vector<std::unique_ptr<autoschedule::TaskSearch>> searches;
+  std::vector<autoschedule::ScheduledTask> scheduled;
+  int64_t resumed = 0;
+  for (const build::AutoTask& t : tasks) {
+    autoschedule::SearchTask task{t.name, t.dag, target, nlohmann::json{{"nodes", t.nodes}}};
+    autoschedule::SearchOptions options{.log = log, .stop = &g_stop, .seed = o.seed};
+    searches.push_back(std::make_unique<autoschedule::TaskSearch>(task, cost_model, options, builder, runner, writer));
+    resumed += searches.back()->resume(earlier);
+    scheduled.push_back({searches.back().get(), static_cast<double>(t.weight), t.dag.flop_count(), t.tag});
+  }
+  if (resumed) fmt::print("resuming from {}: {} schedules already measured\n", log, resumed);
+  autoschedule::TaskSchedulerOptions options;
+  options.strategy = o.task_scheduler == "round-robin" ? autoschedule::TaskSchedulerStrategy::RoundRobin
+                                                        : autoschedule::TaskSchedulerStrategy::Gradient;
+  options.total_trials = static_cast<int64_t>(o.trials) * static_cast<int64_t>(tasks.size());
+  options.early_stopping = o.early_stopping;
+  options.seed = o.seed;
+  options.stop = &g_stop;
+  fmt::print("Tuning...\n");
+  std::fflush(stdout);
+  g_stop = false;
+  std::signal(SIGINT, on_interrupt);
+  autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
+  scheduler.tune(std::cout);
+  std::signal(SIGINT, SIG_DFL);
+  if (g_stop) {
+    fmt::print("stopped: every measured record is in {}; run the same command again to resume\n", log);
+    return 130;
+  }
+  if (o.no_evaluate) return 0;
+  const std::vector<records::Record> tuned = records::load_records(log, std::cerr);
+  compile_and_evaluate(o, model, target,
+                       {{"Network compiled with the default schedules (no tuning):", nullptr, !o.no_winograd},
+                        {"Network with its kernels auto-scheduled:", &tuned, false}});
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
@@ -71,6 +159,12 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
       ->check(at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--search", o.search, "templates (AutoTVM) or auto (the auto-scheduler: no template)")
+      ->check(CLI::IsMember({"templates", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--task-scheduler", o.task_scheduler, "--search auto: how trials are split over the tasks")
+      ->check(CLI::IsMember({"gradient", "round-robin"}))
       ->capture_default_str();
   cmd->add_option("--tuner", o.tuner, "one of: " + fmt::format("{}", fmt::join(autotvm::tuner_names(), ", ")))
       ->capture_default_str();
@@ -107,6 +201,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
   codegen::require_runnable_here(target);
   const std::string log = o.log.empty() ? default_log(o.model) : o.log;
   const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
+  if (o.search == "auto") return run_network_tune_auto(o, model, target, log);
 
   fmt::print("Extract tasks...\n");
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, !o.no_winograd);
@@ -168,27 +263,11 @@ int run_network_tune(const NetworkTuneOptions& o) {
   }
   if (o.no_evaluate) return 0;
 
-  runtime::set_num_threads(target.threads);
-  std::vector<std::pair<std::string, runtime::GraphExecutor>> sides;
-  auto compile = [&](const std::string& title, const std::vector<records::Record>* records) {
-    fmt::print("Compile...\n");
-    std::optional<records::ApplyHistoryBest> history;
-    build::BuildOptions options;
-    options.winograd = !o.no_winograd;
-    if (records) {
-      history.emplace(*records);
-      options.history = &*history;
-      options.conv_blocks = build::graph_choices(*records);
-    }
-    build::BuildResult built = build::build(model, target, options);
-    sides.emplace_back(title, runtime::GraphExecutor(std::move(built.artifact), o.model));
-  };
-  compile("Network compiled with the default schedules (no tuning):", nullptr);
-  compile("Network with its kernels tuned:", &kernel_records);
-  if (!graph_records.empty()) compile("Network tuned at the graph level:", &graph_records);
-  std::vector<std::pair<std::string, runtime::GraphExecutor*>> timed;
-  for (auto& [title, ex] : sides) timed.emplace_back(title, &ex);
-  evaluate(timed, o.eval_number, o.eval_repeat);
+  const bool winograd = !o.no_winograd;
+  std::vector<EvaluatedBuild> builds = {{"Network compiled with the default schedules (no tuning):", nullptr, winograd},
+                                        {"Network with its kernels tuned:", &kernel_records, winograd}};
+  if (!graph_records.empty()) builds.push_back({"Network tuned at the graph level:", &graph_records, winograd});
+  compile_and_evaluate(o, model, target, builds);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // tessera tune MODEL [--batch N] [--layout L] [--target T] [--threads N]
+//                    [--search templates|auto] [--task-scheduler gradient|round-robin]
 //                    [--tuner xgb] [--trials N] [--early-stopping N] [--log FILE]
 //                    [--time-budget MIN] [--no-transfer-learning] [--graph-tuner dp|pbqp]
 //                    [--graph-log FILE] [measure flags]
@@ -11,6 +12,11 @@
 // graph tuner chose every convolution's channel blocks (written as a records
 // file, --graph-log), with those, and times them in interleaved rounds
 // ("Mean inference time (std dev): X ms (Y ms)").
+//
+// --search auto is seeds 001/002's auto-scheduler instead: every distinct
+// kernel of the build is a task (its own DAG), the task scheduler splits
+// --trials x tasks trials over them and prints its table after every round,
+// and the evaluation compares the default schedules with the log's best.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -24,8 +30,10 @@ struct NetworkTuneOptions {
   std::string layout = "NCHW";
   std::string target;
   int threads = 0;
+  std::string search = "templates";        // or "auto"
+  std::string task_scheduler = "gradient";  // or "round-robin" (--search auto)
   std::string tuner = "xgb";
-  int trials = 1000;  // per task
+  int trials = 1000;  // per task (--search auto: on average)
   int early_stopping = 400;
   std::string log;  // empty: MODEL.log
   double time_budget_min = 0;

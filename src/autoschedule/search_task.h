@@ -18,8 +18,7 @@
 
 namespace tessera::autoschedule {
 
-// The task name records of the auto-scheduler carry.
-inline constexpr const char* kAutoScheduleTaskName = "autoschedule";
+using records::kAutoScheduleTaskName;
 
 struct SearchTask {
   std::string name;  // what the progress line calls it, e.g. "conv2d"

@@ -35,7 +35,7 @@ class Builder {
     for (const graph::FusedGroup& group : graph::fuse_operators(g_, options_.fuse)) add_kernel_call(group);
     for (NodeId out : g_.outputs()) result_.artifact.graph.outputs.push_back(value_tensor(out, nullptr, 0));
     result_.artifact.target = target_.str();
-    result_.artifact.shared_object = codegen::link_shared_object(objects_);
+    if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
     result_.artifact.graph.validate();
     return std::move(result_);
   }
@@ -102,9 +102,9 @@ class Builder {
       name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + graph::op_name(g_.node(group.anchor()).op);
       bool tuned = false;
       const schedule::Trace trace = schedule_of(group, kernel, tuned);
-      objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
+      if (options_.compile) objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
       kernel_of_key_[key] = result_.kernels.size();
-      result_.kernels.push_back({name, key, kernel.described, 1, tuned});
+      result_.kernels.push_back({name, key, kernel.described, 1, tuned, kernel.dag});
     }
 
     std::vector<int> inputs;
@@ -117,9 +117,16 @@ class Builder {
     result_.artifact.graph.calls.push_back(std::move(call));
   }
 
-  // The kernel's schedule: its task's best record when the build has a log
-  // (the seed's warning once per task without one), else the hand-written one.
+  // The kernel's schedule: the auto-scheduler's best record of its own DAG,
+  // else its template task's best record when the build has a log (the
+  // seed's warning once per task without one), else the hand-written one.
   schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned) {
+    if (options_.history != nullptr)
+      for (records::Record& r : options_.history->ranked(kernel.dag.workload_key(), target_))
+        if (r.task_name == records::kAutoScheduleTaskName) {
+          tuned = true;
+          return std::move(r.trace);
+        }
     if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);

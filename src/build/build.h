@@ -22,6 +22,7 @@ struct KernelSummary {
   std::string nodes;         // the graph nodes it computes, e.g. "layer1.0.conv1 + relu"
   int calls = 0;             // how many times the graph calls it
   bool tuned = false;        // scheduled by a tuning record (else hand-written)
+  ir::ComputeDAG dag;        // what it computes (the auto-scheduler's task)
 };
 
 struct BuildOptions {
@@ -38,6 +39,9 @@ struct BuildOptions {
   // Which kernels form (task extraction and the graph tuner use the
   // defaults: a build with other options has kernels they never tuned).
   graph::FuseOptions fuse;
+  // False: the kernels are formed and scheduled but not compiled, and the
+  // artifact has no code (what auto-scheduler task extraction reads).
+  bool compile = true;
 };
 
 struct BuildResult {

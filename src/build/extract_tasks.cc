@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "build/build.h"
 #include "build/node_expression.h"
 #include "graph/blocked_conv.h"
 #include "ops/dense.h"
@@ -126,6 +127,21 @@ std::string print_tasks(const std::vector<NetworkTask>& tasks) {
     s += t.task.workload.dag.print() + "\n";
   }
   return s;
+}
+
+std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target, bool winograd) {
+  BuildOptions options;
+  options.compile = false;
+  options.winograd = winograd;
+  const BuildResult built = build(model, target, options);
+  std::vector<AutoTask> tasks;
+  for (const KernelSummary& k : built.kernels) {
+    std::string tag;
+    for (const auto& t : k.dag.tensors())
+      if (!t->is_placeholder()) tag += (tag.empty() ? "" : "+") + (t->tag.empty() ? std::string("compute") : t->tag);
+    tasks.push_back({k.name, k.dag, k.calls, k.nodes, tag});
+  }
+  return tasks;
 }
 
 }  // namespace tessera::build

@@ -46,6 +46,19 @@ std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const code
 std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
                                          const FusedKernel& kernel, const codegen::Target& target);
 
+// The auto-scheduler's tasks: every distinct kernel a build of `model` makes
+// (its own DAG, fused epilogue and all, in build order), weighted by how many
+// times the graph calls it. `tag` is the same for kernels of the same kind
+// (their compute stages' tags), which the task scheduler treats as similar.
+struct AutoTask {
+  std::string name;   // the kernel's symbol, e.g. "tessera_k3_conv2d"
+  ir::ComputeDAG dag;
+  int weight = 0;
+  std::string nodes;  // the graph nodes it computes
+  std::string tag;
+};
+std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target, bool winograd);
+
 // Each task as seed 001 prints it:
 //   ========== Task 3 (workload key: ...) ==========
 //   conv2d_NCHWc.x86 data=[...] ...  weight 4 (layer1.0.conv1, ...), 231.2 MFLOP

@@ -15,6 +15,9 @@ namespace tessera::records {
 
 // The format version written on every line; lines with another version are rejected.
 inline constexpr int kRecordFormatVersion = 1;
+// The task name of the auto-scheduler's records: a schedule (trace) of the
+// DAG the workload key names, with no template config.
+inline constexpr const char* kAutoScheduleTaskName = "autoschedule";
 
 struct Record {
   std::string workload_key;             // ir::ComputeDAG::workload_key() of the task
