@@ -18,6 +18,11 @@ CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
   pick->add_option("in", o.in, "tuning log to read")->required();
   pick->add_option("out", o.out, "file to write (replaced)")->required();
   add_target_flag(pick, o.target, "keep only records of this target");
+  // Seed 001's name for the same reduction (distill_record_file).
+  CLI::App* distill = cmd->add_subcommand("distill", "the same as pick-best: the best record of every workload");
+  distill->add_option("in", o.in, "tuning log to read")->required();
+  distill->add_option("out", o.out, "file to write (replaced)")->required();
+  add_target_flag(distill, o.target, "keep only records of this target");
   CLI::App* show = cmd->add_subcommand("show", "one line per record");
   show->add_option("file", o.show, "tuning log")->required();
   add_target_flag(show, o.target, "show only records of this target");
@@ -27,7 +32,7 @@ CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
 int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
   std::optional<codegen::Target> target;
   if (!o.target.empty()) target = parse_target_flag(o.target);
-  if (records_cmd.got_subcommand("pick-best")) {
+  if (records_cmd.got_subcommand("pick-best") || records_cmd.got_subcommand("distill")) {
     size_t n = records::pick_best_file(o.in, o.out, std::cerr, target);
     fmt::print("{}: {} best records written to {}\n", o.in, n, o.out);
     return 0;
