@@ -110,7 +110,9 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   if (std::filesystem::exists(log)) earlier = records::load_records(log, std::cerr);
 
   measure::LocalBuilder builder(builder_options(o.measure));
-  measure::LocalRunner runner(runner_options(o.measure, target.threads, /*check=*/false));
+  const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, /*check=*/false);
+  measure::LocalRunner runner(run);
+  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
   records::RecordWriter writer(log);
   autoschedule::XgbStoreCostModel cost_model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
   std::vector<std::unique_ptr<autoschedule::TaskSearch>> searches;
@@ -118,7 +120,12 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   int64_t resumed = 0;
   for (const build::AutoTask& t : tasks) {
     autoschedule::SearchTask task{t.name, t.dag, target, nlohmann::json{{"nodes", t.nodes}}};
-    autoschedule::SearchOptions options{.log = log, .stop = &g_stop, .seed = o.seed};
+    autoschedule::SearchOptions options{.log = log,
+                                        .stop = &g_stop,
+                                        .seed = o.seed,
+                                        .confirm_leaders = o.measure.confirm_leaders,
+                                        .confirm_rounds = o.measure.confirm_rounds,
+                                        .confirm_runner = &confirm_runner};
     searches.push_back(std::make_unique<autoschedule::TaskSearch>(task, cost_model, options, builder, runner, writer));
     resumed += searches.back()->resume(earlier);
     scheduled.push_back({searches.back().get(), static_cast<double>(t.weight), t.dag.flop_count(), t.tag});
@@ -137,6 +144,12 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   std::signal(SIGINT, on_interrupt);
   autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
   scheduler.tune(std::cout);
+  if (!g_stop) {
+    fmt::print("Re-measuring each task's leaders...\n");
+    std::fflush(stdout);
+    for (auto& s : searches)
+      if (!g_stop) s->confirm_leaders();
+  }
   std::signal(SIGINT, SIG_DFL);
   if (g_stop) {
     fmt::print("stopped: every measured record is in {}; run the same command again to resume\n", log);

@@ -58,15 +58,24 @@ int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const co
              target.match_key());
   std::fflush(stdout);
   measure::LocalBuilder builder(builder_options(o.measure));
-  measure::LocalRunner runner(runner_options(o.measure, target.threads, o.check), o.check ? w.reference : nullptr);
+  const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, o.check);
+  measure::LocalRunner runner(run, o.check ? w.reference : nullptr);
+  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
   autoschedule::XgbStoreCostModel model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
-  autoschedule::SearchOptions search{.n_trial = o.trials, .early_stopping = o.early_stopping, .log = o.log,
-                                     .seed = o.seed};
+  autoschedule::SearchOptions search{.n_trial = o.trials,
+                                     .early_stopping = o.early_stopping,
+                                     .log = o.log,
+                                     .seed = o.seed,
+                                     .confirm_leaders = o.measure.confirm_leaders,
+                                     .confirm_rounds = o.measure.confirm_rounds,
+                                     .confirm_runner = &confirm_runner};
   const auto r = autoschedule::search_task(task, model, search, builder, runner, std::cout, std::cerr);
   if (r.resumed) fmt::print("resumed from {}: {} schedules already measured\n", o.log, r.resumed);
   if (std::isfinite(r.best_cost))
-    fmt::print("best: {:.2f} GFLOPS, {:.4f} ms\nschedule: {}\n", w.dag.flop_count() / r.best_cost / 1e9,
-               r.best_cost * 1e3, r.best_trace.dump());
+    fmt::print("best: {:.2f} GFLOPS, {:.4f} ms{}\nschedule: {}\n", w.dag.flop_count() / r.best_cost / 1e9,
+               r.best_cost * 1e3,
+               o.measure.confirm_leaders > 0 ? fmt::format(" (median of {} rounds)", o.measure.confirm_rounds) : "",
+               r.best_trace.dump());
   else
     fmt::print("no valid schedule found in {} trials\n", r.trials);
   return 0;

@@ -47,12 +47,24 @@ int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
   records::RecordTargets targets;
   std::vector<Candidate> candidates;
   std::vector<measure::MeasureResult> results;
+  bool confirmed_best = false;
   for (const auto& r : log) {
     if (r.workload_key != key || r.task_name != kAutoScheduleTaskName || !targets.applies(r, task_.target)) continue;
+    if (r.confirmed) {
+      // A re-measurement, not a trial: its median outranks the search's costs.
+      confirmed_ = true;
+      if (r.valid() && (!confirmed_best || r.result.rank_cost() < best_cost_)) {
+        best_cost_ = r.result.rank_cost();
+        best_trace_ = r.trace;
+        confirmed_best = true;
+      }
+      continue;
+    }
+    if (r.valid()) note_result(r.trace, r.result.rank_cost());
     Candidate c;
     c.sketch = -1;  // its params are not known: never an evolution seed
     c.trace = r.trace;
-    if (r.valid() && r.result.rank_cost() < best_cost_) {
+    if (!confirmed_best && r.valid() && r.result.rank_cost() < best_cost_) {
       best_cost_ = r.result.rank_cost();
       best_trace_ = r.trace;
     }
@@ -86,6 +98,7 @@ void TaskSearch::tune_round(int n) {
     ++measured_;
     if (!results[i].valid()) continue;
     const double cost = results[i].rank_cost();
+    note_result(batch[i].trace, cost);
     batch_best = std::min(batch_best, cost);
     if (cost < best_cost_) {
       best_cost_ = cost;
@@ -104,6 +117,43 @@ void TaskSearch::tune_round(int n) {
              << std::flush;
 }
 
+void TaskSearch::note_result(const schedule::Trace& trace, double cost) {
+  constexpr size_t kLeadersKept = 16;
+  leaders_.emplace_back(cost, trace);
+  std::stable_sort(leaders_.begin(), leaders_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (leaders_.size() > kLeadersKept) leaders_.resize(kLeadersKept);
+}
+
+void TaskSearch::confirm_leaders() {
+  if ((confirmed_ && measured_ == 0) || options_.confirm_leaders <= 0 || options_.confirm_rounds <= 0 || leaders_.empty()) return;
+  std::vector<schedule::Trace> traces;
+  std::vector<measure::MeasureInput> inputs;
+  for (size_t i = 0; i < leaders_.size() && static_cast<int>(i) < options_.confirm_leaders; ++i) {
+    traces.push_back(leaders_[i].second);
+    inputs.push_back(measure::MeasureInput{task_.dag, leaders_[i].second, task_.target});
+  }
+  measure::Runner& runner = options_.confirm_runner ? *options_.confirm_runner : runner_;
+  const auto rounds = measure::measure_rounds(builder_, runner, inputs, options_.confirm_rounds);
+  if (options_.stop && options_.stop->load()) {
+    stopped_ = true;
+    return;
+  }
+  std::vector<records::Record> recs;
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < traces.size(); ++i) {
+    records::Record rec = make_record(task_, traces[i], measure::combine_rounds(rounds, i));
+    rec.confirmed = true;
+    if (rec.valid() && rec.result.rank_cost() < best) {
+      best = rec.result.rank_cost();
+      best_trace_ = traces[i];
+    }
+    recs.push_back(std::move(rec));
+  }
+  writer_.append(recs);
+  if (std::isfinite(best)) best_cost_ = best;
+  confirmed_ = true;
+}
+
 SearchResult search_task(const SearchTask& task, CostModel& model, const SearchOptions& options,
                          measure::Builder& builder, measure::Runner& runner, std::ostream& out,
                          std::ostream& warnings) {
@@ -120,6 +170,7 @@ SearchResult search_task(const SearchTask& task, CostModel& model, const SearchO
     search.tune_round(static_cast<int>(std::min<int64_t>(options.batch_size, options.n_trial - search.trials())));
     if (search.stopped()) break;
   }
+  if (!search.stopped() && !(options.stop && options.stop->load())) search.confirm_leaders();
   SearchResult r;
   r.trials = search.measured();
   r.resumed = search.resumed();

@@ -35,6 +35,12 @@ struct SearchOptions {
   const std::atomic<bool>* stop = nullptr;  // set: the batch in flight is dropped, the search returns
   uint64_t seed = 0;
   EvolutionOptions evolution;
+  // At the end the fastest `confirm_leaders` schedules are measured again in
+  // `confirm_rounds` interleaved rounds (on `confirm_runner`, longer runs;
+  // null: the search's runner), recorded with "confirmed": true, and the
+  // best median of those is the best (as AutoTVM's tuners do).
+  int confirm_leaders = 5, confirm_rounds = 3;
+  measure::Runner* confirm_runner = nullptr;
 };
 
 struct SearchResult {
@@ -58,6 +64,10 @@ class TaskSearch : public TaskTuner {
   // learns from them. Returns how many there were.
   int64_t resume(const std::vector<records::Record>& log);
   void tune_round(int n) override;
+  // The leaders' re-measurement (SearchOptions::confirm_leaders); nothing
+  // when the log already holds this task's confirmed records and this
+  // process measured nothing new.
+  void confirm_leaders();
   double best_cost() const override { return best_cost_; }
   int64_t trials() const override { return resumed_ + measured_; }
   bool exhausted() const override { return exhausted_; }
@@ -80,8 +90,11 @@ class TaskSearch : public TaskTuner {
   double best_cost_;
   schedule::Trace best_trace_;
   int64_t resumed_ = 0, measured_ = 0, last_improvement_ = 0;
-  bool exhausted_ = false, stopped_ = false;
+  bool exhausted_ = false, stopped_ = false, confirmed_ = false;
   double seconds_ = 0;
+  std::vector<std::pair<double, schedule::Trace>> leaders_;  // fastest valid schedules, fastest first
+
+  void note_result(const schedule::Trace& trace, double cost);
 };
 
 // Prints "[autoschedule conv2d]  Current/Best: ... GFLOPS | Progress: (n/N) | s"

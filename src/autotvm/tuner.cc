@@ -160,23 +160,8 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
 
   // Each leader's result holds one cost per round (that round's fastest
   // repeat); a leader that fails in any round is no leader.
-  std::vector<measure::MeasureResult> confirmed(leaders.size());
-  for (size_t i = 0; i < leaders.size(); ++i) {
-    measure::MeasureResult& c = confirmed[i];
-    for (const auto& round : rounds) {
-      const measure::MeasureResult& r = round.at(i);
-      c.all_cost += r.all_cost;
-      c.timestamp = std::max(c.timestamp, r.timestamp);
-      if (c.error != measure::ErrorKind::None) continue;
-      if (!r.valid()) {
-        c.error = r.error == measure::ErrorKind::None ? measure::ErrorKind::Unknown : r.error;
-        c.error_message = "leader re-measurement: " + (r.error_message.empty() ? "no cost" : r.error_message);
-        c.costs.clear();
-        continue;
-      }
-      c.costs.push_back(r.min_cost());
-    }
-  }
+  std::vector<measure::MeasureResult> confirmed;
+  for (size_t i = 0; i < leaders.size(); ++i) confirmed.push_back(measure::combine_rounds(rounds, i));
 
   double best_cost = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < leaders.size(); ++i) {

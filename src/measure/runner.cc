@@ -1,5 +1,6 @@
 #include "measure/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -259,6 +260,24 @@ std::vector<std::vector<MeasureResult>> measure_rounds(Builder& builder, Runner&
     for (BuildResult& b : builds) b.time_cost = 0;  // the build is paid once
   }
   return results;
+}
+
+MeasureResult combine_rounds(const std::vector<std::vector<MeasureResult>>& rounds, size_t i) {
+  MeasureResult c;
+  for (const auto& round : rounds) {
+    const MeasureResult& r = round.at(i);
+    c.all_cost += r.all_cost;
+    c.timestamp = std::max(c.timestamp, r.timestamp);
+    if (c.error != ErrorKind::None) continue;
+    if (!r.valid()) {
+      c.error = r.error == ErrorKind::None ? ErrorKind::Unknown : r.error;
+      c.error_message = "leader re-measurement: " + (r.error_message.empty() ? "no cost" : r.error_message);
+      c.costs.clear();
+      continue;
+    }
+    c.costs.push_back(r.min_cost());
+  }
+  return c;
 }
 
 }  // namespace tessera::measure

@@ -59,4 +59,9 @@ std::vector<MeasureResult> measure_batch(Builder& builder, Runner& runner,
 std::vector<std::vector<MeasureResult>> measure_rounds(Builder& builder, Runner& runner,
                                                        const std::vector<MeasureInput>& inputs, int rounds);
 
+// Input `i`'s rounds as one result whose costs are the rounds' fastest
+// repeats (a leader's re-measurement); an error in any round makes it an
+// error result.
+MeasureResult combine_rounds(const std::vector<std::vector<MeasureResult>>& rounds, size_t i);
+
 }  // namespace tessera::measure
