@@ -19,16 +19,12 @@
 
 #include "ops/workloads.h"
 #include "records/log_file.h"
+#include "testing/fake_builder.h"
 
 namespace tessera::autoschedule {
 namespace {
 
-class FakeBuilder : public measure::Builder {
- public:
-  std::vector<measure::BuildResult> build(const std::vector<measure::MeasureInput>& inputs) override {
-    return std::vector<measure::BuildResult>(inputs.size());
-  }
-};
+using testing::FakeBuilder;
 
 class FakeRunner : public measure::Runner {
  public:

@@ -12,6 +12,7 @@
 #include "autotvm/tuner.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
+#include "testing/fake_builder.h"
 
 namespace tessera::autotvm::test {
 
@@ -78,12 +79,7 @@ class SyntheticTask {
   Task task_;
 };
 
-class FakeBuilder : public measure::Builder {
- public:
-  std::vector<measure::BuildResult> build(const std::vector<measure::MeasureInput>& inputs) override {
-    return std::vector<measure::BuildResult>(inputs.size());
-  }
-};
+using FakeBuilder = testing::FakeBuilder;
 
 // Decodes the choices from the trace's splits and records every index it
 // measures, so tests can see duplicates.
