@@ -28,6 +28,19 @@ int64_t loop_extent(const schedule::State& state, const std::string& stage, cons
   return s.iters.at(s.iter_index(iter)).extent;
 }
 
+// Whether a vectorize site is the innermost part of the slot's axis.
+bool feeds_vector(const Sketch& sketch, const TileSlot& t) {
+  for (const auto& v : sketch.vectorize)
+    if (v.stage == t.stage && v.iter.rfind(t.iter + ".", 0) == 0) return true;
+  return false;
+}
+
+int64_t largest_divisor_up_to(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 }  // namespace
 
 const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int count) {
@@ -79,8 +92,24 @@ void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParam
 SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng) {
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   SketchParams p;
+  const int64_t lanes = ctx.target.vector_lanes();
+  std::uniform_real_distribution<double> u(0.0, 1.0);
   for (const auto& t : sketch.tiles) {
     const auto& options = factorizations(t.extent, t.lengths);
+    // Half the time a tile whose innermost loop is vectorized gets a full
+    // vector there (the largest length up to the target's lanes): uniform
+    // factorisations rarely pick it, and without it the search starts far
+    // from every good schedule.
+    if (feeds_vector(sketch, t) && u(rng) < kFullVectorProbability) {
+      const int64_t width = largest_divisor_up_to(t.extent, lanes);
+      std::vector<const std::vector<int64_t>*> full;
+      for (const auto& o : options)
+        if (o.back() == width) full.push_back(&o);
+      if (!full.empty()) {
+        p.tiles.push_back(*full[pick(full.size())]);
+        continue;
+      }
+    }
     p.tiles.push_back(options[pick(options.size())]);
   }
   p.parallel.assign(sketch.parallel.size(), 0);

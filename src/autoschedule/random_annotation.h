@@ -1,7 +1,9 @@
 #pragma once
 // Random annotation (Ansor's initial population): fills every site of a
 // sketch. Tile lengths are a uniformly drawn factorisation of the axis (inner
-// length at most kMaxInnermostFactor); a parallel site fuses the fewest outer
+// length at most kMaxInnermostFactor), except that an axis whose innermost
+// loop is vectorized gets a full vector of the target there half the time
+// (kFullVectorProbability); a parallel site fuses the fewest outer
 // loops that give every thread several iterations; a vectorize site is on
 // when its loop has 2 to 64 iterations; unroll and compute location are
 // drawn uniformly.
@@ -15,6 +17,7 @@
 namespace tessera::autoschedule {
 
 inline constexpr int64_t kMaxInnermostFactor = 64;
+inline constexpr double kFullVectorProbability = 0.5;
 inline constexpr int64_t kMaxVectorizeExtent = 64;
 // Iterations per thread a parallel loop should have at least (load balance).
 inline constexpr int64_t kParallelIterationsPerThread = 4;

@@ -24,7 +24,7 @@ struct Candidate {
 };
 
 struct EvolutionOptions {
-  int population = 128;            // candidates per generation
+  int population = 256;            // candidates per generation
   int generations = 4;
   double mutation_probability = 0.85;  // a child is a mutation, else a crossover
   double eps_greedy = 0.05;        // share of each batch drawn at random, not by the model
