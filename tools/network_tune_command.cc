@@ -46,7 +46,9 @@ std::string default_log(const std::string& model, const std::string& suffix = ""
 // Times the executors in interleaved rounds (a noisy neighbour slows both
 // alike; each round warms its executor up first, GraphExecutor::benchmark),
 // then prints each one's summary under its title.
-void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides, int number, int repeat) {
+// `short_names[s]` names side s in the ratio lines ("kernel-tuned / default").
+void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides,
+              const std::vector<std::string>& short_names, int number, int repeat) {
   std::vector<runtime::BenchmarkResult> results(sides.size());
   for (auto& [title, ex] : sides)
     for (int i = 0; i < ex->num_inputs(); ++i) {
@@ -61,12 +63,13 @@ void evaluate(std::vector<std::pair<std::string, runtime::GraphExecutor*>> sides
   for (size_t s = 0; s < sides.size(); ++s)
     fmt::print("{}\n  {} (min {:.2f} ms)\n", sides[s].first, results[s].summary(), results[s].min() * 1e3);
   for (size_t s = 1; s < results.size(); ++s)
-    fmt::print("{} / default: {:.3f} (minima)\n", s == 1 ? "kernel-tuned" : "graph-tuned",
+    fmt::print("{} / default: {:.3f} (minima)\n", short_names.at(s),
                results[s].min() / results[0].min());
 }
 
 struct EvaluatedBuild {
   std::string title;
+  std::string short_name;  // in the ratio line, e.g. "kernel-tuned"
   const std::vector<records::Record>* records = nullptr;  // null: the default schedules
   bool winograd = true;
 };
@@ -76,7 +79,9 @@ void compile_and_evaluate(const NetworkTuneOptions& o, const graph::Graph& model
                           const std::vector<EvaluatedBuild>& builds) {
   runtime::set_num_threads(target.threads);
   std::vector<std::pair<std::string, runtime::GraphExecutor>> sides;
-  for (const auto& [title, records, winograd] : builds) {
+  std::vector<std::string> short_names;
+  for (const auto& [title, short_name, records, winograd] : builds) {
+    short_names.push_back(short_name);
     fmt::print("Compile...\n");
     std::optional<records::ApplyHistoryBest> history;
     build::BuildOptions options;
@@ -91,7 +96,7 @@ void compile_and_evaluate(const NetworkTuneOptions& o, const graph::Graph& model
   }
   std::vector<std::pair<std::string, runtime::GraphExecutor*>> timed;
   for (auto& [title, ex] : sides) timed.emplace_back(title, &ex);
-  evaluate(timed, o.eval_number, o.eval_repeat);
+  evaluate(timed, short_names, o.eval_number, o.eval_repeat);
 }
 
 // --search auto: the auto-scheduler over every kernel, split by the task scheduler.
@@ -158,8 +163,8 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   if (o.no_evaluate) return 0;
   const std::vector<records::Record> tuned = records::load_records(log, std::cerr);
   compile_and_evaluate(o, model, target,
-                       {{"Network compiled with the default schedules (no tuning):", nullptr, !o.no_winograd},
-                        {"Network with its kernels auto-scheduled:", &tuned, false}});
+                       {{"Network compiled with the default schedules (no tuning):", "default", nullptr, !o.no_winograd},
+                        {"Network with its kernels auto-scheduled:", "auto-scheduled", &tuned, false}});
   return 0;
 }
 
@@ -277,9 +282,11 @@ int run_network_tune(const NetworkTuneOptions& o) {
   if (o.no_evaluate) return 0;
 
   const bool winograd = !o.no_winograd;
-  std::vector<EvaluatedBuild> builds = {{"Network compiled with the default schedules (no tuning):", nullptr, winograd},
-                                        {"Network with its kernels tuned:", &kernel_records, winograd}};
-  if (!graph_records.empty()) builds.push_back({"Network tuned at the graph level:", &graph_records, winograd});
+  std::vector<EvaluatedBuild> builds = {
+      {"Network compiled with the default schedules (no tuning):", "default", nullptr, winograd},
+      {"Network with its kernels tuned:", "kernel-tuned", &kernel_records, winograd}};
+  if (!graph_records.empty())
+    builds.push_back({"Network tuned at the graph level:", "graph-tuned", &graph_records, winograd});
   compile_and_evaluate(o, model, target, builds);
   return 0;
 }
