@@ -35,8 +35,13 @@ bool feeds_vector(const Sketch& sketch, const TileSlot& t) {
   return false;
 }
 
-int64_t largest_divisor_up_to(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
+// The vector width a loop of n iterations fills best: the largest power of
+// two up to `lanes` that divides n (a 10-lane vector of a 16-lane unit runs
+// masked), else the largest divisor up to `lanes`.
+int64_t vector_width(int64_t n, int64_t lanes) {
+  for (int64_t d = lanes; d > 1; d /= 2)
+    if (d <= n && n % d == 0) return d;
+  for (int64_t d = std::min(n, lanes); d > 1; --d)
     if (n % d == 0) return d;
   return 1;
 }
@@ -101,7 +106,7 @@ SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::
     // factorisations rarely pick it, and without it the search starts far
     // from every good schedule.
     if (feeds_vector(sketch, t) && u(rng) < kFullVectorProbability) {
-      const int64_t width = largest_divisor_up_to(t.extent, lanes);
+      const int64_t width = vector_width(t.extent, lanes);
       std::vector<const std::vector<int64_t>*> full;
       for (const auto& o : options)
         if (o.back() == width) full.push_back(&o);
