@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 
 #include "features/xgb_booster.h"
 #include "tessera/error.h"
@@ -15,19 +14,22 @@ namespace {
 
 bool valid_cost(double c) { return std::isfinite(c) && c > 0; }
 
-// All store rows of `candidates` in order, and the candidate of each row.
+// All store rows of `candidates`, row-major, and the candidate of each row.
 std::vector<float> stack_rows(const std::vector<const StoreRows*>& candidates, std::vector<size_t>& owner,
                               size_t& cols) {
-  std::vector<std::vector<float>> rows;
+  std::vector<float> flat;
   owner.clear();
+  cols = 0;
   for (size_t c = 0; c < candidates.size(); ++c)
     for (const auto& r : *candidates[c]) {
-      rows.push_back(r);
+      if (owner.empty()) cols = r.size();
+      if (r.size() != cols)
+        throw Error("auto-scheduler cost model: store feature rows of different lengths (" +
+                    std::to_string(r.size()) + " and " + std::to_string(cols) + ")");
+      flat.insert(flat.end(), r.begin(), r.end());
       owner.push_back(c);
     }
-  std::vector<size_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  return features::flatten_rows(rows, order, &cols);
+  return flat;
 }
 
 }  // namespace

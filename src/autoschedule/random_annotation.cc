@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 
-
 namespace tessera::autoschedule {
 
 namespace {
@@ -46,6 +45,35 @@ int64_t vector_width(int64_t n, int64_t lanes) {
   return 1;
 }
 
+// The schedule `params` gives without parallel loops or vectors (those do
+// not change extents).
+schedule::State bare_state(const Sketch& sketch, const SketchParams& params) {
+  SketchParams bare = params;
+  std::fill(bare.parallel.begin(), bare.parallel.end(), 0);
+  std::fill(bare.vectorize.begin(), bare.vectorize.end(), 0);
+  return instantiate(sketch, bare).replay(sketch.dag);
+}
+
+// choose_vectorize / choose_parallel on the bare state of `params`.
+void set_vectorize(const Sketch& sketch, const schedule::State& state, SketchParams& params) {
+  for (size_t i = 0; i < sketch.vectorize.size(); ++i) {
+    const int64_t e = loop_extent(state, sketch.vectorize[i].stage, sketch.vectorize[i].iter);
+    params.vectorize[i] = e >= 2 && e <= kMaxVectorizeExtent ? 1 : 0;
+  }
+}
+
+void set_parallel(const Sketch& sketch, const SketchContext& ctx, const schedule::State& state, SketchParams& params) {
+  const int64_t want = ctx.threads <= 1 ? 0 : ctx.threads * kParallelIterationsPerThread;
+  for (size_t i = 0; i < sketch.parallel.size(); ++i) {
+    const auto& site = sketch.parallel[i];
+    int k = 0;
+    int64_t product = 1;
+    while (want > 0 && product < want && k < static_cast<int>(site.iters.size()))
+      product *= loop_extent(state, site.stage, site.iters[k++]);
+    params.parallel[i] = k;
+  }
+}
+
 }  // namespace
 
 const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int count) {
@@ -60,38 +88,12 @@ const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int coun
   return it->second;
 }
 
-namespace {
-
-// The schedule `params` gives without parallel loops or vectors (those do
-// not change extents).
-schedule::State bare_state(const Sketch& sketch, const SketchParams& params) {
-  SketchParams bare = params;
-  std::fill(bare.parallel.begin(), bare.parallel.end(), 0);
-  std::fill(bare.vectorize.begin(), bare.vectorize.end(), 0);
-  return instantiate(sketch, bare).replay(sketch.dag);
-}
-
-}  // namespace
-
 void choose_vectorize(const Sketch& sketch, SketchParams& params) {
-  const schedule::State state = bare_state(sketch, params);
-  for (size_t i = 0; i < sketch.vectorize.size(); ++i) {
-    const int64_t e = loop_extent(state, sketch.vectorize[i].stage, sketch.vectorize[i].iter);
-    params.vectorize[i] = e >= 2 && e <= kMaxVectorizeExtent ? 1 : 0;
-  }
+  set_vectorize(sketch, bare_state(sketch, params), params);
 }
 
 void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParams& params) {
-  const schedule::State state = bare_state(sketch, params);
-  const int64_t want = ctx.threads <= 1 ? 0 : ctx.threads * kParallelIterationsPerThread;
-  for (size_t i = 0; i < sketch.parallel.size(); ++i) {
-    const auto& site = sketch.parallel[i];
-    int k = 0;
-    int64_t product = 1;
-    while (want > 0 && product < want && k < static_cast<int>(site.iters.size()))
-      product *= loop_extent(state, site.stage, site.iters[k++]);
-    params.parallel[i] = k;
-  }
+  set_parallel(sketch, ctx, bare_state(sketch, params), params);
 }
 
 SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng) {
@@ -122,8 +124,10 @@ SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::
   for (size_t i = 0; i < sketch.unroll.size(); ++i)
     p.unroll.push_back(auto_unroll_choices()[pick(auto_unroll_choices().size())]);
   for (const auto& l : sketch.locations) p.locations.push_back(static_cast<int>(pick(l.target_iters.size() + 1)));
-  choose_vectorize(sketch, p);
-  choose_parallel(sketch, ctx, p);
+  // Both choices read the same extents: one replay serves them.
+  const schedule::State state = bare_state(sketch, p);
+  set_vectorize(sketch, state, p);
+  set_parallel(sketch, ctx, state, p);
   return p;
 }
 

@@ -16,6 +16,7 @@ namespace tessera::autoschedule {
 namespace {
 
 constexpr size_t kBestMeasuredKept = 64;
+constexpr size_t kFeaturesKept = 4096;  // about a few generations of candidates
 constexpr float kUnlowerable = -std::numeric_limits<float>::max();
 
 const MutationKind kMutations[] = {MutationKind::TileSize, MutationKind::TileSize, MutationKind::AutoUnroll,
@@ -42,12 +43,17 @@ Candidate SketchPolicy::random_candidate() {
   return make(s, random_params(sketches_[s], ctx_, rng_));
 }
 
-StoreRows SketchPolicy::features_of(const schedule::Trace& trace) const {
+const StoreRows& SketchPolicy::features_of(const schedule::Trace& trace) {
+  std::string key = trace.dump();
+  if (auto it = features_.find(key); it != features_.end()) return it->second;
+  if (features_.size() >= kFeaturesKept) features_.clear();
+  StoreRows rows;
   try {
-    return features::store_features(tir::lower(dag_, trace));
+    rows = features::store_features(tir::lower(dag_, trace));
   } catch (const Error&) {
-    return {};
+    // An unlowerable schedule: no rows, and the search never picks it.
   }
+  return features_.emplace(std::move(key), std::move(rows)).first->second;
 }
 
 std::vector<float> SketchPolicy::scores(const std::vector<Candidate>& population) {

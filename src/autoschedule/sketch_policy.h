@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -46,8 +47,10 @@ class SketchPolicy {
   void mark_measured(const std::string& trace_text) { measured_.insert(trace_text); }
   size_t measured() const { return measured_.size(); }
 
-  // The per-store features of a candidate's lowered kernel; empty when it does not lower.
-  StoreRows features_of(const schedule::Trace& trace) const;
+  // The per-store features of a candidate's lowered kernel; empty when it
+  // does not lower. Kept per trace: survivors of a generation and measured
+  // candidates were lowered when they were scored.
+  const StoreRows& features_of(const schedule::Trace& trace);
 
  private:
   Candidate make(int sketch, SketchParams params) const;
@@ -62,6 +65,7 @@ class SketchPolicy {
   std::mt19937_64 rng_;
   std::vector<Sketch> sketches_;
   std::unordered_set<std::string> measured_;  // trace texts
+  std::unordered_map<std::string, StoreRows> features_;  // trace text -> features (bounded)
   std::vector<std::pair<double, Candidate>> best_measured_;  // (cost, candidate), fastest first
 };
 

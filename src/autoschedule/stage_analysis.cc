@@ -12,19 +12,6 @@ namespace {
 using schedule::Location;
 using schedule::State;
 
-// Every load in `stage`'s body of a tensor computed by stage `producer`.
-std::vector<const ir::TensorLoadNode*> loads_of(const State& state, int stage, int producer) {
-  std::vector<const ir::TensorLoadNode*> loads;
-  const ir::Tensor& t = state.stages()[stage].tensor;
-  if (!t->body) return loads;
-  ir::post_order_visit(t->body, [&](const ir::Expr& e) {
-    if (e.kind() != ir::ExprKind::TensorLoad) return;
-    const auto* load = static_cast<const ir::TensorLoadNode*>(e.get());
-    if (state.stage_of(load->tensor.get()) == producer) loads.push_back(load);
-  });
-  return loads;
-}
-
 // Every load in `stage`'s body.
 std::vector<const ir::TensorLoadNode*> loads_of_any(const State& state, int stage) {
   std::vector<const ir::TensorLoadNode*> loads;
@@ -36,12 +23,22 @@ std::vector<const ir::TensorLoadNode*> loads_of_any(const State& state, int stag
   return loads;
 }
 
+// Every load in `stage`'s body of a tensor computed by stage `producer`.
+std::vector<const ir::TensorLoadNode*> loads_of(const State& state, int stage, int producer) {
+  std::vector<const ir::TensorLoadNode*> loads = loads_of_any(state, stage);
+  std::erase_if(loads, [&](const ir::TensorLoadNode* l) { return state.stage_of(l->tensor.get()) != producer; });
+  return loads;
+}
+
 // The stages reading `stage` directly (inlined or not).
 std::vector<int> direct_consumers(const State& state, int stage) {
   std::vector<int> out;
-  for (size_t q = 0; q < state.stages().size(); ++q)
-    if (static_cast<int>(q) != stage && !loads_of(state, static_cast<int>(q), stage).empty())
+  for (size_t q = 0; q < state.stages().size(); ++q) {
+    if (static_cast<int>(q) == stage) continue;
+    const auto inputs = state.stages()[q].tensor->inputs();
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const ir::Tensor& t) { return state.stage_of(t.get()) == stage; }))
       out.push_back(static_cast<int>(q));
+  }
   return out;
 }
 
