@@ -242,6 +242,38 @@ static std::unique_ptr<OneDnnLayer::Impl> make_dense(const DenseParams& p, const
   }
 }
 
+static std::unique_ptr<OneDnnLayer::Impl> make_softmax(const SoftmaxParams& p, const float* input) {
+  const std::string what = fmt::format("oneDNN softmax (input {}x{})", p.rows, p.cols);
+  if (p.rows < 1 || p.cols < 1) throw Error(what + ": impossible shape");
+  try {
+    auto impl = std::make_unique<OneDnnLayer::Impl>();
+    const memory::desc md = plain_desc({p.rows, p.cols}, tag::nc);
+    const auto prop = dnnl::prop_kind::forward_inference;
+    using Softmax = dnnl::softmax_forward;
+#if DNNL_VERSION_MAJOR >= 3
+    Softmax::primitive_desc pd(impl->engine, prop, dnnl::algorithm::softmax_accurate, md, md, 1);
+#else
+    Softmax::desc desc(prop, md, 1);
+    Softmax::primitive_desc pd(desc, impl->engine);
+#endif
+    impl->primitive = Softmax(pd);
+    impl->implementation = pd.impl_info_str();
+    impl->args[DNNL_ARG_SRC] = impl->import(pd.src_desc(), md, input);
+    impl->args[DNNL_ARG_DST] = memory(pd.dst_desc(), impl->engine);
+    memory::desc scratchpad = pd.scratchpad_desc();
+    if (scratchpad.get_size() > 0) impl->args[DNNL_ARG_SCRATCHPAD] = memory(scratchpad, impl->engine);
+    impl->plain_dst = md;
+    // max, subtract, exp, sum, divide: what Tessera's softmax counts too.
+    impl->flop_count = 5.0 * p.rows * p.cols;
+    return impl;
+  } catch (const dnnl::error& e) {
+    throw Error(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+OneDnnSoftmax::OneDnnSoftmax(const SoftmaxParams& params, const float* input)
+    : OneDnnLayer(make_softmax(params, input)) {}
+
 OneDnnConv2d::OneDnnConv2d(const Conv2dParams& params, const float* input, const float* weight,
                            const float* bias)
     : OneDnnLayer(make_conv2d(params, input, weight, bias)), params_(params) {}

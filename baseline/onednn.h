@@ -1,6 +1,6 @@
 #pragma once
 // oneDNN as the named baseline of Tessera's benchmarks: fp32 forward inference
-// of conv2d and dense on the CPU.
+// of conv2d, dense and softmax on the CPU.
 //
 // oneDNN picks its own memory formats (format_tag::any), and the user's plain
 // NCHW / OIHW / (M,K) data is reordered into them once, at construction. run()
@@ -51,6 +51,11 @@ struct DenseParams {         // out(M, N) = in(M, K) x weight(N, K)^T (+ bias(N)
   double flop_count() const;
 };
 
+struct SoftmaxParams {       // out(R, C) = softmax of each row of in(R, C)
+  int64_t rows = 1;
+  int64_t cols = 0;
+};
+
 // One oneDNN primitive with its arguments already in oneDNN's formats.
 class OneDnnLayer {
  public:
@@ -91,6 +96,12 @@ class OneDnnDense : public OneDnnLayer {
 
  private:
   DenseParams params_;
+};
+
+class OneDnnSoftmax : public OneDnnLayer {
+ public:
+  // input: R*C, softmax over each row (the last axis).
+  OneDnnSoftmax(const SoftmaxParams& params, const float* input);
 };
 
 }  // namespace tessera::baseline

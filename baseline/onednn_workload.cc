@@ -39,7 +39,7 @@ void match_target_isa(const codegen::Target& target) {
   if (target.isa != codegen::Target::host().isa) set_max_isa(target.isa);
 }
 
-bool has_onednn_counterpart(const std::string& op) { return op == "conv2d" || op == "dense"; }
+bool has_onednn_counterpart(const std::string& op) { return op == "conv2d" || op == "dense" || op == "softmax"; }
 
 OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args) {
   if (op == "conv2d") {
@@ -73,8 +73,12 @@ OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args) {
     auto bias = random_array({p.out_features}, 3);
     return OneDnnDense(p, input.data(), weight.data(), p.bias ? bias.data() : nullptr);
   }
-  throw Error("--compare onednn: oneDNN has no counterpart of " + op +
-              " here (conv2d and dense only)");
+  if (op == "softmax") {
+    check_rank(op, "input (rows, columns)", args.input, 2);
+    auto input = random_array(args.input, 1);
+    return OneDnnSoftmax(SoftmaxParams{args.input[0], args.input[1]}, input.data());
+  }
+  throw Error("--compare onednn: oneDNN has no counterpart of " + op + " here (conv2d, dense and softmax only)");
 }
 
 }  // namespace tessera::baseline

@@ -11,7 +11,7 @@
 
 namespace tessera::baseline {
 
-// True for the ops oneDNN has a counterpart for here: conv2d and dense.
+// True for the ops oneDNN has a counterpart for here: conv2d, dense, softmax (2-D).
 bool has_onednn_counterpart(const std::string& op);
 
 // Holds oneDNN to the vector ISA of our target (set_max_isa), so that a

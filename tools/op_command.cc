@@ -106,7 +106,7 @@ int run_op(const OpCommandOptions& o) {
   const int threads = target.threads;
   if (o.repeat < 1) throw Error(fmt::format("--repeat {}: must be at least 1", o.repeat));
   if (!o.compare.empty() && !baseline::has_onednn_counterpart(o.op.op))
-    throw Error(fmt::format("--compare {}: only conv2d and dense have a oneDNN counterpart, not {}", o.compare,
+    throw Error(fmt::format("--compare {}: only conv2d, dense and softmax have a oneDNN counterpart, not {}", o.compare,
                             o.op.op));
   std::optional<schedule::Trace> trace_from_file;  // read first: a bad file fails before any output
   if (!o.schedule_file.empty()) trace_from_file = read_schedule(o.schedule_file);

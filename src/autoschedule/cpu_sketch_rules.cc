@@ -46,6 +46,49 @@ std::vector<std::pair<SketchBuilder, int>> AlwaysInline::apply(const SketchConte
   return {{std::move(n), stage - 1}};
 }
 
+SketchRule::Condition AddRfactor::condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const {
+  const schedule::Stage& s = b.stage(stage);
+  if (!s.tensor->is_reduction() || !s.loop_steps.empty() || s.location != schedule::Location::Root ||
+      needs_multi_level_tiling(b.state(), stage))
+    return Condition::Pass;
+  const auto reduce = names_of(s, ir::IterKind::Reduce);
+  const int64_t extent = s.iters[s.iter_index(reduce.back())].extent;
+  return extent >= 2 * ctx.target.vector_lanes() ? Condition::Apply : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> AddRfactor::apply(const SketchContext&, const SketchBuilder& b,
+                                                             int stage) const {
+  SketchBuilder n = b;
+  const schedule::Stage& s = b.stage(stage);
+  const std::string name = s.name(), axis = names_of(s, ir::IterKind::Reduce).back();
+  const std::string rf = schedule::rfactor_name(name), inner = schedule::rfactor_inner(axis);
+  // Lengths (a, b) of the slot: the rf stage keeps a * b partial results,
+  // a outer (parallel) and b inner (a vector) around the rest of the reduction.
+  const int slot = n.add_slot(TileSlot{rf, inner, s.iters[s.iter_index(axis)].extent, 2, false});
+  n.rfactor(name, axis, slot);
+  n.follow(rf, inner, slot, {1}, 1);
+  std::vector<std::string> outer, reduce;
+  for (const auto& it : n.stage(stage).iters) {
+    if (it.kind == ir::IterKind::Reduce) reduce.push_back(it.name);
+    else if (it.name != split_part(inner, 0) && it.name != split_part(inner, 1)) outer.push_back(it.name);
+  }
+  outer.push_back(split_part(inner, 0));
+  const auto order = concat({outer, reduce, {split_part(inner, 1)}});
+  n.add(schedule::ReorderStep{rf, order});
+  Sketch& sites = n.sites();
+  sites.parallel.push_back({rf, outer});
+  sites.vectorize.push_back({rf, split_part(inner, 1)});
+  sites.unroll.push_back({rf, order.front()});
+  // The partial results of one output row can be made where it is reduced.
+  std::vector<std::string> rows;
+  for (const auto& it : n.stage(stage + 1).iters)
+    if (it.kind == ir::IterKind::Spatial) rows.push_back(it.name);
+  if (!rows.empty()) sites.locations.push_back({rf, name, rows});
+  n.mark_structured(rf);
+  n.note(name + ": rfactor over " + axis + " into " + rf);
+  return {{std::move(n), stage - 1}};
+}
+
 SketchRule::Condition AddCacheWrite::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
   const auto& state = b.state();
   return needs_multi_level_tiling(state, stage) && elementwise_matched_consumer(state, stage) < 0 ? Condition::Apply
@@ -144,6 +187,7 @@ std::vector<std::pair<SketchBuilder, int>> MultiLevelTiling::apply(const SketchC
 SketchRules cpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
+  rules.push_back(std::make_unique<AddRfactor>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<MultiLevelTilingWithFusion>());
   rules.push_back(std::make_unique<MultiLevelTiling>());

@@ -2,17 +2,22 @@
 // The sketch rules for CPUs, in the order they are tried at each stage
 // (sketch_rule.h). Read as a spec:
 //  1. AlwaysInline: an elementwise stage that is not an output is inlined.
-//  2. AddCacheWrite: a stage that needs multi-level tiling and has no
+//  2. AddRfactor: a reduction without reuse (a row sum, a row max) whose
+//     innermost reduce axis fills vectors is factored over it: stage
+//     "<s>.rf" sums strided slices into a vector of partial results, in
+//     parallel over its outer part, and the stage sums that vector (both
+//     with and without; the factor is a tile slot).
+//  3. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (both with and without, the later rules derive the rest).
-//  3. MultiLevelTilingWithFusion: a stage that needs multi-level tiling and
+//  4. MultiLevelTilingWithFusion: a stage that needs multi-level tiling and
 //     has one elementwise consumer is tiled and computed inside the
 //     consumer's tiles (one sketch per fusion level, 1 and 2).
-//  4. MultiLevelTiling: a stage that needs multi-level tiling is tiled
+//  5. MultiLevelTiling: a stage that needs multi-level tiling is tiled
 //     "SSRSRS": every spatial axis split in 4, every reduce axis in 2,
 //     ordered S0 S1 R0 S2 R1 S3 (outer tiles parallel, the innermost
 //     spatial tile vectorized and kept in registers).
-//  5. SkipStage: anything else keeps its loops; annotation parallelises and
+//  6. SkipStage: anything else keeps its loops; annotation parallelises and
 //     vectorizes it, and may move it into its consumer's loops.
 #include "autoschedule/sketch_rule.h"
 
@@ -22,6 +27,13 @@ class AlwaysInline : public SketchRule {
  public:
   std::string name() const override { return "always-inline"; }
   Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
+
+class AddRfactor : public SketchRule {
+ public:
+  std::string name() const override { return "add-rfactor"; }
+  Condition condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
   std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
 };
 

@@ -72,6 +72,9 @@ std::string Sketch::print() const {
                      for (size_t i = 0; i < s.groups.size(); ++i) out << (i ? ", " : "") << s.groups[i];
                      out << "]\n";
                    },
+                   [&](const TiledRfactor& s) {
+                     out << "  rfactor " << s.stage << " " << s.axis << " by the product of tile " << s.slot << "\n";
+                   },
                },
                step);
   }
@@ -141,6 +144,11 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
                    [&](const TiledSplit& s) { t.split(s.stage, s.iter, params.tiles.at(s.slot)); },
                    [&](const FollowSplit& s) {
                      t.split(s.stage, s.iter, grouped_lengths(params.tiles.at(s.slot), s.groups, s.skip));
+                   },
+                   [&](const TiledRfactor& s) {
+                     int64_t factor = 1;
+                     for (int64_t l : params.tiles.at(s.slot)) factor *= l;
+                     t.rfactor(s.stage, s.axis, factor);
                    },
                },
                step);

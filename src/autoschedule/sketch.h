@@ -42,7 +42,12 @@ struct FollowSplit {
   std::vector<int> groups;
   int skip = 0;
 };
-using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit>;
+// An rfactor whose factor is the product of a tile slot's lengths.
+struct TiledRfactor {
+  std::string stage, axis;
+  int slot = 0;
+};
+using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit, TiledRfactor>;
 
 // Outer loops (outermost first, adjacent) of a root stage: the first k are
 // fused into one parallel loop.

@@ -32,6 +32,11 @@ void SketchBuilder::follow(const std::string& stage, const std::string& iter, in
   sketch_.steps.push_back(FollowSplit{stage, iter, slot, std::move(groups), skip});
 }
 
+void SketchBuilder::rfactor(const std::string& stage, const std::string& axis, int slot) {
+  schedule::apply(state_, schedule::RfactorStep{stage, axis, 1});
+  sketch_.steps.push_back(TiledRfactor{stage, axis, slot});
+}
+
 bool SketchBuilder::structured(const std::string& stage) const {
   return std::find(structured_.begin(), structured_.end(), stage) != structured_.end();
 }

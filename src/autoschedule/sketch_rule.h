@@ -33,6 +33,9 @@ class SketchBuilder {
   int add_slot(TileSlot slot);
   // Splits `iter` by products of groups of a slot's lengths (FollowSplit).
   void follow(const std::string& stage, const std::string& iter, int slot, std::vector<int> groups, int skip = 0);
+  // Factors the reduction of `stage` over `axis` by the product of a slot's
+  // lengths (TiledRfactor): stage "<stage>.rf" comes before it.
+  void rfactor(const std::string& stage, const std::string& axis, int slot);
   void note(std::string rule) { sketch_.rules.push_back(std::move(rule)); }
   Sketch& sites() { return sketch_; }
   // Stages whose annotation sites a rule has chosen; the rest get the plain ones.

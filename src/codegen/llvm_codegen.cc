@@ -10,6 +10,7 @@
 
 #include "tir/lower.h"
 
+#include <limits>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -541,17 +542,48 @@ class KernelEmitter {
     return phi;
   }
 
+  // exp in vector registers: llvm.exp of a vector becomes one libm call per
+  // lane. exp(x) = 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2
+  // (ln 2 in two parts, so r is exact), |r| <= ln 2 / 2, e^r by a degree-7
+  // polynomial (Cephes' expf coefficients: relative error ~1e-7), 2^n made
+  // in the exponent bits. Below -87.33 the result is 0 (libm gives
+  // denormals), above 88.72 +inf, NaN stays NaN.
+  llvm::Value* fast_exp(llvm::Value* x) {
+    llvm::Type* ft = x->getType();
+    llvm::Type* it = ft->getWithNewType(b_.getInt32Ty());
+    auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
+    auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* add) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ft}, {a, m, add});
+    };
+    const double lo = -87.33654, hi = 88.72283;
+    llvm::Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(lo));
+    xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, c(hi));
+    llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(xc, c(1.44269504088896341)));
+    n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, n, c(127.0));  // 2^128 is no float
+    llvm::Value* r = fma(n, c(-0.693359375), xc);
+    r = fma(n, c(2.12194440e-4), r);
+    llvm::Value* p = c(1.9875691500e-4);
+    for (double k : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
+      p = fma(p, r, c(k));
+    llvm::Value* er = fma(p, b_.CreateFMul(r, r), b_.CreateFAdd(r, c(1.0)));
+    llvm::Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, it), llvm::ConstantInt::get(it, 127)), 23);
+    llvm::Value* e = b_.CreateFMul(er, b_.CreateBitCast(bits, ft));
+    e = b_.CreateSelect(b_.CreateFCmpOLT(x, c(lo)), c(0.0), e);
+    e = b_.CreateSelect(b_.CreateFCmpOGT(x, c(hi)), c(std::numeric_limits<float>::infinity()), e);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, e);
+  }
+
   llvm::Value* call(const ir::CallNode* n) {
     if (n->args.size() != 1) throw Error("codegen: call to '" + n->name + "' expects one argument");
     llvm::Value* x = convert(expr(n->args[0]), b_.getFloatTy());
     const std::string& f = n->name;
-    if (f == "exp") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+    if (f == "exp") return fast_exp(x);
     if (f == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
     if (f == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     if (f == "fabs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     if (f == "sigmoid") {
       llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
-      llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+      llvm::Value* e = fast_exp(b_.CreateFNeg(x));
       return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
     }
     if (f == "tanh") {

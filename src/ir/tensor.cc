@@ -80,16 +80,14 @@ Expr load(const Tensor& t, std::vector<Expr> indices) {
   return Expr(std::make_shared<const TensorLoadNode>(t, std::move(indices)));
 }
 
-namespace {
-Expr make_reduce(ReduceKind k, Expr source, std::vector<IterVar> axes) {
+Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes) {
   for (auto& a : axes) a.kind = IterKind::Reduce;
   return Expr(std::make_shared<const ReduceNode>(k, std::move(source), std::move(axes)));
 }
-}  // namespace
 
-Expr sum(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Sum, std::move(source), std::move(axes)); }
-Expr reduce_max(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Max, std::move(source), std::move(axes)); }
-Expr reduce_min(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceKind::Min, std::move(source), std::move(axes)); }
+Expr sum(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Sum, std::move(source), std::move(axes)); }
+Expr reduce_max(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Max, std::move(source), std::move(axes)); }
+Expr reduce_min(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Min, std::move(source), std::move(axes)); }
 
 Expr reduce_identity(ReduceKind k) {
   switch (k) {

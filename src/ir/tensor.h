@@ -76,6 +76,7 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
                std::map<std::string, std::string> attrs = {});
 
 Expr load(const Tensor& t, std::vector<Expr> indices);
+Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);
 Expr sum(Expr source, std::vector<IterVar> axes);
 Expr reduce_max(Expr source, std::vector<IterVar> axes);
 Expr reduce_min(Expr source, std::vector<IterVar> axes);

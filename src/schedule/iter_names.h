@@ -1,7 +1,9 @@
 #pragma once
 // How schedule steps name what they make, in one place. A split of "ow" into
 // N lengths makes "ow.0" (the outer loop) to "ow.N"; a fuse of "n" and "c"
-// makes "n@c"; cache_write of stage "conv" makes the stage "conv.local".
+// makes "n@c"; cache_write of stage "conv" makes the stage "conv.local";
+// rfactor of stage "sum" over axis "k" makes stage "sum.rf" and the
+// iterators "k_o" and "k_i".
 // Hand-written schedules and templates build names with these functions,
 // never by spelling the separators.
 #include <cstddef>
@@ -19,5 +21,9 @@ inline std::string fused_name(const std::vector<std::string>& iters) {
 }
 
 inline std::string cache_write_name(const std::string& stage) { return stage + ".local"; }
+
+inline std::string rfactor_name(const std::string& stage) { return stage + ".rf"; }
+inline std::string rfactor_outer(const std::string& axis) { return axis + "_o"; }
+inline std::string rfactor_inner(const std::string& axis) { return axis + "_i"; }
 
 }  // namespace tessera::schedule

@@ -156,7 +156,7 @@ void Stage::fuse(const FuseStep& st) {
 void Stage::annotate(const AnnotateStep& st) {
   Iterator& it = iters[iter_index(st.iter)];
   // Iterations of a reduction add into the same outputs: in parallel they
-  // race (that takes an rfactor, which Tessera does not have).
+  // race (an rfactor makes the partial results independent first).
   if (st.annotation == Annotation::Parallel && it.kind == ir::IterKind::Reduce)
     throw Error("annotate " + name() + "." + st.iter + ": a reduce iterator cannot run in parallel");
   it.annotation = st.annotation;

@@ -41,13 +41,23 @@ struct ComputeRootStep {
 struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a local buffer
   std::string stage;
 };
+// Splits reduce axis `axis` of a stage into axis_o (outer) and axis_i of
+// length `factor`, and factors the reduction in two: stage "<stage>.rf"
+// keeps axis_i as its last spatial axis and reduces over the rest; the
+// stage itself reduces the rf stage over axis_i. The partial results of the
+// rf stage are independent, so its reduction can run in parallel or in
+// vector lanes.
+struct RfactorStep {
+  std::string stage, axis;
+  int64_t factor = 1;
+};
 struct PragmaStep {      // "auto_unroll_max_step$N": unroll inner loops of up to N iterations
   std::string stage, iter;
   std::string pragma;
 };
 
 using Step = std::variant<SplitStep, ReorderStep, FuseStep, AnnotateStep, ComputeAtStep,
-                          ComputeInlineStep, ComputeRootStep, CacheWriteStep, PragmaStep>;
+                          ComputeInlineStep, ComputeRootStep, CacheWriteStep, RfactorStep, PragmaStep>;
 
 
 }  // namespace tessera::schedule

@@ -35,8 +35,10 @@ std::vector<Case> cases() {
       {"dense", ops::dense_workload({4, 64}, {48, 64}), 3},
       {"dense_bias_relu", ops::dense_workload({4, 64}, {48, 64}, bias_relu), 2},
       {"batch_matmul", ops::batch_matmul_workload({2, 12, 32}, {2, 20, 32}), 3},
-      // row reductions without reuse: every stage keeps its loops
-      {"softmax", ops::softmax_workload({6, 100}), 1},
+      // row reductions without reuse, each rfactored or not: 2 x 2
+      {"softmax", ops::softmax_workload({6, 100}), 4},
+      // rows of 64 fill two vectors on every x86 target: factored over w, h stays a reduction of the rf stage
+      {"global_avg_pool_long_rows", ops::global_avg_pool2d_workload({1, 4, 3, 64}), 2},
   };
 }
 
@@ -67,6 +69,22 @@ TEST(SketchGeneration, OutputConvolutionGetsCacheWriteFusionAndPlainTiling) {
   // Spatial axes (n, c, h, w) split in 4, reduce axes (rc, ry, rx) in 2.
   EXPECT_EQ(sketches[2].tiles.size(), 7u);
   EXPECT_NE(sketches[2].print().find("[?, ?, ?]"), std::string::npos);
+}
+
+TEST(SketchGeneration, RowReductionsAreRfactoredIntoVectorsOfPartialResults) {
+  const auto sketches = generate_sketches(ops::softmax_workload({6, 100}).dag, context(2));
+  ASSERT_EQ(sketches.size(), 4u);
+  const std::string both = sketches[0].print(), none = sketches[3].print();
+  for (const char* stage : {"T_softmax_maxelem", "T_softmax_expsum"}) {
+    EXPECT_NE(both.find(std::string("rfactor ") + stage + " k by the product of tile"), std::string::npos) << both;
+    EXPECT_NE(both.find(std::string("vectorize? ") + stage + ".rf k_i.1"), std::string::npos) << both;
+    EXPECT_NE(both.find(std::string("parallel? ") + stage + ".rf fusing some of [i0, k_i.0]"), std::string::npos)
+        << both;
+  }
+  EXPECT_EQ(none.find("rfactor"), std::string::npos) << none;
+  // A short reduce axis (7 < two vectors) is not worth factoring.
+  for (const auto& sk : generate_sketches(ops::global_avg_pool2d_workload({1, 32, 7, 7}).dag, context(2)))
+    EXPECT_EQ(sk.print().find("rfactor"), std::string::npos) << sk.print();
 }
 
 TEST(StageAnalysis, ReuseAndElementwiseConsumers) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <regex>
 #include <thread>
 #include <tuple>
@@ -247,6 +248,37 @@ TEST(CodegenLLVM, MathCallsMaxAndSelectMatchReference) {
       ASSERT_NEAR(arrays[4][x], std::tanh(v), 1e-6f);
       ASSERT_NEAR(arrays[5][x], 1.0f / (1.0f + std::exp(-v)), 1e-6f);
       ASSERT_NEAR(arrays[6][x], std::log(std::sqrt(std::fabs(v)) + 1.0f), 1e-6f);
+    }
+  }
+}
+
+// exp runs in vector registers by a polynomial (not libm lane by lane): it
+// must stay within a few ulp of std::exp over the whole float range, flush
+// to 0 / +inf at the ends, and keep NaN, in scalar and vector code alike.
+TEST(CodegenLLVM, ExpIsAccurateOverTheWholeRangeInScalarAndVectorCode) {
+  std::vector<float> xs;
+  for (float x = -100.f; x <= 100.f; x += 0.0731f) xs.push_back(x);
+  for (float x : {0.f, -0.f, 1e-30f, -87.33f, -87.34f, 88.72f, 88.73f, 88.7f, 87.9f, -0.5f * 0.6931472f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()})
+    xs.push_back(x);
+  while (xs.size() % 16) xs.push_back(1.f);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor A = ir::placeholder({n}, "A"), E = ir::placeholder({n}, "E");
+  Var i("i");
+  for (ForKind kind : {ForKind::Serial, ForKind::Vectorized}) {
+    Var o("o");
+    Stmt store = tir::make_store(E, {o * 16 + i}, ir::exp(at(A, {o * 16 + i})));
+    auto f = kernel({A, E}, loop(o, n / 16, loop(i, 16, store, kind)));
+    NDArray a({n}), e({n});
+    for (int64_t x = 0; x < n; ++x) a[x] = xs[x];
+    run(f, {&a, &e});
+    for (int64_t x = 0; x < n; ++x) {
+      const float v = xs[x], want = std::exp(v), got = e[x];
+      if (std::isnan(v)) ASSERT_TRUE(std::isnan(got));
+      else if (v < -87.33654f) ASSERT_EQ(got, 0.f) << v;
+      else if (v > 88.72283f) ASSERT_EQ(got, std::numeric_limits<float>::infinity()) << v;
+      else ASSERT_NEAR(got, want, 3e-7 * want + 1e-37) << "exp(" << v << ")";
     }
   }
 }

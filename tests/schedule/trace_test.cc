@@ -4,6 +4,7 @@
 #include "ops/workloads.h"
 #include "schedule/default_schedule.h"
 #include "schedule/manual_schedule.h"
+#include "testing/check.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
 #include "tir/printer.h"
@@ -34,6 +35,7 @@ TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
   t.split("C", "i", {4, 2}).reorder("C", {"i.0", "i.2", "i.1"}).fuse("C", {"i.0", "i.2"});
   t.annotate("C", "i.1", Annotation::Vectorize).parallel("C", "x").unroll("C", "y");
   t.compute_at("B", "C", "x").compute_inline("A").compute_root("B").cache_write("C");
+  t.rfactor("D", "k", 4);
   t.pragma("C", "x", "auto_unroll_max_step$16");
   Trace back = Trace::from_json(t.to_json());
   ASSERT_EQ(back.steps().size(), t.steps().size());
@@ -80,10 +82,28 @@ TEST(ScheduleTrace, BadStepsAreErrorsThatNameTheirInput) {
   EXPECT_NE(message(Trace().compute_inline("T_dense")).find("reduction"), std::string::npos);
   EXPECT_NE(message(Trace().split("T_dense", "i", {2}).cache_write("T_dense")).find("before its loops"),
             std::string::npos);
+  EXPECT_NE(message(Trace().rfactor("T_dense", "k", 3)).find("factor 3 does not divide the extent 8 of 'k'"),
+            std::string::npos);
+  EXPECT_NE(message(Trace().rfactor("T_dense", "i", 2)).find("no reduce axis 'i' (it has k)"), std::string::npos);
+  EXPECT_NE(message(Trace().split("T_dense", "k", {2}).rfactor("T_dense", "k", 2)).find("before its loops"),
+            std::string::npos);
   EXPECT_NE(message(Trace().pragma("T_dense", "i", "unroll_everything")).find("unknown pragma"), std::string::npos);
   EXPECT_THROW(Trace::parse("{not json"), Error);
   EXPECT_THROW(Trace::parse(R"([{"step": "split", "stage": "T_dense"}])"), Error);
   EXPECT_THROW(Trace::parse(R"([{"step": "teleport", "stage": "T_dense"}])"), Error);
+}
+
+// rfactor: the partial sums of k_i are independent, so they may run in
+// parallel (a reduce loop may not); the result is still the dense product.
+TEST(ScheduleTrace, RfactorSplitsAReductionIntoIndependentPartialResults) {
+  auto w = ops::dense_workload({2, 64}, {3, 64});
+  Trace t;
+  t.rfactor("T_dense", "k", 16).reorder("T_dense.rf", {"k_i", "i", "j", "k_o"}).parallel("T_dense.rf", "k_i");
+  State s = t.replay(w.dag);
+  EXPECT_EQ(s.print(), "T_dense.rf: k_i[16]{parallel} i[2] j[3] k_o[4]r\nT_dense: i[2] j[3] k_i[16]r\n");
+  const auto r = testing::check_schedule(w, t, 2);
+  EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
+  EXPECT_THROW(Trace().rfactor("T_dense", "k", 16).parallel("T_dense", "k_i").replay(w.dag), Error);
 }
 
 TEST(ScheduleDefault, ExistsForEveryKindOfDag) {
