@@ -1,6 +1,8 @@
 #include "autoschedule/cpu_sketch_rules.h"
 
 #include "autoschedule/stage_analysis.h"
+#include <optional>
+
 #include "schedule/iter_names.h"
 
 namespace tessera::autoschedule {
@@ -87,6 +89,42 @@ std::vector<std::pair<SketchBuilder, int>> AddRfactor::apply(const SketchContext
   n.mark_structured(rf);
   n.note(name + ": rfactor over " + axis + " into " + rf);
   return {{std::move(n), stage - 1}};
+}
+
+namespace {
+
+// The strided input a cache read pays for, if any.
+std::optional<StridedInput> cache_read_candidate(const schedule::State& state, int stage) {
+  const schedule::Stage& s = state.stages()[stage];
+  // A cache write's local stage is one this rule has seen already, as the stage it came from.
+  const auto scope = s.tensor->attrs.find("scope");
+  if (!s.loop_steps.empty() || s.location != schedule::Location::Root || !needs_multi_level_tiling(state, stage) ||
+      (scope != s.tensor->attrs.end() && scope->second == "local"))
+    return std::nullopt;
+  for (const auto& in : strided_inputs(state, stage))
+    if (in.reuse >= kMinCacheReadReuse) return in;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SketchRule::Condition AddCacheRead::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  return cache_read_candidate(b.state(), stage) ? Condition::Apply : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> AddCacheRead::apply(const SketchContext&, const SketchBuilder& b,
+                                                               int stage) const {
+  const StridedInput in = *cache_read_candidate(b.state(), stage);
+  std::vector<int> layout;
+  for (size_t d = 0; d < in.tensor->shape.size(); ++d)
+    if (d != in.dim) layout.push_back(static_cast<int>(d));
+  layout.push_back(static_cast<int>(in.dim));
+  SketchBuilder n = b;
+  const std::string name = b.stage(stage).name();
+  n.add(schedule::CacheReadStep{name, in.tensor->name, layout});
+  n.note(name + ": reads " + schedule::cache_read_name(in.tensor->name) + ", a copy of " + in.tensor->name +
+         " with dimension " + std::to_string(in.dim) + " last");
+  return {{std::move(n), stage + 1}};  // the stage moved up by one; its tiling rules come next
 }
 
 SketchRule::Condition AddCacheWrite::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
@@ -188,6 +226,7 @@ SketchRules cpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
   rules.push_back(std::make_unique<AddRfactor>());
+  rules.push_back(std::make_unique<AddCacheRead>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<MultiLevelTilingWithFusion>());
   rules.push_back(std::make_unique<MultiLevelTiling>());

@@ -7,17 +7,22 @@
 //     "<s>.rf" sums strided slices into a vector of partial results, in
 //     parallel over its outer part, and the stage sums that vector (both
 //     with and without; the factor is a tile slot).
-//  3. AddCacheWrite: a stage that needs multi-level tiling and has no
+//  3. AddCacheRead: a stage that needs multi-level tiling and reads an
+//     input with a stride along the axis it vectorizes, reusing each
+//     element for at least kMinCacheReadReuse outputs, reads a copy with
+//     that dimension last (both with and without; the copy may be made
+//     inside the stage's outer tiles, a packed tile).
+//  4. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (both with and without, the later rules derive the rest).
-//  4. MultiLevelTilingWithFusion: a stage that needs multi-level tiling and
+//  5. MultiLevelTilingWithFusion: a stage that needs multi-level tiling and
 //     has one elementwise consumer is tiled and computed inside the
 //     consumer's tiles (one sketch per fusion level, 1 and 2).
-//  5. MultiLevelTiling: a stage that needs multi-level tiling is tiled
+//  6. MultiLevelTiling: a stage that needs multi-level tiling is tiled
 //     "SSRSRS": every spatial axis split in 4, every reduce axis in 2,
 //     ordered S0 S1 R0 S2 R1 S3 (outer tiles parallel, the innermost
 //     spatial tile vectorized and kept in registers).
-//  6. SkipStage: anything else keeps its loops; annotation parallelises and
+//  7. SkipStage: anything else keeps its loops; annotation parallelises and
 //     vectorizes it, and may move it into its consumer's loops.
 #include "autoschedule/sketch_rule.h"
 
@@ -34,6 +39,17 @@ class AddRfactor : public SketchRule {
  public:
   std::string name() const override { return "add-rfactor"; }
   Condition condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
+
+// The copy costs a read and a write per element: it pays when the
+// element serves several outputs.
+inline constexpr int64_t kMinCacheReadReuse = 4;
+
+class AddCacheRead : public SketchRule {
+ public:
+  std::string name() const override { return "add-cache-read"; }
+  Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
   std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
 };
 

@@ -37,7 +37,8 @@ void add_plain_sites(SketchBuilder& b, int stage) {
 }
 
 // Root or inside one of the consumer's outer spatial loops (not its innermost
-// loop, which is the vector loop or the reduction).
+// loop, which is the vector loop or the reduction), or, when the consumer is
+// computed inside another stage's loops, inside one of those.
 void add_location_site(SketchBuilder& b, int stage) {
   const auto& state = b.state();
   const schedule::Stage& s = state.stages()[stage];
@@ -46,6 +47,17 @@ void add_location_site(SketchBuilder& b, int stage) {
   if (cs.size() != 1) return;
   const schedule::Stage& c = state.stages()[cs[0]];
   std::vector<std::string> iters;
+  if (c.location == Location::At) {
+    // The consumer is computed in another stage's tiles: those loops, down
+    // to the consumer's own.
+    const schedule::Stage& outer = state.stage(c.attach_stage);
+    for (const auto& it : outer.iters) {
+      iters.push_back(it.name);
+      if (it.name == c.attach_iter) break;
+    }
+    b.sites().locations.push_back({s.name(), outer.name(), iters});
+    return;
+  }
   for (size_t i = 0; i + 1 < c.iters.size(); ++i) {
     if (c.iters[i].kind != ir::IterKind::Spatial) break;
     iters.push_back(c.iters[i].name);

@@ -18,7 +18,7 @@ template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
 // fields in the order a schedule is read.
 std::string step_text(const nlohmann::json& j) {
   std::string s = j.at("step").get<std::string>() + " " + j.at("stage").get<std::string>();
-  for (const char* key : {"iter", "iters", "lengths", "order", "annotation", "target_stage", "target_iter", "pragma"})
+  for (const char* key : {"tensor", "layout", "iter", "iters", "lengths", "order", "annotation", "target_stage", "target_iter", "pragma"})
     if (j.contains(key)) s += " " + (j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
   return s;
 }

@@ -86,7 +86,7 @@ std::vector<int> consumers(const State& state, int stage) {
 
 bool is_strictly_inlineable(const State& state, int stage) {
   const ir::Tensor& t = state.stages()[stage].tensor;
-  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage)) return false;
+  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || t->tag == "cache_read") return false;
   bool calls = false;
   ir::post_order_visit(t->body, [&](const ir::Expr& e) { calls = calls || e.kind() == ir::ExprKind::Call; });
   return !calls;
@@ -104,6 +104,28 @@ bool needs_multi_level_tiling(const State& state, int stage) {
     }
   }
   return false;
+}
+
+std::vector<StridedInput> strided_inputs(const State& state, int stage) {
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  std::vector<StridedInput> out;
+  if (t->axes.empty()) return out;
+  const ir::Var& inner = t->axes.back().var;
+  for (const auto* load : loads_of_any(state, stage)) {
+    if (!load->tensor->is_placeholder()) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const StridedInput& s) { return s.tensor == load->tensor; })) continue;
+    const auto& idx = load->indices;
+    for (size_t d = 0; d + 1 < idx.size(); ++d) {
+      if (!ir::uses_var(idx[d], inner)) continue;
+      int64_t reuse = 1;
+      for (const auto& axis : t->axes)
+        if (std::none_of(idx.begin(), idx.end(), [&](const ir::Expr& e) { return ir::uses_var(e, axis.var); }))
+          reuse *= axis.extent;
+      out.push_back({load->tensor, d, reuse});
+      break;
+    }
+  }
+  return out;
 }
 
 int elementwise_matched_consumer(const State& state, int stage) {

@@ -16,7 +16,8 @@ bool is_output(const schedule::State& state, int stage);
 std::vector<int> consumers(const schedule::State& state, int stage);
 
 // Inlining always pays: no reduction, not an output, no transcendental call
-// (an inlined exp would run once per consumer element, not once per element).
+// (an inlined exp would run once per consumer element, not once per element),
+// not a cache_read copy (made to be computed).
 bool is_strictly_inlineable(const schedule::State& state, int stage);
 
 // A reduction that reuses its inputs: some input is not indexed by every
@@ -24,6 +25,18 @@ bool is_strictly_inlineable(const schedule::State& state, int stage);
 // value serves several outputs and tiling keeps it in registers and caches.
 // A row reduction (softmax's sum) reads every input element once: no reuse.
 bool needs_multi_level_tiling(const schedule::State& state, int stage);
+
+// An input of the stage (a placeholder it loads directly) that it reads
+// with a stride along its innermost spatial axis, the axis multi-level
+// tiling vectorizes: that axis indexes dimension `dim`, not the input's
+// last. `reuse` is how many outputs read each element (the product of the
+// spatial extents that do not index it).
+struct StridedInput {
+  ir::Tensor tensor;
+  size_t dim = 0;
+  int64_t reuse = 1;
+};
+std::vector<StridedInput> strided_inputs(const schedule::State& state, int stage);
 
 // The one consumer that reads `stage` elementwise: the same iteration space,
 // every load of the stage indexed by its own axes in order, possibly through

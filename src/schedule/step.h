@@ -41,6 +41,15 @@ struct ComputeRootStep {
 struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a local buffer
   std::string stage;
 };
+// Adds stage "<tensor>.cache" that copies `tensor` (an input of `stage`)
+// with its dimensions in the order `layout` (cache[d...] holds
+// tensor[...] where cache dimension i is tensor dimension layout[i]); the
+// stage reads the copy instead. Computed inside the stage's tiles, the copy
+// is a packed tile: what was a strided read becomes a contiguous one.
+struct CacheReadStep {
+  std::string stage, tensor;
+  std::vector<int> layout;
+};
 // Splits reduce axis `axis` of a stage into axis_o (outer) and axis_i of
 // length `factor`, and factors the reduction in two: stage "<stage>.rf"
 // keeps axis_i as its last spatial axis and reduces over the rest; the
@@ -57,7 +66,8 @@ struct PragmaStep {      // "auto_unroll_max_step$N": unroll inner loops of up t
 };
 
 using Step = std::variant<SplitStep, ReorderStep, FuseStep, AnnotateStep, ComputeAtStep,
-                          ComputeInlineStep, ComputeRootStep, CacheWriteStep, RfactorStep, PragmaStep>;
+                          ComputeInlineStep, ComputeRootStep, CacheWriteStep, CacheReadStep, RfactorStep,
+                          PragmaStep>;
 
 
 }  // namespace tessera::schedule

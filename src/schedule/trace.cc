@@ -5,6 +5,7 @@
 
 #include "ir/functor.h"
 #include "schedule/iter_names.h"
+#include "schedule/stage_steps.h"
 #include "support/bounded_json.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
@@ -91,102 +92,6 @@ void apply_compute_inline(State& state, const ComputeInlineStep& st) {
   s.location = Location::Inlined;
 }
 
-// The stage's axis names, in order.
-std::vector<std::string> axis_names(const ir::TensorNode& t) {
-  std::vector<std::string> names;
-  for (const auto& a : t.axes) names.push_back(a.var.name());
-  return names;
-}
-
-// Stage `idx` computes `replacement` instead (where it did, and for the
-// stage's readers), and a new stage computing `producer` comes before it.
-void replace_stage(State& state, int idx, const ir::Tensor& replacement, const ir::Tensor& producer) {
-  const Stage& old = state.stages()[idx];
-  Stage s = make_stage(replacement);
-  s.location = old.location;
-  s.attach_stage = old.attach_stage;
-  s.attach_iter = old.attach_iter;
-  state.stages()[idx] = s;
-  state.alias(replacement.get(), idx);
-  state.insert_stage(idx, make_stage(producer));
-}
-
-void apply_cache_write(State& state, const CacheWriteStep& st) {
-  int idx = state.stage_index(st.stage);
-  Stage& s = state.stages()[idx];
-  if (!s.loop_steps.empty())
-    throw Error("cache_write of " + support::quoted(st.stage) + " must come before its loops are transformed");
-  const ir::Tensor original = s.tensor;
-
-  auto local = std::make_shared<ir::TensorNode>(*original);
-  local->name = cache_write_name(original->name);
-  local->attrs["scope"] = "local";
-  ir::Tensor local_tensor = local;
-  ir::Tensor copy = ir::compute(
-      original->shape,
-      [&](const std::vector<ir::Var>& v) {
-        return ir::load(local_tensor, std::vector<ir::Expr>(v.begin(), v.end()));
-      },
-      original->name, original->tag, axis_names(*original), original->attrs);
-  replace_stage(state, idx, copy, local_tensor);
-}
-
-void apply_rfactor(State& state, const RfactorStep& st) {
-  const int idx = state.stage_index(st.stage);
-  const std::string what = "rfactor of " + support::quoted(st.stage);
-  if (!state.stages()[idx].loop_steps.empty()) throw Error(what + " must come before its loops are transformed");
-  const ir::Tensor original = state.stages()[idx].tensor;
-  const auto* red = original->body.as<ir::ReduceNode>();
-  if (!red) throw Error(what + ": the stage is not a reduction");
-  size_t k = red->axes.size();
-  std::string have;
-  for (size_t i = 0; i < red->axes.size(); ++i) {
-    if (red->axes[i].var.name() == st.axis) k = i;
-    have += (have.empty() ? "" : ", ") + red->axes[i].var.name();
-  }
-  if (k == red->axes.size()) throw Error(what + ": no reduce axis " + support::quoted(st.axis) + " (it has " + have + ")");
-  const int64_t extent = red->axes[k].extent;
-  if (st.factor < 1 || extent % st.factor != 0)
-    throw Error(what + ": factor " + std::to_string(st.factor) + " does not divide the extent " +
-                std::to_string(extent) + " of " + support::quoted(st.axis));
-
-  // stage.rf(axes.., axis_i) = reduce over axis_o and the other reduce axes,
-  // with axis = axis_o * factor + axis_i (fresh reduce variables: each
-  // stage owns its loops).
-  std::vector<int64_t> rf_shape = original->shape;
-  rf_shape.push_back(st.factor);
-  std::vector<std::string> rf_names = axis_names(*original);
-  rf_names.push_back(rfactor_inner(st.axis));
-  const ir::Tensor rf = ir::compute(
-      rf_shape,
-      [&](const std::vector<ir::Var>& v) {
-        ir::VarMap map;
-        for (size_t d = 0; d < original->axes.size(); ++d) map[original->axes[d].var] = v[d];
-        std::vector<ir::IterVar> axes;
-        for (size_t i = 0; i < red->axes.size(); ++i) {
-          if (i == k) {
-            axes.push_back(ir::reduce_axis(extent / st.factor, rfactor_outer(st.axis)));
-            map[red->axes[i].var] = axes.back().var * ir::make_int(st.factor) + v.back();
-          } else {
-            axes.push_back(ir::reduce_axis(red->axes[i].extent, red->axes[i].var.name()));
-            map[red->axes[i].var] = axes.back().var;
-          }
-        }
-        return ir::reduce(red->combiner, ir::substitute(red->source, map), axes);
-      },
-      rfactor_name(original->name), original->tag, rf_names, original->attrs);
-  const ir::Tensor combined = ir::compute(
-      original->shape,
-      [&](const std::vector<ir::Var>& v) {
-        const ir::IterVar inner = ir::reduce_axis(st.factor, rfactor_inner(st.axis));
-        std::vector<ir::Expr> at(v.begin(), v.end());
-        at.push_back(inner.var);
-        return ir::reduce(red->combiner, ir::load(rf, at), {inner});
-      },
-      original->name, original->tag, axis_names(*original), original->attrs);
-  replace_stage(state, idx, combined, rf);
-}
-
 void apply_pragma(State& state, const PragmaStep& st) {
   Stage& s = state.stage(st.stage);
   s.iter_index(st.iter);
@@ -222,6 +127,7 @@ void apply(State& state, const Step& step) {
                  [&](const ComputeInlineStep& s) { apply_compute_inline(state, s); },
                  [&](const ComputeRootStep& s) { state.stage(s.stage).location = Location::Root; },
                  [&](const CacheWriteStep& s) { apply_cache_write(state, s); },
+                 [&](const CacheReadStep& s) { apply_cache_read(state, s); },
                  [&](const RfactorStep& s) { apply_rfactor(state, s); },
                  [&](const PragmaStep& s) { apply_pragma(state, s); },
              },
@@ -243,6 +149,9 @@ json to_json(const Step& step) {
           [](const ComputeInlineStep& s) { return json{{"step", "compute_inline"}, {"stage", s.stage}}; },
           [](const ComputeRootStep& s) { return json{{"step", "compute_root"}, {"stage", s.stage}}; },
           [](const CacheWriteStep& s) { return json{{"step", "cache_write"}, {"stage", s.stage}}; },
+          [](const CacheReadStep& s) {
+            return json{{"step", "cache_read"}, {"stage", s.stage}, {"tensor", s.tensor}, {"layout", s.layout}};
+          },
           [](const RfactorStep& s) { return json{{"step", "rfactor"}, {"stage", s.stage}, {"axis", s.axis}, {"factor", s.factor}}; },
           [](const PragmaStep& s) { return json{{"step", "pragma"}, {"stage", s.stage}, {"iter", s.iter}, {"pragma", s.pragma}}; },
       },
@@ -270,6 +179,12 @@ Step step_from_json(const json& j) {
     if (kind == "compute_inline") return ComputeInlineStep{str("stage")};
     if (kind == "compute_root") return ComputeRootStep{str("stage")};
     if (kind == "cache_write") return CacheWriteStep{str("stage")};
+    if (kind == "cache_read") {
+      const json& layout = j.at("layout");
+      if (!layout.is_array() || layout.size() > kMaxStageIterators)
+        throw Error("cache_read layout must be an array of at most " + std::to_string(kMaxStageIterators) + " integers");
+      return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>()};
+    }
     if (kind == "rfactor") return RfactorStep{str("stage"), str("axis"), j.at("factor").get<int64_t>()};
     if (kind == "pragma") return PragmaStep{str("stage"), str("iter"), str("pragma")};
     throw Error("unknown step kind " + support::quoted(kind));
@@ -302,6 +217,9 @@ Trace& Trace::compute_at(const std::string& stage, const std::string& target, co
 Trace& Trace::compute_inline(const std::string& stage) { return add(ComputeInlineStep{stage}); }
 Trace& Trace::compute_root(const std::string& stage) { return add(ComputeRootStep{stage}); }
 Trace& Trace::cache_write(const std::string& stage) { return add(CacheWriteStep{stage}); }
+Trace& Trace::cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout) {
+  return add(CacheReadStep{stage, tensor, std::move(layout)});
+}
 Trace& Trace::rfactor(const std::string& stage, const std::string& axis, int64_t factor) {
   return add(RfactorStep{stage, axis, factor});
 }

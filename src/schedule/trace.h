@@ -37,6 +37,7 @@ class Trace {
   Trace& compute_inline(const std::string& stage);
   Trace& compute_root(const std::string& stage);
   Trace& cache_write(const std::string& stage);
+  Trace& cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout);
   Trace& rfactor(const std::string& stage, const std::string& axis, int64_t factor);
   Trace& pragma(const std::string& stage, const std::string& iter, const std::string& p);
 

@@ -32,9 +32,13 @@ std::vector<Case> cases() {
       {"conv2d_nchw_bias_relu", ops::conv2d_nchw_workload({1, 8, 10, 10}, {16, 8, 3, 3}, pad1, bias_relu), 2},
       {"conv2d_nhwc", ops::conv2d_nhwc_workload({1, 10, 10, 8}, {3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(2, 1)), 3},
       {"depthwise_nchw", ops::depthwise_conv2d_nchw_workload({1, 16, 12, 12}, {16, 1, 3, 3}, pad1, bias_relu), 2},
-      {"dense", ops::dense_workload({4, 64}, {48, 64}), 3},
-      {"dense_bias_relu", ops::dense_workload({4, 64}, {48, 64}, bias_relu), 2},
-      {"batch_matmul", ops::batch_matmul_workload({2, 12, 32}, {2, 20, 32}), 3},
+      // weight[j, k] is read along j, the vector axis, and reused by 4 rows:
+      // each sketch also with a cache read of it, j last
+      {"dense", ops::dense_workload({4, 64}, {48, 64}), 6},
+      {"dense_bias_relu", ops::dense_workload({4, 64}, {48, 64}, bias_relu), 4},
+      // one row: the copy would not pay
+      {"dense_one_row", ops::dense_workload({1, 64}, {48, 64}), 3},
+      {"batch_matmul", ops::batch_matmul_workload({2, 12, 32}, {2, 20, 32}), 6},
       // row reductions without reuse, each rfactored or not: 2 x 2
       {"softmax", ops::softmax_workload({6, 100}), 4},
       // rows of 64 fill two vectors on every x86 target: factored over w, h stays a reduction of the rf stage
@@ -85,6 +89,17 @@ TEST(SketchGeneration, RowReductionsAreRfactoredIntoVectorsOfPartialResults) {
   // A short reduce axis (7 < two vectors) is not worth factoring.
   for (const auto& sk : generate_sketches(ops::global_avg_pool2d_workload({1, 32, 7, 7}).dag, context(2)))
     EXPECT_EQ(sk.print().find("rfactor"), std::string::npos) << sk.print();
+}
+
+TEST(SketchGeneration, StridedReusedInputsAreReadFromACopyWithTheVectorAxisLast) {
+  const auto sketches = generate_sketches(ops::dense_workload({4, 64}, {48, 64}).dag, context(2));
+  ASSERT_EQ(sketches.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const std::string text = sketches[i].print();
+    const bool cached = text.find("cache_read T_dense weight [1,0]") != std::string::npos;
+    EXPECT_EQ(cached, i < 3) << text;
+    if (cached) EXPECT_NE(text.find("compute location? weight.cache: root or at T_dense"), std::string::npos) << text;
+  }
 }
 
 TEST(StageAnalysis, ReuseAndElementwiseConsumers) {

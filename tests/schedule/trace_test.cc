@@ -35,7 +35,7 @@ TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
   t.split("C", "i", {4, 2}).reorder("C", {"i.0", "i.2", "i.1"}).fuse("C", {"i.0", "i.2"});
   t.annotate("C", "i.1", Annotation::Vectorize).parallel("C", "x").unroll("C", "y");
   t.compute_at("B", "C", "x").compute_inline("A").compute_root("B").cache_write("C");
-  t.rfactor("D", "k", 4);
+  t.rfactor("D", "k", 4).cache_read("D", "W", {1, 0});
   t.pragma("C", "x", "auto_unroll_max_step$16");
   Trace back = Trace::from_json(t.to_json());
   ASSERT_EQ(back.steps().size(), t.steps().size());
@@ -87,6 +87,12 @@ TEST(ScheduleTrace, BadStepsAreErrorsThatNameTheirInput) {
   EXPECT_NE(message(Trace().rfactor("T_dense", "i", 2)).find("no reduce axis 'i' (it has k)"), std::string::npos);
   EXPECT_NE(message(Trace().split("T_dense", "k", {2}).rfactor("T_dense", "k", 2)).find("before its loops"),
             std::string::npos);
+  EXPECT_NE(message(Trace().cache_read("T_dense", "bias", {0})).find("does not read it"), std::string::npos);
+  EXPECT_NE(message(Trace().cache_read("T_dense", "weight", {0, 0})).find("layout must order the tensor's 2"),
+            std::string::npos);
+  EXPECT_NE(message(Trace().cache_read("T_dense", "weight", {1, 0}).cache_read("T_dense", "weight", {1, 0}))
+                .find("does not read it"),
+            std::string::npos);
   EXPECT_NE(message(Trace().pragma("T_dense", "i", "unroll_everything")).find("unknown pragma"), std::string::npos);
   EXPECT_THROW(Trace::parse("{not json"), Error);
   EXPECT_THROW(Trace::parse(R"([{"step": "split", "stage": "T_dense"}])"), Error);
@@ -104,6 +110,21 @@ TEST(ScheduleTrace, RfactorSplitsAReductionIntoIndependentPartialResults) {
   const auto r = testing::check_schedule(w, t, 2);
   EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
   EXPECT_THROW(Trace().rfactor("T_dense", "k", 16).parallel("T_dense", "k_i").replay(w.dag), Error);
+}
+
+// cache_read: the dense stage reads a transposed copy of its weight, made
+// inside its column tiles (a packed tile of 8 columns x all of k).
+TEST(ScheduleTrace, CacheReadCopiesATileInTheLayoutAsked) {
+  auto w = ops::dense_workload({6, 32}, {16, 32});
+  Trace t;
+  t.cache_read("T_dense", "weight", {1, 0}).split("T_dense", "j", {8});
+  t.reorder("T_dense", {"j.0", "i", "k", "j.1"}).compute_at("weight.cache", "T_dense", "j.0");
+  t.vectorize("T_dense", "j.1");
+  State s = t.replay(w.dag);
+  EXPECT_EQ(s.print(), "weight.cache (at T_dense.j.0): a1[32] a0[16]\nT_dense: j.0[2] i[6] k[32]r j.1[8]{vectorize}\n");
+  const auto r = testing::check_schedule(w, t, 1);
+  EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
+  EXPECT_NE(r.lowered.find("allocate weight.cache[32, 8]"), std::string::npos) << r.lowered;  // not 32 x 16
 }
 
 TEST(ScheduleDefault, ExistsForEveryKindOfDag) {
