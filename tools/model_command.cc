@@ -45,6 +45,7 @@ build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& 
   std::optional<records::ApplyHistoryBest> history;
   build::BuildOptions options;
   options.winograd = !o.no_winograd;
+  options.keep_layout = o.keep_layout;
   options.fuse.depthwise_projection_min_rows = o.fuse_depthwise_rows;
   if (!o.records.empty()) {
     const std::vector<records::Record> log = records::load_records(o.records, std::cerr);
@@ -117,7 +118,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   ModelCommands c;
   c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
   c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(c.compile, o.batch, o.layout, o.no_winograd);
+  add_model_flags(c.compile, o.batch, o.layout, o.no_winograd, o.keep_layout);
   add_fuse_flag(c.compile, o);
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
@@ -134,7 +135,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
   c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
-  add_model_flags(c.bench, o.batch, o.layout, o.no_winograd);
+  add_model_flags(c.bench, o.batch, o.layout, o.no_winograd, o.keep_layout);
   add_fuse_flag(c.bench, o);
   add_target_flag(c.bench, o.target, "target to compile for");
   add_threads_flag(c.bench, o);
@@ -145,7 +146,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
-  add_model_flags(c.show, o.batch, o.layout, o.no_winograd);
+  add_model_flags(c.show, o.batch, o.layout, o.no_winograd, o.keep_layout);
   add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
   c.show->add_flag("--tasks", o.tasks, "print the tuning tasks (what tessera tune tunes) instead");
   return c;
@@ -226,7 +227,7 @@ int run_bench(const ModelCommandOptions& o) {
 
 int run_show(const ModelCommandOptions& o) {
   const codegen::Target target = parse_target_flag(o.target);
-  const graph::Graph g = build::optimize_for_target(load(o), target, {}, !o.no_winograd);
+  const graph::Graph g = build::optimize_for_target(load(o), target, {}, !o.no_winograd, o.keep_layout);
   if (o.tasks) {
     const std::vector<build::NetworkTask> tasks = build::extract_tasks(g, target);
     fmt::print("{}{}: {} tasks\n", build::print_tasks(tasks), o.model, tasks.size());

@@ -30,6 +30,7 @@ struct ModelCommandOptions {
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
+  bool keep_layout = false;         // compile, bench, show: kernels in the model's layout
   // compile, bench: depthwise + projection kernels from this many output rows (0: never)
   int64_t fuse_depthwise_rows = graph::FuseOptions{}.depthwise_projection_min_rows;
 };

@@ -72,6 +72,7 @@ struct EvaluatedBuild {
   std::string short_name;  // in the ratio line, e.g. "kernel-tuned"
   const std::vector<records::Record>* records = nullptr;  // null: the default schedules
   bool winograd = true;
+  bool keep_layout = false;
 };
 
 // Compiles the network once per entry and times the builds against each other.
@@ -80,12 +81,13 @@ void compile_and_evaluate(const NetworkTuneOptions& o, const graph::Graph& model
   runtime::set_num_threads(target.threads);
   std::vector<std::pair<std::string, runtime::GraphExecutor>> sides;
   std::vector<std::string> short_names;
-  for (const auto& [title, short_name, records, winograd] : builds) {
+  for (const auto& [title, short_name, records, winograd, keep_layout] : builds) {
     short_names.push_back(short_name);
     fmt::print("Compile...\n");
     std::optional<records::ApplyHistoryBest> history;
     build::BuildOptions options;
     options.winograd = winograd;
+    options.keep_layout = keep_layout;
     if (records) {
       history.emplace(*records);
       options.history = &*history;
@@ -105,7 +107,8 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   fmt::print("Extract tasks...\n");
   // Winograd is a template's algorithm: the auto-scheduler schedules the
   // direct convolutions (random schedules of the transforms are very slow).
-  const std::vector<build::AutoTask> tasks = build::extract_auto_tasks(model, target, /*winograd=*/false);
+  const std::vector<build::AutoTask> tasks =
+      build::extract_auto_tasks(model, target, build::BuildOptions{.winograd = false, .keep_layout = o.keep_layout});
   for (size_t i = 0; i < tasks.size(); ++i)
     fmt::print("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,
                tasks[i].dag.workload_key(), tasks[i].name, tasks[i].weight, tasks[i].nodes,
@@ -164,7 +167,7 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
   const std::vector<records::Record> tuned = records::load_records(log, std::cerr);
   compile_and_evaluate(o, model, target,
                        {{"Network compiled with the default schedules (no tuning):", "default", nullptr, !o.no_winograd},
-                        {"Network with its kernels auto-scheduled:", "auto-scheduled", &tuned, false}});
+                        {"Network with its kernels auto-scheduled:", "auto-scheduled", &tuned, false, o.keep_layout}});
   return 0;
 }
 
@@ -173,7 +176,7 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune", "tune every task of a network, then compile and time it");
   cmd->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(cmd, o.batch, o.layout, o.no_winograd);
+  add_model_flags(cmd, o.batch, o.layout, o.no_winograd, o.keep_layout);
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
       ->check(at_least(0))
@@ -220,6 +223,8 @@ int run_network_tune(const NetworkTuneOptions& o) {
   const std::string log = o.log.empty() ? default_log(o.model) : o.log;
   const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
   if (o.search == "auto") return run_network_tune_auto(o, model, target, log);
+  if (o.keep_layout)
+    throw Error("--keep-layout needs --search auto: the templates schedule NCHW<lanes>c kernels");
 
   fmt::print("Extract tasks...\n");
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, !o.no_winograd);

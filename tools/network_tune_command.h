@@ -39,6 +39,7 @@ struct NetworkTuneOptions {
   double time_budget_min = 0;
   bool no_transfer_learning = false;
   bool no_winograd = false;
+  bool keep_layout = false;  // --search auto: kernels in the model's layout (NHWC), not NCHWc
   std::string graph_tuner;  // "dp", "pbqp" or "" (none)
   std::string graph_log;    // empty: MODEL_graph_opt.log
   MeasureFlags measure;

@@ -149,16 +149,18 @@ class Builder {
 }  // namespace
 
 graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
-                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd) {
+                                 const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
+                                 bool keep_layout) {
   graph::PassOptions options;
-  options.block = target.vector_lanes();
+  options.block = keep_layout ? 0 : target.vector_lanes();
   options.conv_blocks = conv_blocks;
   options.winograd = winograd;
   return graph::optimize(model, options);
 }
 
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& build_options) {
-  graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd);
+  graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
+                                                 build_options.keep_layout);
   BuildResult result = Builder(optimized, target, build_options).run();
   result.optimized = std::move(optimized);
   return result;

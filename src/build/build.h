@@ -36,6 +36,9 @@ struct BuildOptions {
   std::map<std::string, graph::ConvBlocks> conv_blocks;
   // Whether 3x3 convolutions may run as Winograd (graph::winograd_tile_for).
   bool winograd = true;
+  // Kernels compute in the model's own layout (NCHW or NHWC) instead of
+  // NCHW<lanes>c: the auto-scheduler's path (its sketches need no template).
+  bool keep_layout = false;
   // Which kernels form (task extraction and the graph tuner use the
   // defaults: a build with other options has kernels they never tuned).
   graph::FuseOptions fuse;
@@ -54,7 +57,7 @@ struct BuildResult {
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
-                                 bool winograd = true);
+                                 bool winograd = true, bool keep_layout = false);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});

@@ -129,11 +129,12 @@ std::string print_tasks(const std::vector<NetworkTask>& tasks) {
   return s;
 }
 
-std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target, bool winograd) {
-  BuildOptions options;
-  options.compile = false;
-  options.winograd = winograd;
-  const BuildResult built = build(model, target, options);
+std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target,
+                                         const BuildOptions& options) {
+  BuildOptions formed = options;
+  formed.compile = false;
+  formed.history = nullptr;
+  const BuildResult built = build(model, target, formed);
   std::vector<AutoTask> tasks;
   for (const KernelSummary& k : built.kernels) {
     std::string tag;

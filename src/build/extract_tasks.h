@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autotvm/task.h"
+#include "build/build.h"
 #include "build/fused_kernel.h"
 #include "codegen/target.h"
 #include "graph/graph.h"
@@ -57,7 +58,9 @@ struct AutoTask {
   std::string nodes;  // the graph nodes it computes
   std::string tag;
 };
-std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target, bool winograd);
+// `options` as the network will be built (winograd, keep_layout, fuse).
+std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target,
+                                         const BuildOptions& options);
 
 // Each task as seed 001 prints it:
 //   ========== Task 3 (workload key: ...) ==========

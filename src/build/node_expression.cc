@@ -61,16 +61,19 @@ bool winograd_weight(const Node& n, size_t index) {
 
 ir::Tensor pool(const Node& n, const std::vector<ir::Tensor>& in) {
   const auto& a = n.attrs_as<graph::PoolAttrs>();
-  if (a.layout != "NCHW" && !graph::is_channel_blocked(a.layout)) unsupported(n, "pooling in " + a.layout);
+  if (a.layout != "NCHW" && a.layout != "NHWC" && !graph::is_channel_blocked(a.layout))
+    unsupported(n, "pooling in " + a.layout);
   ops::Pool2dAttrs p;
   p.kernel_h = a.kernel_h, p.kernel_w = a.kernel_w, p.stride_h = a.stride_h, p.stride_w = a.stride_w;
   p.pad_top = a.pad_top, p.pad_left = a.pad_left, p.pad_bottom = a.pad_bottom, p.pad_right = a.pad_right;
   p.count_include_pad = a.count_include_pad;
+  p.nhwc = a.layout == "NHWC";
   if (a.ceil_mode) {
     // Ceil mode as extra trailing padding: the output extents are the node's.
     const auto& s = in[0]->shape;
-    p.pad_bottom += std::max<int64_t>(0, (n.type.shape[2] - 1) * a.stride_h + a.kernel_h - (s[2] + a.pad_top + a.pad_bottom));
-    p.pad_right += std::max<int64_t>(0, (n.type.shape[3] - 1) * a.stride_w + a.kernel_w - (s[3] + a.pad_left + a.pad_right));
+    const size_t h = p.h_axis(), w = p.w_axis();
+    p.pad_bottom += std::max<int64_t>(0, (n.type.shape[h] - 1) * a.stride_h + a.kernel_h - (s[h] + a.pad_top + a.pad_bottom));
+    p.pad_right += std::max<int64_t>(0, (n.type.shape[w] - 1) * a.stride_w + a.kernel_w - (s[w] + a.pad_left + a.pad_right));
     if (a.count_include_pad && (p.pad_bottom != a.pad_bottom || p.pad_right != a.pad_right))
       unsupported(n, "ceil_mode with count_include_pad");
   }
@@ -99,9 +102,11 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
     }
     case Op::kMaxPool2d:
     case Op::kAvgPool2d: return pool(n, in);
-    case Op::kGlobalAvgPool2d:
-      if (n.attrs_as<graph::GlobalPoolAttrs>().layout != "NCHW") unsupported(n, "global pooling outside NCHW");
-      return ops::global_avg_pool2d(in[0]);
+    case Op::kGlobalAvgPool2d: {
+      const std::string& layout = n.attrs_as<graph::GlobalPoolAttrs>().layout;
+      if (layout != "NCHW" && layout != "NHWC") unsupported(n, "global pooling in " + layout);
+      return ops::global_avg_pool2d(in[0], layout == "NHWC");
+    }
     case Op::kSoftmax: {
       const int64_t axis = n.attrs_as<graph::SoftmaxAttrs>().axis;
       if (axis != -1 && axis != static_cast<int64_t>(n.type.shape.size()) - 1) unsupported(n, "softmax over a non-last axis");

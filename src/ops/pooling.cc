@@ -17,14 +17,17 @@ Pool2dAttrs Pool2dAttrs::symmetric(int64_t kernel, int64_t stride, int64_t pad, 
 
 std::map<std::string, std::string> Pool2dAttrs::to_attrs() const {
   auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "," + std::to_string(b); };
-  return {{"kernel", pair(kernel_h, kernel_w)},
-          {"strides", pair(stride_h, stride_w)},
-          {"padding", pair(pad_top, pad_left) + "," + pair(pad_bottom, pad_right)},
-          {"count_include_pad", count_include_pad ? "1" : "0"}};
+  std::map<std::string, std::string> attrs = {{"kernel", pair(kernel_h, kernel_w)},
+                                              {"strides", pair(stride_h, stride_w)},
+                                              {"padding", pair(pad_top, pad_left) + "," + pair(pad_bottom, pad_right)},
+                                              {"count_include_pad", count_include_pad ? "1" : "0"}};
+  if (nhwc) attrs["layout"] = "NHWC";
+  return attrs;
 }
 
 Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2dAttrs& a) {
-  if (data.size() != 5) check_rank(op, "data (N, C, H, W) or (N, C/x, H, W, x)", data, 4);
+  if (a.nhwc) check_rank(op, "data (N, H, W, C)", data, 4);
+  else if (data.size() != 5) check_rank(op, "data (N, C, H, W) or (N, C/x, H, W, x)", data, 4);
   check_dims_positive(op, "data", data);
   check_positive(op, "kernel_h", a.kernel_h);
   check_positive(op, "kernel_w", a.kernel_w);
@@ -40,8 +43,9 @@ Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2d
                    "=" + std::to_string(value));
   }
   Shape out = data;
-  out[2] = window_output_extent(op, "height", data[2], a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, 1);
-  out[3] = window_output_extent(op, "width", data[3], a.pad_left, a.pad_right, a.kernel_w, a.stride_w, 1);
+  const size_t h = a.h_axis(), w = a.w_axis();
+  out[h] = window_output_extent(op, "height", data[h], a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, 1);
+  out[w] = window_output_extent(op, "width", data[w], a.pad_left, a.pad_right, a.kernel_w, a.stride_w, 1);
   return out;
 }
 
@@ -49,8 +53,9 @@ namespace {
 
 ir::Tensor pad_for_pool(const ir::Tensor& data, const Pool2dAttrs& a, float value) {
   if (!a.has_padding()) return data;
-  Shape before = {0, 0, a.pad_top, a.pad_left}, after = {0, 0, a.pad_bottom, a.pad_right};
-  if (data->shape.size() == 5) before.push_back(0), after.push_back(0);  // the channel block
+  Shape before(data->shape.size(), 0), after(data->shape.size(), 0);
+  before[a.h_axis()] = a.pad_top, before[a.w_axis()] = a.pad_left;
+  after[a.h_axis()] = a.pad_bottom, after[a.w_axis()] = a.pad_right;
   return pad(data, before, after, value, "pad_temp");
 }
 
@@ -60,9 +65,9 @@ ir::Tensor pool_reduce(const ir::Tensor& padded, const Shape& out, const Pool2dA
   ir::IterVar rv0 = ir::reduce_axis(a.kernel_h, "rv0");
   ir::IterVar rv1 = ir::reduce_axis(a.kernel_w, "rv1");
   auto body = [&](const std::vector<ir::Var>& v) {
-    std::vector<ir::Expr> at = {v[0], v[1], plus(scaled(v[2], a.stride_h), rv0.var),
-                                plus(scaled(v[3], a.stride_w), rv1.var)};
-    if (v.size() == 5) at.push_back(v[4]);
+    std::vector<ir::Expr> at = to_exprs(v);
+    at[a.h_axis()] = plus(scaled(v[a.h_axis()], a.stride_h), rv0.var);
+    at[a.w_axis()] = plus(scaled(v[a.w_axis()], a.stride_w), rv1.var);
     ir::Expr x = ir::load(padded, at);
     return is_max ? ir::reduce_max(x, {rv0, rv1}) : ir::sum(x, {rv0, rv1});
   };
@@ -89,32 +94,36 @@ ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
   Shape out = pool2d_output_shape("avg_pool2d", data->shape, a);
   ir::Tensor padded = pad_for_pool(data, a, 0.0f);
   ir::Tensor window_sum = pool_reduce(padded, out, a, /*is_max=*/false, "pool_sum");
-  const int64_t h = data->shape[2], w = data->shape[3];
+  const int64_t h = data->shape[a.h_axis()], w = data->shape[a.w_axis()];
   const bool pad_h = a.pad_top || a.pad_bottom, pad_w = a.pad_left || a.pad_right;
   auto body = [&](const std::vector<ir::Var>& v) -> ir::Expr {
     ir::Expr total = ir::load(window_sum, to_exprs(v));
     if (a.count_include_pad || !a.has_padding()) return total / ir::Expr(static_cast<float>(a.kernel_h * a.kernel_w));
     // Windows at the border overlap the padding: count only real elements.
-    ir::Expr rows = pad_h ? valid_count(v[2], a.stride_h, a.pad_top, a.kernel_h, h) : ir::Expr(a.kernel_h);
-    ir::Expr cols = pad_w ? valid_count(v[3], a.stride_w, a.pad_left, a.kernel_w, w) : ir::Expr(a.kernel_w);
+    ir::Expr rows = pad_h ? valid_count(v[a.h_axis()], a.stride_h, a.pad_top, a.kernel_h, h) : ir::Expr(a.kernel_h);
+    ir::Expr cols = pad_w ? valid_count(v[a.w_axis()], a.stride_w, a.pad_left, a.kernel_w, w) : ir::Expr(a.kernel_w);
     return total / ir::cast(ir::DType::Float32, rows * cols);
   };
   return ir::compute(out, body, unique_name("tensor", {window_sum}), "pool_avg", ax_names(out.size()), a.to_attrs());
 }
 
-ir::Tensor global_avg_pool2d(const ir::Tensor& data) {
+ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
   const std::string op = "global_avg_pool2d";
-  check_rank(op, "data (N, C, H, W)", data->shape, 4);
+  check_rank(op, nhwc ? "data (N, H, W, C)" : "data (N, C, H, W)", data->shape, 4);
   const Shape& s = data->shape;
-  ir::IterVar rv0 = ir::reduce_axis(s[2], "rv0");
-  ir::IterVar rv1 = ir::reduce_axis(s[3], "rv1");
+  const size_t h = nhwc ? 1 : 2, w = h + 1;
+  ir::IterVar rv0 = ir::reduce_axis(s[h], "rv0");
+  ir::IterVar rv1 = ir::reduce_axis(s[w], "rv1");
   auto sum_body = [&](const std::vector<ir::Var>& v) {
-    return ir::sum(ir::load(data, {v[0], v[1], rv0.var, rv1.var}), {rv0, rv1});
+    std::vector<ir::Expr> at = to_exprs(v);
+    at[h] = rv0.var, at[w] = rv1.var;
+    return ir::sum(ir::load(data, at), {rv0, rv1});
   };
-  Shape out = {s[0], s[1], 1, 1};
+  Shape out = s;
+  out[h] = out[w] = 1;
   ir::Tensor total = ir::compute(out, sum_body, unique_name("tensor", {data}), "global_pool_sum", ax_names(4));
   auto avg_body = [&](const std::vector<ir::Var>& v) {
-    return ir::load(total, to_exprs(v)) / ir::Expr(static_cast<float>(s[2] * s[3]));
+    return ir::load(total, to_exprs(v)) / ir::Expr(static_cast<float>(s[h] * s[w]));
   };
   return ir::compute(out, avg_body, unique_name("tensor", {total}), "global_pool_avg", ax_names(4));
 }

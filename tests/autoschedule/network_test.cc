@@ -44,7 +44,7 @@ TEST(AutoscheduleNetwork, TunedKernelsBuildANetworkThatMatchesTheInterpreter) {
   const graph::Graph g = small_network();
   codegen::Target target = codegen::Target::host();
   target.threads = 2;
-  const auto tasks = build::extract_auto_tasks(g, target, /*winograd=*/false);
+  const auto tasks = build::extract_auto_tasks(g, target, build::BuildOptions{.winograd = false});
   ASSERT_GE(tasks.size(), 4u);
 
   const std::string log = (std::filesystem::temp_directory_path() /

@@ -73,6 +73,33 @@ TEST(Build, ASmallNetworkOfEveryKernelKindMatchesTheInterpreter) {
   for (int threads : {1, 2}) expect_matches_interpreter(g, threads, /*via_file=*/threads == 2);
 }
 
+// keep_layout: the auto-scheduler's NHWC path. Every kernel computes in
+// NHWC (no layout transform anywhere), pools and global pooling included,
+// with a ceil-mode pool at the edge.
+TEST(Build, NhwcNetworkKeptInItsLayoutMatchesTheInterpreter) {
+  graph::GraphBuilder b(7);
+  graph::NodeId x = b.input("data", {1, 11, 11, 6});
+  graph::Conv2dAttrs conv = graph::Conv2dAttrs::symmetric(1, 1);
+  conv.data_layout = "NHWC", conv.kernel_layout = "HWIO";
+  graph::NodeId y = b.relu(b.conv2d(x, b.random_constant("c1", {3, 3, 6, 16}, -0.3f, 0.3f), conv, "conv1"), "relu1");
+  graph::PoolAttrs max = graph::PoolAttrs::symmetric(3, 2, 1), avg = graph::PoolAttrs::symmetric(2, 2);
+  max.layout = avg.layout = "NHWC";
+  avg.ceil_mode = true;
+  graph::NodeId pooled = b.max_pool2d(y, max, "maxpool");
+  graph::NodeId averaged = b.avg_pool2d(y, avg, "avgpool");
+  y = b.add(pooled, averaged, "add");
+  y = b.global_avg_pool2d(y, "NHWC", "gap");
+  y = b.flatten(y, 1, "flatten");
+  y = b.dense(y, b.random_constant("fc.weight", {10, 16}, -0.3f, 0.3f), "fc");
+  graph::Graph g = b.finish({b.softmax(y, -1, "softmax")});
+  BuildOptions keep;
+  keep.keep_layout = true;
+  const BuildResult built = expect_matches_interpreter(g, 2, false, keep);
+  for (const graph::Node& n : built.optimized.nodes()) EXPECT_NE(n.op, graph::Op::kLayoutTransform) << n.name;
+  for (const auto& k : built.kernels)
+    for (const auto& t : k.dag.tensors()) EXPECT_NE(t->shape.size(), 5u) << k.name << ": " << t->name;
+}
+
 TEST(Build, Resnet18InBothLayoutsMatchesTheInterpreter) {
   for (const std::string layout : {"NCHW", "NHWC"}) {
     BuildResult built = expect_matches_interpreter(graph::get_network("resnet-18", 1, layout));
