@@ -8,7 +8,11 @@
 // the two bests (and oneDNN on the plain layout) interleaved in this process.
 //
 //   autoschedule_vs_templates [--threads 1,2] [--trials 200] [--workloads all|NAME,...]
-//                             [--log-prefix autoschedule_vs_templates]
+//                             [--log-prefix autoschedule_vs_templates] [--auto-layout same|NHWC]
+//
+// --auto-layout NHWC: the auto-scheduler searches the convolutions in NHWC
+// (the layout seed 001 recommends for it, what `tune --keep-layout` runs)
+// while the templates keep NCHWc; same FLOPs, compared kernel to kernel.
 //
 // Workloads: ResNet-18's convolutions (direct) and classifier, a
 // batch_matmul, a softmax (no template) and a depthwise convolution.
@@ -44,6 +48,7 @@ struct Options {
   std::vector<std::string> workloads{"all"};
   int trials = 200;
   std::string log_prefix = "autoschedule_vs_templates";
+  std::string auto_layout = "same";
   int rounds = 5, min_repeat_ms = 100;
 };
 
@@ -138,9 +143,16 @@ int run(const Options& o) {
       const ops::OpArgs args = ops::with_vector_blocks(w.op, w.args, target.vector_lanes());
       std::optional<autotvm::Task> task;
       if (w.has_template) task.emplace(autotvm::create_task(w.op, args, target));
-      const ops::Workload auto_workload = task ? task->workload : ops::make_workload(w.op, args);
+      ops::Workload auto_workload = task ? task->workload : ops::make_workload(w.op, args);
+      const bool nhwc = o.auto_layout == "NHWC" && (w.op == "conv2d" || w.op == "depthwise_conv2d");
+      if (nhwc) {
+        ops::OpArgs channels_last = w.args;
+        channels_last.layout = "NHWC";
+        channels_last.ic_bn = channels_last.oc_bn = 0;
+        auto_workload = ops::make_workload(w.op, channels_last);
+      }
       auto start = std::chrono::steady_clock::now();
-      const schedule::Trace auto_best = search_auto(auto_workload, target, o.trials, logs + ".auto.log", w.name);
+      const schedule::Trace auto_best = search_auto(auto_workload, target, o.trials, logs + (nhwc ? ".auto-nhwc.log" : ".auto.log"), w.name);
       const double auto_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       runtime::set_num_threads(threads);
       baseline::set_threads(threads);
@@ -176,7 +188,8 @@ int run(const Options& o) {
   }
   const std::string header = fmt::format("{:<20} {:>3} {:>12} {:>12} {:>7} {:>10} {:>8} {:>8}", "workload", "thr",
                                          "auto GFLOPS", "tmpl GFLOPS", "ratio", "oneDNN", "auto s", "tmpl s");
-  fmt::print("\n{} trials each, {}\n{}\n{}\n", o.trials, codegen::Target::host().str(), header,
+  fmt::print("\n{} trials each, {}{}\n{}\n{}\n", o.trials, codegen::Target::host().str(),
+             o.auto_layout == "NHWC" ? "; auto-scheduler on NHWC convolutions, templates on NCHWc" : "", header,
              std::string(header.size(), '-'));
   for (const auto& r : rows) fmt::print("{}\n", r);
   if (!conv_ratios.empty()) {
@@ -197,6 +210,7 @@ int main(int argc, char** argv) {
   app.add_option("--workloads", o.workloads)->delimiter(',');
   app.add_option("--trials", o.trials);
   app.add_option("--log-prefix", o.log_prefix);
+  app.add_option("--auto-layout", o.auto_layout)->check(CLI::IsMember({"same", "NHWC"}));
   CLI11_PARSE(app, argc, argv);
   try {
     return tessera::bench::run(o);

@@ -1,6 +1,7 @@
 #include "autoschedule/stage_analysis.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ir/functor.h"
@@ -88,8 +89,13 @@ bool is_strictly_inlineable(const State& state, int stage) {
   const ir::Tensor& t = state.stages()[stage].tensor;
   if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || t->tag == "cache_read") return false;
   bool calls = false;
-  ir::post_order_visit(t->body, [&](const ir::Expr& e) { calls = calls || e.kind() == ir::ExprKind::Call; });
-  return !calls;
+  std::map<const ir::TensorNode*, int> reads;
+  ir::post_order_visit(t->body, [&](const ir::Expr& e) {
+    calls = calls || e.kind() == ir::ExprKind::Call;
+    if (e.kind() == ir::ExprKind::TensorLoad) ++reads[static_cast<const ir::TensorLoadNode*>(e.get())->tensor.get()];
+  });
+  const bool gathers = std::any_of(reads.begin(), reads.end(), [](const auto& r) { return r.second > 1; });
+  return !calls && !gathers;
 }
 
 bool needs_multi_level_tiling(const State& state, int stage) {

@@ -17,7 +17,9 @@ std::vector<int> consumers(const schedule::State& state, int stage);
 
 // Inlining always pays: no reduction, not an output, no transcendental call
 // (an inlined exp would run once per consumer element, not once per element),
-// not a cache_read copy (made to be computed).
+// each input read once per element (a stencil such as Winograd's input
+// transform, 16 reads per element, would be recomputed for every consumer
+// iteration), not a cache_read copy (made to be computed).
 bool is_strictly_inlineable(const schedule::State& state, int stage);
 
 // A reduction that reuses its inputs: some input is not indexed by every

@@ -44,8 +44,7 @@ ir::Tensor conv2d(const graph::Graph& g, const Node& n, const std::vector<ir::Te
     return depthwise ? ops::depthwise_conv2d_nchw(in[0], in[1], c) : ops::conv2d_nchw(in[0], in[1], c);
   }
   if (a.data_layout == "NHWC") {
-    if (depthwise) unsupported(n, "a depthwise convolution in NHWC");
-    return ops::conv2d_nhwc(in[0], in[1], c);
+    return depthwise ? ops::depthwise_conv2d_nhwc(in[0], in[1], c) : ops::conv2d_nhwc(in[0], in[1], c);
   }
   if (depthwise) return ops::depthwise_conv2d_nchwc(in[0], in[1], c);
   // The weight comes transformed (kernel_constant).

@@ -112,6 +112,21 @@ Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight,
   return {data[0], data[1] * weight[1], oh, ow};
 }
 
+Shape depthwise_conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
+  const std::string op = "depthwise_conv2d_nhwc";
+  check_rank(op, "data (N, H, W, C)", data, 4);
+  check_rank(op, "weight (KH, KW, 1, C * multiplier)", weight, 4);
+  check_dims_positive(op, "data", data);
+  check_dims_positive(op, "weight", weight);
+  if (weight[2] != 1)
+    fail(op, "weight dimension 2 (input channels per group) must be 1, got " + std::to_string(weight[2]));
+  if (weight[3] % data[3] != 0)
+    fail(op, "the weight's " + std::to_string(weight[3]) + " output channels are no multiple of the data's " +
+                 std::to_string(data[3]) + " channels");
+  auto [oh, ow] = spatial_output(op, data[1], data[2], weight[0], weight[1], attrs);
+  return {data[0], oh, ow, weight[3]};
+}
+
 ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   Shape out = conv2d_nchw_output_shape(data->shape, weight->shape, a);
   ir::Tensor padded = pad_spatial(data, 2, 3, a, "pad_temp");
@@ -223,6 +238,24 @@ ir::Tensor depthwise_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weigh
   };
   return ir::compute(out, body, unique_name("DepthwiseConv2d", {padded, weight}), "depthwise_conv2d_nchw",
                      {"b", "c", "i", "j"}, a.to_attrs());
+}
+
+ir::Tensor depthwise_conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
+  Shape out = depthwise_conv2d_nhwc_output_shape(data->shape, weight->shape, a);
+  ir::Tensor padded = pad_spatial(data, 1, 2, a, "PaddedInput");
+  const int64_t multiplier = weight->shape[3] / data->shape[3];
+  ir::IterVar di = ir::reduce_axis(weight->shape[0], "di");
+  ir::IterVar dj = ir::reduce_axis(weight->shape[1], "dj");
+  auto body = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &b = v[0], &i = v[1], &j = v[2], &c = v[3];
+    ir::Expr in_channel = multiplier == 1 ? ir::Expr(c) : ir::floordiv(c, ir::Expr(multiplier));
+    return ir::sum(ir::load(padded, {b, window_index(i, di.var, a.stride_h, a.dilation_h),
+                                     window_index(j, dj.var, a.stride_w, a.dilation_w), in_channel}) *
+                       ir::load(weight, {di.var, dj.var, ir::Expr(int64_t{0}), c}),
+                   {di, dj});
+  };
+  return ir::compute(out, body, unique_name("DepthwiseConv2d", {padded, weight}), "depthwise_conv2d_nhwc",
+                     {"b", "i", "j", "c"}, a.to_attrs());
 }
 
 }  // namespace tessera::ops

@@ -4,6 +4,7 @@
 //   conv2d_nhwc            data (N, H, W, C),            weight HWIO (KH, KW, I, O)
 //   conv2d_nchwc           data (N, C/ic_bn, H, W, ic_bn), weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)
 //   depthwise_conv2d_nchw  data (N, C, H, W),            weight (C, multiplier, KH, KW)
+//   depthwise_conv2d_nhwc  data (N, H, W, C),            weight HWIO (KH, KW, 1, C * multiplier)
 // Non-zero padding adds a separate padding stage before the convolution.
 #include <map>
 #include <string>
@@ -50,6 +51,7 @@ Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Con
 bool nchwc_flattens_spatial(const Shape& weight, const Conv2dAttrs& attrs);
 Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
 Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
+Shape depthwise_conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs);
 
 // Stages: [pad_temp] -> conv2d_nchw(nn, ff, yy, xx), reduce rc, ry, rx. Tag "conv2d_nchw".
 ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
@@ -68,5 +70,9 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
 // Stages: [PaddedInput] -> DepthwiseConv2d(b, c, i, j), reduce di, dj; output channel
 // c reads input channel c / multiplier. Tag "depthwise_conv2d_nchw".
 ir::Tensor depthwise_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
+// Stages: [PaddedInput] -> DepthwiseConv2d(b, i, j, c), reduce di, dj; the
+// same with channels last (the NHWC network kept in its layout). Tag
+// "depthwise_conv2d_nhwc".
+ir::Tensor depthwise_conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 
 }  // namespace tessera::ops

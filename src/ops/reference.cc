@@ -61,6 +61,26 @@ void conv2d_nhwc(const float* data, const Shape& ds, const float* weight, const 
         }
 }
 
+void depthwise_conv2d_nhwc(const float* data, const Shape& ds, const float* weight, const Shape& ws,
+                           const Conv2dAttrs& a, float* out) {
+  Shape os = depthwise_conv2d_nhwc_output_shape(ds, ws, a);
+  const int64_t multiplier = ws[3] / ds[3];
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t oh = 0; oh < os[1]; ++oh)
+      for (int64_t ow = 0; ow < os[2]; ++ow)
+        for (int64_t o = 0; o < os[3]; ++o) {
+          double acc = 0;
+          for (int64_t kh = 0; kh < ws[0]; ++kh)
+            for (int64_t kw = 0; kw < ws[1]; ++kw) {
+              int64_t h = oh * a.stride_h - a.pad_top + kh * a.dilation_h;
+              int64_t w = ow * a.stride_w - a.pad_left + kw * a.dilation_w;
+              if (inside(h, ds[1]) && inside(w, ds[2]))
+                acc += double(data[offset(ds, {n, h, w, o / multiplier})]) * weight[offset(ws, {kh, kw, 0, o})];
+            }
+          out[offset(os, {n, oh, ow, o})] = float(acc);
+        }
+}
+
 void conv2d_nchwc(const float* data, const Shape& ds, const float* weight, const Shape& ws, const Conv2dAttrs& a,
                   float* out) {
   Shape os = conv2d_nchwc_output_shape(ds, ws, a);

@@ -21,6 +21,8 @@ void conv2d_nchwc(const float* data, const Shape& data_shape, const float* weigh
                   const Conv2dAttrs& attrs, float* out);
 void depthwise_conv2d_nchw(const float* data, const Shape& data_shape, const float* weight,
                            const Shape& weight_shape, const Conv2dAttrs& attrs, float* out);
+void depthwise_conv2d_nhwc(const float* data, const Shape& data_shape, const float* weight,
+                           const Shape& weight_shape, const Conv2dAttrs& attrs, float* out);
 
 // data (M, K), weight (N, K) -> (M, N)
 void dense(const float* data, const float* weight, int64_t m, int64_t n, int64_t k, float* out);

@@ -104,6 +104,14 @@ const std::map<std::string, Builder>& builders() {
            return depthwise_conv2d_nchwc_workload(nchwc_shape(a.input, bn), depthwise_nchwc_weight_shape(a.weight, bn),
                                                   conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
          }
+         if (a.layout == "NHWC") {
+           // The NCHW shapes given, channels last: data (N, H, W, C), kernel (KH, KW, 1, C * multiplier).
+           check_rank("depthwise_conv2d", "input (N, C, H, W)", a.input, 4);
+           check_rank("depthwise_conv2d", "weight (C, multiplier, KH, KW)", a.weight, 4);
+           const Shape &x = a.input, &w = a.weight;
+           return depthwise_conv2d_nhwc_workload({x[0], x[2], x[3], x[1]}, {w[2], w[3], 1, w[0] * w[1]},
+                                                 conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
+         }
          require_layout("depthwise_conv2d", a, "NCHW");
          return depthwise_conv2d_nchw_workload(a.input, a.weight, conv_attrs("depthwise_conv2d", a), {a.bias, a.relu});
        }},

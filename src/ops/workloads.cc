@@ -82,6 +82,12 @@ Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, 
                        kernel, attrs, e, {1});
 }
 
+Workload depthwise_conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                        Epilogue e) {
+  return conv_workload("depthwise_conv2d_nhwc", depthwise_conv2d_nhwc, reference::depthwise_conv2d_nhwc, data,
+                       kernel, attrs, e, {3});
+}
+
 Workload depthwise_conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                          Epilogue e) {
   return conv_workload("depthwise_conv2d_nchwc", depthwise_conv2d_nchwc, reference::depthwise_conv2d_nchwc, data,

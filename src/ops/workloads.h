@@ -30,6 +30,9 @@ Workload conv2d_winograd_nchwc_workload(const Shape& data, const Shape& kernel, 
                                         Epilogue e = {});
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                         Epilogue e = {});
+// data (N, H, W, C), kernel (KH, KW, 1, C * multiplier); the bias is (C * multiplier).
+Workload depthwise_conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                        Epilogue e = {});
 // data (N, C/bn, H, W, bn), kernel (C/bn, 1, KH, KW, 1, bn) (ops/depthwise_nchwc.h);
 // the bias is (C/bn, bn).
 Workload depthwise_conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,

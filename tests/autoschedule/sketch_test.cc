@@ -32,6 +32,7 @@ std::vector<Case> cases() {
       {"conv2d_nchw_bias_relu", ops::conv2d_nchw_workload({1, 8, 10, 10}, {16, 8, 3, 3}, pad1, bias_relu), 2},
       {"conv2d_nhwc", ops::conv2d_nhwc_workload({1, 10, 10, 8}, {3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(2, 1)), 3},
       {"depthwise_nchw", ops::depthwise_conv2d_nchw_workload({1, 16, 12, 12}, {16, 1, 3, 3}, pad1, bias_relu), 2},
+      {"depthwise_nhwc", ops::depthwise_conv2d_nhwc_workload({1, 12, 12, 16}, {3, 3, 1, 16}, pad1, bias_relu), 2},
       // weight[j, k] is read along j, the vector axis, and reused by 4 rows:
       // each sketch also with a cache read of it, j last
       {"dense", ops::dense_workload({4, 64}, {48, 64}), 6},
@@ -115,9 +116,19 @@ TEST(StageAnalysis, ReuseAndElementwiseConsumers) {
   EXPECT_EQ(elementwise_matched_consumer(state, conv_stage), conv_stage + 1);
   EXPECT_FALSE(is_strictly_inlineable(state, static_cast<int>(state.stages().size()) - 1));  // the output
 
-  const ops::Workload softmax = cases().back().workload;
-  const schedule::State s2(softmax.dag);
+  const schedule::State s2(ops::softmax_workload({6, 100}).dag);
   for (size_t i = 0; i < s2.stages().size(); ++i) EXPECT_FALSE(needs_multi_level_tiling(s2, static_cast<int>(i)));
+}
+
+// Padding reads its input once per element: inlined. Winograd's input
+// transform reads 16 padded elements per element: inlined into the batched
+// GEMM it would be recomputed for every output channel block.
+TEST(StageAnalysis, StencilsAreNotStrictlyInlineable) {
+  const auto w = ops::conv2d_winograd_nchwc_workload({1, 2, 8, 8, 8}, {16, 2, 2, 8, 8},
+                                                     ops::Conv2dAttrs::symmetric(1, 1), 2);
+  const schedule::State state(w.dag);
+  EXPECT_TRUE(is_strictly_inlineable(state, state.stage_index("data_pad")));
+  EXPECT_FALSE(is_strictly_inlineable(state, state.stage_index("winograd_data_pack")));
 }
 
 TEST(RandomAnnotation, FactorizationsAreEveryTupleThatDivides) {

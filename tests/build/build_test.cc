@@ -115,6 +115,16 @@ TEST(Build, Resnet18InBothLayoutsMatchesTheInterpreter) {
 
 TEST(Build, MobilenetV2MatchesTheInterpreter) { expect_matches_interpreter(graph::get_network("mobilenet-v2")); }
 
+TEST(Build, MobilenetV2InNhwcKeptInItsLayoutMatchesTheInterpreter) {
+  BuildOptions keep;
+  keep.keep_layout = true;
+  const BuildResult built = expect_matches_interpreter(graph::get_network("mobilenet-v2", 1, "NHWC"), 2, false, keep);
+  int depthwise = 0;
+  for (const auto& k : built.kernels)
+    for (const auto& t : k.dag.tensors()) depthwise += t->tag == "depthwise_conv2d_nhwc";
+  EXPECT_GT(depthwise, 0);
+}
+
 TEST(Build, MobilenetV2WithEveryDepthwiseAndProjectionInOneKernelMatchesTheInterpreter) {
   BuildOptions options;
   options.fuse.depthwise_projection_min_rows = 1;  // all 17 blocks, strides 1 and 2, residual adds
