@@ -16,6 +16,12 @@ DIR/MODEL.tTHREADS.log (kernel records), e.g. from
 `tessera tune resnet-18 --threads 2 --log DIR/resnet-18.t2.log --graph-tuner dp
 --graph-log DIR/resnet-18.t2_graph.log`.
 
+--extra-tessera "LABEL=ARGS" adds a Tessera side compiled with more
+`tessera compile` arguments, {model} and {threads} filled in; the side is
+left out where a --records file it names does not exist. E.g. the
+auto-scheduler's NHWC path:
+`--extra-tessera "tessera nhwc-auto=--layout NHWC --keep-layout --records DIR/{model}.nhwc.auto.t{threads}.log"`.
+
 The models are the same architectures on both sides (Tessera's zoo follows
 torchvision's), with random weights: timing does not depend on the values.
 """
@@ -68,6 +74,22 @@ def records_for(directory, model, threads):
     return None
 
 
+def extra_sides(args, model, threads):
+    """Compiles each --extra-tessera side of `model`: [(label, artifact)]."""
+    out = []
+    for i, spec in enumerate(args.extra_tessera):
+        label, _, extra = spec.partition("=")
+        words = extra.format(model=model, threads=threads).split()
+        if "--records" in words and not os.path.exists(words[words.index("--records") + 1]):
+            continue
+        artifact = os.path.join(args.artifacts, f"{model}.t{threads}.extra{i}.tsr")
+        command = [args.tessera, "compile", model, "--threads", str(threads), "-o", artifact] + words
+        print(f"{model} {threads} threads: {label}: {' '.join(words)}", flush=True)
+        subprocess.run(command, check=True, capture_output=True)
+        out.append((label, artifact))
+    return out
+
+
 def median(xs):
     s = sorted(xs)
     return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
@@ -100,6 +122,8 @@ def main():
     p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
     p.add_argument("--records-dir", help="tuning logs MODEL.tTHREADS[_graph].log to build Tessera's side with")
+    p.add_argument("--extra-tessera", action="append", default=[],
+                   help="LABEL=ARGS: another Tessera side, compiled with ARGS ({model}, {threads} filled in)")
     args = p.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
     print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, cpu: {cpu_name()}")
@@ -124,6 +148,7 @@ def main():
                 command += ["--records", records]
             print(f"{model} {threads} threads: tessera {'with ' + records if records else 'untuned'}", flush=True)
             subprocess.run(command, check=True, capture_output=True)
+            extra = extra_sides(args, model, threads)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
@@ -139,6 +164,8 @@ def main():
                     "torch eager": lambda: time_callable(lambda: net(x), args.number),
                     "torch.compile": lambda: time_callable(lambda: compiled(x), args.number),
                 }
+                for label, path in extra:
+                    sides[label] = lambda path=path: tessera_round(args.tessera, path, threads, args.number)
                 times = {name: [] for name in sides}
                 for r in range(args.rounds):
                     order = list(sides)[r % len(sides):] + list(sides)[:r % len(sides)]
@@ -147,7 +174,7 @@ def main():
                         # their last call: let them go idle before any side runs.
                         time.sleep(1.0)
                         times[name].append(sides[name]())
-            best_framework = min(min(times[n]) for n in sides if n != "tessera")
+            best_framework = min(min(times[n]) for n in sides if not n.startswith("tessera"))
             for name in sides:
                 rows.append((model, threads, name, min(times[name]) * 1e3, median(times[name]) * 1e3,
                              min(times[name]) / best_framework))

@@ -330,6 +330,8 @@ GraphTunerResult tune_graph(const graph::Graph& model, const codegen::Target& ta
 std::map<std::string, ConvBlocks> graph_choices(const std::vector<records::Record>& records) {
   std::map<std::string, ConvBlocks> choices;
   for (const records::Record& r : records) {
+    // Auto-scheduler records name their nodes too, but choose no blocks.
+    if (r.task_name == records::kAutoScheduleTaskName) continue;
     if (!r.workload.is_object() || !r.workload.contains("nodes")) continue;
     const nlohmann::json& args = r.workload.value("args", nlohmann::json::object());
     const ConvBlocks blocks{args.value("ic_bn", int64_t{0}), args.value("oc_bn", int64_t{0})};

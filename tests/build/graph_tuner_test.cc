@@ -144,6 +144,10 @@ TEST(GraphTunerBuild, GraphChoicesRefuseTwoBlocksForOneConvolution) {
   records::Record kernel_only;  // a kernel tuner's record chooses nothing
   kernel_only.workload = {{"op", "conv2d"}, {"args", {{"ic_bn", 8}, {"oc_bn", 8}}}};
   EXPECT_TRUE(graph_choices({kernel_only}).empty());
+  records::Record auto_scheduled;  // names its nodes (one string), chooses no blocks
+  auto_scheduled.task_name = records::kAutoScheduleTaskName;
+  auto_scheduled.workload = {{"nodes", "conv1.bn + bn1 + relu"}};
+  EXPECT_TRUE(graph_choices({auto_scheduled}).empty());
 }
 
 }  // namespace
