@@ -67,12 +67,17 @@ void check_channels(const std::string& op, const std::string& what, int64_t data
 
 }  // namespace
 
-Shape conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
-  const std::string op = "conv2d_nchw";
-  check_rank(op, "data (N, C, H, W)", data, 4);
-  check_rank(op, "weight (O, I, KH, KW)", weight, 4);
+void check_conv_operands(const std::string& op, const std::string& data_what, const Shape& data, size_t data_rank,
+                         const std::string& weight_what, const Shape& weight, size_t weight_rank) {
+  check_rank(op, data_what, data, data_rank);
+  check_rank(op, weight_what, weight, weight_rank);
   check_dims_positive(op, "data", data);
   check_dims_positive(op, "weight", weight);
+}
+
+Shape conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
+  const std::string op = "conv2d_nchw";
+  check_conv_operands(op, "data (N, C, H, W)", data, 4, "weight (O, I, KH, KW)", weight, 4);
   check_channels(op, "input channels", data[1], weight[1]);
   auto [oh, ow] = spatial_output(op, data[2], data[3], weight[2], weight[3], attrs);
   return {data[0], weight[0], oh, ow};
@@ -80,10 +85,7 @@ Shape conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Con
 
 Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
   const std::string op = "conv2d_nhwc";
-  check_rank(op, "data (N, H, W, C)", data, 4);
-  check_rank(op, "weight (KH, KW, I, O)", weight, 4);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, H, W, C)", data, 4, "weight (KH, KW, I, O)", weight, 4);
   check_channels(op, "input channels", data[3], weight[2]);
   auto [oh, ow] = spatial_output(op, data[1], data[2], weight[0], weight[1], attrs);
   return {data[0], oh, ow, weight[3]};
@@ -91,10 +93,7 @@ Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Con
 
 Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
   const std::string op = "conv2d_nchwc";
-  check_rank(op, "data (N, C/ic_bn, H, W, ic_bn)", data, 5);
-  check_rank(op, "weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)", weight, 6);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, C/ic_bn, H, W, ic_bn)", data, 5, "weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)", weight, 6);
   check_channels(op, "input channel blocks", data[1], weight[1]);
   check_channels(op, "ic_bn", data[4], weight[4]);
   auto [oh, ow] = spatial_output(op, data[2], data[3], weight[2], weight[3], attrs);
@@ -103,10 +102,7 @@ Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Co
 
 Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
   const std::string op = "depthwise_conv2d_nchw";
-  check_rank(op, "data (N, C, H, W)", data, 4);
-  check_rank(op, "weight (C, multiplier, KH, KW)", weight, 4);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, C, H, W)", data, 4, "weight (C, multiplier, KH, KW)", weight, 4);
   check_channels(op, "channels", data[1], weight[0]);
   auto [oh, ow] = spatial_output(op, data[2], data[3], weight[2], weight[3], attrs);
   return {data[0], data[1] * weight[1], oh, ow};
@@ -114,10 +110,7 @@ Shape depthwise_conv2d_nchw_output_shape(const Shape& data, const Shape& weight,
 
 Shape depthwise_conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
   const std::string op = "depthwise_conv2d_nhwc";
-  check_rank(op, "data (N, H, W, C)", data, 4);
-  check_rank(op, "weight (KH, KW, 1, C * multiplier)", weight, 4);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, H, W, C)", data, 4, "weight (KH, KW, 1, C * multiplier)", weight, 4);
   if (weight[2] != 1)
     fail(op, "weight dimension 2 (input channels per group) must be 1, got " + std::to_string(weight[2]));
   if (weight[3] % data[3] != 0)

@@ -37,6 +37,10 @@ std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int
 // Pads the two spatial dimensions (h_dim, w_dim) of data when the attrs ask for it.
 ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const Conv2dAttrs& attrs,
                        const std::string& name);
+// The ranks of a convolution's data and weight (each description names
+// the axes, e.g. "data (N, C, H, W)") and that every dimension is positive.
+void check_conv_operands(const std::string& op, const std::string& data_what, const Shape& data, size_t data_rank,
+                         const std::string& weight_what, const Shape& weight, size_t weight_rank);
 // Input row (or column) read by output position `out` and kernel tap `tap`.
 ir::Expr window_index(const ir::Expr& out, const ir::Expr& tap, int64_t stride, int64_t dilation);
 

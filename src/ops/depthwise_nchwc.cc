@@ -7,10 +7,7 @@ namespace tessera::ops {
 
 Shape depthwise_conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a) {
   const std::string op = "depthwise_conv2d_nchwc";
-  check_rank(op, "data (N, C/bn, H, W, bn)", data, 5);
-  check_rank(op, "weight (C/bn, 1, KH, KW, 1, bn)", weight, 6);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, C/bn, H, W, bn)", data, 5, "weight (C/bn, 1, KH, KW, 1, bn)", weight, 6);
   if (weight[1] != 1 || weight[4] != 1)
     fail(op, "weight must be (C/bn, 1, KH, KW, 1, bn), got " + shape_to_string(weight));
   if (data[1] != weight[0] || data[4] != weight[5])

@@ -136,10 +136,7 @@ std::vector<float> winograd_transform_weight(const float* packed, const Shape& s
 
 Shape conv2d_winograd_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a, int64_t m) {
   const std::string op = "conv2d_winograd_nchwc";
-  check_rank(op, "data (N, C/ib, H, W, ib)", data, 5);
-  check_rank(op, "weight (alpha^2, O/ob, I/ib, ib, ob)", weight, 5);
-  check_dims_positive(op, "data", data);
-  check_dims_positive(op, "weight", weight);
+  check_conv_operands(op, "data (N, C/ib, H, W, ib)", data, 5, "weight (alpha^2, O/ob, I/ib, ib, ob)", weight, 5);
   check_attrs(op, a, m);
   const int64_t alpha = m + 2;
   if (weight[0] != alpha * alpha)
