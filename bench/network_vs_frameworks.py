@@ -78,7 +78,9 @@ def extra_sides(args, model, threads):
     """Compiles each --extra-tessera side of `model`: [(label, artifact)]."""
     out = []
     for i, spec in enumerate(args.extra_tessera):
-        label, _, extra = spec.partition("=")
+        label, equals, extra = spec.partition("=")
+        if not equals or not label:
+            sys.exit(f"--extra-tessera {spec!r}: expected LABEL=ARGS")
         words = extra.format(model=model, threads=threads).split()
         if "--records" in words and not os.path.exists(words[words.index("--records") + 1]):
             continue

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "schedule/iter_names.h"
+#include "schedule/stage_steps.h"
 
 namespace tessera::autoschedule {
 
@@ -26,6 +27,9 @@ std::vector<std::string> parts(const std::vector<std::string>& names, size_t par
   for (const auto& n : names) out.push_back(split_part(n, part));
   return out;
 }
+
+// No rule has transformed the stage yet: its loops are the DAG's, at root.
+bool untouched(const schedule::Stage& s) { return s.loop_steps.empty() && s.location == schedule::Location::Root; }
 
 std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists) {
   std::vector<std::string> out;
@@ -50,8 +54,7 @@ std::vector<std::pair<SketchBuilder, int>> AlwaysInline::apply(const SketchConte
 
 SketchRule::Condition AddRfactor::condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const {
   const schedule::Stage& s = b.stage(stage);
-  if (!s.tensor->is_reduction() || !s.loop_steps.empty() || s.location != schedule::Location::Root ||
-      needs_multi_level_tiling(b.state(), stage))
+  if (!s.tensor->is_reduction() || !untouched(s) || needs_multi_level_tiling(b.state(), stage))
     return Condition::Pass;
   const auto reduce = names_of(s, ir::IterKind::Reduce);
   const int64_t extent = s.iters[s.iter_index(reduce.back())].extent;
@@ -97,9 +100,7 @@ namespace {
 std::optional<StridedInput> cache_read_candidate(const schedule::State& state, int stage) {
   const schedule::Stage& s = state.stages()[stage];
   // A cache write's local stage is one this rule has seen already, as the stage it came from.
-  const auto scope = s.tensor->attrs.find("scope");
-  if (!s.loop_steps.empty() || s.location != schedule::Location::Root || !needs_multi_level_tiling(state, stage) ||
-      (scope != s.tensor->attrs.end() && scope->second == "local"))
+  if (!untouched(s) || !needs_multi_level_tiling(state, stage) || schedule::is_cache_write_local(*s.tensor))
     return std::nullopt;
   for (const auto& in : strided_inputs(state, stage))
     if (in.reuse >= kMinCacheReadReuse) return in;
@@ -149,8 +150,7 @@ SketchRule::Condition MultiLevelTilingWithFusion::condition(const SketchContext&
   const int consumer = elementwise_matched_consumer(state, stage);
   if (consumer < 0) return Condition::Pass;
   const auto& c = state.stages()[consumer];
-  const bool untouched = c.loop_steps.empty() && c.location == schedule::Location::Root;
-  return untouched ? Condition::ApplyAndSkipRest : Condition::Pass;
+  return untouched(c) ? Condition::ApplyAndSkipRest : Condition::Pass;
 }
 
 std::vector<std::pair<SketchBuilder, int>> MultiLevelTilingWithFusion::apply(const SketchContext&,

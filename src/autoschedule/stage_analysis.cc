@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ir/functor.h"
+#include "schedule/stage_steps.h"
 
 namespace tessera::autoschedule {
 
@@ -87,7 +88,8 @@ std::vector<int> consumers(const State& state, int stage) {
 
 bool is_strictly_inlineable(const State& state, int stage) {
   const ir::Tensor& t = state.stages()[stage].tensor;
-  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || t->tag == "cache_read") return false;
+  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || schedule::is_cache_read_copy(*t))
+    return false;
   bool calls = false;
   std::map<const ir::TensorNode*, int> reads;
   ir::post_order_visit(t->body, [&](const ir::Expr& e) {

@@ -111,7 +111,9 @@ ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
   const std::string op = "global_avg_pool2d";
   check_rank(op, nhwc ? "data (N, H, W, C)" : "data (N, C, H, W)", data->shape, 4);
   const Shape& s = data->shape;
-  const size_t h = nhwc ? 1 : 2, w = h + 1;
+  Pool2dAttrs layout;  // where H and W are
+  layout.nhwc = nhwc;
+  const size_t h = layout.h_axis(), w = layout.w_axis();
   ir::IterVar rv0 = ir::reduce_axis(s[h], "rv0");
   ir::IterVar rv1 = ir::reduce_axis(s[w], "rv1");
   auto sum_body = [&](const std::vector<ir::Var>& v) {

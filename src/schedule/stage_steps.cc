@@ -12,6 +12,8 @@ namespace tessera::schedule {
 
 namespace {
 
+const char* const kCacheReadTag = "cache_read";
+
 // The stage's axis names, in order.
 std::vector<std::string> axis_names(const ir::TensorNode& t) {
   std::vector<std::string> names;
@@ -33,6 +35,13 @@ void replace_stage(State& state, int idx, const ir::Tensor& replacement, const i
 }
 
 }  // namespace
+
+bool is_cache_write_local(const ir::TensorNode& t) {
+  const auto scope = t.attrs.find("scope");
+  return scope != t.attrs.end() && scope->second == "local";
+}
+
+bool is_cache_read_copy(const ir::TensorNode& t) { return t.tag == kCacheReadTag; }
 
 void apply_cache_write(State& state, const CacheWriteStep& st) {
   int idx = state.stage_index(st.stage);
@@ -87,7 +96,7 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
         for (size_t i = 0; i < rank; ++i) at[st.layout[i]] = v[i];
         return ir::load(source, at);
       },
-      name, "cache_read", names);
+      name, kCacheReadTag, names);
   struct Redirect : ir::ExprMutator {
     const ir::TensorNode* from;
     ir::Tensor to;
