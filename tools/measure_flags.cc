@@ -1,6 +1,8 @@
 #include "measure_flags.h"
 
 #include "flag_checks.h"
+#include "rpc/rpc_runner.h"
+#include "tessera/error.h"
 
 namespace tessera::cli {
 
@@ -24,6 +26,14 @@ void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
   cmd->add_option("--confirm-rounds", o.confirm_rounds, "interleaved rounds of that re-measurement")
       ->check(at_least(1))
       ->capture_default_str();
+  cmd->add_option("--runner", o.runner, "where candidates run: local, or rpc (the devices of --key behind --tracker)")
+      ->check(CLI::IsMember({"local", "rpc"}))
+      ->capture_default_str();
+  cmd->add_option("--key", o.device_key, "--runner rpc: the device key to measure on (as given to `tessera rpc server --key`)");
+  cmd->add_option("--tracker", o.tracker, "--runner rpc: the tracker, HOST:PORT")->capture_default_str();
+  cmd->add_option("--priority", o.priority, "--runner rpc: priority of this tuner's device requests (higher first)")
+      ->capture_default_str();
+  cmd->add_option("--key-file", o.key_file, "--runner rpc: the fleet's key file (default ~/.tessera/rpc.key)");
 }
 
 measure::LocalBuilderOptions builder_options(const MeasureFlags& o) {
@@ -40,6 +50,18 @@ measure::LocalRunnerOptions runner_options(const MeasureFlags& o, int threads, b
   run.enable_cpu_cache_flush = o.flush_cache;
   run.num_threads = threads;
   return run;
+}
+
+std::unique_ptr<measure::Runner> make_runner(const MeasureFlags& o, const measure::LocalRunnerOptions& options,
+                                             measure::ReferenceFn reference) {
+  if (!o.remote()) {
+    if (!o.device_key.empty()) throw Error("--key " + o.device_key + ": needs --runner rpc");
+    return std::make_unique<measure::LocalRunner>(options, std::move(reference));
+  }
+  if (o.device_key.empty()) throw Error("--runner rpc needs --key, the device key to measure on");
+  rpc::RpcRunnerOptions rpc{.tracker = o.tracker, .key = o.device_key, .priority = o.priority, .run = options};
+  rpc.key_file = o.key_file;
+  return std::make_unique<rpc::RpcRunner>(rpc, std::move(reference));
 }
 
 }  // namespace tessera::cli

@@ -119,8 +119,8 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
 
   measure::LocalBuilder builder(builder_options(o.measure));
   const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, /*check=*/false);
-  measure::LocalRunner runner(run);
-  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
+  const auto runner = make_runner(o.measure, run);
+  const auto confirm_runner = make_runner(o.measure, autotvm::confirm_runner_options(run));
   records::RecordWriter writer(log);
   autoschedule::XgbStoreCostModel cost_model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
   std::vector<std::unique_ptr<autoschedule::TaskSearch>> searches;
@@ -133,8 +133,8 @@ int run_network_tune_auto(const NetworkTuneOptions& o, const graph::Graph& model
                                         .seed = o.seed,
                                         .confirm_leaders = o.measure.confirm_leaders,
                                         .confirm_rounds = o.measure.confirm_rounds,
-                                        .confirm_runner = &confirm_runner};
-    searches.push_back(std::make_unique<autoschedule::TaskSearch>(task, cost_model, options, builder, runner, writer));
+                                        .confirm_runner = confirm_runner.get()};
+    searches.push_back(std::make_unique<autoschedule::TaskSearch>(task, cost_model, options, builder, *runner, writer));
     resumed += searches.back()->resume(earlier);
     scheduled.push_back({searches.back().get(), static_cast<double>(t.weight), t.dag.flop_count(), t.tag});
   }
@@ -219,7 +219,8 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
 
 int run_network_tune(const NetworkTuneOptions& o) {
   const codegen::Target target = resolve_target(o.target, o.threads);
-  codegen::require_runnable_here(target);
+  // With --runner rpc the devices measure; this host still runs the evaluation.
+  if (!o.measure.remote() || !o.no_evaluate) codegen::require_runnable_here(target);
   const std::string log = o.log.empty() ? default_log(o.model) : o.log;
   const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
   if (o.search == "auto") return run_network_tune_auto(o, model, target, log);
@@ -249,12 +250,12 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.stop = &g_stop;
   measure::LocalBuilder builder(builder_options(o.measure));
   const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, /*check=*/false);
-  measure::LocalRunner runner(run);
-  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
+  const auto runner = make_runner(o.measure, run);
+  const auto confirm_runner = make_runner(o.measure, autotvm::confirm_runner_options(run));
   g_stop = false;
   std::signal(SIGINT, on_interrupt);
   const autotvm::TuneTasksSummary summary = autotvm::tune_tasks(
-      weighted, tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, std::cout, std::cerr);
+      weighted, tune, autotvm::MeasureOption{&builder, runner.get(), confirm_runner.get()}, std::cout, std::cerr);
   std::signal(SIGINT, SIG_DFL);
   fmt::print("tuned {} tasks ({} already tuned) with {} trials in {:.0f} s\n", summary.tuned, summary.already_done,
              summary.trials, summary.seconds);
@@ -268,7 +269,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
     build::GraphTunerOptions graph_options;
     graph_options.solver = o.graph_tuner;
     graph_options.builder = &builder;
-    graph_options.runner = &confirm_runner;  // longer runs: transforms are short
+    graph_options.runner = confirm_runner.get();  // longer runs: transforms are short
     graph_options.winograd = !o.no_winograd;
     const build::GraphTunerResult chosen = build::tune_graph(model, target, kernel_records, graph_options, std::cout);
     const std::string path = o.graph_log.empty() ? default_log(o.model, "_graph_opt") : o.graph_log;

@@ -5,6 +5,7 @@
 //   tessera records   pick-best / show of tuning logs (records_command.h)
 //   tessera compile | run | bench | show   whole networks (model_command.h)
 //   tessera autoschedule sketches   the auto-scheduler's sketches of an operator (autoschedule_command.h)
+//   tessera rpc keygen | tracker | server | query   measuring on many devices (rpc_command.h)
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include "network_tune_command.h"
 #include "op_command.h"
 #include "records_command.h"
+#include "rpc_command.h"
 #include "tessera/error.h"
 #include "tune_command.h"
 
@@ -32,12 +34,14 @@ int main(int argc, char** argv) {
   cli::ModelCommandOptions model_options;
   cli::NetworkTuneOptions network_tune_options;
   cli::AutoscheduleCommandOptions autoschedule_options;
+  cli::RpcCommandOptions rpc_options;
   CLI::App* op = cli::add_op_command(app, op_options);
   CLI::App* tune = cli::add_tune_command(app, tune_options);
   CLI::App* records = cli::add_records_command(app, records_options);
   const cli::ModelCommands model = cli::add_model_commands(app, model_options);
   CLI::App* network_tune = cli::add_network_tune_command(app, network_tune_options);
   const cli::AutoscheduleCommands autoschedule = cli::add_autoschedule_commands(app, autoschedule_options);
+  const cli::RpcCommands rpc = cli::add_rpc_commands(app, rpc_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,6 +57,8 @@ int main(int argc, char** argv) {
     if (model.bench->parsed()) return cli::run_bench(model_options);
     if (model.show->parsed()) return cli::run_show(model_options);
     if (autoschedule.sketches->parsed()) return cli::run_sketches(autoschedule_options);
+    if (rpc.keygen->parsed() || rpc.tracker->parsed() || rpc.server->parsed() || rpc.query->parsed())
+      return cli::run_rpc(rpc, rpc_options);
   } catch (const Error& e) {
     std::fprintf(stderr, "tessera: error: %s\n", e.what());
     return 1;

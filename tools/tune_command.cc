@@ -51,7 +51,7 @@ namespace {
 
 int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const codegen::Target& target) {
   if (o.log.empty()) throw Error("--search auto needs --log FILE (the log is the search's state)");
-  codegen::require_runnable_here(target);
+  if (!o.measure.remote()) codegen::require_runnable_here(target);
   const ops::Workload w = ops::make_workload(o.op.op, args);
   autoschedule::SearchTask task{o.op.op, w.dag, target, nlohmann::json{{"op", o.op.op}}};
   fmt::print("{}\nworkload key: {}\ntarget: {} ({})\n", w.dag.print(), w.dag.workload_key(), target.str(),
@@ -59,8 +59,8 @@ int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const co
   std::fflush(stdout);
   measure::LocalBuilder builder(builder_options(o.measure));
   const measure::LocalRunnerOptions run = runner_options(o.measure, target.threads, o.check);
-  measure::LocalRunner runner(run, o.check ? w.reference : nullptr);
-  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
+  const auto runner = make_runner(o.measure, run, o.check ? w.reference : nullptr);
+  const auto confirm_runner = make_runner(o.measure, autotvm::confirm_runner_options(run));
   autoschedule::XgbStoreCostModel model(autoschedule::XgbStoreModelOptions{.seed = o.seed});
   autoschedule::SearchOptions search{.n_trial = o.trials,
                                      .early_stopping = o.early_stopping,
@@ -68,8 +68,8 @@ int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const co
                                      .seed = o.seed,
                                      .confirm_leaders = o.measure.confirm_leaders,
                                      .confirm_rounds = o.measure.confirm_rounds,
-                                     .confirm_runner = &confirm_runner};
-  const auto r = autoschedule::search_task(task, model, search, builder, runner, std::cout, std::cerr);
+                                     .confirm_runner = confirm_runner.get()};
+  const auto r = autoschedule::search_task(task, model, search, builder, *runner, std::cout, std::cerr);
   if (r.resumed) fmt::print("resumed from {}: {} schedules already measured\n", o.log, r.resumed);
   if (std::isfinite(r.best_cost))
     fmt::print("best: {:.2f} GFLOPS, {:.4f} ms{}\nschedule: {}\n", w.dag.flop_count() / r.best_cost / 1e9,
@@ -92,7 +92,7 @@ int run_tune(const TuneCommandOptions& o) {
   // The thread count is part of the target, so every record says what it was measured with.
   const codegen::Target target = resolve_target(o.target, o.threads);
   const int threads = target.threads;
-  codegen::require_runnable_here(target);  // every candidate is measured on this host
+  if (!o.measure.remote()) codegen::require_runnable_here(target);  // every candidate is measured on this host
   autotvm::Task task = autotvm::create_task(o.op.op, args, target);
   auto tuner = autotvm::make_tuner(o.tuner, task, o.seed);
   fmt::print("task: {}\nworkload key: {}\nconfig space: {} configs\ntarget: {} ({})\n", task.describe(),
@@ -110,8 +110,8 @@ int run_tune(const TuneCommandOptions& o) {
 
   measure::LocalBuilder builder(builder_options(o.measure));
   const measure::LocalRunnerOptions run = runner_options(o.measure, threads, o.check);
-  measure::LocalRunner runner(run, o.check ? task.workload.reference : nullptr);
-  measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
+  const auto runner = make_runner(o.measure, run, o.check ? task.workload.reference : nullptr);
+  const auto confirm_runner = make_runner(o.measure, autotvm::confirm_runner_options(run));
 
   const int remaining = static_cast<int>(std::max<int64_t>(0, o.trials - resumed));
   std::vector<autotvm::Callback> callbacks = {autotvm::progress_bar(remaining, "[Task  1/ 1] ")};
@@ -120,7 +120,7 @@ int run_tune(const TuneCommandOptions& o) {
                             .early_stopping = o.early_stopping,
                             .confirm_leaders = o.measure.confirm_leaders,
                             .confirm_rounds = o.measure.confirm_rounds};
-  tuner->tune(tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, callbacks);
+  tuner->tune(tune, autotvm::MeasureOption{&builder, runner.get(), confirm_runner.get()}, callbacks);
 
   if (tuner->best_flops() > 0)
     fmt::print("best: {:.2f} GFLOPS{}, config {}\n", tuner->best_flops() / 1e9,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "measure/builder.h"
+#include "measure/isolated_run.h"
 #include "measure/kernel_args.h"
 #include "measure/timer.h"
 
@@ -16,19 +17,14 @@ class Runner {
                                          const std::vector<BuildResult>& builds) = 0;
 };
 
-struct LocalRunnerOptions {
-  int number = 1;
-  int repeat = 3;
-  int min_repeat_ms = 0;
-  double timeout = 10;               // seconds per candidate, for the whole child
-  bool enable_cpu_cache_flush = false;
-  bool check_correctness = false;    // compare outputs with the reference
-  double tolerance = kDefaultTolerance;  // of compare_output (measure/kernel_args.h)
-  int num_threads = 0;               // threads of parallel loops; 0 = number of cores
-};
-
 // Reference outputs for a DAG, given its inputs (in dag.placeholders() order).
 using ReferenceFn = std::function<void(const std::vector<const float*>& inputs, float* output)>;
+
+// What every candidate of one DAG runs on: its inputs and, given a
+// reference, the expected first output. LocalRunner makes it once per DAG in
+// the parent (the children inherit it through fork); RpcRunner sends its
+// shapes and expected output to the device.
+KernelArguments kernel_arguments_of(const ir::ComputeDAG& dag, const ReferenceFn& reference);
 
 // Runs every kernel in a forked child process: a crash, an abort or a hang in
 // generated code becomes an error result for that candidate only.
@@ -47,6 +43,11 @@ class LocalRunner : public Runner {
   ReferenceFn reference_;
   std::function<void(int)> fault_hook_;
 };
+
+// The result of a candidate whose build failed: its error, costs nothing to run.
+MeasureResult result_of_failed_build(const BuildResult& build);
+// Seconds since the Unix epoch: MeasureResult::timestamp.
+double unix_time_now();
 
 // Builds and runs a batch; results in input order, all_cost filled in.
 std::vector<MeasureResult> measure_batch(Builder& builder, Runner& runner,

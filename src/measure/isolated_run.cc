@@ -1,0 +1,198 @@
+#include "measure/isolated_run.h"
+
+#include <sched.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "codegen/module.h"
+#include "measure/child_process.h"
+#include "runtime/thread_pool.h"
+#include "tessera/error.h"
+
+namespace tessera::measure {
+
+namespace {
+
+using Clock = ChildProcess::Clock;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// The child's report: the ErrorKind as one byte, then the costs as raw doubles
+// (ErrorKind::None) or the error message.
+std::string encode_error(ErrorKind kind, const std::string& message) {
+  return std::string(1, static_cast<char>(kind)) + message;
+}
+
+std::string encode_costs(const std::vector<double>& costs) {
+  std::string bytes(1, static_cast<char>(ErrorKind::None));
+  bytes.append(reinterpret_cast<const char*>(costs.data()), costs.size() * sizeof(double));
+  return bytes;
+}
+
+// Keeps the child (and the threads it starts) on `cores`.
+void pin_to(const std::vector<int>& cores) {
+  if (cores.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0)
+    throw Error(fmt::format("cannot pin to cores {}: {}", fmt::join(cores, ","), std::strerror(errno)));
+}
+
+// Runs in the child: load, check, time. Every outcome is written to fd.
+void run_in_child(int fd, const std::string& object_path, const std::string& function,
+                  const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
+                  const std::function<void()>& in_child) {
+  auto fail = [fd](ErrorKind kind, const std::string& message) {
+    write_all(fd, encode_error(kind, message));
+  };
+  std::optional<codegen::Module> module;
+  codegen::KernelFn kernel = nullptr;
+  try {
+    pin_to(options.cores);
+    module.emplace(codegen::Module::load_object(read_file(object_path)));
+    kernel = module->function(function);
+  } catch (const std::exception& e) {
+    fail(ErrorKind::RuntimeDevice, std::string("cannot load kernel: ") + e.what());
+    return;
+  }
+
+  // The child's pages are copy-on-write copies of the parent's: what the
+  // kernel writes into them stays in the child.
+  auto& inputs = const_cast<std::vector<runtime::NDArray>&>(arguments.inputs);
+  std::vector<runtime::NDArray> outputs;
+  for (const auto& shape : arguments.output_shapes) outputs.emplace_back(shape);
+  auto args = kernel_arg_pointers(inputs, outputs);
+  runtime::set_num_threads(options.num_threads);
+  if (in_child) in_child();
+
+  if (int rc = kernel(args.data()); rc != 0) {
+    fail(ErrorKind::RuntimeDevice, fmt::format("kernel returned {}", rc));
+    return;
+  }
+  if (check) {
+    auto c = compare_output(outputs.at(0), *arguments.expected, options.tolerance);
+    if (!c.ok) {
+      fail(ErrorKind::WrongAnswer, c.describe());
+      return;
+    }
+  }
+
+  TimeOptions time_options{options.number, options.repeat, options.min_repeat_ms,
+                           options.enable_cpu_cache_flush};
+  FlushList flush;
+  if (options.enable_cpu_cache_flush) flush = flush_list_of(inputs, outputs);
+  int bad_rc = 0;
+  auto costs = time_function(
+      [&] {
+        if (int rc = kernel(args.data()); rc != 0) bad_rc = rc;
+      },
+      time_options, flush);
+  if (bad_rc != 0) {
+    fail(ErrorKind::RuntimeDevice, fmt::format("kernel returned {}", bad_rc));
+    return;
+  }
+  write_all(fd, encode_costs(costs));
+}
+
+// Turns what the child said and how it ended into a result.
+void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
+  const std::string& out = child.output();
+  auto exit = child.wait(Clock::now() + std::chrono::seconds(1));
+  if (!out.empty()) {
+    auto kind = static_cast<ErrorKind>(out[0]);
+    size_t payload = out.size() - 1;
+    if (kind != ErrorKind::None) {
+      r.error = kind;
+      r.error_message = out.substr(1);
+      return;
+    }
+    if (payload == static_cast<size_t>(std::max(repeat, 0)) * sizeof(double)) {
+      r.costs.resize(payload / sizeof(double));
+      std::memcpy(r.costs.data(), out.data() + 1, payload);
+      return;
+    }
+    // A partial report: the child died while writing it; fall through to how it ended.
+  }
+  r.error = ErrorKind::RuntimeDevice;
+  r.error_message = exit.signaled ? "kernel crashed: " + signal_name(exit.signal)
+                                  : fmt::format("run process exited with status {} without a result",
+                                                exit.code);
+}
+
+}  // namespace
+
+void check_runner_options(const LocalRunnerOptions& o) {
+  if (o.number < 1) throw Error(fmt::format("measure option number={}: must be at least 1", o.number));
+  if (o.repeat < 1) throw Error(fmt::format("measure option repeat={}: must be at least 1", o.repeat));
+  if (o.min_repeat_ms < 0)
+    throw Error(fmt::format("measure option min_repeat_ms={}: must not be negative", o.min_repeat_ms));
+  if (!(o.timeout > 0) || !std::isfinite(o.timeout))
+    throw Error(fmt::format("measure option timeout={}: must be a positive number of seconds", o.timeout));
+  if (!(o.tolerance >= 0)) throw Error(fmt::format("measure option tolerance={}: must not be negative", o.tolerance));
+  if (o.num_threads < 0) throw Error(fmt::format("measure option num_threads={}: must not be negative", o.num_threads));
+  for (int c : o.cores)
+    if (c < 0 || c >= CPU_SETSIZE) throw Error(fmt::format("measure option cores: no core {}", c));
+}
+
+KernelArguments make_kernel_arguments(const std::vector<std::vector<int64_t>>& input_shapes,
+                                      const std::vector<std::vector<int64_t>>& output_shapes) {
+  KernelArguments a;
+  a.inputs.reserve(input_shapes.size());
+  for (size_t i = 0; i < input_shapes.size(); ++i) {
+    runtime::NDArray array(input_shapes[i]);
+    array.fill_random(input_seed(i));
+    a.inputs.push_back(std::move(array));
+  }
+  a.output_shapes = output_shapes;
+  return a;
+}
+
+MeasureResult run_isolated(const std::string& object_path, const std::string& function,
+                           const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
+                           const std::function<void()>& in_child) {
+  MeasureResult r;
+  if (check && !arguments.expected) {
+    r.error = ErrorKind::Unknown;
+    r.error_message = arguments.expected_error.empty() ? "no expected output to check against"
+                                                       : arguments.expected_error;
+    return r;
+  }
+  if (arguments.output_shapes.empty()) {
+    r.error = ErrorKind::Unknown;
+    r.error_message = "a kernel without outputs";
+    return r;
+  }
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeout));
+  try {
+    ChildProcess child([&](int fd) { run_in_child(fd, object_path, function, arguments, options, check, in_child); });
+    if (child.read_until(child.start_time() + timeout)) {
+      interpret(child, options.repeat, r);
+    } else {
+      child.kill();
+      r.error = ErrorKind::RunTimeout;
+      r.error_message = fmt::format("no result within {:g} s", options.timeout);
+    }
+  } catch (const Error& e) {  // could not fork: this candidate fails, the batch goes on
+    r.error = ErrorKind::Unknown;
+    r.error_message = e.what();
+  }
+  return r;
+}
+
+}  // namespace tessera::measure

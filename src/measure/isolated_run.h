@@ -1,0 +1,59 @@
+#pragma once
+// One measurement of one compiled kernel under the runner protocol: load the
+// object in a forked child, run it once, compare with the expected output,
+// then time it (number, repeat, min_repeat_ms, cache flush). A crash, an
+// abort or a hang costs that measurement only. LocalRunner measures through
+// it, and so does the RPC server, which has no ComputeDAG: only the shapes of
+// the arguments and the expected output the client sent.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/kernel_args.h"
+#include "measure/measure_input.h"
+#include "runtime/ndarray.h"
+
+namespace tessera::measure {
+
+struct LocalRunnerOptions {
+  int number = 1;
+  int repeat = 3;
+  int min_repeat_ms = 0;
+  double timeout = 10;               // seconds per candidate, for the whole child
+  bool enable_cpu_cache_flush = false;
+  bool check_correctness = false;    // compare outputs with the reference
+  double tolerance = kDefaultTolerance;  // of compare_output
+  int num_threads = 0;               // threads of parallel loops; 0 = number of cores
+  std::vector<int> cores;            // CPUs the child may run on; empty: any
+};
+
+// Refuses options that would make every result empty or fail (tessera::Error
+// naming the option): the caller's mistake, not a candidate's.
+void check_runner_options(const LocalRunnerOptions& options);
+
+// What a kernel runs on: inputs made from their shapes and input_seed (so a
+// remote machine makes the same values), the outputs' shapes, and the first
+// output's expected values when the run is checked.
+struct KernelArguments {
+  std::vector<runtime::NDArray> inputs;
+  std::vector<std::vector<int64_t>> output_shapes;
+  std::optional<runtime::NDArray> expected;
+  std::string expected_error;  // why there is no expected output although one was asked for
+};
+
+KernelArguments make_kernel_arguments(const std::vector<std::vector<int64_t>>& input_shapes,
+                                      const std::vector<std::vector<int64_t>>& output_shapes);
+
+// Measures `function` of the object file at `object_path` in a child process
+// on `arguments` (the child gets copy-on-write copies: a kernel scribbling
+// over its inputs cannot disturb the next one). With check, a missing or
+// different output is an error result. `in_child` runs in the child just
+// before the kernel (tests make it crash or hang there). Fills costs or error;
+// all_cost and timestamp are the caller's.
+MeasureResult run_isolated(const std::string& object_path, const std::string& function,
+                           const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
+                           const std::function<void()>& in_child = nullptr);
+
+}  // namespace tessera::measure
