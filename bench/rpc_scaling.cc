@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     chosen.insert(static_cast<int64_t>(random() % static_cast<uint64_t>(task.space.size())));
   std::vector<measure::MeasureInput> inputs;
   for (int64_t index : chosen) inputs.push_back(task.measure_input(task.space.get(index)));
-  measure::LocalBuilder builder;
+  measure::LocalBuilder builder(measure::LocalBuilderOptions{.shared_object = true});
   const std::vector<measure::BuildResult> builds = builder.build(inputs);
   const auto built = std::count_if(builds.begin(), builds.end(), [](const auto& b) { return b.error == measure::ErrorKind::None; });
   fmt::print("task: {}\ntarget: {}\n{} candidates, {} built; number {} repeat {} min_repeat_ms {}\n", task.describe(),

@@ -37,7 +37,7 @@ void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
 }
 
 measure::LocalBuilderOptions builder_options(const MeasureFlags& o) {
-  return measure::LocalBuilderOptions{.timeout = o.timeout, .n_parallel = o.build_parallel};
+  return measure::LocalBuilderOptions{.timeout = o.timeout, .n_parallel = o.build_parallel, .shared_object = o.remote()};
 }
 
 measure::LocalRunnerOptions runner_options(const MeasureFlags& o, int threads, bool check) {

@@ -33,8 +33,8 @@ void add_key_flags(CLI::App* cmd, std::string& key_file, std::string* authorized
 
 }  // namespace
 
-RpcCommands add_rpc_commands(CLI::App& app, RpcCommandOptions& o) {
-  CLI::App* rpc = app.add_subcommand("rpc", "measure on many devices: tracker, servers, query, keys");
+RpcCommands add_rpc_commands(CLI::App& parent, RpcCommandOptions& o) {
+  CLI::App* rpc = &parent;
   rpc->require_subcommand(1);
   RpcCommands c;
   c.keygen = rpc->add_subcommand("keygen", "make the fleet's CURVE key pair; copy the file to every machine");
@@ -71,8 +71,15 @@ RpcCommands add_rpc_commands(CLI::App& app, RpcCommandOptions& o) {
   c.query = rpc->add_subcommand("query", "the tracker's queue status: devices per key, free, pending requests");
   c.query->add_option("--host", o.query_host, "the tracker's host")->capture_default_str();
   c.query->add_option("--port", o.query_port, "the tracker's port")->check(CLI::Range(1, 65535))->capture_default_str();
+  c.query->add_option("--timeout", o.query_timeout, "seconds to wait for the answer")
+      ->check(positive_seconds)
+      ->capture_default_str();
   add_key_flags(c.query, o.query_key_file, nullptr);
   return c;
+}
+
+bool parsed(const RpcCommands& c) {
+  return c.keygen->parsed() || c.tracker->parsed() || c.server->parsed() || c.query->parsed();
 }
 
 int run_rpc(const RpcCommands& c, const RpcCommandOptions& o) {
@@ -85,7 +92,7 @@ int run_rpc(const RpcCommands& c, const RpcCommandOptions& o) {
   }
   if (c.query->parsed()) {
     const auto keys = rpc::read_key_file(o.query_key_file.empty() ? rpc::default_key_file() : o.query_key_file);
-    fmt::print("{}", rpc::format_queue_status(rpc::query_tracker(fmt::format("{}:{}", o.query_host, o.query_port), keys)));
+    fmt::print("{}", rpc::format_queue_status(rpc::query_tracker(fmt::format("{}:{}", o.query_host, o.query_port), keys, o.query_timeout)));
     return 0;
   }
   stop_on_signals();

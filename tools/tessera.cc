@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   const cli::ModelCommands model = cli::add_model_commands(app, model_options);
   CLI::App* network_tune = cli::add_network_tune_command(app, network_tune_options);
   const cli::AutoscheduleCommands autoschedule = cli::add_autoschedule_commands(app, autoschedule_options);
-  const cli::RpcCommands rpc = cli::add_rpc_commands(app, rpc_options);
+  const cli::RpcCommands rpc =
+      cli::add_rpc_commands(*app.add_subcommand("rpc", "measure on many devices: tracker, servers, query, keys"), rpc_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,8 +58,7 @@ int main(int argc, char** argv) {
     if (model.bench->parsed()) return cli::run_bench(model_options);
     if (model.show->parsed()) return cli::run_show(model_options);
     if (autoschedule.sketches->parsed()) return cli::run_sketches(autoschedule_options);
-    if (rpc.keygen->parsed() || rpc.tracker->parsed() || rpc.server->parsed() || rpc.query->parsed())
-      return cli::run_rpc(rpc, rpc_options);
+    if (cli::parsed(rpc)) return cli::run_rpc(rpc, rpc_options);
   } catch (const Error& e) {
     std::fprintf(stderr, "tessera: error: %s\n", e.what());
     return 1;

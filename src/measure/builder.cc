@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "codegen/llvm_codegen.h"
+#include "codegen/shared_object.h"
 #include "measure/child_process.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -37,7 +38,7 @@ std::string encode_report(ErrorKind kind, const std::string& message) {
 }
 
 // Runs in the worker process: lower, compile, write the object.
-void build_in_worker(int fd, const MeasureInput& input, const std::string& object_path) {
+void build_in_worker(int fd, const MeasureInput& input, const std::string& object_path, bool shared_object) {
   auto report = [fd](ErrorKind kind, const std::string& message) {
     write_all(fd, encode_report(kind, message));
   };
@@ -53,6 +54,16 @@ void build_in_worker(int fd, const MeasureInput& input, const std::string& objec
     object = codegen::compile_to_object(func, input.target);
   } catch (const std::exception& e) {
     report(ErrorKind::CompileHost, e.what());
+    return;
+  }
+  if (shared_object) {
+    try {
+      codegen::write_shared_object(object, object_path);
+    } catch (const std::exception& e) {
+      report(ErrorKind::CompileHost, e.what());
+      return;
+    }
+    report(ErrorKind::None, "");
     return;
   }
   std::ofstream out(object_path, std::ios::binary | std::ios::trunc);
@@ -142,13 +153,13 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
     // Start workers up to the limit.
     while (workers.size() < max_workers && next < inputs.size()) {
       int index = static_cast<int>(next++);
-      std::string path = fmt::format("{}/cand{}.o", dir_, counter_++);
+      std::string path = fmt::format("{}/cand{}.{}", dir_, counter_++, options_.shared_object ? "so" : "o");
       const MeasureInput& input = inputs[index];
       const auto& hook = fault_hook_;
       try {
         workers.push_back(Worker{index, path, ChildProcess([&](int fd) {
                                    if (hook) hook(index);
-                                   build_in_worker(fd, input, path);
+                                   build_in_worker(fd, input, path, options_.shared_object);
                                  })});
       } catch (const Error& e) {  // no process could be made; that candidate fails, the batch goes on
         results[index].error = ErrorKind::CompileHost;

@@ -18,6 +18,10 @@ struct LocalBuilderOptions {
   double timeout = 10;    // seconds per candidate
   int n_parallel = 0;     // worker processes; 0 = number of cores
   std::string build_dir;  // where objects go; empty = a fresh temporary directory
+  // Link each kernel into a shared object (the system C compiler, in the
+  // worker): what a runtime-only RPC server loads. Otherwise a relocatable
+  // object, which LocalRunner's child links itself.
+  bool shared_object = false;
 };
 
 // Lowers and compiles candidates in parallel worker processes. A candidate whose

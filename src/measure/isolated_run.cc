@@ -12,7 +12,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "codegen/module.h"
+#include <elf.h>
+
 #include "measure/child_process.h"
 #include "runtime/thread_pool.h"
 #include "tessera/error.h"
@@ -54,24 +55,31 @@ void pin_to(const std::vector<int>& cores) {
     throw Error(fmt::format("cannot pin to cores {}: {}", fmt::join(cores, ","), std::strerror(errno)));
 }
 
+LoadedKernel load_shared_object(const std::string& bytes, const std::string& function) {
+  auto library = std::make_shared<runtime::KernelLibrary>(runtime::KernelLibrary::from_shared_object(bytes, "the kernel"));
+  return {library, library->kernel(function)};
+}
+
 // Runs in the child: load, check, time. Every outcome is written to fd.
 void run_in_child(int fd, const std::string& object_path, const std::string& function,
                   const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
-                  const std::function<void()>& in_child) {
+                  const KernelLoader& load_object, const std::function<void()>& in_child) {
   auto fail = [fd](ErrorKind kind, const std::string& message) {
     write_all(fd, encode_error(kind, message));
   };
-  std::optional<codegen::Module> module;
-  codegen::KernelFn kernel = nullptr;
+  LoadedKernel loaded;
   try {
     pin_to(options.cores);
-    module.emplace(codegen::Module::load_object(read_file(object_path)));
-    kernel = module->function(function);
+    const std::string bytes = read_file(object_path);
+    if (is_shared_object(bytes)) loaded = load_shared_object(bytes, function);
+    else if (load_object) loaded = load_object(bytes, function);
+    else throw Error("not a shared object (this runner loads no other kind)");
   } catch (const std::exception& e) {
     fail(ErrorKind::RuntimeDevice, std::string("cannot load kernel: ") + e.what());
     return;
   }
 
+  const runtime::Kernel kernel = loaded.kernel;
   // The child's pages are copy-on-write copies of the parent's: what the
   // kernel writes into them stays in the child.
   auto& inputs = const_cast<std::vector<runtime::NDArray>&>(arguments.inputs);
@@ -137,6 +145,13 @@ void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
 
 }  // namespace
 
+bool is_shared_object(const std::string& bytes) {
+  if (bytes.size() < sizeof(Elf64_Ehdr) || bytes.compare(0, SELFMAG, ELFMAG) != 0) return false;
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  return header.e_type == ET_DYN;
+}
+
 void check_runner_options(const LocalRunnerOptions& o) {
   if (o.number < 1) throw Error(fmt::format("measure option number={}: must be at least 1", o.number));
   if (o.repeat < 1) throw Error(fmt::format("measure option repeat={}: must be at least 1", o.repeat));
@@ -165,7 +180,7 @@ KernelArguments make_kernel_arguments(const std::vector<std::vector<int64_t>>& i
 
 MeasureResult run_isolated(const std::string& object_path, const std::string& function,
                            const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
-                           const std::function<void()>& in_child) {
+                           const KernelLoader& load_object, const std::function<void()>& in_child) {
   MeasureResult r;
   if (check && !arguments.expected) {
     r.error = ErrorKind::Unknown;
@@ -180,7 +195,7 @@ MeasureResult run_isolated(const std::string& object_path, const std::string& fu
   }
   const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeout));
   try {
-    ChildProcess child([&](int fd) { run_in_child(fd, object_path, function, arguments, options, check, in_child); });
+    ChildProcess child([&](int fd) { run_in_child(fd, object_path, function, arguments, options, check, load_object, in_child); });
     if (child.read_until(child.start_time() + timeout)) {
       interpret(child, options.repeat, r);
     } else {

@@ -7,12 +7,14 @@
 // the arguments and the expected output the client sent.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "measure/kernel_args.h"
 #include "measure/measure_input.h"
+#include "runtime/kernel_library.h"
 #include "runtime/ndarray.h"
 
 namespace tessera::measure {
@@ -46,14 +48,29 @@ struct KernelArguments {
 KernelArguments make_kernel_arguments(const std::vector<std::vector<int64_t>>& input_shapes,
                                       const std::vector<std::vector<int64_t>>& output_shapes);
 
-// Measures `function` of the object file at `object_path` in a child process
+// A kernel loaded into the (child) process; `holder` keeps its code mapped.
+struct LoadedKernel {
+  std::shared_ptr<void> holder;
+  runtime::Kernel kernel = nullptr;
+};
+// Loads `function` from a file's bytes; throws tessera::Error.
+using KernelLoader = std::function<LoadedKernel(const std::string& bytes, const std::string& function)>;
+
+// True for the bytes of an ELF shared object (ET_DYN), which the runtime's
+// dynamic loader can load without LLVM.
+bool is_shared_object(const std::string& bytes);
+
+// Measures `function` of the kernel file at `object_path` in a child process
 // on `arguments` (the child gets copy-on-write copies: a kernel scribbling
 // over its inputs cannot disturb the next one). With check, a missing or
 // different output is an error result. `in_child` runs in the child just
 // before the kernel (tests make it crash or hang there). Fills costs or error;
-// all_cost and timestamp are the caller's.
+// all_cost and timestamp are the caller's. A shared object is loaded by the
+// runtime (runtime::KernelLibrary); any other file by `load_object` (a
+// relocatable object needs codegen's linker, which the RPC server lacks), or
+// it is an error result.
 MeasureResult run_isolated(const std::string& object_path, const std::string& function,
                            const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
-                           const std::function<void()>& in_child = nullptr);
+                           const KernelLoader& load_object = nullptr, const std::function<void()>& in_child = nullptr);
 
 }  // namespace tessera::measure

@@ -16,25 +16,6 @@ uint64_t input_seed(size_t index) {
   return 0x7e55e7a0ULL + 1000003ULL * index;
 }
 
-std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag) {
-  std::vector<runtime::NDArray> arrays;
-  auto placeholders = dag.placeholders();
-  arrays.reserve(placeholders.size());
-  for (size_t i = 0; i < placeholders.size(); ++i) {
-    runtime::NDArray a(placeholders[i]->shape);
-    a.fill_random(input_seed(i));
-    arrays.push_back(std::move(a));
-  }
-  return arrays;
-}
-
-std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag) {
-  std::vector<runtime::NDArray> arrays;
-  arrays.reserve(dag.outputs().size());
-  for (const auto& t : dag.outputs()) arrays.emplace_back(t->shape);
-  return arrays;
-}
-
 std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
                                        std::vector<runtime::NDArray>& outputs) {
   std::vector<void*> args;

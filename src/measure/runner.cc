@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/module.h"
 #include "measure/child_process.h"
 #include "tessera/error.h"
 
@@ -28,6 +29,12 @@ std::vector<std::vector<int64_t>> shapes_of(const std::vector<ir::Tensor>& tenso
   std::vector<std::vector<int64_t>> shapes;
   for (const auto& t : tensors) shapes.push_back(t->shape);
   return shapes;
+}
+
+// A relocatable object (LocalBuilder's), linked into the child by codegen.
+LoadedKernel load_relocatable_object(const std::string& bytes, const std::string& function) {
+  auto module = std::make_shared<codegen::Module>(codegen::Module::load_object(bytes));
+  return {module, module->function(function)};
 }
 
 }  // namespace
@@ -81,7 +88,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     // One child at a time: candidates running side by side would disturb each other's timings.
     auto start = Clock::now();
     const auto& hook = fault_hook_;
-    r = run_isolated(build.object_path, build.function_name, it->second, options_, check,
+    r = run_isolated(build.object_path, build.function_name, it->second, options_, check, load_relocatable_object,
                      hook ? std::function<void()>([&hook, i] { hook(static_cast<int>(i)); }) : nullptr);
     r.all_cost = build.time_cost + std::chrono::duration<double>(Clock::now() - start).count();
     r.timestamp = unix_time_now();

@@ -114,7 +114,8 @@ Job decode_job(const Message& m, const JobLimits& limits) {
     if (blob.size() > limits.max_upload_bytes)
       throw Error(fmt::format("a blob of {} bytes (the limit is {})", blob.size(), limits.max_upload_bytes));
   job.object = m.blobs[0];
-  if (job.object.empty()) throw Error("an empty object file");
+  if (!measure::is_shared_object(job.object))
+    throw Error("the object is not an ELF shared object (servers load kernels with the runtime, not a linker)");
   if (job.check) {
     job.expected = m.blobs[1];
     const auto want = static_cast<size_t>(elements_of(job.outputs[0])) * sizeof(float);

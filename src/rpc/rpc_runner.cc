@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <zmq.hpp>
 
+#include "codegen/shared_object.h"
 #include "rpc/job.h"
 #include "rpc/log.h"
 #include "rpc/message.h"
@@ -119,6 +120,8 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
     const std::string base = std::filesystem::path(builds[i].object_path).filename().string();
     job.name = is_safe_upload_name(base) ? base : "kernel.o";
     job.object = read_bytes(builds[i].object_path);
+    // The server loads shared objects only (it has the runtime, not the compiler).
+    if (!measure::is_shared_object(job.object)) job.object = codegen::link_shared_object({job.object});
     return job;
   };
 

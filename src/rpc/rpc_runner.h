@@ -9,6 +9,9 @@
 // candidate is measured again on another device, up to max_attempts devices,
 // and only then is it an error result. Every candidate gets exactly one
 // result, in input order: none is lost, none is counted twice.
+//
+// Servers load shared objects: give the LocalBuilder shared_object = true
+// (else each relocatable object is linked here, one at a time).
 #include <memory>
 #include <string>
 

@@ -1,7 +1,8 @@
 #pragma once
 // A fleet on loopback for the rpc tests: a key file in a fresh directory, a
-// tracker and servers as real `tessera rpc` processes (so a test can kill -9
-// one), each logging to its own file.
+// tracker and servers as real processes of `tessera-rpc` (the runtime-only
+// binary: so a test can kill -9 one, and the device side is proven to need
+// no compiler), each logging to its own file.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -54,20 +55,20 @@ inline bool wait_until(const std::function<bool()>& done, double seconds) {
   return done();
 }
 
-// `tessera ARGS...` with stdout and stderr into `log`; killed with SIGKILL
-// when destroyed.
+// `BINARY ARGS...` (TESSERA_CLI by default) with stdout and stderr into
+// `log`; killed with SIGKILL when destroyed.
 class CliProcess {
  public:
-  CliProcess(std::vector<std::string> args, std::string log) : log_(std::move(log)) {
+  CliProcess(std::vector<std::string> args, std::string log, const char* binary = TESSERA_CLI) : log_(std::move(log)) {
     pid_ = ::fork();
     if (pid_ == 0) {
       int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
-      std::vector<char*> argv{const_cast<char*>(TESSERA_CLI)};
+      std::vector<char*> argv{const_cast<char*>(binary)};
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      ::execv(TESSERA_CLI, argv.data());
+      ::execv(binary, argv.data());
       ::_exit(127);
     }
   }
@@ -119,18 +120,18 @@ class Fleet {
 
   void start_tracker() {
     tracker_ = std::make_unique<CliProcess>(
-        std::vector<std::string>{"rpc", "tracker", "--port", std::to_string(port_), "--key-file", key_file_,
+        std::vector<std::string>{"tracker", "--port", std::to_string(port_), "--key-file", key_file_,
                                  "--heartbeat-timeout", "1"},
-        (dir_ / "tracker.log").string());
+        (dir_ / "tracker.log").string(), TESSERA_RPC);
   }
   // A server of `key` with `slots` slots; more flags after.
   void start_server(const std::string& key, int slots = 1, std::vector<std::string> more = {}) {
-    std::vector<std::string> args{"rpc", "server", "--tracker", tracker_address(), "--key", key, "--slots",
+    std::vector<std::string> args{"server", "--tracker", tracker_address(), "--key", key, "--slots",
                                   std::to_string(slots), "--key-file", key_file_, "--heartbeat-interval", "0.2",
                                   "--session-timeout", "3"};
     args.insert(args.end(), more.begin(), more.end());
     servers_.push_back(std::make_unique<CliProcess>(
-        args, (dir_ / ("server" + std::to_string(servers_.size()) + ".log")).string()));
+        args, (dir_ / ("server" + std::to_string(servers_.size()) + ".log")).string(), TESSERA_RPC));
   }
   // The tracker's queue status, or empty while it does not answer.
   std::vector<KeyStatus> status(double timeout = 1) const {

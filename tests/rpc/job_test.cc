@@ -1,11 +1,23 @@
 // The session message of the RPC server: what it accepts, what it refuses.
 #include <gtest/gtest.h>
 
+#include <elf.h>
+
+#include <cstring>
+
 #include "rpc/job.h"
 #include "tessera/error.h"
 
 namespace tessera::rpc {
 namespace {
+
+// The first bytes of an ELF shared object: all a job's check looks at.
+std::string shared_object_header() {
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_type = ET_DYN;
+  return std::string(reinterpret_cast<const char*>(&header), sizeof header);
+}
 
 Job valid_job() {
   Job job;
@@ -17,7 +29,7 @@ Job valid_job() {
   job.outputs = {{4, 8}};
   job.options = {.number = 2, .repeat = 3, .min_repeat_ms = 5, .timeout = 4, .tolerance = 1e-3, .num_threads = 1};
   job.check = true;
-  job.object = "ELF...";
+  job.object = shared_object_header();
   job.expected = std::string(4 * 8 * sizeof(float), '\0');
   return job;
 }
@@ -83,6 +95,9 @@ TEST(RpcJob, RefusesBadShapesOptionsAndBlobs) {
   m.blobs.pop_back();
   expect_refused(m, "blob");
   expect_refused(encode_job(valid_job()), "the limit is 16", JobLimits{.max_upload_bytes = 16});
+  Job relocatable = valid_job();
+  relocatable.object[16] = ET_REL;  // e_type: a .o needs a linker the server does not have
+  expect_refused(encode_job(relocatable), "not an ELF shared object");
 }
 
 TEST(RpcJob, ResultsRoundTripAndMalformedOnesAreErrors) {

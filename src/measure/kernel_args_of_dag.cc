@@ -1,0 +1,27 @@
+// The parts of kernel_args.h that need a ComputeDAG, apart from the rest so
+// that the runtime-only RPC server (which has shapes, not DAGs) links
+// kernel_args.cc without the IR.
+#include "measure/kernel_args.h"
+
+namespace tessera::measure {
+
+std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag) {
+  std::vector<runtime::NDArray> arrays;
+  auto placeholders = dag.placeholders();
+  arrays.reserve(placeholders.size());
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    runtime::NDArray a(placeholders[i]->shape);
+    a.fill_random(input_seed(i));
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
+std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag) {
+  std::vector<runtime::NDArray> arrays;
+  arrays.reserve(dag.outputs().size());
+  for (const auto& t : dag.outputs()) arrays.emplace_back(t->shape);
+  return arrays;
+}
+
+}  // namespace tessera::measure
