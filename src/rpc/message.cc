@@ -75,6 +75,15 @@ Received receive(zmq::socket_t& socket, bool router, size_t max_blob_bytes) {
   return r;
 }
 
+void poll_sockets(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds timeout) {
+  try {
+    zmq::poll(items, count, timeout);
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) throw;
+    for (size_t i = 0; i < count; ++i) items[i].revents = 0;
+  }
+}
+
 std::string string_field(const nlohmann::json& header, const char* name, size_t max_length) {
   auto it = header.find(name);
   if (it == header.end() || !it->is_string()) throw Error(fmt::format("field '{}' must be a string", name));

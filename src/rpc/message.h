@@ -4,6 +4,7 @@
 // expected output). Every frame received is size-checked and the header is
 // parsed within bounds; a malformed message is dropped with a log line by the
 // caller, never a crash.
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ bool send(zmq::socket_t& socket, const Message& message, const std::string& peer
 // frame is a routing id. Every frame of a malformed message is read, so the
 // next receive starts at a message boundary.
 Received receive(zmq::socket_t& socket, bool router, size_t max_blob_bytes);
+
+// zmq::poll that treats a signal (EINTR: Ctrl-C on the tracker) as a poll
+// that found nothing, so the caller's loop can look at its stop flag.
+void poll_sockets(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds timeout);
 
 // A header field of the right type, or tessera::Error naming the field.
 std::string string_field(const nlohmann::json& header, const char* name, size_t max_length = 256);

@@ -214,7 +214,7 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
 
     std::vector<zmq::pollitem_t> items{{c.tracker->handle(), 0, ZMQ_POLLIN, 0}};
     for (auto& s : sessions) items.push_back({s.socket->handle(), 0, ZMQ_POLLIN, 0});
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    poll_sockets(items.data(), items.size(), std::chrono::milliseconds(50));
 
     for (Received r; !(r = receive(*c.tracker, false, 0)).empty();) {
       if (!r.message || r.message->type() != "granted") continue;

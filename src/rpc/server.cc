@@ -252,12 +252,7 @@ void Server::serve(const std::atomic<bool>& stop) {
                                {s.results.handle(), 0, ZMQ_POLLIN, 0},
                                {s.authenticator->socket().handle(), 0, ZMQ_POLLIN, 0},
                                {s.monitor->socket().handle(), 0, ZMQ_POLLIN, 0}};
-    try {
-      zmq::poll(items, 5, std::chrono::milliseconds(100));
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;
-      throw;
-    }
+    poll_sockets(items, 5, std::chrono::milliseconds(100));
     if (items[3].revents & ZMQ_POLLIN) s.authenticator->handle();
     if (items[4].revents & ZMQ_POLLIN) s.monitor->handle();
     for (Received r; !(r = receive(s.results, false, 0)).empty();)

@@ -108,12 +108,7 @@ void Tracker::serve(const std::atomic<bool>& stop) {
     zmq::pollitem_t items[] = {{s.router.handle(), 0, ZMQ_POLLIN, 0},
                                {s.authenticator->socket().handle(), 0, ZMQ_POLLIN, 0},
                                {s.monitor->socket().handle(), 0, ZMQ_POLLIN, 0}};
-    try {
-      zmq::poll(items, 3, std::chrono::milliseconds(100));
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;
-      throw;
-    }
+    poll_sockets(items, 3, std::chrono::milliseconds(100));
     if (items[1].revents & ZMQ_POLLIN) s.authenticator->handle();
     if (items[2].revents & ZMQ_POLLIN) s.monitor->handle();
     for (int n = 0; n < 1000; ++n) {  // drain, but let the timers run now and then

@@ -30,7 +30,7 @@ std::vector<KeyStatus> query_tracker(const std::string& tracker, const KeyPair& 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     zmq::pollitem_t item{socket->handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    poll_sockets(&item, 1, std::chrono::milliseconds(100));
     Received r = receive(*socket, false, 0);
     if (!r.message || r.message->type() != "summary") continue;
     std::vector<KeyStatus> keys_status;

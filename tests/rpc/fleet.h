@@ -133,6 +133,12 @@ class Fleet {
     servers_.push_back(std::make_unique<CliProcess>(
         args, (dir_ / ("server" + std::to_string(servers_.size()) + ".log")).string(), TESSERA_RPC));
   }
+  // A tracker and `servers` one-slot servers of `key`, all registered.
+  bool start(const std::string& key, int servers) {
+    start_tracker();
+    for (int i = 0; i < servers; ++i) start_server(key);
+    return wait_for_devices(key, servers, servers);
+  }
   // The tracker's queue status, or empty while it does not answer.
   std::vector<KeyStatus> status(double timeout = 1) const {
     try {

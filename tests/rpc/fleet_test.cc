@@ -103,9 +103,7 @@ TEST_F(RpcFleet, QueryShowsTheDevicesOfEachKeyInTheSeedsTable) {
 
 TEST_F(RpcFleet, ABatchRunsInParallelOnEveryDeviceWithOneResultPerCandidate) {
   Fleet fleet("batch");
-  fleet.start_tracker();
-  for (int i = 0; i < 3; ++i) fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 3, 3));
+  ASSERT_TRUE(fleet.start("zen", 3));
   RpcRunner runner(runner_options(fleet, "zen", /*min_repeat_ms=*/20));
   Batch b = batch(9);
   expect_all_measured(runner.run(b.inputs, b.builds), 9);
@@ -120,9 +118,7 @@ TEST_F(RpcFleet, ABatchRunsInParallelOnEveryDeviceWithOneResultPerCandidate) {
 
 TEST_F(RpcFleet, AWrongAnswerOnTheDeviceIsAWrongAnswerResult) {
   Fleet fleet("wrong");
-  fleet.start_tracker();
-  fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 1, 1));
+  ASSERT_TRUE(fleet.start("zen", 1));
   RpcRunner runner(runner_options(fleet, "zen"), measure::testing::add_reference(/*offset=*/1));
   Batch b = batch(2);
   auto results = runner.run(b.inputs, b.builds);
@@ -137,9 +133,7 @@ TEST_F(RpcFleet, AWrongAnswerOnTheDeviceIsAWrongAnswerResult) {
 
 TEST_F(RpcFleet, AServerKilledMidBatchLosesNoCandidate) {
   Fleet fleet("kill");
-  fleet.start_tracker();
-  for (int i = 0; i < 3; ++i) fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 3, 3));
+  ASSERT_TRUE(fleet.start("zen", 3));
   RpcRunner runner(runner_options(fleet, "zen", /*min_repeat_ms=*/100));
   Batch b = batch(15);
   auto running = std::async(std::launch::async, [&] { return runner.run(b.inputs, b.builds); });
@@ -154,9 +148,7 @@ TEST_F(RpcFleet, AServerKilledMidBatchLosesNoCandidate) {
 
 TEST_F(RpcFleet, ACandidateWhoseDevicesAllDieIsAnErrorNotAHang) {
   Fleet fleet("alldie");
-  fleet.start_tracker();
-  fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 1, 1));
+  ASSERT_TRUE(fleet.start("zen", 1));
   RpcRunnerOptions o = runner_options(fleet, "zen", /*min_repeat_ms=*/400);
   o.max_attempts = 1;
   RpcRunner runner(o);
@@ -172,9 +164,7 @@ TEST_F(RpcFleet, ACandidateWhoseDevicesAllDieIsAnErrorNotAHang) {
 
 TEST_F(RpcFleet, ATrackerRestartMidRunIsSurvived) {
   Fleet fleet("restart");
-  fleet.start_tracker();
-  for (int i = 0; i < 2; ++i) fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 2, 2));
+  ASSERT_TRUE(fleet.start("zen", 2));
   RpcRunner runner(runner_options(fleet, "zen", /*min_repeat_ms=*/50));
   Batch b = batch(6);
   // Batch 1 is under way when the tracker dies; batch 2 asks for devices
@@ -208,9 +198,7 @@ TEST_F(RpcFleet, RequestsWaitWhileEveryDeviceIsBusyThenRun) {
 
 TEST_F(RpcFleet, StrangersAreRefusedWithALogLine) {
   Fleet fleet("auth");
-  fleet.start_tracker();
-  fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 1, 1));
+  ASSERT_TRUE(fleet.start("zen", 1));
   const KeyPair fleet_keys = fleet.keys();
   // A client with a key of its own, which knows the tracker's public key.
   KeyPair stranger = generate_key_pair();
@@ -244,9 +232,7 @@ TEST_F(RpcFleet, StrangersAreRefusedWithALogLine) {
 
 TEST_F(RpcFleet, AThousandMalformedMessagesLeaveTrackerAndServerUp) {
   Fleet fleet("fuzz");
-  fleet.start_tracker();
-  fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 1, 1));
+  ASSERT_TRUE(fleet.start("zen", 1));
   const KeyPair keys = fleet.keys();
   zmq::context_t context;
   zmq::socket_t tracker(context, zmq::socket_type::dealer);
@@ -325,10 +311,7 @@ TuningLog read_tuning_log(const std::string& log) {
 
 TEST_F(RpcFleet, TuneOpOverRpcLogsWhatALocalRunLogs) {
   Fleet fleet("tuneop");
-  fleet.start_tracker();
-  fleet.start_server("zen");
-  fleet.start_server("zen");
-  ASSERT_TRUE(fleet.wait_for_devices("zen", 2, 2));
+  ASSERT_TRUE(fleet.start("zen", 2));
   const std::vector<std::string> tune = {"tune-op", "conv2d", "--input", "1x8x10x10", "--weight", "16x8x3x3",
                                          "--pad", "1", "--tuner", "random", "--seed", "5", "--trials", "10",
                                          "--threads", "1", "--check", "true", "--confirm-leaders", "2"};
