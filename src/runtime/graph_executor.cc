@@ -113,12 +113,48 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   }
   arena_ = reinterpret_cast<float*>(next);
 
+  input_uses_.resize(graph_.inputs.size());
   for (const auto& call : graph_.calls) {
     BoundCall bound{library_.kernel(call.kernel), {}};
-    for (int t : call.inputs) bound.args.push_back(tensor_data(t));
+    for (int t : call.inputs) {
+      for (size_t i = 0; i < graph_.inputs.size(); ++i)
+        if (graph_.storage_root(t) == graph_.storage_root(graph_.inputs[i]))
+          input_uses_[i].emplace_back(calls_.size(), bound.args.size());
+      bound.args.push_back(tensor_data(t));
+    }
     for (int t : call.outputs) bound.args.push_back(tensor_data(t));
     calls_.push_back(std::move(bound));
   }
+}
+
+void GraphExecutor::point_input_at(int index, void* data) {
+  for (auto [call, arg] : input_uses_[static_cast<size_t>(index)]) calls_[call].args[arg] = data;
+}
+
+void GraphExecutor::set_input(int index, const float* data, int64_t count) {
+  const std::vector<int64_t>& shape = input_shape(index);
+  int64_t size = 1;
+  for (int64_t d : shape) size *= d;
+  if (count != size)
+    throw Error("input " + support::quoted(input_name(index)) + " takes " + std::to_string(size) + " values (shape " +
+                shape_text(shape) + "), got " + std::to_string(count));
+  point_input_at(index, tensor_data(graph_.inputs[index]));
+  std::memcpy(tensor_data(graph_.inputs[index]), data, static_cast<size_t>(count) * sizeof(float));
+}
+
+void GraphExecutor::bind_input(int index, const float* data) {
+  check_index(index, graph_.inputs.size(), "input");
+  if (data == nullptr) throw Error("bind_input: no data for input " + support::quoted(input_name(index)));
+  point_input_at(index, const_cast<float*>(data));  // kernels never write their inputs
+}
+
+void GraphExecutor::unbind_inputs() {
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) point_input_at(static_cast<int>(i), tensor_data(graph_.inputs[i]));
+}
+
+const float* GraphExecutor::output_data(int index) const {
+  check_index(index, graph_.outputs.size(), "output");
+  return tensor_data(graph_.outputs[index]);
 }
 
 float* GraphExecutor::tensor_data(int tensor) const {
@@ -160,6 +196,7 @@ void GraphExecutor::set_input(int index, const NDArray& value) {
   if (value.shape() != shape)
     throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(shape) + ", got " +
                 shape_text(value.shape()));
+  point_input_at(index, tensor_data(graph_.inputs[index]));
   std::memcpy(tensor_data(graph_.inputs[index]), value.data(), value.size() * sizeof(float));
 }
 

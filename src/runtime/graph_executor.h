@@ -41,8 +41,17 @@ class GraphExecutor {
   // The value must have the input's shape.
   void set_input(int index, const NDArray& value);
   void set_input(const std::string& name, const NDArray& value) { set_input(input_index(name), value); }
+  // From caller memory (`count` floats, the input's size): one copy, no NDArray.
+  void set_input(int index, const float* data, int64_t count);
+  // Zero copy: the kernels read input `index` straight from `data` (the
+  // input's size, contiguous) until unbind_inputs() or a set_input of it.
+  // `data` must stay alive and unchanged through run().
+  void bind_input(int index, const float* data);
+  void unbind_inputs();
   void run();
   NDArray get_output(int index) const;
+  // Zero copy: output `index` in the executor's memory, valid until the next run().
+  const float* output_data(int index) const;
   NDArray get_output(const std::string& name) const { return get_output(output_index(name)); }
 
   // `repeat` measurements, each the mean of `number` runs, after warm-up runs
@@ -74,6 +83,9 @@ class GraphExecutor {
     std::vector<void*> args;
   };
   std::vector<BoundCall> calls_;
+  // Per input, the (call, argument) positions that read it: what bind_input rebinds.
+  std::vector<std::vector<std::pair<size_t, size_t>>> input_uses_;
+  void point_input_at(int index, void* data);
 };
 
 }  // namespace tessera::runtime

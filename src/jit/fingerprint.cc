@@ -1,0 +1,48 @@
+#include "jit/fingerprint.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "graph/printer.h"
+
+namespace tessera::jit {
+
+Fingerprint& Fingerprint::add(const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) {
+    a_ = (a_ ^ p[i]) * 0x100000001b3ULL;
+    b_ = (b_ ^ p[i]) * 0x100000001b3ULL;
+    b_ ^= b_ >> 29;  // keeps the lanes apart
+  }
+  return *this;
+}
+
+Fingerprint& Fingerprint::add(const std::string& text) {
+  const uint64_t size = text.size();
+  add(&size, sizeof size);
+  return add(text.data(), text.size());
+}
+
+std::string Fingerprint::hex() const { return fmt::format("{:016x}{:016x}", a_, b_); }
+
+std::string fingerprint_graph(const graph::Graph& graph) {
+  Fingerprint f;
+  f.add(graph::print_graph(graph));
+  for (const auto& node : graph.nodes()) {
+    f.add(node.name).add(node.type.to_string());
+    if (node.value) f.add(node.value->data(), static_cast<size_t>(node.value->size()) * sizeof(float));
+  }
+  return f.hex();
+}
+
+std::string fingerprint_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  Fingerprint f;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) f.add(buffer, static_cast<size_t>(in.gcount()));
+  return f.hex();
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,95 @@
+#pragma once
+// Compile on first call (seed 004's torch.compile, for Tessera's own models):
+// a JitModel holds a network source and compiles it when it is first called,
+// and again for each new input shape (guards on shapes; inputs are float32).
+// Compiled models are cached in memory, per input shapes, and on disk, keyed
+// by the graph, the target and the records, so a second process starts warm.
+//
+// Modes:
+//   default          best records (or the hand-written schedules), no search
+//   reduce-overhead  the same kernels; a call binds the caller's input buffers
+//                    (no copy) and returns views of the executor's outputs,
+//                    valid until the next call (no allocation, no copy)
+//   max-autotune     on the first compile, tunes the tasks that have no
+//                    record within a time budget (progress shown), then builds
+// A new shape past the recompile limit is an error naming the limit and the
+// shapes compiled so far, never a silent fallback.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "runtime/graph_executor.h"
+
+namespace tessera::jit {
+
+enum class JitMode { kDefault, kReduceOverhead, kMaxAutotune };
+// "default", "reduce-overhead", "max-autotune"; tessera::Error listing them otherwise.
+JitMode jit_mode_from_string(const std::string& text);
+std::string to_string(JitMode mode);
+
+struct JitOptions {
+  std::string target;            // "" this host, else Target::parse text
+  int threads = 0;               // 0: the target's (one per core)
+  std::string records;           // tuning log the build applies; "" none
+  JitMode mode = JitMode::kDefault;
+  int recompile_limit = 8;       // distinct input shapes compiled at most
+  bool disk_cache = true;
+  std::string cache_dir;         // "" default_cache_dir()
+  double autotune_minutes = 10;  // max-autotune: budget of the first compile's tuning
+  std::string autotune_log;      // max-autotune: its records; "" CACHE_DIR/GRAPH.autotune.log
+  std::ostream* log = nullptr;   // compile messages and warnings; null: std::cerr
+};
+
+// Makes the network for given input shapes; throws tessera::Error when it
+// cannot take them.
+using GraphFactory = std::function<graph::Graph(const std::vector<std::vector<int64_t>>& input_shapes)>;
+// A zoo name or an .onnx file in `layout`, at the batch of the first input's
+// first dimension; other dimensions must be the model's.
+GraphFactory model_source(const std::string& model, const std::string& layout = "NCHW");
+
+struct JitInput {
+  const float* data = nullptr;  // contiguous, the shape's size
+  std::vector<int64_t> shape;
+};
+
+// What the last call did.
+struct CallInfo {
+  bool compiled = false;      // this call built (or loaded) a model
+  bool from_disk = false;     // ... from the disk cache
+  double compile_seconds = 0; // time spent before running
+  double run_seconds = 0;
+  std::string cache_key;
+};
+
+class JitModel {
+ public:
+  JitModel(std::string name, GraphFactory factory, JitOptions options = {});
+  ~JitModel();
+  JitModel(JitModel&&) noexcept;
+
+  // Runs on `inputs`, compiling first when their shapes are new. Returns the
+  // executor, whose outputs (output_data / get_output) hold the result until
+  // the next call.
+  runtime::GraphExecutor& run(const std::vector<JitInput>& inputs);
+  const CallInfo& last_call() const { return last_; }
+  int compilations() const { return static_cast<int>(compiled_.size()); }
+  const JitOptions& options() const { return options_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  runtime::GraphExecutor& compile(const std::vector<std::vector<int64_t>>& shapes);
+  std::ostream& log() const;
+
+  std::string name_;
+  GraphFactory factory_;
+  JitOptions options_;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::GraphExecutor>> compiled_;
+  CallInfo last_;
+};
+
+}  // namespace tessera::jit

@@ -1,0 +1,180 @@
+// Compile on first call: guards on input shapes, the memory and disk caches,
+// the recompile limit, and reduce-overhead's zero-copy calls, on the narrow
+// ResNet-18 of tests/data/onnx against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/builder.h"
+#include "graph/interpreter.h"
+#include "graph/model_source.h"
+#include "jit/jit_model.h"
+#include "measure/kernel_args.h"
+#include "tessera/error.h"
+
+namespace tessera::jit {
+namespace {
+
+const std::string kModel = std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx";
+
+class JitModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_ = std::filesystem::temp_directory_path() / ("tessera-jit-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(cache_);
+  }
+  void TearDown() override { std::filesystem::remove_all(cache_); }
+  JitOptions options(JitMode mode = JitMode::kDefault) {
+    JitOptions o;
+    o.mode = mode;
+    o.threads = 2;
+    o.cache_dir = cache_.string();
+    o.log = &log_;
+    return o;
+  }
+  // An input of the model at `batch`, and what the interpreter makes of it.
+  static runtime::NDArray input(int64_t batch, uint64_t seed) {
+    const graph::Graph g = graph::load_model(kModel, {batch});
+    runtime::NDArray x(g.node(g.input_ids()[0]).type.shape);
+    x.fill_random(seed);
+    return x;
+  }
+  static void expect_reference(runtime::GraphExecutor& ex, const runtime::NDArray& x) {
+    std::vector<runtime::NDArray> inputs;
+    inputs.emplace_back(x.shape());
+    std::copy(x.data(), x.data() + x.size(), inputs[0].data());
+    const auto want = graph::interpret(graph::load_model(kModel, {x.shape()[0]}), inputs);
+    const auto c = measure::compare_output(ex.get_output(0), want[0]);
+    EXPECT_TRUE(c.ok) << c.describe();
+  }
+  static std::vector<JitInput> args(const runtime::NDArray& x) { return {{x.data(), x.shape()}}; }
+
+  std::filesystem::path cache_;
+  std::ostringstream log_;
+};
+
+TEST_F(JitModelTest, CompilesOnFirstCallOnlyAndMatchesTheInterpreter) {
+  JitModel m("narrow", model_source(kModel), options());
+  EXPECT_EQ(m.compilations(), 0);  // nothing happens before the first call
+  const auto x = input(1, 1);
+  expect_reference(m.run(args(x)), x);
+  EXPECT_TRUE(m.last_call().compiled);
+  EXPECT_FALSE(m.last_call().from_disk);
+  const auto y = input(1, 2);
+  expect_reference(m.run(args(y)), y);
+  EXPECT_FALSE(m.last_call().compiled);
+  EXPECT_EQ(m.compilations(), 1);
+}
+
+TEST_F(JitModelTest, ASecondModelStartsWarmFromTheDiskCache) {
+  const auto x = input(1, 3);
+  std::string key;
+  {
+    JitModel first("narrow", model_source(kModel), options());
+    first.run(args(x));
+    key = first.last_call().cache_key;
+    EXPECT_TRUE(std::filesystem::exists(cache_ / (key + ".tsr")));
+  }
+  JitModel second("narrow", model_source(kModel), options());
+  expect_reference(second.run(args(x)), x);
+  EXPECT_TRUE(second.last_call().from_disk);
+  EXPECT_EQ(second.last_call().cache_key, key);
+
+  // Other records are another build: a different key.
+  const std::string records = (cache_ / "empty.log").string();
+  std::ofstream(records).close();
+  JitOptions with_records = options();
+  with_records.records = records;
+  JitModel third("narrow", model_source(kModel), with_records);
+  third.run(args(x));
+  EXPECT_NE(third.last_call().cache_key, key);
+  EXPECT_FALSE(third.last_call().from_disk);
+}
+
+TEST_F(JitModelTest, ADamagedCacheEntryIsRebuiltWithAWarning) {
+  const auto x = input(1, 4);
+  std::string key;
+  {
+    JitModel first("narrow", model_source(kModel), options());
+    first.run(args(x));
+    key = first.last_call().cache_key;
+  }
+  std::ofstream(cache_ / (key + ".tsr"), std::ios::trunc) << "junk";
+  JitModel second("narrow", model_source(kModel), options());
+  expect_reference(second.run(args(x)), x);
+  EXPECT_FALSE(second.last_call().from_disk);
+  EXPECT_NE(log_.str().find("unreadable"), std::string::npos) << log_.str();
+}
+
+// conv + relu + global pool + dense at any batch and image size: a network
+// whose shapes the caller chooses.
+graph::Graph small_network(const std::vector<std::vector<int64_t>>& shapes) {
+  graph::GraphBuilder b(3);
+  graph::NodeId x = b.input("data", shapes.at(0));
+  graph::NodeId y = b.relu(b.conv2d(x, b.random_constant("w", {8, shapes[0][1], 3, 3}, -0.3f, 0.3f),
+                                    graph::Conv2dAttrs::symmetric(1, 1), "conv"), "relu");
+  y = b.flatten(b.global_avg_pool2d(y, "NCHW", "gap"), 1, "flatten");
+  return b.finish({b.dense(y, b.random_constant("fc", {5, 8}, -0.3f, 0.3f), "fc")});
+}
+
+TEST_F(JitModelTest, NewShapesRecompileUpToTheLimitThenAClearError) {
+  JitOptions o = options();
+  o.recompile_limit = 2;
+  o.disk_cache = false;
+  JitModel m("small", small_network, o);
+  auto check = [&](const std::vector<int64_t>& shape, uint64_t seed) {
+    runtime::NDArray x(shape);
+    x.fill_random(seed);
+    runtime::GraphExecutor& ex = m.run(args(x));
+    std::vector<runtime::NDArray> inputs;
+    inputs.emplace_back(x.shape());
+    std::copy(x.data(), x.data() + x.size(), inputs[0].data());
+    const auto c = measure::compare_output(ex.get_output(0), graph::interpret(small_network({shape}), inputs)[0]);
+    EXPECT_TRUE(c.ok) << c.describe();
+  };
+  check({1, 3, 8, 8}, 5);
+  check({2, 3, 12, 12}, 6);
+  EXPECT_TRUE(m.last_call().compiled);
+  EXPECT_NE(log_.str().find("recompiling for input shapes [2,3,12,12] (compilation 2 of at most 2)"),
+            std::string::npos)
+      << log_.str();
+  try {
+    m.run(args(runtime::NDArray({3, 3, 8, 8})));
+    ADD_FAILURE() << "a third shape past a limit of 2 compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("recompile limit of 2 reached: input shapes [3,3,8,8]"), std::string::npos)
+        << e.what();
+  }
+  check({1, 3, 8, 8}, 8);  // shapes already compiled still run
+  EXPECT_FALSE(m.last_call().compiled);
+  EXPECT_EQ(m.compilations(), 2);
+}
+
+TEST_F(JitModelTest, AShapeTheModelCannotTakeIsAnErrorNamingBoth) {
+  JitModel m("narrow", model_source(kModel), options());
+  runtime::NDArray wrong({1, 3, 100, 100});  // the model takes 64 x 64
+  try {
+    m.run(args(wrong));
+    ADD_FAILURE() << "ran on a shape the model does not take";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("got [1,3,100,100]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(jit_mode_from_string("fast"), Error);
+}
+
+TEST_F(JitModelTest, ReduceOverheadReadsTheCallersBufferAndReusesItsOutputs) {
+  JitModel m("narrow", model_source(kModel), options(JitMode::kReduceOverhead));
+  const auto x = input(1, 9), y = input(1, 10);
+  runtime::GraphExecutor& first = m.run(args(x));
+  expect_reference(first, x);
+  const float* out = first.output_data(0);
+  runtime::GraphExecutor& second = m.run(args(y));
+  EXPECT_EQ(second.output_data(0), out);  // the same memory, overwritten
+  expect_reference(second, y);
+}
+
+}  // namespace
+}  // namespace tessera::jit
