@@ -9,9 +9,9 @@
 
 namespace tessera::jit {
 
-// Incremental 128-bit FNV-1a (two 64-bit lanes of different offsets): not
-// cryptographic, but collisions between the few builds of one cache are
-// not a concern.
+// Incremental 128-bit FNV-1a over 8-byte words (two 64-bit lanes of
+// different offsets): not cryptographic, but collisions between the few
+// builds of one cache are not a concern.
 class Fingerprint {
  public:
   Fingerprint& add(const void* data, size_t bytes);

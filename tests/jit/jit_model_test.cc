@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "graph/builder.h"
@@ -151,6 +152,35 @@ TEST_F(JitModelTest, NewShapesRecompileUpToTheLimitThenAClearError) {
   check({1, 3, 8, 8}, 8);  // shapes already compiled still run
   EXPECT_FALSE(m.last_call().compiled);
   EXPECT_EQ(m.compilations(), 2);
+}
+
+TEST_F(JitModelTest, MaxAutotuneTunesWhatHasNoRecordThenBuildsWithIt) {
+  JitOptions o = options(JitMode::kMaxAutotune);
+  o.autotune_minutes = 0.05;  // 3 s over the tasks
+  o.autotune_log = (cache_ / "small.autotune.log").string();
+  runtime::NDArray x({1, 3, 8, 8});
+  x.fill_random(11);
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(x.shape());
+  std::copy(x.data(), x.data() + x.size(), inputs[0].data());
+  const auto want = std::move(graph::interpret(small_network({x.shape()}), inputs)[0]);
+  std::string key;
+  {
+    JitModel m("small", small_network, o);
+    const auto c = measure::compare_output(m.run(args(x)).get_output(0), want);
+    EXPECT_TRUE(c.ok) << c.describe();
+    key = m.last_call().cache_key;
+  }
+  std::ifstream log(o.autotune_log);
+  const auto lines = std::count(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>(), '\n');
+  EXPECT_GT(lines, 0) << "max-autotune measured nothing";
+  EXPECT_NE(log_.str().find("max-autotune"), std::string::npos) << log_.str();
+  // A second process: every task has a record now, so nothing is tuned, and
+  // the build with those records is on disk.
+  JitModel again("small", small_network, o);
+  again.run(args(x));
+  EXPECT_TRUE(again.last_call().from_disk);
+  EXPECT_EQ(again.last_call().cache_key, key);
 }
 
 TEST_F(JitModelTest, AShapeTheModelCannotTakeIsAnErrorNamingBoth) {

@@ -1,0 +1,298 @@
+// tessera._tessera: the Python bindings of Tessera's public C++ API
+// (include/tessera/tessera.h) and of the jit. Arrays cross as numpy float32:
+// inputs are read in place when C-contiguous (no copy), outputs are new
+// arrays (one copy out of the executor), or, for a jit in reduce-overhead
+// mode, views of the executor's memory valid until the next call. Long calls
+// (compile, tune, run) release the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "build/build.h"
+#include "build/graph_tuner.h"
+#include "codegen/target.h"
+#include "graph/model_source.h"
+#include "graph/printer.h"
+#include "jit/jit_model.h"
+#include "jit/tune_network.h"
+#include "records/apply_history_best.h"
+#include "records/log_file.h"
+#include "runtime/artifact.h"
+#include "runtime/graph_executor.h"
+#include "tessera/error.h"
+
+namespace py = pybind11;
+using namespace tessera;
+
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style>;
+
+// A network as loaded: the graph, and where it came from (for messages and
+// for the jit, which reloads it at other batch sizes).
+struct Model {
+  std::string source, layout;
+  graph::Graph graph;
+};
+
+// float32 only (a guard, not a silent conversion); C-contiguous, or a
+// contiguous copy when the layout does not allow reading in place.
+FloatArray as_input(const py::handle& value, size_t index) {
+  py::array a = py::array::ensure(value);
+  if (!a) throw py::type_error("input " + std::to_string(index) + " is not an array");
+  if (!a.dtype().is(py::dtype::of<float>()))
+    throw py::type_error("input " + std::to_string(index) + " has dtype " + std::string(py::str(a.dtype())) +
+                         "; Tessera's models take float32 (convert with .astype(numpy.float32))");
+  return FloatArray::ensure(a);
+}
+
+std::vector<int64_t> shape_of(const py::array& a) { return {a.shape(), a.shape() + a.ndim()}; }
+
+py::array copy_out(const float* data, const std::vector<int64_t>& shape) {
+  FloatArray out(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  std::memcpy(out.mutable_data(), data, static_cast<size_t>(out.size()) * sizeof(float));
+  return std::move(out);
+}
+
+py::object single_or_tuple(std::vector<py::array> outputs) {
+  if (outputs.size() == 1) return std::move(outputs[0]);
+  py::tuple t(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) t[i] = std::move(outputs[i]);
+  return std::move(t);
+}
+
+runtime::Artifact copy_artifact(const runtime::Artifact& a) {
+  runtime::Artifact c{a.target, a.graph, {}, a.shared_object};
+  for (const auto& p : a.params) {
+    runtime::NDArray q(p.shape());
+    std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
+    c.params.push_back(std::move(q));
+  }
+  return c;
+}
+
+// A compiled model: an executor, and its artifact for save().
+class Module {
+ public:
+  Module(runtime::Artifact artifact, std::string source)
+      : artifact_(copy_artifact(artifact)), executor_(std::move(artifact), source) {}
+  explicit Module(const std::string& path)
+      : artifact_(runtime::read_artifact(path)), executor_(runtime::GraphExecutor::load(path)) {}
+
+  py::object call(const py::args& args) {
+    if (static_cast<int>(args.size()) != executor_.num_inputs())
+      throw py::value_error("the model takes " + std::to_string(executor_.num_inputs()) + " inputs, got " +
+                            std::to_string(args.size()));
+    std::vector<FloatArray> inputs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      inputs.push_back(as_input(args[i], i));
+      if (shape_of(inputs.back()) != executor_.input_shape(static_cast<int>(i)))
+        throw py::value_error("input '" + executor_.input_name(static_cast<int>(i)) + "' has shape " +
+                              std::string(py::str(py::tuple(py::cast(executor_.input_shape(static_cast<int>(i)))))) +
+                              ", got " + std::string(py::str(py::tuple(py::cast(shape_of(inputs.back()))))));
+    }
+    {
+      py::gil_scoped_release release;
+      for (size_t i = 0; i < inputs.size(); ++i) executor_.bind_input(static_cast<int>(i), inputs[i].data());
+      executor_.run();
+      executor_.unbind_inputs();
+    }
+    std::vector<py::array> outputs;
+    for (int i = 0; i < executor_.num_outputs(); ++i)
+      outputs.push_back(copy_out(executor_.output_data(i), executor_.output_shape(i)));
+    return single_or_tuple(std::move(outputs));
+  }
+  void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
+  py::dict benchmark(int number, int repeat) {
+    runtime::BenchmarkResult r;
+    {
+      py::gil_scoped_release release;
+      r = executor_.benchmark(number, repeat);
+    }
+    py::dict d;
+    d["mean_ms"] = r.mean() * 1e3;
+    d["std_ms"] = r.std_dev() * 1e3;
+    d["min_ms"] = r.min() * 1e3;
+    d["median_ms"] = r.median() * 1e3;
+    return d;
+  }
+  const runtime::GraphExecutor& executor() const { return executor_; }
+
+ private:
+  runtime::Artifact artifact_;
+  runtime::GraphExecutor executor_;
+};
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::GraphExecutor& ex, bool inputs) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> r;
+  const int n = inputs ? ex.num_inputs() : ex.num_outputs();
+  for (int i = 0; i < n; ++i)
+    r.emplace_back(inputs ? ex.input_name(i) : ex.output_name(i), inputs ? ex.input_shape(i) : ex.output_shape(i));
+  return r;
+}
+
+codegen::Target target_of(const std::string& target, int threads) {
+  codegen::Target t = target.empty() ? codegen::Target::host() : codegen::Target::parse(target);
+  if (threads > 0) t.threads = threads;
+  return t;
+}
+
+std::unique_ptr<Module> compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
+                                int threads, bool keep_layout) {
+  const codegen::Target t = target_of(target, threads);
+  runtime::Artifact artifact;
+  {
+    py::gil_scoped_release release;
+    build::BuildOptions options;
+    options.keep_layout = keep_layout;
+    std::optional<records::ApplyHistoryBest> history;
+    if (records) {
+      const auto log = records::load_records(*records, std::cerr);
+      history.emplace(log);
+      options.history = &*history;
+      options.conv_blocks = build::graph_choices(log);
+    }
+    artifact = build::build(model.graph, t, options).artifact;
+  }
+  return std::make_unique<Module>(std::move(artifact), model.source);
+}
+
+// A jit-compiled model: jit::JitModel behind a Python call.
+class Jit {
+ public:
+  Jit(const Model& model, jit::JitOptions options)
+      : model_(model.source, jit::model_source(model.source, model.layout), std::move(options)) {}
+  py::object call(const py::args& args) {
+    std::vector<FloatArray> inputs;
+    std::vector<jit::JitInput> jit_inputs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      inputs.push_back(as_input(args[i], i));
+      jit_inputs.push_back({inputs.back().data(), shape_of(inputs.back())});
+    }
+    runtime::GraphExecutor* ex = nullptr;
+    {
+      py::gil_scoped_release release;
+      ex = &model_.run(jit_inputs);
+    }
+    const bool views = model_.options().mode == jit::JitMode::kReduceOverhead;
+    std::vector<py::array> outputs;
+    py::object owner = py::cast(this, py::return_value_policy::reference);
+    for (int i = 0; i < ex->num_outputs(); ++i) {
+      const auto& shape = ex->output_shape(i);
+      if (views)  // no copy: valid until the next call, like torch's reduce-overhead outputs
+        outputs.push_back(FloatArray(std::vector<py::ssize_t>(shape.begin(), shape.end()), ex->output_data(i), owner));
+      else
+        outputs.push_back(copy_out(ex->output_data(i), shape));
+    }
+    return single_or_tuple(std::move(outputs));
+  }
+  py::dict last_call() const {
+    const auto& c = model_.last_call();
+    py::dict d;
+    d["compiled"] = c.compiled;
+    d["from_disk"] = c.from_disk;
+    d["compile_ms"] = c.compile_seconds * 1e3;
+    d["run_ms"] = c.run_seconds * 1e3;
+    d["cache_key"] = c.cache_key;
+    return d;
+  }
+  int compilations() const { return model_.compilations(); }
+
+ private:
+  jit::JitModel model_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_tessera, m) {
+  m.doc() = "Tessera, an auto-tuning deep-learning compiler: the C++ core";
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<Model>(m, "Model")
+      .def_readonly("source", &Model::source)
+      .def_readonly("layout", &Model::layout)
+      .def_property_readonly("inputs",
+                             [](const Model& mo) {
+                               std::vector<std::pair<std::string, std::vector<int64_t>>> r;
+                               for (auto id : mo.graph.input_ids())
+                                 r.emplace_back(mo.graph.node(id).name, mo.graph.node(id).type.shape);
+                               return r;
+                             })
+      .def_property_readonly("num_nodes", [](const Model& mo) { return mo.graph.size(); })
+      .def("__repr__", [](const Model& mo) {
+        return "<tessera.Model " + mo.source + ": " + std::to_string(mo.graph.size()) + " nodes>";
+      });
+  m.def(
+      "load_model",
+      [](const std::string& source, int64_t batch, const std::string& layout) {
+        py::gil_scoped_release release;
+        return Model{source, layout, graph::load_model(source, {batch, layout})};
+      },
+      py::arg("model"), py::arg("batch") = 1, py::arg("layout") = "NCHW");
+
+  py::class_<Module>(m, "Module")
+      .def("__call__", &Module::call)
+      .def("save", &Module::save, py::arg("path"))
+      .def("benchmark", &Module::benchmark, py::arg("number") = 10, py::arg("repeat") = 3)
+      .def_property_readonly("inputs", [](const Module& mo) { return io_of(mo.executor(), true); })
+      .def_property_readonly("outputs", [](const Module& mo) { return io_of(mo.executor(), false); })
+      .def_property_readonly("target", [](const Module& mo) { return mo.executor().target(); });
+  m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
+        py::arg("threads") = 0, py::arg("keep_layout") = false);
+  m.def("load", [](const std::string& path) { return std::make_unique<Module>(path); }, py::arg("path"));
+
+  m.def(
+      "tune",
+      [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
+         const std::string& target, int threads, const std::string& tuner) {
+        const codegen::Target t = target_of(target, threads);
+        autotvm::TuneTasksSummary s;
+        {
+          py::gil_scoped_release release;
+          s = jit::tune_network(model.graph, t,
+                                jit::TuneNetworkOptions{.log = log, .tuner = tuner, .trials = trials,
+                                                        .early_stopping = early_stopping,
+                                                        .time_budget_min = time_budget_min},
+                                std::cout, std::cerr);
+          std::cout.flush();
+        }
+        py::dict d;
+        d["tasks_tuned"] = s.tuned;
+        d["tasks_already_done"] = s.already_done;
+        d["trials"] = s.trials;
+        d["seconds"] = s.seconds;
+        return d;
+      },
+      py::arg("model"), py::arg("log"), py::arg("trials") = 1000, py::arg("early_stopping") = 400,
+      py::arg("time_budget_min") = 0.0, py::arg("target") = "", py::arg("threads") = 0, py::arg("tuner") = "xgb");
+
+  py::class_<Jit>(m, "Jit")
+      .def("__call__", &Jit::call)
+      .def_property_readonly("last_call", &Jit::last_call)
+      .def_property_readonly("compilations", &Jit::compilations);
+  m.def(
+      "jit",
+      [](const Model& model, const std::string& mode, const std::string& target, const std::optional<std::string>& records,
+         int threads, int recompile_limit, bool disk_cache, const std::optional<std::string>& cache_dir,
+         double autotune_minutes) {
+        jit::JitOptions o;
+        o.mode = jit::jit_mode_from_string(mode);
+        o.target = target;
+        o.records = records.value_or("");
+        o.threads = threads;
+        o.recompile_limit = recompile_limit;
+        o.disk_cache = disk_cache;
+        o.cache_dir = cache_dir.value_or("");
+        o.autotune_minutes = autotune_minutes;
+        return std::make_unique<Jit>(model, o);
+      },
+      py::arg("model"), py::arg("mode") = "default", py::arg("target") = "", py::arg("records") = std::nullopt,
+      py::arg("threads") = 0, py::arg("recompile_limit") = 8, py::arg("disk_cache") = true,
+      py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0);
+}

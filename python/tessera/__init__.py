@@ -1,0 +1,19 @@
+"""Tessera, an auto-tuning deep-learning compiler, from Python.
+
+    import numpy as np, tessera
+    model = tessera.load_model("resnet-18")             # a zoo name or an .onnx file
+    module = tessera.compile(model, records="r18.log")  # this host; records optional
+    logits = module(np.random.rand(1, 3, 224, 224).astype(np.float32))
+    module.save("r18.tsr"); tessera.load("r18.tsr")
+
+    tessera.tune(model, log="r18.log", trials=300)      # the seed's progress lines
+    fast = tessera.jit(model, mode="reduce-overhead")   # compiles on its first call
+
+Arrays are numpy float32. Inputs are read in place when C-contiguous;
+outputs are new arrays, except from a jit in reduce-overhead mode, whose
+outputs are views that the next call overwrites. Errors are tessera.Error
+(a RuntimeError) with a message that names the input.
+"""
+from ._tessera import Error, Jit, Model, Module, compile, jit, load, load_model, tune
+
+__all__ = ["Error", "Jit", "Model", "Module", "compile", "jit", "load", "load_model", "tune"]

@@ -1,0 +1,112 @@
+"""The Python package without PyTorch: compile a zoo model and an ONNX file,
+run them on numpy, and compare with what the C++ side computes (the `tessera`
+command line on the same inputs). Run by ctest with the build's package on
+PYTHONPATH: python3 python/tests/test_package.py BUILD_DIR SOURCE_DIR."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import tessera
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+NARROW = os.path.join(SOURCE, "tests", "data", "onnx", "resnet18_narrow.onnx")
+CLI = os.path.join(BUILD, "tessera")
+
+
+def cli_output(artifact, x, workdir):
+    """The first output of `tessera run ARTIFACT --input X.npy --output Y.npy`."""
+    np.save(os.path.join(workdir, "x.npy"), x)
+    y = os.path.join(workdir, "y.npy")
+    subprocess.run([CLI, "run", artifact, "--input", os.path.join(workdir, "x.npy"), "--output", y],
+                   check=True, capture_output=True)
+    return np.load(y)
+
+
+def close(got, want):
+    """Within 1e-4 of the largest reference magnitude (Tessera's definition of correct)."""
+    return float(np.max(np.abs(got - want))) <= 1e-4 * float(np.max(np.abs(want)))
+
+
+class Package(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+
+    def test_onnx_file_compiles_runs_and_equals_the_cli(self):
+        model = tessera.load_model(NARROW)
+        self.assertEqual(model.inputs[0][1], [1, 3, 64, 64])
+        module = tessera.compile(model, threads=2)
+        x = np.random.default_rng(1).random((1, 3, 64, 64), dtype=np.float32)
+        y = module(x)
+        self.assertEqual(y.dtype, np.float32)
+        artifact = os.path.join(self.dir, "narrow.tsr")
+        module.save(artifact)
+        self.assertTrue(close(y, cli_output(artifact, x, self.dir)))
+        # The saved artifact loads back and gives the same answer.
+        self.assertTrue(np.array_equal(tessera.load(artifact)(x), y))
+
+    def test_zoo_model_compiles_and_runs_on_numpy(self):
+        model = tessera.load_model("squeezenet_v1.1")
+        module = tessera.compile(model, threads=2)
+        x = np.random.default_rng(2).random((1, 3, 224, 224), dtype=np.float32)
+        y = module(x)
+        self.assertEqual(y.shape, (1, 1000))
+        artifact = os.path.join(self.dir, "squeezenet.tsr")
+        module.save(artifact)
+        self.assertTrue(close(y, cli_output(artifact, x, self.dir)))
+        # A non-contiguous input of the same values is read through a copy: same answer.
+        wide = np.zeros((1, 3, 224, 448), dtype=np.float32)
+        wide[..., ::2] = x
+        self.assertTrue(np.array_equal(module(wide[..., ::2]), y))
+
+    def test_bad_inputs_are_errors_naming_them(self):
+        module = tessera.compile(tessera.load_model(NARROW), threads=1)
+        with self.assertRaisesRegex(TypeError, "dtype float64.*float32"):
+            module(np.zeros((1, 3, 64, 64)))
+        with self.assertRaisesRegex(ValueError, r"has shape \(1, 3, 64, 64\), got \(1, 3, 32, 32\)"):
+            module(np.zeros((1, 3, 32, 32), dtype=np.float32))
+        with self.assertRaisesRegex(tessera.Error, "resnet-19"):
+            tessera.load_model("resnet-19")
+
+    def test_jit_compiles_on_first_call_and_a_second_one_hits_the_disk_cache(self):
+        cache = os.path.join(self.dir, "jit")
+        model = tessera.load_model(NARROW)
+        x = np.random.default_rng(3).random((1, 3, 64, 64), dtype=np.float32)
+        f = tessera.jit(model, threads=2, cache_dir=cache)
+        self.assertEqual(f.compilations, 0)
+        y = f(x)
+        self.assertTrue(f.last_call["compiled"])
+        self.assertFalse(f.last_call["from_disk"])
+        f(x)
+        self.assertFalse(f.last_call["compiled"])
+        g = tessera.jit(model, threads=2, cache_dir=cache)
+        self.assertTrue(np.array_equal(g(x), y))
+        self.assertTrue(g.last_call["from_disk"])
+        self.assertTrue(close(y, tessera.compile(model, threads=2)(x)))
+
+    def test_reduce_overhead_returns_views_the_next_call_overwrites(self):
+        model = tessera.load_model(NARROW)
+        f = tessera.jit(model, mode="reduce-overhead", threads=2, cache_dir=os.path.join(self.dir, "jit2"))
+        rng = np.random.default_rng(4)
+        x1 = rng.random((1, 3, 64, 64), dtype=np.float32)
+        x2 = rng.random((1, 3, 64, 64), dtype=np.float32)
+        y1 = f(x1)
+        kept = y1.copy()
+        y2 = f(x2)
+        self.assertFalse(y1.flags.owndata)
+        self.assertTrue(np.shares_memory(y1, y2))  # the same buffer, overwritten
+        want = tessera.compile(model, threads=2)
+        self.assertTrue(close(kept, want(x1)))
+        self.assertTrue(close(y2, want(x2)))
+        with self.assertRaisesRegex(tessera.Error, "mode 'fast'"):
+            tessera.jit(model, mode="fast")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]], verbosity=2)
