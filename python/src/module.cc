@@ -8,7 +8,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstring>
+#include <tuple>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "build/build.h"
 #include "build/graph_tuner.h"
 #include "codegen/target.h"
+#include "graph/builder.h"
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "jit/jit_model.h"
@@ -34,12 +37,44 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style>;
 
-// A network as loaded: the graph, and where it came from (for messages and
-// for the jit, which reloads it at other batch sizes).
+// A network as loaded (the graph, and where it came from: the jit reloads it
+// at other batch sizes), or as built with a GraphBuilder (fixed shapes).
 struct Model {
   std::string source, layout;
   graph::Graph graph;
+  bool built = false;
 };
+
+runtime::NDArray to_ndarray(const FloatArray& a) {
+  runtime::NDArray x(std::vector<int64_t>(a.shape(), a.shape() + a.ndim()));
+  std::memcpy(x.data(), a.data(), static_cast<size_t>(a.size()) * sizeof(float));
+  return x;
+}
+
+std::pair<int64_t, int64_t> pair_of(const std::vector<int64_t>& v, const char* what) {
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  throw Error(std::string(what) + ": one or two numbers");
+}
+
+// Padding given as one number, (h, w), or (top, left, bottom, right).
+std::array<int64_t, 4> padding_of(const std::vector<int64_t>& v) {
+  if (v.size() == 4) return {v[0], v[1], v[2], v[3]};
+  auto [h, w] = pair_of(v, "padding");
+  return {h, w, h, w};
+}
+
+graph::PoolAttrs pool_attrs(const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                            const std::vector<int64_t>& padding, bool ceil_mode, bool count_include_pad) {
+  graph::PoolAttrs a;
+  std::tie(a.kernel_h, a.kernel_w) = pair_of(kernel, "kernel");
+  std::tie(a.stride_h, a.stride_w) = pair_of(stride.empty() ? kernel : stride, "stride");
+  auto p = padding_of(padding);
+  a.pad_top = p[0], a.pad_left = p[1], a.pad_bottom = p[2], a.pad_right = p[3];
+  a.ceil_mode = ceil_mode;
+  a.count_include_pad = count_include_pad;
+  return a;
+}
 
 // float32 only (a guard, not a silent conversion); C-contiguous, or a
 // contiguous copy when the layout does not allow reading in place.
@@ -167,7 +202,8 @@ std::unique_ptr<Module> compile(const Model& model, const std::string& target, c
 class Jit {
  public:
   Jit(const Model& model, jit::JitOptions options)
-      : model_(model.source, jit::model_source(model.source, model.layout), std::move(options)) {}
+      : model_(model.source, model.built ? jit::fixed_graph(model.graph) : jit::model_source(model.source, model.layout),
+               std::move(options)) {}
   py::object call(const py::args& args) {
     std::vector<FloatArray> inputs;
     std::vector<jit::JitInput> jit_inputs;
@@ -232,9 +268,83 @@ PYBIND11_MODULE(_tessera, m) {
       "load_model",
       [](const std::string& source, int64_t batch, const std::string& layout) {
         py::gil_scoped_release release;
-        return Model{source, layout, graph::load_model(source, {batch, layout})};
+        return Model{source, layout, graph::load_model(source, {batch, layout}), false};
       },
       py::arg("model"), py::arg("batch") = 1, py::arg("layout") = "NCHW");
+
+  // Networks from elsewhere (the torch backend's FX graphs): node ids in,
+  // node ids out; each method checks its operands' shapes (tessera.Error).
+  py::class_<graph::GraphBuilder>(m, "GraphBuilder")
+      .def(py::init<>())
+      .def("input", [](graph::GraphBuilder& b, const std::string& name, std::vector<int64_t> shape) {
+        return b.input(name, std::move(shape));
+      })
+      .def("constant", [](graph::GraphBuilder& b, const std::string& name, const py::handle& value) {
+        return b.constant(name, to_ndarray(as_input(value, 0)));
+      })
+      .def("shape", [](const graph::GraphBuilder& b, graph::NodeId id) { return b.shape(id); })
+      .def(
+          "conv2d",
+          [](graph::GraphBuilder& b, graph::NodeId x, graph::NodeId w, const std::vector<int64_t>& stride,
+             const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups,
+             const std::string& name) {
+            graph::Conv2dAttrs a;
+            std::tie(a.stride_h, a.stride_w) = pair_of(stride, "stride");
+            auto p = padding_of(padding);
+            a.pad_top = p[0], a.pad_left = p[1], a.pad_bottom = p[2], a.pad_right = p[3];
+            std::tie(a.dilation_h, a.dilation_w) = pair_of(dilation, "dilation");
+            a.groups = groups;
+            return b.conv2d(x, w, a, name);
+          },
+          py::arg("x"), py::arg("weight"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+          py::arg("groups"), py::arg("name") = "")
+      .def("dense", &graph::GraphBuilder::dense, py::arg("x"), py::arg("weight"), py::arg("name") = "")
+      .def(
+          "batch_norm",
+          [](graph::GraphBuilder& b, graph::NodeId x, graph::NodeId gamma, graph::NodeId beta, graph::NodeId mean,
+             graph::NodeId var, double eps, const std::string& name) {
+            graph::BatchNormAttrs a;
+            a.epsilon = eps;
+            return b.batch_norm(x, gamma, beta, mean, var, a, name);
+          },
+          py::arg("x"), py::arg("gamma"), py::arg("beta"), py::arg("mean"), py::arg("var"), py::arg("eps"),
+          py::arg("name") = "")
+      .def("bias_add", &graph::GraphBuilder::bias_add, py::arg("x"), py::arg("bias"), py::arg("axis") = 1,
+           py::arg("name") = "")
+      .def("add", &graph::GraphBuilder::add, py::arg("a"), py::arg("b"), py::arg("name") = "")
+      .def("multiply", &graph::GraphBuilder::multiply, py::arg("a"), py::arg("b"), py::arg("name") = "")
+      .def("relu", &graph::GraphBuilder::relu, py::arg("x"), py::arg("name") = "")
+      .def("clip", &graph::GraphBuilder::clip, py::arg("x"), py::arg("min"), py::arg("max"), py::arg("name") = "")
+      .def("sigmoid", &graph::GraphBuilder::sigmoid, py::arg("x"), py::arg("name") = "")
+      .def(
+          "max_pool2d",
+          [](graph::GraphBuilder& b, graph::NodeId x, const std::vector<int64_t>& kernel,
+             const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
+             const std::string& name) { return b.max_pool2d(x, pool_attrs(kernel, stride, padding, ceil_mode, false), name); },
+          py::arg("x"), py::arg("kernel"), py::arg("stride"), py::arg("padding"), py::arg("ceil_mode") = false,
+          py::arg("name") = "")
+      .def(
+          "avg_pool2d",
+          [](graph::GraphBuilder& b, graph::NodeId x, const std::vector<int64_t>& kernel,
+             const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
+             bool count_include_pad, const std::string& name) {
+            return b.avg_pool2d(x, pool_attrs(kernel, stride, padding, ceil_mode, count_include_pad), name);
+          },
+          py::arg("x"), py::arg("kernel"), py::arg("stride"), py::arg("padding"), py::arg("ceil_mode") = false,
+          py::arg("count_include_pad") = true, py::arg("name") = "")
+      .def("global_avg_pool2d", [](graph::GraphBuilder& b, graph::NodeId x, const std::string& name) {
+        return b.global_avg_pool2d(x, "NCHW", name);
+      }, py::arg("x"), py::arg("name") = "")
+      .def("concat", &graph::GraphBuilder::concat, py::arg("xs"), py::arg("axis"), py::arg("name") = "")
+      .def("reshape", &graph::GraphBuilder::reshape, py::arg("x"), py::arg("shape"), py::arg("name") = "")
+      .def("flatten", &graph::GraphBuilder::flatten, py::arg("x"), py::arg("axis") = 1, py::arg("name") = "")
+      .def("softmax", &graph::GraphBuilder::softmax, py::arg("x"), py::arg("axis") = -1, py::arg("name") = "")
+      .def(
+          "finish",
+          [](graph::GraphBuilder& b, std::vector<graph::NodeId> outputs, const std::string& name) {
+            return Model{name, "NCHW", b.finish(std::move(outputs)), true};
+          },
+          py::arg("outputs"), py::arg("name") = "graph");
 
   py::class_<Module>(m, "Module")
       .def("__call__", &Module::call)
@@ -242,7 +352,12 @@ PYBIND11_MODULE(_tessera, m) {
       .def("benchmark", &Module::benchmark, py::arg("number") = 10, py::arg("repeat") = 3)
       .def_property_readonly("inputs", [](const Module& mo) { return io_of(mo.executor(), true); })
       .def_property_readonly("outputs", [](const Module& mo) { return io_of(mo.executor(), false); })
-      .def_property_readonly("target", [](const Module& mo) { return mo.executor().target(); });
+      .def_property_readonly("target", [](const Module& mo) { return mo.executor().target(); })
+      .def_property_readonly("kernels", [](const Module& mo) {
+        std::vector<std::string> names;
+        for (const auto& call : mo.executor().graph().calls) names.push_back(call.kernel);
+        return names;
+      });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false);
   m.def("load", [](const std::string& path) { return std::make_unique<Module>(path); }, py::arg("path"));

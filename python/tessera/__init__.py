@@ -14,6 +14,14 @@ outputs are new arrays, except from a jit in reduce-overhead mode, whose
 outputs are views that the next call overwrites. Errors are tessera.Error
 (a RuntimeError) with a message that names the input.
 """
-from ._tessera import Error, Jit, Model, Module, compile, jit, load, load_model, tune
+from ._tessera import Error, GraphBuilder, Jit, Model, Module, compile, jit, load, load_model, tune
 
-__all__ = ["Error", "Jit", "Model", "Module", "compile", "jit", "load", "load_model", "tune"]
+__all__ = ["Error", "GraphBuilder", "Jit", "Model", "Module", "compile", "explain", "jit", "load", "load_model",
+           "tune"]
+
+
+def explain(model, *example_inputs):
+    """The graph breaks and the Tessera kernels of `model` (a torch.nn.Module)
+    under torch.compile(backend="tessera"): see tessera.torch_backend."""
+    from .torch_backend import explain as _explain
+    return _explain(model, *example_inputs)

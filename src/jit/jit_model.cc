@@ -72,6 +72,17 @@ GraphFactory model_source(const std::string& model, const std::string& layout) {
   };
 }
 
+GraphFactory fixed_graph(graph::Graph graph) {
+  auto g = std::make_shared<const graph::Graph>(std::move(graph));
+  return [g](const Shapes& shapes) {
+    Shapes expected;
+    for (auto id : g->input_ids()) expected.push_back(g->node(id).type.shape);
+    if (expected != shapes)
+      throw Error(fmt::format("the graph was built for input shapes {}, got {}", shapes_text(expected), shapes_text(shapes)));
+    return *g;
+  };
+}
+
 JitModel::JitModel(std::string name, GraphFactory factory, JitOptions options)
     : name_(std::move(name)), factory_(std::move(factory)), options_(std::move(options)) {
   if (options_.recompile_limit < 1) throw Error("jit: recompile_limit must be at least 1");

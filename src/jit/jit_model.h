@@ -52,6 +52,10 @@ using GraphFactory = std::function<graph::Graph(const std::vector<std::vector<in
 // first dimension; other dimensions must be the model's.
 GraphFactory model_source(const std::string& model, const std::string& layout = "NCHW");
 
+// A network built for one set of input shapes (a torch FX graph converted,
+// say): other shapes are an error naming both.
+GraphFactory fixed_graph(graph::Graph graph);
+
 struct JitInput {
   const float* data = nullptr;  // contiguous, the shape's size
   std::vector<int64_t> shape;

@@ -1,0 +1,337 @@
+"""torch.compile(model, backend="tessera"): Tessera as a PyTorch 2 backend.
+
+Dynamo hands the backend an FX graph of torch-level calls (conv2d,
+batch_norm, relu, pooling, linear, cat, ...) whose placeholders are the
+module's parameters and buffers and the user's inputs. The backend freezes
+the parameters and buffers into constants (as Inductor's freezing does: the
+model is for inference), cuts the graph into the parts Tessera converts and
+the nodes it does not (graph breaks, run by eager PyTorch between Tessera's
+parts), and compiles each part into a Tessera module.
+
+    model = torchvision.models.resnet18().eval()
+    fast = torch.compile(model, backend="tessera", mode="default")  # or reduce-overhead, max-autotune
+    with torch.no_grad():
+        y = fast(x)                     # compiles on the first call
+    tessera.explain(model, x)           # the graph breaks and the kernels
+
+options={"records": LOG} builds with tuning records, {"threads": N} sets the
+threads, {"autotune_minutes": M} max-autotune's budget (torch.compile takes
+mode or options: {"mode": "max-autotune", ...} gives both). fullgraph=True
+makes any graph break an error naming the node.
+"""
+import operator
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from . import _tessera
+
+
+class GraphBreakError(_tessera.Error):
+    """fullgraph=True and a node Tessera cannot compile."""
+
+
+def _arg(node, index, name, default=None):
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def _ints(value):
+    return [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+
+
+def _is_node(value):
+    return isinstance(value, torch.fx.Node)
+
+
+# Each entry: can(node) says whether Tessera takes this call as it is;
+# convert(ctx, node) adds it to the graph and returns its node id.
+def _conv2d_ok(n):
+    return isinstance(_arg(n, 4, "padding", 0), (int, list, tuple))
+
+
+def _conv2d(c, n):
+    x = c.builder.conv2d(c.value(n.args[0]), c.value(n.args[1]), _ints(_arg(n, 3, "stride", 1)),
+                         _ints(_arg(n, 4, "padding", 0)), _ints(_arg(n, 5, "dilation", 1)), int(_arg(n, 6, "groups", 1)),
+                         n.name)
+    bias = _arg(n, 2, "bias")
+    return c.builder.bias_add(x, c.value(bias), 1, n.name + ".bias") if bias is not None else x
+
+
+def _batch_norm_ok(n):
+    return not _arg(n, 5, "training", False)
+
+
+def _batch_norm(c, n):
+    channels = c.builder.shape(c.value(n.args[0]))[1]
+    weight, bias = _arg(n, 3, "weight"), _arg(n, 4, "bias")
+    gamma = c.value(weight) if weight is not None else c.constant(n.name + ".gamma", np.ones(channels, np.float32))
+    beta = c.value(bias) if bias is not None else c.constant(n.name + ".beta", np.zeros(channels, np.float32))
+    return c.builder.batch_norm(c.value(n.args[0]), gamma, beta, c.value(n.args[1]), c.value(n.args[2]),
+                                float(_arg(n, 7, "eps", 1e-5)), n.name)
+
+
+def _add_ok(n):
+    return len(n.args) == 2 and all(_is_node(a) for a in n.args) and "alpha" not in n.kwargs
+
+
+def _max_pool_ok(n):
+    return _ints(_arg(n, 4, "dilation", 1)) in ([1], [1, 1]) and not _arg(n, 6, "return_indices", False)
+
+
+def _max_pool(c, n):
+    kernel = _ints(n.args[1])
+    stride = _arg(n, 2, "stride")
+    return c.builder.max_pool2d(c.value(n.args[0]), kernel, _ints(stride) if stride else kernel,
+                                _ints(_arg(n, 3, "padding", 0)), bool(_arg(n, 5, "ceil_mode", False)), n.name)
+
+
+def _avg_pool_ok(n):
+    return _arg(n, 6, "divisor_override") is None
+
+
+def _avg_pool(c, n):
+    kernel = _ints(n.args[1])
+    stride = _arg(n, 2, "stride")
+    return c.builder.avg_pool2d(c.value(n.args[0]), kernel, _ints(stride) if stride else kernel,
+                                _ints(_arg(n, 3, "padding", 0)), bool(_arg(n, 4, "ceil_mode", False)),
+                                bool(_arg(n, 5, "count_include_pad", True)), n.name)
+
+
+def _linear(c, n):
+    y = c.builder.dense(c.value(n.args[0]), c.value(n.args[1]), n.name)
+    bias = _arg(n, 2, "bias")
+    return c.builder.bias_add(y, c.value(bias), 1, n.name + ".bias") if bias is not None else y
+
+
+def _flatten_ok(n):
+    return int(_arg(n, 2, "end_dim", -1)) == -1
+
+
+def _dropout_ok(n):
+    return not _arg(n, 2, "training", True) if n.target is F.dropout else True
+
+
+_RULES = {
+    torch.conv2d: (_conv2d_ok, _conv2d),
+    F.conv2d: (_conv2d_ok, _conv2d),
+    F.batch_norm: (_batch_norm_ok, _batch_norm),
+    F.relu: (None, lambda c, n: c.builder.relu(c.value(n.args[0]), n.name)),
+    torch.relu: (None, lambda c, n: c.builder.relu(c.value(n.args[0]), n.name)),
+    torch.relu_: (None, lambda c, n: c.builder.relu(c.value(n.args[0]), n.name)),
+    F.relu6: (None, lambda c, n: c.builder.clip(c.value(n.args[0]), 0.0, 6.0, n.name)),
+    F.hardtanh: (None, lambda c, n: c.builder.clip(c.value(n.args[0]), float(_arg(n, 1, "min_val", -1.0)),
+                                                   float(_arg(n, 2, "max_val", 1.0)), n.name)),
+    torch.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
+    F.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
+    operator.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    operator.iadd: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    torch.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    F.max_pool2d: (_max_pool_ok, _max_pool),
+    F.avg_pool2d: (_avg_pool_ok, _avg_pool),
+    F.adaptive_avg_pool2d: (lambda n: _ints(n.args[1]) in ([1], [1, 1]),
+                            lambda c, n: c.builder.global_avg_pool2d(c.value(n.args[0]), n.name)),
+    torch.flatten: (_flatten_ok, lambda c, n: c.builder.flatten(c.value(n.args[0]), int(_arg(n, 1, "start_dim", 0)), n.name)),
+    F.linear: (None, _linear),
+    torch._C._nn.linear: (None, _linear),
+    torch.cat: (lambda n: isinstance(n.args[0], (list, tuple)),
+                lambda c, n: c.builder.concat([c.value(a) for a in n.args[0]], int(_arg(n, 1, "dim", 0)), n.name)),
+    F.dropout: (_dropout_ok, lambda c, n: c.value(n.args[0])),
+    F.softmax: (lambda n: _arg(n, 2, "_stacklevel", 3) is not None and _arg(n, 3, "dtype") is None,
+                lambda c, n: c.builder.softmax(c.value(n.args[0]), int(_arg(n, 1, "dim", -1)), n.name)),
+}
+
+
+def _example(node):
+    value = node.meta.get("example_value", node.meta.get("val"))
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _float32_ok(node):
+    """Every tensor the node makes or reads is float32 (Tessera's type)."""
+    tensors = [_example(node)] + [_example(a) for a in node.all_input_nodes]
+    return all(t is None or t.dtype == torch.float32 for t in tensors)
+
+
+def supports(node):
+    """Whether Tessera compiles this FX node; (False, reason) otherwise."""
+    if node.op != "call_function":
+        return False, f"{node.op} {node.target}"
+    rule = _RULES.get(node.target)
+    if rule is None:
+        return False, f"no Tessera operator for {getattr(node.target, '__name__', node.target)}"
+    if rule[0] is not None and not rule[0](node):
+        return False, f"{getattr(node.target, '__name__', node.target)} with these arguments"
+    if not _float32_ok(node):
+        return False, "not float32"
+    return True, ""
+
+
+class _Support(OperatorSupportBase):
+    def is_node_supported(self, submodules, node):
+        return supports(node)[0]
+
+
+class _Converter:
+    """Builds the Tessera graph of one part (a GraphModule of supported nodes)."""
+
+    def __init__(self, name):
+        self.builder = _tessera.GraphBuilder()
+        self.name = name
+        self.ids = {}
+
+    def constant(self, name, array):
+        return self.builder.constant(name, np.ascontiguousarray(array, dtype=np.float32))
+
+    def value(self, node):
+        return self.ids[node]
+
+    def convert(self, part, frozen):
+        """`frozen[i]`: the constant value of placeholder i, or None for an input."""
+        placeholders = [n for n in part.graph.nodes if n.op == "placeholder"]
+        self.inputs = []
+        for i, p in enumerate(placeholders):
+            if frozen[i] is not None:
+                self.ids[p] = self.constant(p.name, frozen[i].detach().cpu().numpy())
+            else:
+                self.ids[p] = self.builder.input(p.name, list(_example(p).shape))
+                self.inputs.append(i)
+        outputs = None
+        for n in part.graph.nodes:
+            if n.op == "call_function":
+                self.ids[n] = _RULES[n.target][1](self, n)
+            elif n.op == "output":
+                outputs = n.args[0]
+        self.single = not isinstance(outputs, (list, tuple))
+        outs = [outputs] if self.single else list(outputs)
+        return self.builder.finish([self.ids[o] for o in outs], self.name)
+
+
+class TesseraPart(torch.nn.Module):
+    """One compiled part: torch tensors in, Tessera's module, torch tensors out
+    (sharing memory with numpy both ways: no copies at the boundary)."""
+
+    def __init__(self, part, frozen, name, mode, options):
+        super().__init__()
+        converter = _Converter(name)
+        self.model = converter.convert(part, frozen)
+        self.inputs, self.single = converter.inputs, converter.single
+        threads = int(options.get("threads", 0))
+        records = options.get("records")
+        if mode in ("reduce-overhead", "max-autotune"):
+            self.run = _tessera.jit(self.model, mode=mode, threads=threads, records=records,
+                                    autotune_minutes=float(options.get("autotune_minutes", 10)))
+            self.kernels = []
+        else:
+            self.run = _tessera.compile(self.model, threads=threads, records=records)
+            self.kernels = self.run.kernels
+
+    def forward(self, *args):
+        arrays = [args[i].detach().contiguous().numpy() for i in self.inputs]
+        out = self.run(*arrays)
+        if self.single:
+            return torch.from_numpy(out)
+        return tuple(torch.from_numpy(o) for o in out)
+
+
+def _fullgraph(options):
+    if "fullgraph" in options:
+        return bool(options["fullgraph"])
+    try:  # torch.compile(fullgraph=True) reaches backends only through Dynamo's translator
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+        return bool(InstructionTranslator.current_tx().one_graph)
+    except Exception:
+        return False
+
+
+def _frozen_placeholders(gm, example_inputs):
+    """Placeholder name -> its value when it is a parameter or buffer (frozen),
+    else None. By name: partitioning copies the graph's nodes."""
+    frozen = {}
+    for node, value in zip([n for n in gm.graph.nodes if n.op == "placeholder"], example_inputs):
+        is_state = isinstance(value, torch.nn.Parameter) or "_parameters_" in node.name or "_buffers_" in node.name
+        frozen[node.name] = value if is_state and isinstance(value, torch.Tensor) else None
+    return frozen
+
+
+def partition(gm, example_inputs, mode="default", options=None, fullgraph=False):
+    """The backend's work on one Dynamo graph: returns (module to run, breaks, parts)."""
+    options = dict(options or {})
+    breaks = []
+    for n in gm.graph.nodes:
+        if n.op in ("call_function", "call_method", "call_module"):
+            ok, why = supports(n)
+            if not ok:
+                breaks.append((n.name, why))
+    if breaks and fullgraph:
+        name, why = breaks[0]
+        raise GraphBreakError(f"fullgraph=True, but Tessera cannot compile node '{name}' ({why})"
+                              + (f" and {len(breaks) - 1} more" if len(breaks) > 1 else ""))
+    frozen = _frozen_placeholders(gm, example_inputs)
+    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+    fused = partitioner.fuse_partitions(partitioner.propose_partitions())
+    parts = []
+    for call in list(fused.graph.nodes):
+        if call.op != "call_module" or not call.target.startswith("fused_"):
+            continue
+        part = getattr(fused, call.target)
+        values = [frozen.get(a.name) if _is_node(a) else None for a in call.args]
+        compiled = TesseraPart(part, values, call.target, mode, options)
+        setattr(fused, call.target, compiled)
+        parts.append(compiled)
+    fused.recompile()
+    return fused, breaks, parts
+
+
+def tessera_backend(gm, example_inputs, mode=None, options=None):
+    options = dict(options or {})
+    # torch.compile takes mode or options, not both: options={"mode": ...} carries both.
+    mode = options.pop("mode", mode) or "default"
+    module, _, _ = partition(gm, example_inputs, mode, options, _fullgraph(options))
+    return module.forward
+
+
+try:
+    from torch._dynamo.backends.registry import register_backend
+
+    register_backend(compiler_fn=tessera_backend, name="tessera")
+except Exception:  # another registration of the name: torch.compile(backend=tessera_backend) still works
+    pass
+
+
+class Explanation:
+    def __init__(self):
+        self.graphs, self.breaks, self.kernels = 0, [], []
+
+    def __str__(self):
+        lines = [f"{self.graphs} graph(s) from Dynamo, {len(self.breaks)} Tessera graph break(s), "
+                 f"{len(self.kernels)} Tessera kernel(s)"]
+        lines += [f"  break: {name}: {why}" for name, why in self.breaks]
+        lines += [f"  kernel: {k}" for k in self.kernels]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(model, *example_inputs):
+    """Compiles `model` once with the tessera backend and lists the graph
+    breaks (nodes left to eager PyTorch, with the reason) and Tessera's kernels."""
+    result = Explanation()
+
+    def recording_backend(gm, inputs, **kwargs):
+        module, breaks, parts = partition(gm, inputs)
+        result.graphs += 1
+        result.breaks += breaks
+        for p in parts:
+            result.kernels += p.kernels
+        return module.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=recording_backend)(*example_inputs)
+    torch._dynamo.reset()
+    return result
