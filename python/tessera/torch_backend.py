@@ -220,15 +220,16 @@ class TesseraPart(torch.nn.Module):
         converter = _Converter(name)
         self.model = converter.convert(part, frozen)
         self.inputs, self.single = converter.inputs, converter.single
-        threads = int(options.get("threads", 0))
-        records = options.get("records")
-        if mode in ("reduce-overhead", "max-autotune"):
-            self.run = _tessera.jit(self.model, mode=mode, threads=threads, records=records,
-                                    autotune_minutes=float(options.get("autotune_minutes", 10)))
-            self.kernels = []
-        else:
-            self.run = _tessera.compile(self.model, threads=threads, records=records)
-            self.kernels = self.run.kernels
+        self.threads = int(options.get("threads", 0))
+        self.records = options.get("records")
+        # Through the jit in every mode: compiled on the first call, and kept
+        # on disk, so a second process's first call loads instead of compiling.
+        self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
+                                autotune_minutes=float(options.get("autotune_minutes", 10)))
+
+    def kernels(self):
+        """The part's kernels (compiles it again: for explain)."""
+        return _tessera.compile(self.model, threads=self.threads, records=self.records).kernels
 
     def forward(self, *args):
         arrays = [args[i].detach().contiguous().numpy() for i in self.inputs]
@@ -258,6 +259,19 @@ def _frozen_placeholders(gm, example_inputs):
     return frozen
 
 
+def _constant_value(module, arg, frozen):
+    """A part's argument as a constant: a frozen placeholder, or an attribute
+    (Dynamo embeds parameters as get_attr nodes when Inductor's freezing is on)."""
+    if not _is_node(arg):
+        return None
+    if arg.op == "get_attr":
+        value = module
+        for name in arg.target.split("."):
+            value = getattr(value, name)
+        return value if isinstance(value, torch.Tensor) else None
+    return frozen.get(arg.name)
+
+
 def partition(gm, example_inputs, mode="default", options=None, fullgraph=False):
     """The backend's work on one Dynamo graph: returns (module to run, breaks, parts)."""
     options = dict(options or {})
@@ -279,7 +293,7 @@ def partition(gm, example_inputs, mode="default", options=None, fullgraph=False)
         if call.op != "call_module" or not call.target.startswith("fused_"):
             continue
         part = getattr(fused, call.target)
-        values = [frozen.get(a.name) if _is_node(a) else None for a in call.args]
+        values = [_constant_value(fused, a, frozen) for a in call.args]
         compiled = TesseraPart(part, values, call.target, mode, options)
         setattr(fused, call.target, compiled)
         parts.append(compiled)
@@ -327,7 +341,7 @@ def explain(model, *example_inputs):
         result.graphs += 1
         result.breaks += breaks
         for p in parts:
-            result.kernels += p.kernels
+            result.kernels += p.kernels()
         return module.forward
 
     torch._dynamo.reset()

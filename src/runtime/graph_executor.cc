@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "runtime/thread_pool.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -74,6 +75,8 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
       graph_(std::move(artifact.graph)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
   graph_.validate();
+  if (auto at = target_.find("-threads="); at != std::string::npos)
+    threads_ = std::max(0, std::atoi(target_.c_str() + at + 9));
   const std::vector<NDArray>& params = artifact.params;
   if (params.size() != graph_.constants.size())
     throw Error(source_ + ": " + std::to_string(params.size()) + " params for " +
@@ -201,6 +204,7 @@ void GraphExecutor::set_input(int index, const NDArray& value) {
 }
 
 void GraphExecutor::run() {
+  if (threads_ > 0 && num_threads() != threads_) set_num_threads(threads_);
   for (size_t i = 0; i < calls_.size(); ++i)
     if (calls_[i].kernel(calls_[i].args.data()) != 0)
       throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");

@@ -48,6 +48,8 @@ class GraphExecutor {
   // `data` must stay alive and unchanged through run().
   void bind_input(int index, const float* data);
   void unbind_inputs();
+  // Runs every kernel; with as many threads as the target states (its
+  // schedules were chosen for that many), else the thread pool's count.
   void run();
   NDArray get_output(int index) const;
   // Zero copy: output `index` in the executor's memory, valid until the next run().
@@ -70,6 +72,7 @@ class GraphExecutor {
   float* tensor_data(int tensor) const;
 
   std::string source_, target_;
+  int threads_ = 0;  // the target's "-threads=N": runs use that many; 0: the pool as it is
   ExecutableGraph graph_;
   KernelLibrary library_;
   MemoryPlan plan_;

@@ -52,6 +52,13 @@ class JitModelTest : public ::testing::Test {
     EXPECT_TRUE(c.ok) << c.describe();
   }
   static std::vector<JitInput> args(const runtime::NDArray& x) { return {{x.data(), x.shape()}}; }
+  // Compiles the narrow model on `x` into the disk cache; returns the entry's key.
+  std::string compile_into_cache(const runtime::NDArray& x) {
+    JitModel first("narrow", model_source(kModel), options());
+    first.run(args(x));
+    EXPECT_TRUE(std::filesystem::exists(cache_ / (first.last_call().cache_key + ".tsr")));
+    return first.last_call().cache_key;
+  }
 
   std::filesystem::path cache_;
   std::ostringstream log_;
@@ -72,13 +79,7 @@ TEST_F(JitModelTest, CompilesOnFirstCallOnlyAndMatchesTheInterpreter) {
 
 TEST_F(JitModelTest, ASecondModelStartsWarmFromTheDiskCache) {
   const auto x = input(1, 3);
-  std::string key;
-  {
-    JitModel first("narrow", model_source(kModel), options());
-    first.run(args(x));
-    key = first.last_call().cache_key;
-    EXPECT_TRUE(std::filesystem::exists(cache_ / (key + ".tsr")));
-  }
+  const std::string key = compile_into_cache(x);
   JitModel second("narrow", model_source(kModel), options());
   expect_reference(second.run(args(x)), x);
   EXPECT_TRUE(second.last_call().from_disk);
@@ -97,12 +98,7 @@ TEST_F(JitModelTest, ASecondModelStartsWarmFromTheDiskCache) {
 
 TEST_F(JitModelTest, ADamagedCacheEntryIsRebuiltWithAWarning) {
   const auto x = input(1, 4);
-  std::string key;
-  {
-    JitModel first("narrow", model_source(kModel), options());
-    first.run(args(x));
-    key = first.last_call().cache_key;
-  }
+  const std::string key = compile_into_cache(x);
   std::ofstream(cache_ / (key + ".tsr"), std::ios::trunc) << "junk";
   JitModel second("narrow", model_source(kModel), options());
   expect_reference(second.run(args(x)), x);
