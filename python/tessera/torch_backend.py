@@ -19,6 +19,7 @@ threads, {"autotune_minutes": M} max-autotune's budget (torch.compile takes
 mode or options: {"mode": "max-autotune", ...} gives both). fullgraph=True
 makes any graph break an error naming the node.
 """
+import copy
 import operator
 
 import numpy as np
@@ -26,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
+from torch.fx.passes.shape_prop import ShapeProp
 
 from . import _tessera
 
@@ -72,7 +74,7 @@ def _batch_norm(c, n):
     gamma = c.value(weight) if weight is not None else c.constant(n.name + ".gamma", np.ones(channels, np.float32))
     beta = c.value(bias) if bias is not None else c.constant(n.name + ".beta", np.zeros(channels, np.float32))
     return c.builder.batch_norm(c.value(n.args[0]), gamma, beta, c.value(n.args[1]), c.value(n.args[2]),
-                                float(_arg(n, 7, "eps", 1e-5)), n.name)
+                                c.number(_arg(n, 7, "eps", 1e-5)), n.name)
 
 
 def _add_ok(n):
@@ -147,6 +149,12 @@ _RULES = {
 
 
 def _example(node):
+    """The node's tensor as traced: its concrete shape (ShapeProp's
+    tensor_meta, for dynamic=True) or Dynamo's example value; None when the
+    node makes no tensor."""
+    meta = node.meta.get("tensor_meta")
+    if meta is not None and hasattr(meta, "shape"):
+        return meta
     value = node.meta.get("example_value", node.meta.get("val"))
     return value if isinstance(value, torch.Tensor) else None
 
@@ -166,6 +174,8 @@ def supports(node):
         return False, f"no Tessera operator for {getattr(node.target, '__name__', node.target)}"
     if rule[0] is not None and not rule[0](node):
         return False, f"{getattr(node.target, '__name__', node.target)} with these arguments"
+    if _example(node) is None:
+        return False, "makes no tensor (size arithmetic)"
     if not _float32_ok(node):
         return False, "not float32"
     return True, ""
@@ -179,10 +189,16 @@ class _Support(OperatorSupportBase):
 class _Converter:
     """Builds the Tessera graph of one part (a GraphModule of supported nodes)."""
 
-    def __init__(self, name):
+    def __init__(self, name, examples):
         self.builder = _tessera.GraphBuilder()
         self.name = name
+        self.examples = examples
         self.ids = {}
+
+    def number(self, arg):
+        """A scalar argument: a constant, or (dynamic=True, where Dynamo makes
+        modules' floats graph inputs) the value the trace saw."""
+        return float(self.examples[arg.name] if _is_node(arg) else arg)
 
     def constant(self, name, array):
         return self.builder.constant(name, np.ascontiguousarray(array, dtype=np.float32))
@@ -191,14 +207,22 @@ class _Converter:
         return self.ids[node]
 
     def convert(self, part, frozen):
-        """`frozen[i]`: the constant value of placeholder i, or None for an input."""
+        """`frozen[i]`: the constant value of placeholder i, or None for an
+        input; `examples`: the traced tensors of the parent graph by node name
+        (a part's placeholders take their parent nodes' names)."""
         placeholders = [n for n in part.graph.nodes if n.op == "placeholder"]
         self.inputs = []
         for i, p in enumerate(placeholders):
             if frozen[i] is not None:
                 self.ids[p] = self.constant(p.name, frozen[i].detach().cpu().numpy())
             else:
-                self.ids[p] = self.builder.input(p.name, list(_example(p).shape))
+                example = _example(p)
+                if example is None:
+                    example = self.examples.get(p.name)
+                if not hasattr(example, "shape"):  # a scalar: read through number(), or ignored (momentum)
+                    self.ids[p] = None
+                    continue
+                self.ids[p] = self.builder.input(p.name, [int(d) for d in example.shape])
                 self.inputs.append(i)
         outputs = None
         for n in part.graph.nodes:
@@ -215,9 +239,9 @@ class TesseraPart(torch.nn.Module):
     """One compiled part: torch tensors in, Tessera's module, torch tensors out
     (sharing memory with numpy both ways: no copies at the boundary)."""
 
-    def __init__(self, part, frozen, name, mode, options):
+    def __init__(self, part, frozen, examples, name, mode, options):
         super().__init__()
-        converter = _Converter(name)
+        converter = _Converter(name, examples)
         self.model = converter.convert(part, frozen)
         self.inputs, self.single = converter.inputs, converter.single
         self.threads = int(options.get("threads", 0))
@@ -286,6 +310,7 @@ def partition(gm, example_inputs, mode="default", options=None, fullgraph=False)
         raise GraphBreakError(f"fullgraph=True, but Tessera cannot compile node '{name}' ({why})"
                               + (f" and {len(breaks) - 1} more" if len(breaks) > 1 else ""))
     frozen = _frozen_placeholders(gm, example_inputs)
+    examples = {n.name: _example(n) if _example(n) is not None else n.meta.get("scalar") for n in gm.graph.nodes}
     partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
     fused = partitioner.fuse_partitions(partitioner.propose_partitions())
     parts = []
@@ -294,18 +319,57 @@ def partition(gm, example_inputs, mode="default", options=None, fullgraph=False)
             continue
         part = getattr(fused, call.target)
         values = [_constant_value(fused, a, frozen) for a in call.args]
-        compiled = TesseraPart(part, values, call.target, mode, options)
+        compiled = TesseraPart(part, values, examples, call.target, mode, options)
         setattr(fused, call.target, compiled)
         parts.append(compiled)
     fused.recompile()
     return fused, breaks, parts
 
 
+class _Trace(ShapeProp):
+    """ShapeProp that also keeps the scalars the graph computes (meta "scalar")."""
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        if isinstance(result, (int, float, bool)):
+            n.meta["scalar"] = result
+        return result
+
+
+class _PerShape:
+    """dynamic=True: Dynamo's graph has symbolic sizes, Tessera compiles
+    concrete ones. Each new set of input shapes is traced once with real
+    tensors (ShapeProp) and partitioned and compiled for them."""
+
+    def __init__(self, gm, mode, options, fullgraph):
+        self.gm, self.mode, self.options, self.fullgraph = gm, mode, options, fullgraph
+        self.compiled = {}
+
+    def __call__(self, *args):
+        key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)
+        forward = self.compiled.get(key)
+        if forward is None:
+            gm = torch.fx.GraphModule(self.gm, copy.deepcopy(self.gm.graph))
+            _Trace(gm).propagate(*args)
+            module, _, _ = partition(gm, args, self.mode, self.options, self.fullgraph)
+            forward = self.compiled[key] = module.forward
+        return forward(*args)
+
+
+def _symbolic(example_inputs):
+    return any(isinstance(e, torch.SymInt) or (isinstance(e, torch.Tensor) and
+                                               any(isinstance(d, torch.SymInt) for d in e.shape))
+               for e in example_inputs)
+
+
 def tessera_backend(gm, example_inputs, mode=None, options=None):
     options = dict(options or {})
     # torch.compile takes mode or options, not both: options={"mode": ...} carries both.
     mode = options.pop("mode", mode) or "default"
-    module, _, _ = partition(gm, example_inputs, mode, options, _fullgraph(options))
+    fullgraph = _fullgraph(options)
+    if _symbolic(example_inputs):
+        return _PerShape(gm, mode, options, fullgraph)
+    module, _, _ = partition(gm, example_inputs, mode, options, fullgraph)
     return module.forward
 
 

@@ -77,6 +77,15 @@ class TorchBackend(unittest.TestCase):
         with torch.no_grad(), self.assertRaisesRegex(Exception, r"fullgraph=True, but Tessera cannot compile node '\w+' \(no Tessera operator for sin\)"):
             torch.compile(WithABreak().eval(), backend="tessera", fullgraph=True)(torch.randn(2, 3, 16, 16))
 
+    def test_dynamic_shapes_compile_each_concrete_shape(self):
+        torch._dynamo.reset()
+        model = WithABreak().eval()
+        compiled = torch.compile(model, backend="tessera", dynamic=True)
+        with torch.no_grad():
+            for batch in (2, 3, 5):
+                x = torch.randn(batch, 3, 16, 16)
+                self.assertLessEqual(rel_error(compiled(x), model(x)), 1e-4)
+
     def test_new_shapes_recompile(self):
         torch._dynamo.reset()
         model = torchvision.models.resnet18().eval()
