@@ -104,17 +104,10 @@ runtime::GraphExecutor& JitModel::run(const std::vector<JitInput>& inputs) {
   const auto ran = Clock::now();
   if (static_cast<int>(inputs.size()) != ex.num_inputs())
     throw Error(fmt::format("{} takes {} inputs, got {}", name_, ex.num_inputs(), inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (options_.mode == JitMode::kReduceOverhead) {
-      ex.bind_input(static_cast<int>(i), inputs[i].data);
-    } else {
-      int64_t n = 1;
-      for (int64_t d : inputs[i].shape) n *= d;
-      ex.set_input(static_cast<int>(i), inputs[i].data, n);
-    }
-  }
+  // The kernels read the caller's buffers in place (no copy) for this run.
+  for (size_t i = 0; i < inputs.size(); ++i) ex.bind_input(static_cast<int>(i), inputs[i].data);
   ex.run();
-  if (options_.mode == JitMode::kReduceOverhead) ex.unbind_inputs();  // the caller's buffers are theirs again
+  ex.unbind_inputs();  // the caller's buffers are theirs again
   last_.compile_seconds = std::chrono::duration<double>(ran - start).count();
   last_.run_seconds = std::chrono::duration<double>(Clock::now() - ran).count();
   return ex;
@@ -140,17 +133,22 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   std::vector<std::string> record_files;
   if (!options_.records.empty()) record_files.push_back(options_.records);
   if (options_.mode == JitMode::kMaxAutotune) {
-    const std::string tune_log =
-        options_.autotune_log.empty() ? cache.dir() + "/" + graph_key + ".autotune.log" : options_.autotune_log;
+    // One log per target, shared by every model: records are filed by
+    // workload, so a kernel tuned for one network serves the next.
+    const std::string tune_log = options_.autotune_log.empty()
+                                     ? cache.dir() + "/autotune-" + Fingerprint().add(target.str()).hex() + ".log"
+                                     : options_.autotune_log;
     std::filesystem::create_directories(std::filesystem::path(tune_log).parent_path());
-    if (!options_.records.empty() && !std::filesystem::exists(tune_log))
-      std::filesystem::copy_file(options_.records, tune_log);  // tune only what the given records lack
     log() << fmt::format("tessera jit: {}: max-autotune, tuning the kernels without a record ({:g} min at most)\n",
                          name_, options_.autotune_minutes);
+    // Only what neither the given records nor earlier runs hold a record of.
     tune_network(model, target,
-                 TuneNetworkOptions{.log = tune_log, .time_budget_min = options_.autotune_minutes, .only_missing = true},
+                 TuneNetworkOptions{.log = tune_log,
+                                    .time_budget_min = options_.autotune_minutes,
+                                    .only_missing = true,
+                                    .known = record_files},
                  std::cout, log());
-    record_files = {tune_log};
+    record_files.push_back(tune_log);
   }
 
   Fingerprint key;

@@ -7,9 +7,10 @@
 //
 // Modes:
 //   default          best records (or the hand-written schedules), no search
-//   reduce-overhead  the same kernels; a call binds the caller's input buffers
-//                    (no copy) and returns views of the executor's outputs,
-//                    valid until the next call (no allocation, no copy)
+//   reduce-overhead  the same kernels; a call's outputs are read in place
+//                    (the Python binding returns views of the executor's
+//                    memory, valid until the next call: no allocation, no copy)
+// In every mode the kernels read the caller's input buffers in place.
 //   max-autotune     on the first compile, tunes the tasks that have no
 //                    record within a time budget (progress shown), then builds
 // A new shape past the recompile limit is an error naming the limit and the
@@ -41,7 +42,7 @@ struct JitOptions {
   bool disk_cache = true;
   std::string cache_dir;         // "" default_cache_dir()
   double autotune_minutes = 10;  // max-autotune: budget of the first compile's tuning
-  std::string autotune_log;      // max-autotune: its records; "" CACHE_DIR/GRAPH.autotune.log
+  std::string autotune_log;      // max-autotune: its records; "" CACHE_DIR/autotune-TARGET.log (shared by models)
   std::ostream* log = nullptr;   // compile messages and warnings; null: std::cerr
 };
 

@@ -21,8 +21,13 @@ autotvm::TuneTasksSummary tune_network(const graph::Graph& model, const codegen:
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, /*winograd=*/true);
   const std::vector<build::NetworkTask> tasks = build::extract_tasks(optimized, target);
   std::set<std::string> recorded;
-  if (options.only_missing && std::filesystem::exists(options.log))
-    for (const auto& r : records::load_records(options.log, warnings)) recorded.insert(r.workload_key);
+  if (options.only_missing) {
+    std::vector<std::string> logs = options.known;
+    logs.push_back(options.log);
+    for (const auto& log : logs)
+      if (std::filesystem::exists(log))
+        for (const auto& r : records::load_records(log, warnings)) recorded.insert(r.workload_key);
+  }
   std::vector<autotvm::WeightedTask> weighted;
   for (const build::NetworkTask& t : tasks)
     if (!recorded.count(t.task.workload_key())) weighted.push_back({&t.task, t.weight});

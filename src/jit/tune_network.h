@@ -6,6 +6,7 @@
 #include <atomic>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "autotvm/tune_tasks.h"
 #include "codegen/target.h"
@@ -19,7 +20,8 @@ struct TuneNetworkOptions {
   int trials = 1000;               // per task
   int early_stopping = 400;        // per task; 0: never
   double time_budget_min = 0;      // for all tasks, split by weight x FLOPs; 0: no limit
-  bool only_missing = false;       // tune only tasks the log holds no record of
+  bool only_missing = false;       // tune only tasks that neither the log nor `known` holds a record of
+  std::vector<std::string> known;  // more logs, for only_missing
   const std::atomic<bool>* stop = nullptr;
 };
 
