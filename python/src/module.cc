@@ -17,15 +17,12 @@
 #include <sstream>
 
 #include "build/build.h"
-#include "build/graph_tuner.h"
 #include "codegen/target.h"
 #include "graph/builder.h"
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "jit/jit_model.h"
 #include "jit/tune_network.h"
-#include "records/apply_history_best.h"
-#include "records/log_file.h"
 #include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
 #include "tessera/error.h"
@@ -117,8 +114,9 @@ class Module {
  public:
   Module(runtime::Artifact artifact, std::string source)
       : artifact_(copy_artifact(artifact)), executor_(std::move(artifact), source) {}
+  // The file is read once: the executor runs a copy of the artifact save() writes.
   explicit Module(const std::string& path)
-      : artifact_(runtime::read_artifact(path)), executor_(runtime::GraphExecutor::load(path)) {}
+      : artifact_(runtime::read_artifact(path)), executor_(copy_artifact(artifact_), path) {}
 
   py::object call(const py::args& args) {
     if (static_cast<int>(args.size()) != executor_.num_inputs())
@@ -172,28 +170,17 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
   return r;
 }
 
-codegen::Target target_of(const std::string& target, int threads) {
-  codegen::Target t = target.empty() ? codegen::Target::host() : codegen::Target::parse(target);
-  if (threads > 0) t.threads = threads;
-  return t;
-}
-
 std::unique_ptr<Module> compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
                                 int threads, bool keep_layout) {
-  const codegen::Target t = target_of(target, threads);
+  const codegen::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
     py::gil_scoped_release release;
     build::BuildOptions options;
     options.keep_layout = keep_layout;
-    std::optional<records::ApplyHistoryBest> history;
-    if (records) {
-      const auto log = records::load_records(*records, std::cerr);
-      history.emplace(log);
-      options.history = &*history;
-      options.conv_blocks = build::graph_choices(log);
-    }
-    artifact = build::build(model.graph, t, options).artifact;
+    std::vector<std::string> logs;
+    if (records) logs.push_back(*records);
+    artifact = build::build_with_records(model.graph, t, logs, options).artifact;
   }
   return std::make_unique<Module>(std::move(artifact), model.source);
 }
@@ -366,7 +353,7 @@ PYBIND11_MODULE(_tessera, m) {
       "tune",
       [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
          const std::string& target, int threads, const std::string& tuner) {
-        const codegen::Target t = target_of(target, threads);
+        const codegen::Target t = jit::resolve_target(target, threads);
         autotvm::TuneTasksSummary s;
         {
           py::gil_scoped_release release;

@@ -1,16 +1,19 @@
 #include "build/build.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <set>
 
 #include "autotvm/history.h"
 #include "build/extract_tasks.h"
 #include "build/fused_kernel.h"
+#include "build/graph_tuner.h"
 #include "build/node_expression.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
+#include "records/log_file.h"
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -156,6 +159,20 @@ graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Targe
   options.conv_blocks = conv_blocks;
   options.winograd = winograd;
   return graph::optimize(model, options);
+}
+
+BuildResult build_with_records(const graph::Graph& model, const codegen::Target& target,
+                               const std::vector<std::string>& logs, BuildOptions options) {
+  if (logs.empty()) return build(model, target, options);
+  std::vector<records::Record> all;
+  for (const auto& log : logs) {
+    auto r = records::load_records(log, options.warnings ? *options.warnings : std::cerr);
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  records::ApplyHistoryBest history(all);
+  options.history = &history;
+  options.conv_blocks = graph_choices(all);
+  return build(model, target, options);
 }
 
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& build_options) {

@@ -62,4 +62,11 @@ graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Targe
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});
 
+// build() with the records of `logs` applied: each kernel takes its task's
+// best record (apply history best), and a graph tuner's file chooses channel
+// blocks (graph_choices). Damaged lines are skipped with a warning on
+// options.warnings; a log that cannot be opened is a tessera::Error.
+BuildResult build_with_records(const graph::Graph& model, const codegen::Target& target,
+                               const std::vector<std::string>& logs, BuildOptions options = {});
+
 }  // namespace tessera::build

@@ -8,14 +8,11 @@
 #include <fmt/ranges.h>
 
 #include "build/build.h"
-#include "build/graph_tuner.h"
 #include "codegen/target.h"
 #include "graph/model_source.h"
 #include "jit/artifact_cache.h"
 #include "jit/fingerprint.h"
 #include "jit/tune_network.h"
-#include "records/apply_history_best.h"
-#include "records/log_file.h"
 #include "tessera/error.h"
 
 namespace tessera::jit {
@@ -34,13 +31,13 @@ std::string shapes_text(const Shapes& shapes) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-codegen::Target target_of(const JitOptions& o) {
-  codegen::Target t = o.target.empty() ? codegen::Target::host() : codegen::Target::parse(o.target);
-  if (o.threads > 0) t.threads = o.threads;
+}  // namespace
+
+codegen::Target resolve_target(const std::string& text, int threads) {
+  codegen::Target t = text.empty() ? codegen::Target::host() : codegen::Target::parse(text);
+  if (threads > 0) t.threads = threads;
   return t;
 }
-
-}  // namespace
 
 JitMode jit_mode_from_string(const std::string& text) {
   if (text == "default") return JitMode::kDefault;
@@ -86,7 +83,7 @@ GraphFactory fixed_graph(graph::Graph graph) {
 JitModel::JitModel(std::string name, GraphFactory factory, JitOptions options)
     : name_(std::move(name)), factory_(std::move(factory)), options_(std::move(options)) {
   if (options_.recompile_limit < 1) throw Error("jit: recompile_limit must be at least 1");
-  target_of(options_);  // a bad target is an error now, not at the first call
+  resolve_target(options_.target, options_.threads);  // a bad target is an error now, not at the first call
 }
 
 JitModel::~JitModel() = default;
@@ -125,7 +122,7 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   if (!compiled_.empty())
     log() << fmt::format("tessera jit: {}: recompiling for input shapes {} (compilation {} of at most {})\n", name_,
                          shapes_text(shapes), compiled_.size() + 1, options_.recompile_limit);
-  const codegen::Target target = target_of(options_);
+  const codegen::Target target = resolve_target(options_.target, options_.threads);
   const graph::Graph model = factory_(shapes);
   const std::string graph_key = fingerprint_graph(model);
   const ArtifactCache cache(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
@@ -164,18 +161,7 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   } else {
     build::BuildOptions build_options;
     build_options.warnings = &log();
-    std::optional<records::ApplyHistoryBest> history;
-    if (!record_files.empty()) {
-      std::vector<records::Record> all;
-      for (const auto& f : record_files) {
-        auto r = records::load_records(f, log());
-        all.insert(all.end(), r.begin(), r.end());
-      }
-      history.emplace(all);
-      build_options.history = &*history;
-      build_options.conv_blocks = build::graph_choices(all);
-    }
-    artifact = build::build(model, target, build_options).artifact;
+    artifact = build::build_with_records(model, target, record_files, build_options).artifact;
     if (options_.disk_cache) cache.store(last_.cache_key, *artifact, log());
   }
   auto ex = std::make_unique<runtime::GraphExecutor>(std::move(*artifact), name_);

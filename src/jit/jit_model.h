@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/target.h"
 #include "graph/graph.h"
 #include "runtime/graph_executor.h"
 
@@ -56,6 +57,9 @@ GraphFactory model_source(const std::string& model, const std::string& layout = 
 // A network built for one set of input shapes (a torch FX graph converted,
 // say): other shapes are an error naming both.
 GraphFactory fixed_graph(graph::Graph graph);
+
+// `text` ("" this host, else Target::parse text) with `threads` (0: as stated).
+codegen::Target resolve_target(const std::string& text, int threads);
 
 struct JitInput {
   const float* data = nullptr;  // contiguous, the shape's size

@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +14,7 @@
 
 #include "measure/child_process.h"
 #include "runtime/thread_pool.h"
+#include "support/read_file.h"
 #include "tessera/error.h"
 
 namespace tessera::measure {
@@ -23,14 +22,6 @@ namespace tessera::measure {
 namespace {
 
 using Clock = ChildProcess::Clock;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 // The child's report: the ErrorKind as one byte, then the costs as raw doubles
 // (ErrorKind::None) or the error message.
@@ -70,7 +61,7 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
   LoadedKernel loaded;
   try {
     pin_to(options.cores);
-    const std::string bytes = read_file(object_path);
+    const std::string bytes = support::read_file(object_path);
     if (is_shared_object(bytes)) loaded = load_shared_object(bytes, function);
     else if (load_object) loaded = load_object(bytes, function);
     else throw Error("not a shared object (this runner loads no other kind)");
@@ -168,12 +159,7 @@ void check_runner_options(const LocalRunnerOptions& o) {
 KernelArguments make_kernel_arguments(const std::vector<std::vector<int64_t>>& input_shapes,
                                       const std::vector<std::vector<int64_t>>& output_shapes) {
   KernelArguments a;
-  a.inputs.reserve(input_shapes.size());
-  for (size_t i = 0; i < input_shapes.size(); ++i) {
-    runtime::NDArray array(input_shapes[i]);
-    array.fill_random(input_seed(i));
-    a.inputs.push_back(std::move(array));
-  }
+  a.inputs = make_inputs(input_shapes);
   a.output_shapes = output_shapes;
   return a;
 }

@@ -16,6 +16,17 @@ uint64_t input_seed(size_t index) {
   return 0x7e55e7a0ULL + 1000003ULL * index;
 }
 
+std::vector<runtime::NDArray> make_inputs(const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<runtime::NDArray> arrays;
+  arrays.reserve(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    runtime::NDArray a(shapes[i]);
+    a.fill_random(input_seed(i));
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
 std::vector<void*> kernel_arg_pointers(std::vector<runtime::NDArray>& inputs,
                                        std::vector<runtime::NDArray>& outputs) {
   std::vector<void*> args;

@@ -18,6 +18,8 @@ uint64_t input_seed(size_t index);
 
 // One array per placeholder, uniform in [-1, 1) from input_seed(i).
 std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag);
+// The same from the placeholders' shapes alone (what an RPC server has).
+std::vector<runtime::NDArray> make_inputs(const std::vector<std::vector<int64_t>>& shapes);
 // One zeroed array per output, in dag.outputs() order.
 std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag);
 

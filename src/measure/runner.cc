@@ -25,12 +25,6 @@ DagKey key_of(const ir::ComputeDAG& dag) {
   return key;
 }
 
-std::vector<std::vector<int64_t>> shapes_of(const std::vector<ir::Tensor>& tensors) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& t : tensors) shapes.push_back(t->shape);
-  return shapes;
-}
-
 // A relocatable object (LocalBuilder's), linked into the child by codegen.
 LoadedKernel load_relocatable_object(const std::string& bytes, const std::string& function) {
   auto module = std::make_shared<codegen::Module>(codegen::Module::load_object(bytes));
@@ -39,8 +33,14 @@ LoadedKernel load_relocatable_object(const std::string& bytes, const std::string
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& t : tensors) shapes.push_back(t->shape);
+  return shapes;
+}
+
 KernelArguments kernel_arguments_of(const ir::ComputeDAG& dag, const ReferenceFn& reference) {
-  KernelArguments a = make_kernel_arguments(shapes_of(dag.placeholders()), shapes_of(dag.outputs()));
+  KernelArguments a = make_kernel_arguments(tensor_shapes(dag.placeholders()), tensor_shapes(dag.outputs()));
   if (reference && !dag.outputs().empty()) {
     std::vector<const float*> input_ptrs;
     for (const auto& in : a.inputs) input_ptrs.push_back(in.data());

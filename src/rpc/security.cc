@@ -151,8 +151,8 @@ void Authenticator::handle() {
 
 HandshakeMonitor::HandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched, std::string who)
     : socket_(context, zmq::socket_type::pair), who_(std::move(who)) {
-  static int counter = 0;
-  const std::string endpoint = fmt::format("inproc://tessera-monitor-{}-{}", ::getpid(), counter++);
+  // Unique among the monitors alive in this process: this object's address.
+  const std::string endpoint = fmt::format("inproc://tessera-monitor-{}", static_cast<const void*>(this));
   const int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                      ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
   if (zmq_socket_monitor(watched.handle(), endpoint.c_str(), events) != 0)

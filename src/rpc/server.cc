@@ -104,10 +104,14 @@ class SlotWorker {
 
   // The last job's arguments, kept: the candidates of one task share them.
   measure::KernelArguments& arguments_for(const Job& job) {
-    if (!arguments_ || shapes_in_ != job.inputs || arguments_->output_shapes != job.outputs) {
+    auto same_inputs = [&] {
+      if (arguments_->inputs.size() != job.inputs.size()) return false;
+      for (size_t i = 0; i < job.inputs.size(); ++i)
+        if (arguments_->inputs[i].shape() != job.inputs[i]) return false;
+      return true;
+    };
+    if (!arguments_ || arguments_->output_shapes != job.outputs || !same_inputs())
       arguments_ = measure::make_kernel_arguments(job.inputs, job.outputs);
-      shapes_in_ = job.inputs;
-    }
     return *arguments_;
   }
 
@@ -119,7 +123,6 @@ class SlotWorker {
   std::optional<Job> job_;
   std::string object_path_;
   std::optional<measure::KernelArguments> arguments_;
-  std::vector<std::vector<int64_t>> shapes_in_;
   std::thread thread_;  // last: starts once the members above exist
 };
 

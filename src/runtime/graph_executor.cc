@@ -134,17 +134,6 @@ void GraphExecutor::point_input_at(int index, void* data) {
   for (auto [call, arg] : input_uses_[static_cast<size_t>(index)]) calls_[call].args[arg] = data;
 }
 
-void GraphExecutor::set_input(int index, const float* data, int64_t count) {
-  const std::vector<int64_t>& shape = input_shape(index);
-  int64_t size = 1;
-  for (int64_t d : shape) size *= d;
-  if (count != size)
-    throw Error("input " + support::quoted(input_name(index)) + " takes " + std::to_string(size) + " values (shape " +
-                shape_text(shape) + "), got " + std::to_string(count));
-  point_input_at(index, tensor_data(graph_.inputs[index]));
-  std::memcpy(tensor_data(graph_.inputs[index]), data, static_cast<size_t>(count) * sizeof(float));
-}
-
 void GraphExecutor::bind_input(int index, const float* data) {
   check_index(index, graph_.inputs.size(), "input");
   if (data == nullptr) throw Error("bind_input: no data for input " + support::quoted(input_name(index)));

@@ -41,8 +41,6 @@ class GraphExecutor {
   // The value must have the input's shape.
   void set_input(int index, const NDArray& value);
   void set_input(const std::string& name, const NDArray& value) { set_input(input_index(name), value); }
-  // From caller memory (`count` floats, the input's size): one copy, no NDArray.
-  void set_input(int index, const float* data, int64_t count);
   // Zero copy: the kernels read input `index` straight from `data` (the
   // input's size, contiguous) until unbind_inputs() or a set_input of it.
   // `data` must stay alive and unchanged through run().
