@@ -3,10 +3,8 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <zmq.hpp>
@@ -18,6 +16,7 @@
 #include "rpc/random_token.h"
 #include "rpc/security.h"
 #include "rpc/tracker_client.h"
+#include "support/read_file.h"
 #include "tessera/error.h"
 
 namespace tessera::rpc {
@@ -31,14 +30,6 @@ constexpr auto kWaitingNotice = std::chrono::seconds(10);
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 // A granted device: one slot of one server, for the rest of the batch.
@@ -103,15 +94,17 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
     const ir::ComputeDAG& dag = inputs[i].dag;
     auto it = templates.find(dag.outputs().at(0).get());
     if (it == templates.end()) {
-      measure::KernelArguments args = measure::kernel_arguments_of(dag, check ? reference_ : nullptr);
       Job t;
-      for (const auto& in : args.inputs) t.inputs.push_back(in.shape());
-      t.outputs = args.output_shapes;
+      t.inputs = measure::tensor_shapes(dag.placeholders());
+      t.outputs = measure::tensor_shapes(dag.outputs());
       t.options = options_.run;
       t.options.cores.clear();
-      t.check = check && args.expected.has_value();
-      if (t.check)
+      t.check = check;
+      if (check) {  // the inputs are made here only to compute the reference
+        measure::KernelArguments args = measure::kernel_arguments_of(dag, reference_);
+        if (!args.expected) throw Error(args.expected_error);  // the candidate's error, as with LocalRunner
         t.expected.assign(reinterpret_cast<const char*>(args.expected->data()), args.expected->size() * sizeof(float));
+      }
       it = templates.emplace(dag.outputs().at(0).get(), std::move(t)).first;
     }
     Job job = it->second;
@@ -119,7 +112,7 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
     job.function = builds[i].function_name;
     const std::string base = std::filesystem::path(builds[i].object_path).filename().string();
     job.name = is_safe_upload_name(base) ? base : "kernel.o";
-    job.object = read_bytes(builds[i].object_path);
+    job.object = support::read_file(builds[i].object_path);
     // The server loads shared objects only (it has the runtime, not the compiler).
     if (!measure::is_shared_object(job.object)) job.object = codegen::link_shared_object({job.object});
     return job;
@@ -147,7 +140,7 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
   };
 
   std::vector<Session> sessions;
-  std::map<std::string, Clock::time_point> requests;  // outstanding request ids
+  std::set<std::string> requests;  // outstanding request ids
   auto last_resend = Clock::now(), last_notice = Clock::now();
   auto to_tracker = [&](nlohmann::json h) { send(*c.tracker, Message{std::move(h), {}}); };
   auto close = [&](Session& s) {
@@ -191,17 +184,17 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
     const size_t want = todo.size() > idle ? todo.size() - idle : 0;
     while (requests.size() < want) {
       const std::string id = std::to_string(c.counter++);
-      requests.emplace(id, Clock::now());
+      requests.insert(id);
       to_tracker({{"type", "request"}, {"client", c.client}, {"request", id}, {"key", options_.key},
                   {"priority", options_.priority}});
     }
     while (requests.size() > want) {
-      to_tracker({{"type", "cancel"}, {"client", c.client}, {"request", requests.begin()->first}});
+      to_tracker({{"type", "cancel"}, {"client", c.client}, {"request", *requests.begin()}});
       requests.erase(requests.begin());
     }
     const auto now = Clock::now();
     if (!requests.empty() && now - last_resend > kResendRequests) {
-      for (const auto& [id, since] : requests)
+      for (const auto& id : requests)
         to_tracker({{"type", "request"}, {"client", c.client}, {"request", id}, {"key", options_.key},
                     {"priority", options_.priority}});
       last_resend = now;
@@ -263,7 +256,7 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
   }
   for (auto& s : sessions)
     if (s.socket) close(s);
-  for (const auto& [id, since] : requests) to_tracker({{"type", "cancel"}, {"client", c.client}, {"request", id}});
+  for (const auto& id : requests) to_tracker({{"type", "cancel"}, {"client", c.client}, {"request", id}});
   return results;
 }
 
