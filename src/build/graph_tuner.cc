@@ -55,6 +55,10 @@ struct TransformKey {
 
 std::string blocked(int64_t b) { return "NCHW" + std::to_string(b) + "c"; }
 
+bool is_blocked_pool(const graph::Node& n) {
+  return (n.op == graph::Op::kMaxPool2d || n.op == graph::Op::kAvgPool2d) && n.type.shape.size() == 5;
+}
+
 std::vector<int64_t> widths_for(const GraphTunerOptions& options, const codegen::Target& target) {
   std::vector<int64_t> widths = options.widths;
   const int64_t lanes = target.vector_lanes();
@@ -74,7 +78,7 @@ class GraphTuner {
     if (!options_.builder || !options_.runner) throw Error("graph tuner: a builder and a runner are required");
     const std::vector<int64_t> widths = widths_for(options_, target_);
     for (int64_t w : widths) add_states(w, w == widths.front());
-    measure_untuned_states();
+    measure_states();
     out_ << "INFO Start to benchmark layout transformation...\n";
     const autotvm::graph_tuner::LayoutProblem problem = layout_problem();
     out_ << fmt::format("INFO Benchmarking layout transformation successful ({} transforms measured).\n",
@@ -131,12 +135,10 @@ class GraphTuner {
       auto& states = convs_[conv].states;
       if (std::any_of(states.begin(), states.end(), [&](const ConvState& s) { return s.blocks == blocks; })) continue;
       states.push_back({blocks, 0, {}});
-      if (auto best = history_.query(task->workload_key(), target_)) {
-        states.back().seconds = best->result.rank_cost();
-        states.back().record = *best;
-      } else {
-        untuned_.push_back({conv, states.size() - 1, std::move(*task)});
-      }
+      std::optional<records::Record> best = history_.query(task->workload_key(), target_);
+      autotvm::ConfigEntity config = best ? task->space.from_json(best->config) : task->space.fallback();
+      if (best) states.back().record = std::move(*best);
+      pending_.push_back({conv, states.size() - 1, std::move(*task), std::move(config), best.has_value()});
     }
   }
 
@@ -156,43 +158,57 @@ class GraphTuner {
   // reads, through layout transforms.
   void add_dataflow(const graph::Graph& g, const graph::FusedGroup& group, const FusedKernel& kernel, int conv,
                     const std::map<NodeId, int>& conv_of_output) {
+    const auto skip_transforms = [&](NodeId id) {
+      while (g.node(id).op == graph::Op::kLayoutTransform) id = g.node(id).inputs[0];
+      return id;
+    };
     for (const KernelOperand& operand : kernel.operands) {
-      NodeId source = operand.source;
-      while (g.node(source).op == graph::Op::kLayoutTransform) source = g.node(source).inputs[0];
+      const NodeId value = skip_transforms(operand.source);
+      if (g.node(value).type.shape.size() != 5) continue;  // not a channel-blocked activation
+      // A pooling runs in its producer's blocks: a transform after it is the
+      // producer's to pay, on the pooled value.
+      NodeId source = value;
+      while (is_blocked_pool(g.node(source))) source = skip_transforms(g.node(source).inputs[0]);
       auto producer = conv_of_output.find(source);
-      if (producer == conv_of_output.end()) continue;     // an input, a constant, a pooling...
-      const graph::Shape& s = g.node(source).type.shape;  // (N, C/b, H, W, b)
+      if (producer == conv_of_output.end()) continue;    // an input, a constant...
+      const graph::Shape& s = g.node(value).type.shape;  // (N, C/b, H, W, b)
       flows_.push_back({producer->second, conv, operand.reader != group.anchor(), {s[0], s[1] * s[4], s[2], s[3]}});
     }
   }
 
-  // States without a record: their tasks' fallback configs, measured once per task.
-  void measure_untuned_states() {
-    std::map<std::string, size_t> measured_key;  // record key -> position in inputs
+  // Every state's kernel (a tuned config or the fallback), each distinct one
+  // built once and timed in interleaved rounds, so that a convolution's
+  // states are compared under the same conditions.
+  void measure_states() {
+    std::map<std::string, size_t> measured;  // record key + config -> position in inputs
     std::vector<measure::MeasureInput> inputs;
-    std::vector<size_t> input_of(untuned_.size());
-    for (size_t i = 0; i < untuned_.size(); ++i) {
-      const autotvm::Task& task = untuned_[i].task;
-      auto [it, added] = measured_key.try_emplace(task.workload_key(), inputs.size());
-      if (added) inputs.push_back(task.measure_input(task.space.fallback()));
+    std::vector<size_t> input_of(pending_.size());
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& p = pending_[i];
+      auto [it, added] = measured.try_emplace(p.task.workload_key() + p.config.to_json().dump(), inputs.size());
+      if (added) {
+        inputs.push_back(p.task.measure_input(p.config));
+        result_.kernels_untuned += !p.tuned;
+      }
       input_of[i] = it->second;
     }
     if (inputs.empty()) return;
-    out_ << fmt::format("INFO Measuring {} kernels without a tuning record (their fallback configs)...\n",
-                        inputs.size());
-    const std::vector<measure::MeasureResult> results =
-        measure::measure_batch(*options_.builder, *options_.runner, inputs);
+    const int rounds = std::max(1, options_.rounds);
+    out_ << fmt::format(
+        "INFO Measuring the {} kernels of every state in {} interleaved rounds ({} without a tuning record: their "
+        "fallback configs)...\n",
+        inputs.size(), rounds, result_.kernels_untuned);
+    const auto results = measure::measure_rounds(*options_.builder, *options_.runner, inputs, rounds);
     result_.kernels_measured = static_cast<int>(inputs.size());
-    for (size_t i = 0; i < untuned_.size(); ++i) {
-      const Untuned& u = untuned_[i];
-      const measure::MeasureResult& r = results.at(input_of[i]);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& p = pending_[i];
+      const measure::MeasureResult r = measure::combine_rounds(results, input_of[i]);
+      ConvState& state = convs_[p.conv].states[p.state];
       if (!r.valid())
-        throw Error(fmt::format("graph tuner: {} with channel blocks {}/{} failed to run: {}", u.task.describe(),
-                                convs_[u.conv].states[u.state].blocks.ic_bn,
-                                convs_[u.conv].states[u.state].blocks.oc_bn, r.error_message));
-      ConvState& state = convs_[u.conv].states[u.state];
-      state.seconds = r.rank_cost();
-      state.record = autotvm::make_record(u.task, u.task.space.fallback(), r);
+        throw Error(fmt::format("graph tuner: {} with channel blocks {}/{} failed to run: {}", p.task.describe(),
+                                state.blocks.ic_bn, state.blocks.oc_bn, r.error_message));
+      state.seconds = r.min_cost();  // the fastest round: a slow spell of the machine only ever adds time
+      if (!p.tuned) state.record = autotvm::make_record(p.task, p.config, r);
     }
   }
 
@@ -239,15 +255,15 @@ class GraphTuner {
     }
     std::map<TransformKey, double> seconds;
     if (inputs.empty()) return seconds;
-    const auto results = measure::measure_batch(*options_.builder, *options_.runner, inputs);
+    const auto rounds = measure::measure_rounds(*options_.builder, *options_.runner, inputs, std::max(1, options_.rounds));
     size_t i = 0;
     for (const TransformKey& k : keys) {
-      const measure::MeasureResult& r = results.at(i++);
+      const measure::MeasureResult r = measure::combine_rounds(rounds, i++);
       if (!r.valid())
         throw Error(fmt::format("graph tuner: the layout transform {} -> {} of a {}x{}x{}x{} value failed to run: {}",
                                 blocked(k.from), blocked(k.to), k.nchw[0], k.nchw[1], k.nchw[2], k.nchw[3],
                                 r.error_message));
-      seconds[k] = r.rank_cost();
+      seconds[k] = r.min_cost();
     }
     result_.transforms_measured = static_cast<int>(keys.size());
     return seconds;
@@ -300,10 +316,12 @@ class GraphTuner {
     }
   }
 
-  struct Untuned {
+  struct Pending {  // a state's kernel, to be measured
     int conv;
     size_t state;
     autotvm::Task task;
+    autotvm::ConfigEntity config;
+    bool tuned;  // the config of a record in the log (else the fallback)
   };
 
   const graph::Graph& model_;
@@ -314,7 +332,7 @@ class GraphTuner {
   std::vector<ConvNode> convs_;
   std::map<std::string, int> index_;
   std::vector<Dataflow> flows_;
-  std::vector<Untuned> untuned_;
+  std::vector<Pending> pending_;
   std::set<int> fixed_;  // nodes with one state and no record (depthwise + projection kernels)
   GraphTunerResult result_;
 };

@@ -6,8 +6,11 @@
 //
 //   states of a convolution: the blocks it takes when the graph is blocked by
 //     each candidate width (lanes / 2, lanes, 2 x lanes, ...);
-//   node cost: its kernel's time in that state: the best record of its task
-//     in the log, else one measurement of the template's fallback config;
+//   node cost: its kernel's time in that state: the config of its task's
+//     best record in the log, else the template's fallback config, every
+//     state measured afresh in interleaved rounds (times from the log were
+//     taken at other moments, by other runners: on a noisy machine they are
+//     not comparable with each other);
 //   edge cost: the measured time of the transform between a producer's
 //     output blocks and the reader's input blocks (its data, or the residual
 //     its epilogue adds), 0 where they agree;
@@ -40,6 +43,7 @@ struct GraphTunerOptions {
   measure::Builder* builder = nullptr;  // measure transforms and untuned kernels
   measure::Runner* runner = nullptr;
   bool winograd = true;  // as BuildOptions::winograd: the build this choice is for
+  int rounds = 3;        // interleaved rounds of the kernels' measurement (each state: its fastest round)
 };
 
 struct GraphTunerResult {
@@ -47,7 +51,8 @@ struct GraphTunerResult {
   std::vector<records::Record> records;                  // the chosen kernels' records
   double default_seconds = 0;                            // the objective with every convolution at the target's lanes
   double chosen_seconds = 0;                             // the objective of the choice
-  int convolutions = 0, edges = 0, transforms_measured = 0, kernels_measured = 0;
+  int convolutions = 0, edges = 0, transforms_measured = 0;
+  int kernels_measured = 0, kernels_untuned = 0;  // distinct kernels timed; of those, without a tuning record
   std::string solver;  // the solver that made the choice
 };
 

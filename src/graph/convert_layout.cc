@@ -211,9 +211,12 @@ Graph cancel_layout_transforms(const Graph& g) {
         const std::string dst = n.attrs_as<LayoutTransformAttrs>().dst;
         if (src == dst) {
           r.replace(n.id, source);
-        } else {
-          r.replace(n.id, r.add(Op::kLayoutTransform, n.name, {source}, LayoutTransformAttrs{src, dst}));
+          continue;
         }
+        // Readers that each collapse a chain to the same transform share it.
+        auto [it, added] = made.try_emplace(std::make_tuple(source, src, dst), NodeId{});
+        if (added) it->second = r.add(Op::kLayoutTransform, n.name, {source}, LayoutTransformAttrs{src, dst});
+        r.replace(n.id, it->second);
         continue;
       }
       made[key] = r.copy(n);

@@ -24,7 +24,9 @@ Trace default_schedule(const ir::ComputeDAG& dag) {
     for (const auto& a : t->axes) axes.push_back(a.var.name());
     if (axes.empty()) continue;
     std::string last = axes.back();
-    if (!t->is_reduction() && t->axes.back().extent % 8 == 0 && t->axes.back().extent > 8) {
+    if (!t->is_reduction() && t->axes.back().extent == 8) {
+      trace.vectorize(t->name, last);  // an NCHW8c block, say
+    } else if (!t->is_reduction() && t->axes.back().extent % 8 == 0) {
       trace.split(t->name, last, {8});
       trace.vectorize(t->name, split_part(last, 1));
     }

@@ -9,7 +9,9 @@
 
 #include <sstream>
 
+#include "autotvm/history.h"
 #include "build/build.h"
+#include "build/extract_tasks.h"
 #include "build/network_check.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
@@ -91,6 +93,7 @@ TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
     EXPECT_NE(out.str().find("INFO Start to benchmark layout transformation..."), std::string::npos);
     // No kernel records: every state is its fallback config, measured.
     EXPECT_GT(r.kernels_measured, 0);
+    EXPECT_EQ(r.kernels_untuned, r.kernels_measured);
     EXPECT_EQ(graph_choices(r.records), r.conv_blocks);
 
     records::ApplyHistoryBest history(r.records);
@@ -104,6 +107,61 @@ TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
       if (k.name.find("conv2d") != std::string::npos) EXPECT_TRUE(k.tuned) << k.name << "\n" << warnings.str();
     expect_matches_interpreter(model, std::move(built));
   }
+}
+
+TEST(GraphTunerBuild, TunedStatesAreMeasuredAgainNotTakenFromTheLog) {
+  // The log's times were taken at other moments (a slow spell, other runner
+  // options); the tuner times its states side by side. A record claiming 1 s
+  // for every default-block convolution must not make the default look slow:
+  // the default still costs what its kernels measure now, and the choice is
+  // estimated no slower than that.
+  const graph::Graph model = narrow_resnet18();
+  codegen::Target target = codegen::Target::host();
+  target.threads = 1;
+  std::vector<records::Record> log;
+  for (const NetworkTask& t : extract_tasks(optimize_for_target(model, target), target)) {
+    if (t.task.op != "conv2d" && t.task.op != "conv2d_winograd") continue;
+    measure::MeasureResult slow;
+    slow.costs = {1.0, 1.0, 1.0};
+    log.push_back(autotvm::make_record(t.task, t.task.space.fallback(), slow));
+  }
+  ASSERT_GE(log.size(), 5u);
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner;
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  options.rounds = 2;
+  std::ostringstream out;
+  const GraphTunerResult r = tune_graph(model, target, log, options, out);
+  EXPECT_GT(r.kernels_measured, r.kernels_untuned);  // the logged configs were timed too
+  EXPECT_LT(r.default_seconds, 0.5);                 // not the log's 1 s per convolution
+  EXPECT_LE(r.chosen_seconds, r.default_seconds);
+  EXPECT_NE(out.str().find("interleaved rounds"), std::string::npos) << out.str();
+}
+
+TEST(GraphTunerBuild, APoolingBetweenConvolutionsCarriesTheirEdge) {
+  // conv -> max pool -> conv: the pool runs in the first convolution's
+  // blocks, so the second's choice pays a transform of the pooled value.
+  graph::GraphBuilder b;
+  graph::NodeId x = b.input("x", {1, 16, 16, 16});
+  x = b.conv2d(x, b.random_constant("a.w", {32, 16, 3, 3}, -0.2f, 0.2f), graph::Conv2dAttrs::symmetric(1, 1), "a");
+  x = b.max_pool2d(x, graph::PoolAttrs::symmetric(2, 2), "pool");
+  x = b.conv2d(x, b.random_constant("b.w", {32, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "b");
+  const graph::Graph model = b.finish({x});
+  codegen::Target target = codegen::Target::host();
+  target.threads = 1;
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner;
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  options.rounds = 1;
+  std::ostringstream out;
+  const GraphTunerResult r = tune_graph(model, target, {}, options, out);
+  EXPECT_EQ(r.convolutions, 2);
+  EXPECT_EQ(r.edges, 1);
+  EXPECT_GT(r.transforms_measured, 0);
 }
 
 TEST(GraphTunerBuild, ADepthwiseProjectionKernelIsANodeWithItsTransforms) {

@@ -144,6 +144,25 @@ TEST(GraphPasses, CancelLayoutTransformsRemovesInversePairsAndMergesChains) {
   expect_same_outputs(g, c);
 }
 
+TEST(GraphPasses, ReadersCollapsingTheSameChainShareOneTransform) {
+  // A value in 16-channel blocks, read in 8-channel blocks by two readers
+  // through NCHW (a pool's output feeding a convolution and a residual add):
+  // one 16c -> 8c transform, not one per reader.
+  GraphBuilder b;
+  NodeId x = b.input("x", {1, 16, 4, 4, 16});
+  NodeId plain = b.layout_transform(x, "NCHW16c", "NCHW", "to_nchw");
+  NodeId first = b.relu(b.layout_transform(plain, "NCHW", "NCHW8c", "for_conv"), "first");
+  NodeId second = b.sigmoid(b.layout_transform(plain, "NCHW", "NCHW8c", "for_add"), "second");
+  Graph g = b.finish({b.add(first, second, "sum")});
+  Graph c = cancel_layout_transforms(g);
+  ASSERT_EQ(count(c, Op::kLayoutTransform), 1);
+  const NodeId shared = c.node(*c.find("first")).inputs[0];
+  EXPECT_EQ(c.node(*c.find("second")).inputs[0], shared);
+  EXPECT_EQ(c.node(shared).attrs_as<LayoutTransformAttrs>().src, "NCHW16c");
+  EXPECT_EQ(c.node(shared).attrs_as<LayoutTransformAttrs>().dst, "NCHW8c");
+  expect_same_outputs(g, c);
+}
+
 TEST(GraphFusion, ConvolutionsTakeBiasResidualAndReluAsOneKernel) {
   // A residual block: relu(conv2(relu(conv1(x))) + x).
   GraphBuilder b(7);
