@@ -6,10 +6,14 @@
 // as much) and then sleeps on a shared condition variable. The dispatcher works
 // too and waits for the others, so at most num_threads() threads work.
 //
-// The loop is cut into a few contiguous pieces per thread, which the threads
-// take in order from a shared counter: a thread whose core is slowed for a
-// while (a noisy neighbour, an interrupt) takes fewer pieces instead of
-// holding the whole loop back, as an even static split would.
+// The loop is cut into a few contiguous pieces per thread. Each thread owns
+// an even share of them, in order (the dispatcher the first), and takes its
+// own first; then it takes what is left of the others'. So in the usual case
+// a thread works on the same part of every loop, and consecutive kernels
+// that split their outer axis alike (channel chunks, say) find their inputs
+// in the core's own cache; but a thread whose core is slowed for a while (a
+// noisy neighbour, an interrupt) has pieces taken off it instead of holding
+// the whole loop back, as a static split would.
 //
 // Fork safety: a forked child inherits the pool's memory but none of its
 // threads. The pool remembers the pid that built it; a process with another pid
@@ -69,8 +73,8 @@ class ThreadPool {
   // `pieces` pieces taken in order.
   void run(ParallelBody body, void* closure, int64_t n, int threads, int64_t pieces) {
     grow_to(threads - 1);
-    job_ = Job{body, closure, n, pieces};
-    next_piece_.store(0, std::memory_order_relaxed);
+    job_ = Job{body, closure, n, pieces, threads};
+    for (int t = 0; t < threads; ++t) shares_[t]->next.store(share_begin(t), std::memory_order_relaxed);
     pending_.store(threads - 1, std::memory_order_relaxed);
     for (int w = 0; w < threads - 1; ++w) slots_[w]->sequence.fetch_add(1, std::memory_order_seq_cst);
     // Pairs with the sleeper count a worker raises before its last check of
@@ -80,7 +84,7 @@ class ThreadPool {
       wake_.notify_all();
     }
     t_inside_pool_job = true;
-    take_pieces();
+    take_pieces(0);
     t_inside_pool_job = false;
     auto all_done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
     while (!spin_until(all_done)) std::this_thread::yield();
@@ -92,26 +96,40 @@ class ThreadPool {
  private:
   struct WorkerSlot {
     std::atomic<uint64_t> sequence{0};
+    int thread = 0;  // its share of a loop: the dispatcher is 0
+  };
+  struct alignas(64) Share {  // the next piece of one thread's share; a line of its own
+    std::atomic<int64_t> next{0};
   };
   struct Job {
     ParallelBody body = nullptr;
     void* closure = nullptr;
     int64_t n = 0, pieces = 0;
+    int threads = 1;
   };
 
-  void take_pieces() {
+  int64_t share_begin(int t) const { return job_.pieces * t / job_.threads; }
+
+  // Thread `self`'s own share first, then what the others have not taken.
+  void take_pieces(int self) {
     const Job job = job_;
-    for (;;) {
-      const int64_t p = next_piece_.fetch_add(1, std::memory_order_relaxed);
-      if (p >= job.pieces) return;
-      job.body(job.closure, job.n * p / job.pieces, job.n * (p + 1) / job.pieces);
+    for (int k = 0; k < job.threads; ++k) {
+      const int t = (self + k) % job.threads;
+      const int64_t end = job.pieces * (t + 1) / job.threads;
+      for (;;) {
+        const int64_t p = shares_[t]->next.fetch_add(1, std::memory_order_relaxed);
+        if (p >= end) break;
+        job.body(job.closure, job.n * p / job.pieces, job.n * (p + 1) / job.pieces);
+      }
     }
   }
 
   void grow_to(int workers) {
+    while (static_cast<int>(shares_.size()) < workers + 1) shares_.push_back(std::make_unique<Share>());
     while (static_cast<int>(slots_.size()) < workers) {
       slots_.push_back(std::make_unique<WorkerSlot>());
       WorkerSlot* slot = slots_.back().get();
+      slot->thread = static_cast<int>(slots_.size());
       std::thread(&ThreadPool::work, this, slot).detach();
     }
   }
@@ -128,14 +146,14 @@ class ThreadPool {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
       seen = slot->sequence.load(std::memory_order_acquire);
-      take_pieces();
+      take_pieces(slot->thread);
       pending_.fetch_sub(1, std::memory_order_release);
     }
   }
 
   std::vector<std::unique_ptr<WorkerSlot>> slots_;
   Job job_;  // written before the slots' sequence numbers are bumped
-  std::atomic<int64_t> next_piece_{0};
+  std::vector<std::unique_ptr<Share>> shares_;  // one per thread of the widest loop so far
   std::atomic<int> pending_{0};
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;

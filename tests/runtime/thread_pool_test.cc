@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -92,6 +93,62 @@ TEST_F(RuntimeThreadPool, ConcurrentCallersBothFinish) {
     EXPECT_EQ(a.hits[i].load(), 50);
     EXPECT_EQ(b.hits[i].load(), 50);
   }
+}
+
+// The order in which pieces start, by thread. The piece starting at 0 holds
+// its thread until another thread has started a piece (or 5 s pass).
+struct PieceLog {
+  std::mutex mutex;
+  std::vector<std::pair<std::thread::id, int64_t>> starts;  // (thread, begin)
+  std::atomic<int> others{0};
+  std::thread::id caller = std::this_thread::get_id();
+  int64_t hold_until_done = -1;  // >= 0: piece 0 waits until this many iterations ran elsewhere
+  std::atomic<int64_t> done_elsewhere{0};
+};
+
+void log_piece(void* closure, int64_t begin, int64_t end) {
+  auto* log = static_cast<PieceLog*>(closure);
+  {
+    std::lock_guard<std::mutex> lock(log->mutex);
+    log->starts.emplace_back(std::this_thread::get_id(), begin);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  if (begin == 0) {
+    const int64_t wanted = log->hold_until_done >= 0 ? log->hold_until_done : 1;
+    while (log->done_elsewhere.load() < wanted && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  } else {
+    log->done_elsewhere += end - begin;
+  }
+}
+
+TEST_F(RuntimeThreadPool, EachThreadStartsOnItsOwnShareOfTheLoop) {
+  // 2 threads, 8 pieces: the caller owns pieces 0-3, the worker 4-7. While
+  // the caller is held in piece 0, the worker starts on its own share (a
+  // shared counter would hand it piece 1), so consecutive loops split alike
+  // keep each part on one core.
+  set_num_threads(2);
+  for (int round = 0; round < 5; ++round) {
+    PieceLog log;
+    parallel_for(log_piece, &log, 8);
+    std::vector<int64_t> worker_starts;
+    for (const auto& [thread, begin] : log.starts)
+      if (thread != log.caller) worker_starts.push_back(begin);
+    ASSERT_FALSE(worker_starts.empty()) << "round " << round;
+    EXPECT_EQ(worker_starts.front(), 4) << "round " << round;
+  }
+}
+
+TEST_F(RuntimeThreadPool, AHeldThreadHasItsShareTakenByTheOthers) {
+  // The thread running piece 0 is held until the other 7 iterations ran
+  // elsewhere: they can only finish if its own share is taken off it.
+  set_num_threads(2);
+  PieceLog log;
+  log.hold_until_done = 7;
+  const auto start = std::chrono::steady_clock::now();
+  parallel_for(log_piece, &log, 8);
+  EXPECT_EQ(log.done_elsewhere.load(), 7);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4)) << "piece 0 waited out its deadline";
+  EXPECT_EQ(log.starts.size(), 8u);
 }
 
 TEST_F(RuntimeThreadPool, ForkedChildBuildsItsOwnPool) {
