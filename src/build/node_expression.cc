@@ -103,7 +103,8 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
     case Op::kAvgPool2d: return pool(n, in);
     case Op::kGlobalAvgPool2d: {
       const std::string& layout = n.attrs_as<graph::GlobalPoolAttrs>().layout;
-      if (layout != "NCHW" && layout != "NHWC") unsupported(n, "global pooling in " + layout);
+      if (layout != "NCHW" && layout != "NHWC" && !graph::is_channel_blocked(layout))
+        unsupported(n, "global pooling in " + layout);
       return ops::global_avg_pool2d(in[0], layout == "NHWC");
     }
     case Op::kSoftmax: {

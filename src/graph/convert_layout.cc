@@ -59,6 +59,7 @@ class LayoutConverter {
         wrap(n, "NHWC", "NCHW", a);
         continue;
       }
+      if (n.op == Op::kGlobalAvgPool2d && global_pool_follows_into_blocks(n)) continue;
       if (n.op == Op::kGlobalAvgPool2d && n.attrs_as<GlobalPoolAttrs>().layout == "NHWC") {
         wrap(n, "NHWC", "NCHW", GlobalPoolAttrs{"NCHW"});
         continue;
@@ -137,6 +138,20 @@ class LayoutConverter {
     PoolAttrs a = n.attrs_as<PoolAttrs>();
     a.layout = t.src;
     NodeId inner = r_.add(n.op, n.name, {in.inputs[0]}, a);
+    r_.replace(n.id, transform(inner, t.src, t.dst, n.name + ".out"));
+    return true;
+  }
+
+  // A global pooling of NCHW data that leaves NCHW<b>c through a transform
+  // pools the blocks: the transform then moves only the pooled channels
+  // (the last convolution's 7x7 outputs otherwise go through a transform
+  // whose innermost axis, 7 columns, no vector fills).
+  bool global_pool_follows_into_blocks(const Node& n) {
+    const Node in = r_.node(r_.mapped(n.inputs[0]));
+    if (in.op != Op::kLayoutTransform || n.attrs_as<GlobalPoolAttrs>().layout != "NCHW") return false;
+    const LayoutTransformAttrs t = in.attrs_as<LayoutTransformAttrs>();
+    if (t.dst != "NCHW" || !is_channel_blocked(t.src)) return false;
+    NodeId inner = r_.add(n.op, n.name, {in.inputs[0]}, GlobalPoolAttrs{t.src});
     r_.replace(n.id, transform(inner, t.src, t.dst, n.name + ".out"));
     return true;
   }

@@ -143,12 +143,22 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
         (is_max ? ref::max_pool2d : ref::avg_pool2d)(arg(0), shape(0), p, y);
       break;
     }
-    case Op::kGlobalAvgPool2d:
-      if (node.attrs_as<GlobalPoolAttrs>().layout == "NHWC")
+    case Op::kGlobalAvgPool2d: {
+      const std::string& layout = node.attrs_as<GlobalPoolAttrs>().layout;
+      if (is_channel_blocked(layout)) {  // pooled in NCHW, blocked back
+        const Layout blocked = Layout::parse(layout), nchw = Layout::parse("NCHW");
+        runtime::NDArray x(layout_transform_shape(shape(0), blocked, nchw));
+        layout_transform(arg(0), shape(0), blocked, nchw, x.data());
+        runtime::NDArray pooled(layout_transform_shape(node.type.shape, blocked, nchw));
+        ref::global_avg_pool2d(x.data(), x.shape(), pooled.data());
+        layout_transform(pooled.data(), pooled.shape(), nchw, blocked, y);
+      } else if (layout == "NHWC") {
         ref::global_avg_pool2d_nhwc(arg(0), shape(0), y);
-      else
+      } else {
         ref::global_avg_pool2d(arg(0), shape(0), y);
+      }
       break;
+    }
     case Op::kConcat: {
       std::vector<const float*> data;
       std::vector<Shape> shapes;

@@ -269,6 +269,10 @@ Shape infer_shape(const Graph& graph, const Node& node) {
     case Op::kAvgPool2d: return pool_shape(in[0], node.attrs_as<PoolAttrs>());
     case Op::kGlobalAvgPool2d: {
       const auto& a = node.attrs_as<GlobalPoolAttrs>();
+      if (is_channel_blocked(a.layout)) {  // (N, C/b, H, W, b)
+        check_rank("data (" + a.layout + ")", in[0], 5);
+        return {in[0][0], in[0][1], 1, 1, in[0][4]};
+      }
       const SpatialAxes ax = spatial_axes(a.layout);
       check_rank("data (" + a.layout + ")", in[0], 4);
       Shape out = in[0];

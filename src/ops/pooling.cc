@@ -109,11 +109,13 @@ ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
 
 ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
   const std::string op = "global_avg_pool2d";
-  check_rank(op, nhwc ? "data (N, H, W, C)" : "data (N, C, H, W)", data->shape, 4);
+  const bool blocked = !nhwc && data->shape.size() == 5;  // (N, C/b, H, W, b)
+  if (!blocked) check_rank(op, nhwc ? "data (N, H, W, C)" : "data (N, C, H, W)", data->shape, 4);
   const Shape& s = data->shape;
-  Pool2dAttrs layout;  // where H and W are
+  Pool2dAttrs layout;  // where H and W are (the same in NCHW and NCHW[x]c)
   layout.nhwc = nhwc;
   const size_t h = layout.h_axis(), w = layout.w_axis();
+  const size_t rank = s.size();
   ir::IterVar rv0 = ir::reduce_axis(s[h], "rv0");
   ir::IterVar rv1 = ir::reduce_axis(s[w], "rv1");
   auto sum_body = [&](const std::vector<ir::Var>& v) {
@@ -123,11 +125,11 @@ ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
   };
   Shape out = s;
   out[h] = out[w] = 1;
-  ir::Tensor total = ir::compute(out, sum_body, unique_name("tensor", {data}), "global_pool_sum", ax_names(4));
+  ir::Tensor total = ir::compute(out, sum_body, unique_name("tensor", {data}), "global_pool_sum", ax_names(rank));
   auto avg_body = [&](const std::vector<ir::Var>& v) {
     return ir::load(total, to_exprs(v)) / ir::Expr(static_cast<float>(s[h] * s[w]));
   };
-  return ir::compute(out, avg_body, unique_name("tensor", {total}), "global_pool_avg", ax_names(4));
+  return ir::compute(out, avg_body, unique_name("tensor", {total}), "global_pool_avg", ax_names(rank));
 }
 
 }  // namespace tessera::ops

@@ -36,6 +36,7 @@ Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2d
 ir::Tensor max_pool2d(const ir::Tensor& data, const Pool2dAttrs& attrs);
 ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& attrs);
 // (N, C, H, W) -> (N, C, 1, 1); nhwc: (N, H, W, C) -> (N, 1, 1, C)
+// data: NCHW, NHWC (nhwc) or channel-blocked NCHW[x]c (rank 5).
 ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc = false);
 
 }  // namespace tessera::ops

@@ -139,8 +139,13 @@ const std::map<std::string, Builder>& builders() {
        }},
       {"global_avg_pool",
        [](const OpArgs& a) {
-         require_layout("global_avg_pool", a, "NCHW");
-         return global_avg_pool2d_workload(a.input);
+         if (a.layout == "NCHW") return global_avg_pool2d_workload(a.input);
+         if (a.layout != "NCHWc") fail("global_avg_pool", "layout must be NCHW or NCHWc, got layout=" + a.layout);
+         if (a.input.size() != 4) fail("global_avg_pool", "input must be NCHW, got " + shape_to_string(a.input));
+         const int64_t bn = a.ic_bn ? a.ic_bn : 16;
+         if (bn <= 0 || a.input[1] % bn != 0)
+           fail("global_avg_pool", "ic_bn=" + std::to_string(bn) + " does not divide C=" + std::to_string(a.input[1]));
+         return global_avg_pool2d_nchwc_workload({a.input[0], a.input[1] / bn, a.input[2], a.input[3], bn});
        }},
       {"softmax", [](const OpArgs& a) { return softmax_workload(a.input); }},
       {"relu", [](const OpArgs& a) { return relu_workload(a.input); }},
@@ -166,7 +171,7 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"batch_matmul", {"input", "weight"}},
       {"max_pool", {"input", "pool", "stride", "pad", "padding", "layout"}},
       {"avg_pool", {"input", "pool", "stride", "pad", "padding", "layout", "count_include_pad"}},
-      {"global_avg_pool", {"input", "layout"}},
+      {"global_avg_pool", {"input", "layout", "ic_bn"}},
       {"softmax", {"input"}},
       {"relu", {"input"}},
       {"clip", {"input", "clip_min", "clip_max"}},

@@ -1,8 +1,11 @@
 #include "ops/workloads.h"
 
+#include <algorithm>
+
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/elementwise.h"
+#include "ops/layout.h"
 #include "ops/reference.h"
 #include "ops/softmax.h"
 #include "ops/winograd_nchwc.h"
@@ -147,6 +150,19 @@ Workload global_avg_pool2d_workload(const Shape& data_shape) {
   ir::Tensor data = ir::placeholder(data_shape, "data");
   auto ref = [=](const std::vector<const float*>& in, float* o) {
     reference::global_avg_pool2d(in[0], data_shape, o);
+  };
+  return finish("global_avg_pool2d", global_avg_pool2d(data), {data}, ref);
+}
+
+Workload global_avg_pool2d_nchwc_workload(const Shape& packed_shape) {
+  ir::Tensor data = ir::placeholder(packed_shape, "data");
+  auto ref = [=](const std::vector<const float*>& in, float* o) {
+    const std::vector<float> nchw = unpack_nchwc_to_nchw(in[0], packed_shape);
+    const Shape plain = {packed_shape[0], packed_shape[1] * packed_shape[4], packed_shape[2], packed_shape[3]};
+    std::vector<float> pooled(static_cast<size_t>(plain[0] * plain[1]));
+    reference::global_avg_pool2d(nchw.data(), plain, pooled.data());
+    const std::vector<float> packed = pack_nchw_to_nchwc(pooled.data(), {plain[0], plain[1], 1, 1}, packed_shape[4]);
+    std::copy(packed.begin(), packed.end(), o);
   };
   return finish("global_avg_pool2d", global_avg_pool2d(data), {data}, ref);
 }

@@ -44,6 +44,8 @@ Workload batch_matmul_workload(const Shape& a, const Shape& b);
 Workload max_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);
 Workload avg_pool2d_workload(const Shape& data, const Pool2dAttrs& attrs);
 Workload global_avg_pool2d_workload(const Shape& data);
+// Data packed NCHW[x]c: (N, C/b, H, W, b); output (N, C/b, 1, 1, b).
+Workload global_avg_pool2d_nchwc_workload(const Shape& packed_data);
 Workload softmax_workload(const Shape& data);
 Workload relu_workload(const Shape& data);
 Workload clip_workload(const Shape& data, float lo, float hi);

@@ -73,6 +73,27 @@ Trace pool_nchwc_schedule(const ir::ComputeDAG& dag) {
   return nchwc_tile_trace(dag, pool->tag, depthwise_nchwc_plan(pool));
 }
 
+Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag) {
+  ir::Tensor sum = find_by_tag(dag, "global_pool_sum");
+  if (!sum || sum->shape.size() != 5) throw Error("global_pool_nchwc_schedule: the DAG has no blocked global pooling");
+  // Each channel block's sum over rows and columns in one vector of its lanes.
+  const auto a = axis_names(sum);    // n, c_chunk, 1, 1, c_block
+  const auto r = reduce_names(sum);  // rows, columns
+  Trace t;
+  t.reorder(sum->name, {a[0], a[1], a[2], a[3], r[0], r[1], a[4]});
+  t.fuse(sum->name, {a[0], a[1]}).parallel(sum->name, a[0] + "@" + a[1]).vectorize(sum->name, a[4]);
+  for (const auto& stage : dag.tensors()) {  // the average (and any epilogue) per block, in place
+    if (stage->is_placeholder() || stage == sum) continue;
+    if (stage != dag.outputs().at(0)) {
+      t.compute_inline(stage->name);
+      continue;
+    }
+    const auto o = axis_names(stage);
+    t.fuse(stage->name, {o[0], o[1]}).parallel(stage->name, o[0] + "@" + o[1]).vectorize(stage->name, o[4]);
+  }
+  return t;
+}
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "conv2d_winograd_nchwc")) return winograd_trace(dag, default_winograd_plan(dag, unit));
   if (find_by_tag(dag, "depthwise_conv2d_nchwc") && find_by_tag(dag, "conv2d_nchwc"))
@@ -82,6 +103,8 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
+  if (ir::Tensor pool = find_by_tag(dag, "global_pool_sum"); pool && pool->shape.size() == 5)
+    return global_pool_nchwc_schedule(dag);
   return default_schedule(dag);
 }
 

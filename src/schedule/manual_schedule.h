@@ -30,6 +30,8 @@ NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv);
 Trace depthwise_nchwc_schedule(const ir::ComputeDAG& dag);
 // Max or average pooling over NCHW[x]c data: the depthwise tiles.
 Trace pool_nchwc_schedule(const ir::ComputeDAG& dag);
+// Global average pooling over NCHW[x]c data: each block's sum in one vector.
+Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag);
 
 // The hand-written schedule of any DAG: by its main stage's tag (a depthwise
 // + projection kernel when both convolutions are there), else the default.

@@ -127,6 +127,23 @@ TEST(GraphPasses, ConvertLayoutBlocksConvolutionsAndTheirEpilogues) {
   expect_same_outputs(g, cancelled);
 }
 
+TEST(GraphPasses, GlobalPoolingFollowsTheConvolutionIntoItsBlocks) {
+  // conv -> global average pool: the pool reads the convolution's blocks
+  // directly, and only the pooled 1x1 values are transformed back.
+  GraphBuilder b(5);
+  NodeId x = b.input("data", {1, 8, 7, 7});
+  x = b.conv2d(x, b.random_constant("w", {16, 8, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 1), "conv");
+  Graph g = b.finish({b.global_avg_pool2d(b.relu(x, "relu"), "NCHW", "pool")});
+  Graph c = cancel_layout_transforms(convert_layout(g, 8));
+  const Node& pool = c.node(*c.find("pool"));
+  EXPECT_EQ(pool.attrs_as<GlobalPoolAttrs>().layout, "NCHW8c");
+  EXPECT_EQ(pool.type.shape, (Shape{1, 2, 1, 1, 8}));
+  for (const Node& n : c.nodes())
+    if (n.op == Op::kLayoutTransform && n.attrs_as<LayoutTransformAttrs>().dst == "NCHW")
+      EXPECT_EQ(n.type.shape, (Shape{1, 16, 1, 1})) << n.name << " moves more than the pooled values";
+  expect_same_outputs(g, c);
+}
+
 TEST(GraphPasses, CancelLayoutTransformsRemovesInversePairsAndMergesChains) {
   GraphBuilder b;
   NodeId x = b.input("x", {1, 16, 4, 4});

@@ -1,11 +1,14 @@
-// Pooling over NCHW[x]c data: compiled with the blocked-pool schedule, it
+// Pooling over NCHW[x]c data: compiled with the blocked-pool schedules, it
 // equals the NCHW reference on unpacked data, packed back (windows with
-// padding, strides, average with and without the padding counted).
+// padding, strides, average with and without the padding counted; global
+// average pooling).
 #include <gtest/gtest.h>
 
 #include "ops/layout.h"
 #include "ops/pooling.h"
 #include "ops/reference.h"
+#include "ops/registry.h"
+#include "tessera/error.h"
 #include "schedule/manual_schedule.h"
 #include "testing/check.h"
 
@@ -53,6 +56,40 @@ TEST(OpsPoolNchwc, CompiledMatchesTheNchwReference) {
       EXPECT_LE(r.max_rel_error, 1e-5) << w.op << " " << shape_to_string(c.nchw) << " block " << c.block << "\n"
                                        << r.lowered;
     }
+  }
+}
+
+TEST(OpsPoolNchwc, GlobalAveragePoolingCompiledMatchesTheNchwReference) {
+  struct Case {
+    Shape nchw;
+    int64_t block;
+  };
+  for (const Case& c : {Case{{1, 64, 7, 7}, 16}, Case{{2, 24, 5, 3}, 8}, Case{{1, 12, 1, 1}, 4}}) {
+    OpArgs a;
+    a.input = c.nchw;
+    a.layout = "NCHWc";
+    a.ic_bn = c.block;
+    const Workload w = make_workload("global_avg_pool", a);
+    ASSERT_EQ(w.dag.outputs()[0]->shape, (Shape{c.nchw[0], c.nchw[1] / c.block, 1, 1, c.block}));
+    const schedule::Trace trace = schedule::global_pool_nchwc_schedule(w.dag);
+    EXPECT_EQ(schedule::best_manual_schedule(w.dag, schedule::VectorUnit{}).to_json(), trace.to_json());
+    for (int threads : {1, 2}) {
+      const auto r = tessera::testing::check_schedule(w, trace, threads);
+      EXPECT_LE(r.max_rel_error, 1e-5) << shape_to_string(c.nchw) << " block " << c.block << "\n" << r.lowered;
+    }
+  }
+}
+
+TEST(OpsPoolNchwc, GlobalAveragePoolingRefusesABlockThatDoesNotDivideTheChannels) {
+  OpArgs a;
+  a.input = {1, 24, 7, 7};
+  a.layout = "NCHWc";
+  a.ic_bn = 16;
+  try {
+    make_workload("global_avg_pool", a);
+    FAIL() << "a 16-channel block of 24 channels was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ic_bn=16 does not divide C=24"), std::string::npos) << e.what();
   }
 }
 
