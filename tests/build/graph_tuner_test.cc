@@ -36,6 +36,20 @@ std::vector<std::string> conv_names(const graph::Graph& optimized) {
   return names;
 }
 
+// The graph tuner at 1 thread on the host, measuring with a local runner.
+GraphTunerResult tune_on_one_thread(const graph::Graph& model, const std::vector<records::Record>& log, int rounds,
+                                    std::ostream& out) {
+  codegen::Target target = codegen::Target::host();
+  target.threads = 1;
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner;
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  options.rounds = rounds;
+  return tune_graph(model, target, log, options, out);
+}
+
 TEST(GraphTunerBuild, MixedChannelBlocksMatchTheInterpreter) {
   const graph::Graph model = narrow_resnet18();
   const codegen::Target target = codegen::Target::host();
@@ -126,14 +140,8 @@ TEST(GraphTunerBuild, TunedStatesAreMeasuredAgainNotTakenFromTheLog) {
     log.push_back(autotvm::make_record(t.task, t.task.space.fallback(), slow));
   }
   ASSERT_GE(log.size(), 5u);
-  measure::LocalBuilder builder;
-  measure::LocalRunner runner;
-  GraphTunerOptions options;
-  options.builder = &builder;
-  options.runner = &runner;
-  options.rounds = 2;
   std::ostringstream out;
-  const GraphTunerResult r = tune_graph(model, target, log, options, out);
+  const GraphTunerResult r = tune_on_one_thread(model, log, 2, out);
   EXPECT_GT(r.kernels_measured, r.kernels_untuned);  // the logged configs were timed too
   EXPECT_LT(r.default_seconds, 0.5);                 // not the log's 1 s per convolution
   EXPECT_LE(r.chosen_seconds, r.default_seconds);
@@ -149,16 +157,8 @@ TEST(GraphTunerBuild, APoolingBetweenConvolutionsCarriesTheirEdge) {
   x = b.max_pool2d(x, graph::PoolAttrs::symmetric(2, 2), "pool");
   x = b.conv2d(x, b.random_constant("b.w", {32, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "b");
   const graph::Graph model = b.finish({x});
-  codegen::Target target = codegen::Target::host();
-  target.threads = 1;
-  measure::LocalBuilder builder;
-  measure::LocalRunner runner;
-  GraphTunerOptions options;
-  options.builder = &builder;
-  options.runner = &runner;
-  options.rounds = 1;
   std::ostringstream out;
-  const GraphTunerResult r = tune_graph(model, target, {}, options, out);
+  const GraphTunerResult r = tune_on_one_thread(model, {}, 1, out);
   EXPECT_EQ(r.convolutions, 2);
   EXPECT_EQ(r.edges, 1);
   EXPECT_GT(r.transforms_measured, 0);
@@ -177,15 +177,8 @@ TEST(GraphTunerBuild, ADepthwiseProjectionKernelIsANodeWithItsTransforms) {
   x = b.clip(b.bias_add(x, b.random_constant("dw.b", {32}, -0.2f, 0.2f), 1, "dw.bias"), 0.f, 6.f, "dw.clip");
   x = b.conv2d(x, b.random_constant("project.w", {16, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "project");
   const graph::Graph model = b.finish({b.bias_add(x, b.random_constant("project.b", {16}, -0.2f, 0.2f), 1, "out")});
-  codegen::Target target = codegen::Target::host();
-  target.threads = 1;
-  measure::LocalBuilder builder;
-  measure::LocalRunner runner;
-  GraphTunerOptions options;
-  options.builder = &builder;
-  options.runner = &runner;
   std::ostringstream out;
-  const GraphTunerResult r = tune_graph(model, target, {}, options, out);
+  const GraphTunerResult r = tune_on_one_thread(model, {}, 1, out);
   EXPECT_EQ(r.convolutions, 2);  // the expand, and the fused kernel with its one state
   EXPECT_EQ(r.edges, 1);
   EXPECT_EQ(r.conv_blocks.size(), 1u);  // only the expand is chosen for
