@@ -7,8 +7,6 @@
 // enough chains to cover the FMA latency of every pipe. GFLOPS = 2 x lanes x
 // FMAs / wall time of the slowest thread, best of several rounds (a noisy
 // neighbour only ever slows a round down).
-#include <immintrin.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,45 +30,45 @@ struct Kernel {
 
 // One step of every chain, unrolled so that the chains live in registers.
 #define TESSERA_EVERY_CHAIN(statement) \
-  _Pragma("GCC unroll 12") for (int c = 0; c < kChains; ++c) statement
+  _Pragma("GCC unroll 16") for (int c = 0; c < kChains; ++c) statement
 
-__attribute__((target("avx512f"))) float fma_avx512(long calls) {
-  __m512 acc[kChains];
-  TESSERA_EVERY_CHAIN(acc[c] = _mm512_set1_ps(0.001f * c));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+// The chains on vectors of `Lanes` floats; `acc * a + b` becomes one fused
+// multiply-add where the caller's target has FMA (-ffp-contract=fast). Inlined
+// into each caller, it takes that caller's instruction set.
+template <int Lanes>
+struct FloatVector;  // GCC's vector extension: arithmetic lane by lane
+template <>
+struct FloatVector<16> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct FloatVector<8> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct FloatVector<4> {
+  typedef float type __attribute__((vector_size(16)));
+};
+
+template <int Lanes>
+[[gnu::always_inline]] inline float multiply_add_chains(long calls) {
+  using V = typename FloatVector<Lanes>::type;
+  V acc[kChains];
+  TESSERA_EVERY_CHAIN(acc[c] = V{} + 0.001f * static_cast<float>(c));
+  const V a = V{} + 0.999999f, b = V{} + 1e-7f;
   for (long i = 0; i < calls * kStepsPerCall; ++i) {
-    TESSERA_EVERY_CHAIN(acc[c] = _mm512_fmadd_ps(acc[c], a, b));
+    TESSERA_EVERY_CHAIN(acc[c] = acc[c] * a + b);
   }
-  __m512 sum = _mm512_setzero_ps();
-  TESSERA_EVERY_CHAIN(sum = _mm512_add_ps(sum, acc[c]));
-  return _mm512_reduce_add_ps(sum);
+  V sum = V{};
+  TESSERA_EVERY_CHAIN(sum += acc[c]);
+  float total = 0;
+  for (int i = 0; i < Lanes; ++i) total += sum[i];
+  return total;
 }
 
-__attribute__((target("avx2,fma"))) float fma_avx2(long calls) {
-  __m256 acc[kChains];
-  TESSERA_EVERY_CHAIN(acc[c] = _mm256_set1_ps(0.001f * c));
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long i = 0; i < calls * kStepsPerCall; ++i) {
-    TESSERA_EVERY_CHAIN(acc[c] = _mm256_fmadd_ps(acc[c], a, b));
-  }
-  __m256 sum = _mm256_setzero_ps();
-  TESSERA_EVERY_CHAIN(sum = _mm256_add_ps(sum, acc[c]));
-  float out[8];
-  _mm256_storeu_ps(out, sum);
-  return out[0] + out[7];
-}
-
-float mul_add_sse(long calls) {  // no FMA: a multiply and an add count as one "FMA"
-  __m128 acc[kChains];
-  TESSERA_EVERY_CHAIN(acc[c] = _mm_set1_ps(0.001f * c));
-  const __m128 a = _mm_set1_ps(0.999999f), b = _mm_set1_ps(1e-7f);
-  for (long i = 0; i < calls * kStepsPerCall; ++i) {
-    TESSERA_EVERY_CHAIN(acc[c] = _mm_add_ps(_mm_mul_ps(acc[c], a), b));
-  }
-  __m128 sum = _mm_setzero_ps();
-  TESSERA_EVERY_CHAIN(sum = _mm_add_ps(sum, acc[c]));
-  return _mm_cvtss_f32(sum);
-}
+__attribute__((target("avx512f"))) float fma_avx512(long calls) { return multiply_add_chains<16>(calls); }
+__attribute__((target("avx2,fma"))) float fma_avx2(long calls) { return multiply_add_chains<8>(calls); }
+float mul_add_sse(long calls) { return multiply_add_chains<4>(calls); }  // no FMA: a multiply and an add
 
 Kernel host_kernel() {
   __builtin_cpu_init();
