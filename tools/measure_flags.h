@@ -9,13 +9,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "autotvm/tuner.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
 
 namespace tessera::cli {
 
 struct MeasureFlags {
-  int number = 2, repeat = 3, min_repeat_ms = 20;
+  int number = autotvm::kSearchNumber, repeat = autotvm::kSearchRepeat, min_repeat_ms = autotvm::kSearchMinRepeatMs;
   double timeout = 10;                          // seconds per candidate, build and run each
   bool flush_cache = false;                     // flush the CPU caches before each measurement
   int build_parallel = 0;                       // build workers; 0: one per core

@@ -175,6 +175,15 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
   confirming_ = false;
 }
 
+measure::LocalRunnerOptions search_runner_options(int threads) {
+  measure::LocalRunnerOptions o;
+  o.number = kSearchNumber;
+  o.repeat = kSearchRepeat;
+  o.min_repeat_ms = kSearchMinRepeatMs;
+  o.num_threads = threads;
+  return o;
+}
+
 measure::LocalRunnerOptions confirm_runner_options(measure::LocalRunnerOptions search) {
   search.min_repeat_ms = std::max(100, 5 * search.min_repeat_ms);
   search.check_correctness = false;

@@ -113,6 +113,12 @@ class Tuner {
   int64_t best_trial_ = -1;
 };
 
+// How the search times candidates unless told otherwise (`tessera tune`'s
+// --number --repeat --min-repeat-ms): repeats of 2 runs, 3 repeats, each
+// repeat at least 20 ms.
+inline constexpr int kSearchNumber = 2, kSearchRepeat = 3, kSearchMinRepeatMs = 20;
+measure::LocalRunnerOptions search_runner_options(int threads);
+
 // How the leaders are timed, given how the search timed candidates: repeats
 // of at least 100 ms (five times the search's), as many repeats, and no
 // correctness check (the search checked them when asked to).

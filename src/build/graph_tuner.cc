@@ -193,16 +193,15 @@ class GraphTuner {
       input_of[i] = it->second;
     }
     if (inputs.empty()) return;
-    const int rounds = std::max(1, options_.rounds);
     out_ << fmt::format(
         "INFO Measuring the {} kernels of every state in {} interleaved rounds ({} without a tuning record: their "
         "fallback configs)...\n",
-        inputs.size(), rounds, result_.kernels_untuned);
-    const auto results = measure::measure_rounds(*options_.builder, *options_.runner, inputs, rounds);
+        inputs.size(), rounds(), result_.kernels_untuned);
+    const std::vector<measure::MeasureResult> results = measure_interleaved(inputs);
     result_.kernels_measured = static_cast<int>(inputs.size());
     for (size_t i = 0; i < pending_.size(); ++i) {
       const Pending& p = pending_[i];
-      const measure::MeasureResult r = measure::combine_rounds(results, input_of[i]);
+      const measure::MeasureResult& r = results.at(input_of[i]);
       ConvState& state = convs_[p.conv].states[p.state];
       if (!r.valid())
         throw Error(fmt::format("graph tuner: {} with channel blocks {}/{} failed to run: {}", p.task.describe(),
@@ -210,6 +209,17 @@ class GraphTuner {
       state.seconds = r.min_cost();  // the fastest round: a slow spell of the machine only ever adds time
       if (!p.tuned) state.record = autotvm::make_record(p.task, p.config, r);
     }
+  }
+
+  int rounds() const { return std::max(1, options_.rounds); }
+
+  // Each input built once and timed in rounds(), interleaved; one result per
+  // input whose costs are its rounds' fastest repeats.
+  std::vector<measure::MeasureResult> measure_interleaved(const std::vector<measure::MeasureInput>& inputs) {
+    const auto rounds_run = measure::measure_rounds(*options_.builder, *options_.runner, inputs, rounds());
+    std::vector<measure::MeasureResult> combined;
+    for (size_t i = 0; i < inputs.size(); ++i) combined.push_back(measure::combine_rounds(rounds_run, i));
+    return combined;
   }
 
   autotvm::graph_tuner::LayoutProblem layout_problem() {
@@ -255,10 +265,10 @@ class GraphTuner {
     }
     std::map<TransformKey, double> seconds;
     if (inputs.empty()) return seconds;
-    const auto rounds = measure::measure_rounds(*options_.builder, *options_.runner, inputs, std::max(1, options_.rounds));
+    const std::vector<measure::MeasureResult> results = measure_interleaved(inputs);
     size_t i = 0;
     for (const TransformKey& k : keys) {
-      const measure::MeasureResult r = measure::combine_rounds(rounds, i++);
+      const measure::MeasureResult& r = results.at(i++);
       if (!r.valid())
         throw Error(fmt::format("graph tuner: the layout transform {} -> {} of a {}x{}x{}x{} value failed to run: {}",
                                 blocked(k.from), blocked(k.to), k.nchw[0], k.nchw[1], k.nchw[2], k.nchw[3],

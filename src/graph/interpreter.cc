@@ -41,6 +41,19 @@ ops::Pool2dAttrs to_ops(const PoolAttrs& a, const Shape& data, const Shape& out)
 
 size_t axis_of(int64_t axis, size_t rank) { return static_cast<size_t>(axis < 0 ? axis + int64_t(rank) : axis); }
 
+// A pooling of channel-blocked data (`layout`): unpacked to NCHW, pooled
+// there by `pool_nchw(x, x_shape, out, out_shape)`, packed back into y.
+template <class PoolNchw>
+void pool_blocked(const std::string& layout, const float* data, const Shape& data_shape, const Shape& out_shape,
+                  float* y, const PoolNchw& pool_nchw) {
+  const Layout blocked = Layout::parse(layout), nchw = Layout::parse("NCHW");
+  runtime::NDArray x(layout_transform_shape(data_shape, blocked, nchw));
+  layout_transform(data, data_shape, blocked, nchw, x.data());
+  runtime::NDArray pooled(layout_transform_shape(out_shape, blocked, nchw));
+  pool_nchw(x.data(), x.shape(), pooled.data(), pooled.shape());
+  layout_transform(pooled.data(), pooled.shape(), nchw, blocked, y);
+}
+
 void copy(const runtime::NDArray& from, runtime::NDArray& to) {
   std::memcpy(to.data(), from.data(), sizeof(float) * static_cast<size_t>(from.size()));
 }
@@ -126,14 +139,11 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
     case Op::kAvgPool2d: {
       const auto& a = node.attrs_as<PoolAttrs>();
       const bool is_max = node.op == Op::kMaxPool2d;
-      if (is_channel_blocked(a.layout)) {  // pooled in NCHW, blocked back
-        const Layout blocked = Layout::parse(a.layout), nchw = Layout::parse("NCHW");
-        runtime::NDArray x(layout_transform_shape(shape(0), blocked, nchw));
-        layout_transform(arg(0), shape(0), blocked, nchw, x.data());
-        runtime::NDArray pooled(layout_transform_shape(node.type.shape, blocked, nchw));
-        const ops::Pool2dAttrs p = to_ops(a, x.shape(), pooled.shape());
-        (is_max ? ref::max_pool2d : ref::avg_pool2d)(x.data(), x.shape(), p, pooled.data());
-        layout_transform(pooled.data(), pooled.shape(), nchw, blocked, y);
+      if (is_channel_blocked(a.layout)) {
+        pool_blocked(a.layout, arg(0), shape(0), node.type.shape, y,
+                     [&](const float* x, const Shape& xs, float* out, const Shape& outs) {
+                       (is_max ? ref::max_pool2d : ref::avg_pool2d)(x, xs, to_ops(a, xs, outs), out);
+                     });
         break;
       }
       const ops::Pool2dAttrs p = to_ops(a, shape(0), node.type.shape);
@@ -145,13 +155,9 @@ runtime::NDArray evaluate(const Graph& graph, const Node& node, const std::vecto
     }
     case Op::kGlobalAvgPool2d: {
       const std::string& layout = node.attrs_as<GlobalPoolAttrs>().layout;
-      if (is_channel_blocked(layout)) {  // pooled in NCHW, blocked back
-        const Layout blocked = Layout::parse(layout), nchw = Layout::parse("NCHW");
-        runtime::NDArray x(layout_transform_shape(shape(0), blocked, nchw));
-        layout_transform(arg(0), shape(0), blocked, nchw, x.data());
-        runtime::NDArray pooled(layout_transform_shape(node.type.shape, blocked, nchw));
-        ref::global_avg_pool2d(x.data(), x.shape(), pooled.data());
-        layout_transform(pooled.data(), pooled.shape(), nchw, blocked, y);
+      if (is_channel_blocked(layout)) {
+        pool_blocked(layout, arg(0), shape(0), node.type.shape, y,
+                     [](const float* x, const Shape& xs, float* out, const Shape&) { ref::global_avg_pool2d(x, xs, out); });
       } else if (layout == "NHWC") {
         ref::global_avg_pool2d_nhwc(arg(0), shape(0), y);
       } else {

@@ -42,7 +42,7 @@ autotvm::TuneTasksSummary tune_network(const graph::Graph& model, const codegen:
   tune.log = options.log;
   tune.stop = options.stop;
   measure::LocalBuilder builder;
-  measure::LocalRunnerOptions run{.number = 2, .repeat = 3, .min_repeat_ms = 20, .num_threads = target.threads};
+  const measure::LocalRunnerOptions run = autotvm::search_runner_options(target.threads);
   measure::LocalRunner runner(run);
   measure::LocalRunner confirm_runner(autotvm::confirm_runner_options(run));
   return autotvm::tune_tasks(weighted, tune, autotvm::MeasureOption{&builder, &runner, &confirm_runner}, out, warnings);

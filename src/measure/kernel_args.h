@@ -16,6 +16,8 @@ namespace tessera::measure {
 // Fixed, so every process and every run sees the same inputs.
 uint64_t input_seed(size_t index);
 
+// The shapes of `tensors` (a DAG's placeholders or outputs), in order.
+std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors);
 // One array per placeholder, uniform in [-1, 1) from input_seed(i).
 std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag);
 // The same from the placeholders' shapes alone (what an RPC server has).

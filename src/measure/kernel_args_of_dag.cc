@@ -5,11 +5,13 @@
 
 namespace tessera::measure {
 
-std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag) {
+std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors) {
   std::vector<std::vector<int64_t>> shapes;
-  for (const auto& p : dag.placeholders()) shapes.push_back(p->shape);
-  return make_inputs(shapes);
+  for (const auto& t : tensors) shapes.push_back(t->shape);
+  return shapes;
 }
+
+std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag) { return make_inputs(tensor_shapes(dag.placeholders())); }
 
 std::vector<runtime::NDArray> make_outputs(const ir::ComputeDAG& dag) {
   std::vector<runtime::NDArray> arrays;

@@ -33,12 +33,6 @@ LoadedKernel load_relocatable_object(const std::string& bytes, const std::string
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& t : tensors) shapes.push_back(t->shape);
-  return shapes;
-}
-
 KernelArguments kernel_arguments_of(const ir::ComputeDAG& dag, const ReferenceFn& reference) {
   KernelArguments a = make_kernel_arguments(tensor_shapes(dag.placeholders()), tensor_shapes(dag.outputs()));
   if (reference && !dag.outputs().empty()) {

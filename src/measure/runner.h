@@ -20,9 +20,6 @@ class Runner {
 // Reference outputs for a DAG, given its inputs (in dag.placeholders() order).
 using ReferenceFn = std::function<void(const std::vector<const float*>& inputs, float* output)>;
 
-// The shapes of `tensors` (a DAG's placeholders or outputs), in order.
-std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors);
-
 // What every candidate of one DAG runs on: its inputs and, given a
 // reference, the expected first output. LocalRunner makes it once per DAG in
 // the parent (the children inherit it through fork); RpcRunner sends its

@@ -142,7 +142,7 @@ const std::map<std::string, Builder>& builders() {
          if (a.layout == "NCHW") return global_avg_pool2d_workload(a.input);
          if (a.layout != "NCHWc") fail("global_avg_pool", "layout must be NCHW or NCHWc, got layout=" + a.layout);
          if (a.input.size() != 4) fail("global_avg_pool", "input must be NCHW, got " + shape_to_string(a.input));
-         const int64_t bn = a.ic_bn ? a.ic_bn : 16;
+         const int64_t bn = a.ic_bn ? a.ic_bn : choose_channel_block(a.input[1]);
          if (bn <= 0 || a.input[1] % bn != 0)
            fail("global_avg_pool", "ic_bn=" + std::to_string(bn) + " does not divide C=" + std::to_string(a.input[1]));
          return global_avg_pool2d_nchwc_workload({a.input[0], a.input[1] / bn, a.input[2], a.input[3], bn});

@@ -80,6 +80,13 @@ TEST(OpsPoolNchwc, GlobalAveragePoolingCompiledMatchesTheNchwReference) {
   }
 }
 
+TEST(OpsPoolNchwc, GlobalAveragePoolingWithoutABlockTakesTheLargestThatDividesTheChannels) {
+  OpArgs a;
+  a.input = {1, 24, 7, 7};  // 16 does not divide 24; 8 does
+  a.layout = "NCHWc";
+  EXPECT_EQ(make_workload("global_avg_pool", a).dag.outputs()[0]->shape, (Shape{1, 3, 1, 1, 8}));
+}
+
 TEST(OpsPoolNchwc, GlobalAveragePoolingRefusesABlockThatDoesNotDivideTheChannels) {
   OpArgs a;
   a.input = {1, 24, 7, 7};
