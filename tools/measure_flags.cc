@@ -34,6 +34,11 @@ void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
   cmd->add_option("--priority", o.priority, "--runner rpc: priority of this tuner's device requests (higher first)")
       ->capture_default_str();
   cmd->add_option("--key-file", o.key_file, "--runner rpc: the fleet's key file (default ~/.tessera/rpc.key)");
+  cmd->add_option("--device-wait", o.device_wait,
+                  "--runner rpc: seconds the tracker may report no live device of the key (or not answer) before "
+                  "the waiting candidates fail")
+      ->check(positive_seconds)
+      ->capture_default_str();
 }
 
 measure::LocalBuilderOptions builder_options(const MeasureFlags& o) {
@@ -61,6 +66,7 @@ std::unique_ptr<measure::Runner> make_runner(const MeasureFlags& o, const measur
   if (o.device_key.empty()) throw Error("--runner rpc needs --key, the device key to measure on");
   rpc::RpcRunnerOptions rpc{.tracker = o.tracker, .key = o.device_key, .priority = o.priority, .run = options};
   rpc.key_file = o.key_file;
+  rpc.device_wait_timeout = o.device_wait;
   return std::make_unique<rpc::RpcRunner>(rpc, std::move(reference));
 }
 

@@ -26,6 +26,7 @@ struct MeasureFlags {
   std::string tracker = "127.0.0.1:9190";       // --runner rpc: HOST:PORT
   int priority = 0;                             // --runner rpc: of this tuner's requests
   std::string key_file;                         // --runner rpc: the fleet's key file
+  double device_wait = 60;                      // --runner rpc: seconds with no live device before giving up
   bool remote() const { return runner == "rpc"; }
 };
 

@@ -47,6 +47,10 @@ RpcCommands add_rpc_commands(CLI::App& parent, RpcCommandOptions& o) {
                         "seconds of silence before a server leaves the pool")
       ->check(positive_seconds)
       ->capture_default_str();
+  c.tracker->add_option("--request-timeout", o.tracker.request_timeout,
+                        "seconds a queued request lives unless its tuner sends it again (tuners do every 2 s)")
+      ->check(positive_seconds)
+      ->capture_default_str();
   add_key_flags(c.tracker, o.tracker.key_file, &o.tracker.authorized_keys);
 
   c.server = rpc->add_subcommand("server", "one machine's devices: registers with the tracker, measures uploads");

@@ -59,6 +59,8 @@ RpcRunner::RpcRunner(RpcRunnerOptions options, measure::ReferenceFn reference)
   measure::check_runner_options(options_.run);
   if (options_.key.empty()) throw Error("rpc runner: the device key is empty");
   if (options_.max_attempts < 1) throw Error("rpc runner: max_attempts must be at least 1");
+  if (!(options_.silence_timeout > 0) || !(options_.device_wait_timeout > 0))
+    throw Error("rpc runner: silence_timeout and device_wait_timeout must be positive seconds");
   connection_->keys = read_key_file(options_.key_file.empty() ? default_key_file() : options_.key_file);
   connection_->tracker = connect_to_tracker(connection_->context, options_.tracker, connection_->keys);
 }
@@ -142,6 +144,27 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
   std::vector<Session> sessions;
   std::set<std::string> requests;  // outstanding request ids
   auto last_resend = Clock::now(), last_notice = Clock::now();
+  // What the tracker last said of the key, and when there last was a device
+  // of it (a session of ours, a grant, or the tracker counting one).
+  int64_t devices_reported = -1;  // -1: the tracker has not answered this run
+  auto last_device_seen = Clock::now();
+  auto give_up_waiting = [&](const std::string& why) {
+    while (!todo.empty()) {
+      const size_t i = todo.front();
+      todo.pop_front();
+      measure::MeasureResult r;
+      r.error = measure::ErrorKind::RuntimeDevice;
+      r.error_message = last_failure[i].empty() ? why : why + "; before that: " + last_failure[i];
+      finish(i, std::move(r));
+    }
+  };
+  auto waiting_reason = [&] {
+    if (devices_reported < 0) return fmt::format("tracker {} has not answered (is it running?)", options_.tracker);
+    if (devices_reported == 0)
+      return fmt::format("tracker {} has no live device of key '{}'", options_.tracker, options_.key);
+    return fmt::format("all {} devices of key '{}' at tracker {} are busy", devices_reported, options_.key,
+                       options_.tracker);
+  };
   auto to_tracker = [&](nlohmann::json h) { send(*c.tracker, Message{std::move(h), {}}); };
   auto close = [&](Session& s) {
     send(*s.socket, Message{{{"type", "close"}, {"token", s.token}}, {}});
@@ -199,9 +222,14 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
                     {"priority", options_.priority}});
       last_resend = now;
     }
+    if (!sessions.empty() || devices_reported > 0) last_device_seen = now;
+    if (sessions.empty() && !todo.empty() && now - last_device_seen > seconds(options_.device_wait_timeout)) {
+      give_up_waiting(fmt::format("no device for {:g} s: {}", options_.device_wait_timeout, waiting_reason()));
+      log_line(kWho, fmt::format("gave up waiting for a device: {}", waiting_reason()));
+      continue;
+    }
     if (sessions.empty() && now - last_notice > kWaitingNotice) {
-      log_line(kWho, fmt::format("waiting for a device of key '{}' at tracker {} ({} candidates left)", options_.key,
-                                 options_.tracker, remaining));
+      log_line(kWho, fmt::format("waiting for a device: {} ({} candidates left)", waiting_reason(), remaining));
       last_notice = now;
     }
 
@@ -210,7 +238,14 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
     poll_sockets(items.data(), items.size(), std::chrono::milliseconds(50));
 
     for (Received r; !(r = receive(*c.tracker, false, 0)).empty();) {
-      if (!r.message || r.message->type() != "granted") continue;
+      if (!r.message) continue;
+      if (r.message->type() == "queued") {
+        const auto& h = r.message->header;
+        if (h.value("key", "") == options_.key && h.contains("devices") && h["devices"].is_number_integer())
+          devices_reported = h["devices"].get<int64_t>();
+        continue;
+      }
+      if (r.message->type() != "granted") continue;
       try {
         const auto& h = r.message->header;
         Session s;

@@ -10,6 +10,11 @@
 // and only then is it an error result. Every candidate gets exactly one
 // result, in input order: none is lost, none is counted twice.
 //
+// Candidates wait for a device while the tracker reports live devices of the
+// key, busy or not. When it reports none (every server of the key died or
+// left), or does not answer at all, for device_wait_timeout seconds, the
+// candidates still waiting fail as runtime-device errors: a run never hangs.
+//
 // Servers load shared objects: give the LocalBuilder shared_object = true
 // (else each relocatable object is linked here, one at a time).
 #include <memory>
@@ -26,6 +31,7 @@ struct RpcRunnerOptions {
   measure::LocalRunnerOptions run;         // the LocalRunner protocol, as on the device
   int max_attempts = 3;                    // devices a candidate may try before it is an error
   double silence_timeout = 5;              // seconds without a word from a measuring server: it is dead
+  double device_wait_timeout = 60;         // seconds with no live device of the key (or no tracker) before giving up
   std::string key_file;                    // the fleet's key pair; empty: default_key_file()
 };
 

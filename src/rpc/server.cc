@@ -313,6 +313,11 @@ void Server::State::on_tracker_message(const Message& m, const ServerOptions& o)
     s.token = token;
     s.last_heard = Clock::now();
     to_tracker({{"type", "reserved"}, {"server", id}, {"slot", index}, {"token", token}});
+  } else if (type == "revoke") {
+    const auto index = static_cast<size_t>(integer_field(m.header, "slot", 0, int64_t(slots.size()) - 1));
+    const SlotState& s = slots[index];
+    if (s.phase == SlotState::Phase::Reserved && s.token == string_field(m.header, "token", 64))
+      free_slot(index, "its tuner was gone before the grant reached it");
   } else if (type != "ack") {
     throw Error("unknown message type '" + type + "'");
   }

@@ -30,6 +30,7 @@ struct Request {
   std::string client, id, key, peer;  // peer: the tuner's routing id
   int64_t priority = 0;
   uint64_t order = 0;  // arrival: first in, first out within a priority
+  Clock::time_point refreshed;  // the last time the tuner sent it: a dead tuner's requests expire
 };
 
 struct Slot {
@@ -62,9 +63,14 @@ struct Tracker::State {
   uint64_t next_order = 0;
   std::set<std::pair<std::string, std::string>> granted;  // (client, request)
   std::deque<std::pair<std::string, std::string>> granted_order;
-  double heartbeat_timeout = 3;
+  double heartbeat_timeout = 3, request_timeout = 10;
 
-  void reply(const std::string& peer, nlohmann::json header) { send(router, Message{std::move(header), {}}, peer); }
+  // False when the peer is gone (ZMQ_ROUTER_MANDATORY).
+  bool delivered(const std::string& peer, nlohmann::json header) {
+    return send(router, Message{std::move(header), {}}, peer);
+  }
+  void reply(const std::string& peer, nlohmann::json header) { delivered(peer, std::move(header)); }
+  int64_t devices_of(const std::string& key) const;
   void handle(const std::string& peer, const Message& m);
   void on_register(const std::string& peer, const nlohmann::json& h);
   void on_request(const std::string& peer, const nlohmann::json& h);
@@ -84,6 +90,7 @@ int Tracker::port() const { return state_->port.load(); }
 void Tracker::serve(const std::atomic<bool>& stop) {
   State& s = *state_;
   s.heartbeat_timeout = options_.heartbeat_timeout;
+  s.request_timeout = options_.request_timeout;
   const KeyPair keys = read_key_file(options_.key_file.empty() ? default_key_file() : options_.key_file);
   std::set<std::string> allowed{keys.public_key};
   if (!options_.authorized_keys.empty()) allowed.merge(read_authorized_keys(options_.authorized_keys));
@@ -157,11 +164,15 @@ void Tracker::State::handle(const std::string& peer, const Message& m) {
   Slot& slot = e.slots[static_cast<size_t>(index)];
   if (type == "reserved") {
     if (slot.state != Slot::State::Offered || slot.token != string_field(h, "token")) return;
-    slot.state = Slot::State::Busy;
     remember_grant(slot.request);
-    reply(slot.request.peer, {{"type", "granted"}, {"request", slot.request.id}, {"server", e.id},
-                              {"address", e.address}, {"public_key", e.public_key}, {"slot", index},
-                              {"token", slot.token}});
+    const bool tuner_alive =
+        delivered(slot.request.peer, {{"type", "granted"}, {"request", slot.request.id}, {"server", e.id},
+                                  {"address", e.address}, {"public_key", e.public_key}, {"slot", index},
+                                  {"token", slot.token}});
+    // The tuner is gone: the server need not hold the slot for its session
+    // timeout. It stays busy here until the server's "free" says it is.
+    if (!tuner_alive) reply(e.peer, {{"type", "revoke"}, {"slot", index}, {"token", slot.token}});
+    slot.state = Slot::State::Busy;
     return;
   }
   if (type == "free") {
@@ -202,10 +213,15 @@ void Tracker::State::on_request(const std::string& peer, const nlohmann::json& h
   r.key = string_field(h, "key", 64);
   r.priority = integer_field(h, "priority", -1000000, 1000000);
   r.peer = peer;
+  r.refreshed = Clock::now();
+  // Every request is answered with the number of live devices of its key,
+  // so a tuner can tell "all busy" (wait) from "none left" (give up).
+  reply(peer, {{"type", "queued"}, {"request", r.id}, {"key", r.key}, {"devices", devices_of(r.key)}});
   if (granted.count({r.client, r.id})) return;  // a re-send of a request already served
   for (auto& q : queue)
     if (q.client == r.client && q.id == r.id) {
       q.peer = peer;  // the tuner may have reconnected
+      q.refreshed = r.refreshed;
       return;
     }
   for (auto& [id, e] : servers)
@@ -232,6 +248,13 @@ void Tracker::State::on_summary(const std::string& peer) {
   reply(peer, {{"type", "summary"}, {"keys", key_list}, {"servers", server_list}});
 }
 
+int64_t Tracker::State::devices_of(const std::string& key) const {
+  int64_t n = 0;
+  for (const auto& [id, e] : servers)
+    if (e.key == key) n += static_cast<int64_t>(e.slots.size());
+  return n;
+}
+
 void Tracker::State::remember_grant(const Request& r) {
   if (granted.insert({r.client, r.id}).second) granted_order.emplace_back(r.client, r.id);
   while (granted_order.size() > kRememberedGrants) {
@@ -250,6 +273,10 @@ void Tracker::State::drop_server(std::map<std::string, ServerEntry>::iterator it
 
 void Tracker::State::expire(Clock::time_point now) {
   const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(heartbeat_timeout));
+  // A tuner re-sends its requests every few seconds; one that stopped (killed,
+  // say) would otherwise have each request granted in turn and held.
+  const auto request_expiry = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request_timeout));
+  std::erase_if(queue, [&](const Request& r) { return now - r.refreshed > request_expiry; });
   for (auto it = servers.begin(); it != servers.end();) {
     auto next = std::next(it);
     if (now - it->second.last_seen > timeout) {

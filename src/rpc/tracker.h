@@ -19,6 +19,8 @@
 // Tracker -> server:
 //   grant     {slot, token}      a tuner will open a session on `slot`
 //             presenting `token`. The server answers reserved.
+//   revoke    {slot, token}      the grant's tuner is gone: free the slot if
+//             no session has opened on it.
 //
 // Tuner -> tracker (a DEALER):
 //   request   {client, request, key, priority}  wants one device of `key`.
@@ -27,6 +29,9 @@
 //             first out within a priority. Re-sending a request (same client
 //             and request id) is harmless: it is queued once and granted once,
 //             so tuners re-send pending requests to survive a tracker restart.
+//             A request not re-sent for request_timeout leaves the queue (its
+//             tuner died). Reply: queued {request, key, devices}, the slots of
+//             the key's live servers, busy or not: 0 means none is left.
 //   cancel    {client, request}  no longer wanted.
 //   summary   {}                 Reply: summary {keys:[{key, total, free,
 //             pending}], servers:[{server, key, address, slots, free}]}.
@@ -50,6 +55,7 @@ struct TrackerOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
   int port = 9190;                 // 0: any free port (tests)
   double heartbeat_timeout = 3.0;  // seconds of silence before a server leaves the pool
+  double request_timeout = 10.0;   // seconds a queued request lives unless its tuner re-sends it
   std::string key_file;            // the fleet's key pair (security.h); empty: default_key_file()
   std::string authorized_keys;     // more public keys to accept, one per line; empty: none
 };

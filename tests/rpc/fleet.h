@@ -84,6 +84,10 @@ class CliProcess {
     pid_ = -1;
     return status;
   }
+  // Freezes the process (SIGSTOP) without reaping it: a device that hangs.
+  void freeze() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
   bool alive() {
     if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) != 0) pid_ = -1;  // exited: reaped
     return pid_ > 0;
@@ -118,11 +122,11 @@ class Fleet {
   CliProcess& tracker() { return *tracker_; }
   CliProcess& server(size_t i) { return *servers_.at(i); }
 
-  void start_tracker() {
-    tracker_ = std::make_unique<CliProcess>(
-        std::vector<std::string>{"tracker", "--port", std::to_string(port_), "--key-file", key_file_,
-                                 "--heartbeat-timeout", "1"},
-        (dir_ / "tracker.log").string(), TESSERA_RPC);
+  void start_tracker(std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"tracker", "--port", std::to_string(port_), "--key-file", key_file_,
+                                  "--heartbeat-timeout", "1"};
+    args.insert(args.end(), more.begin(), more.end());
+    tracker_ = std::make_unique<CliProcess>(args, (dir_ / "tracker.log").string(), TESSERA_RPC);
   }
   // A server of `key` with `slots` slots; more flags after.
   void start_server(const std::string& key, int slots = 1, std::vector<std::string> more = {}) {

@@ -3,6 +3,8 @@
 // strangers knock: no measurement is lost or counted twice.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <functional>
 #include <future>
 #include <random>
 #include <set>
@@ -146,20 +148,100 @@ TEST_F(RpcFleet, AServerKilledMidBatchLosesNoCandidate) {
   EXPECT_TRUE(fleet.wait_for_devices("zen", 2, 2)) << fleet.tracker().log();
 }
 
-TEST_F(RpcFleet, ACandidateWhoseDevicesAllDieIsAnErrorNotAHang) {
-  Fleet fleet("alldie");
-  ASSERT_TRUE(fleet.start("zen", 1));
-  RpcRunnerOptions o = runner_options(fleet, "zen", /*min_repeat_ms=*/400);
-  o.max_attempts = 1;
-  RpcRunner runner(o);
-  Batch b = batch(1);
+// The runner's whole batch, bounded: a run that outlives `seconds` is a hang.
+std::vector<MeasureResult> run_bounded(RpcRunner& runner, const Batch& b, double seconds,
+                                       const std::function<void()>& meanwhile = [] {}) {
   auto running = std::async(std::launch::async, [&] { return runner.run(b.inputs, b.builds); });
-  ASSERT_TRUE(testing::wait_until([&] { auto s = fleet.status(); return s.size() == 1 && s[0].free == 0; }, 10));
-  fleet.server(0).kill(SIGKILL);
-  auto results = running.get();
+  meanwhile();
+  if (running.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) {
+    ADD_FAILURE() << "the runner still waits after " << seconds << " s";
+    std::_Exit(1);  // the future's destructor would wait for ever
+  }
+  return running.get();
+}
+
+TEST_F(RpcFleet, ACandidateWhoseDevicesAllDieIsAnErrorNotAHang) {
+  // Killed while measuring, or while the tracker's grant is on its way: the
+  // latter leaves no session to go silent, only a request no device serves.
+  for (int delay_ms : {300, 0}) {
+    Fleet fleet("alldie" + std::to_string(delay_ms));
+    ASSERT_TRUE(fleet.start("zen", 1));
+    RpcRunnerOptions o = runner_options(fleet, "zen", /*min_repeat_ms=*/400);
+    o.max_attempts = 1;
+    o.device_wait_timeout = 2;
+    RpcRunner runner(o);
+    auto results = run_bounded(runner, batch(1), 30, [&] {
+      ASSERT_TRUE(testing::wait_until([&] { auto s = fleet.status(); return s.size() == 1 && s[0].free == 0; }, 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      fleet.server(0).kill(SIGKILL);
+    });
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].error, ErrorKind::RuntimeDevice);
+    const std::string& why = results[0].error_message;
+    EXPECT_TRUE(why.find("went silent") != std::string::npos || why.find("no live device of key 'zen'") != std::string::npos)
+        << why;
+  }
+}
+
+TEST_F(RpcFleet, ADeviceFrozenBeforeItReservesItsGrantIsAnErrorNotAHang) {
+  Fleet fleet("frozen");
+  ASSERT_TRUE(fleet.start("zen", 1));
+  fleet.server(0).freeze();  // registered, then silent: the tracker offers it a grant it never answers
+  RpcRunnerOptions o = runner_options(fleet, "zen");
+  o.device_wait_timeout = 2;
+  RpcRunner runner(o);
+  const auto start = std::chrono::steady_clock::now();
+  auto results = run_bounded(runner, batch(2), 30);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.error, ErrorKind::RuntimeDevice);
+    EXPECT_NE(r.error_message.find("no live device of key 'zen'"), std::string::npos) << r.error_message;
+  }
+  // The tracker's heartbeat timeout (1 s) plus the runner's wait (2 s), and some slack.
+  EXPECT_LT(took, 10.0);
+}
+
+TEST_F(RpcFleet, NoTrackerIsAnErrorNamingItNotAWait) {
+  Fleet fleet("notracker");  // keys and a port, but nothing listens there
+  RpcRunnerOptions o = runner_options(fleet, "zen");
+  o.device_wait_timeout = 1;
+  RpcRunner runner(o);
+  auto results = run_bounded(runner, batch(1), 20);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].error, ErrorKind::RuntimeDevice);
-  EXPECT_NE(results[0].error_message.find("went silent"), std::string::npos) << results[0].error_message;
+  EXPECT_NE(results[0].error_message.find("tracker " + fleet.tracker_address() + " has not answered"),
+            std::string::npos)
+      << results[0].error_message;
+}
+
+TEST_F(RpcFleet, TheRequestsOfATunerThatDiedLeaveTheQueue) {
+  Fleet fleet("deadtuner");
+  fleet.start_tracker({"--request-timeout", "1"});
+  const KeyPair keys = fleet.keys();
+  {
+    // A tuner that asks for three devices of a key nobody serves, then dies
+    // without cancelling: it never sends its requests again.
+    zmq::context_t context;
+    zmq::socket_t tuner(context, zmq::socket_type::dealer);
+    tuner.set(zmq::sockopt::linger, 0);
+    make_curve_client(tuner, keys, keys.public_key);
+    tuner.connect("tcp://" + fleet.tracker_address());
+    for (const char* id : {"1", "2", "3"})
+      send(tuner, Message{{{"type", "request"}, {"client", "dead"}, {"request", id}, {"key", "gpu"}, {"priority", 0}}, {}});
+    // Each request is answered with how many devices of its key are alive.
+    Received r;
+    ASSERT_TRUE(testing::wait_until([&] { return !(r = receive(tuner, false, 0)).empty(); }, 10));
+    ASSERT_TRUE(r.message.has_value()) << r.error;
+    EXPECT_EQ(r.message->type(), "queued");
+    EXPECT_EQ(r.message->header.value("devices", int64_t{-1}), 0);
+    ASSERT_TRUE(testing::wait_until([&] { auto s = fleet.status(); return s.size() == 1 && s[0].pending == 3; }, 10));
+  }
+  // The key leaves the table with its last request (no server has it).
+  EXPECT_TRUE(testing::wait_until([&] { return fleet.status().empty(); }, 10)) << fleet.tracker().log();
+  // A server that comes later is free, not held by the dead tuner's grants.
+  fleet.start_server("gpu");
+  EXPECT_TRUE(fleet.wait_for_devices("gpu", 1, 1));
 }
 
 TEST_F(RpcFleet, ATrackerRestartMidRunIsSurvived) {
