@@ -344,7 +344,7 @@ TEST(CodegenLLVM, UnrolledLoopLeavesNoLoopBehind) {
   Var i("i");
   auto f = kernel({A}, loop(i, 8, tir::make_store(A, {i}, at(A, {i}) + ir::cast(ir::DType::Float32, i)), ForKind::Unrolled));
   std::string ir = emit_llvm_ir(f, Target::host());
-  EXPECT_EQ(ir.find("phi"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find(" = phi "), std::string::npos) << ir;  // the instruction: "sapphirerapids" holds "phi" too
   NDArray a({8});
   run(f, {&a});
   for (int64_t x = 0; x < 8; ++x) ASSERT_FLOAT_EQ(a[x], static_cast<float>(x));

@@ -105,7 +105,9 @@ TEST(Winograd, ConvertLayoutMarksResNetsThreeByThreeStrideOneConvolutions) {
   const codegen::Target avx2 = codegen::Target::parse("llvm -mcpu=haswell");
   auto marked = [&](bool winograd) {
     int count = 0;
-    for (const graph::Node& n : build::optimize_for_target(model, avx2, {}, winograd).nodes()) {
+    // Kept in a variable: a range-for over a temporary's nodes() would read a destroyed graph.
+    const graph::Graph optimized = build::optimize_for_target(model, avx2, {}, winograd);
+    for (const graph::Node& n : optimized.nodes()) {
       if (n.op != graph::Op::kConv2d) continue;
       const auto& a = n.attrs_as<graph::Conv2dAttrs>();
       if (a.winograd_tile == 0) continue;

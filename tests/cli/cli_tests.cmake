@@ -1,0 +1,166 @@
+# The command line itself: a good run says "correct", a bad flag names itself.
+add_test(NAME Cli.OpChecksAgainstReference
+         COMMAND tessera_cli op conv2d --input 1x8x9x9 --weight 16x8x3x3 --pad 1 --layout NCHWc --check --threads 2 --repeat 1)
+set_tests_properties(Cli.OpChecksAgainstReference PROPERTIES PASS_REGULAR_EXPRESSION ": correct")
+add_test(NAME Cli.BadShapeIsAOneLineErrorNamingTheFlag
+         COMMAND tessera_cli op conv2d --input 1x64xfoo --weight 64x64x3x3)
+set_tests_properties(Cli.BadShapeIsAOneLineErrorNamingTheFlag PROPERTIES
+                     PASS_REGULAR_EXPRESSION "tessera: error: --input 1x64xfoo")
+add_test(NAME Cli.ImpossibleShapeIsAnError
+         COMMAND tessera_cli op conv2d --input 1x64x56x56 --weight 64x32x3x3 --check)
+set_tests_properties(Cli.ImpossibleShapeIsAnError PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: .*conv2d")
+# Tuning through the command line: progress lines end in " Done." and the log
+# holds one record per trial plus each run's 5 re-measured leaders (a second
+# run resumes instead of starting over).
+add_test(NAME Cli.TuneOpPrintsProgressAndLogs
+         COMMAND sh -c "rm -f cli_tune.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 12 --threads 1 --log cli_tune.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner ga --trials 16 --threads 1 --log cli_tune.log && test $(wc -l < cli_tune.log) -eq 26 && test $(grep -c confirmed cli_tune.log) -eq 10 && echo log-has-16-trials-and-10-confirmations")
+set_tests_properties(Cli.TuneOpPrintsProgressAndLogs PROPERTIES
+                     PASS_REGULAR_EXPRESSION "resuming from cli_tune.log: 12 configs already measured.*Done\\..*log-has-16-trials-and-10-confirmations")
+add_test(NAME Cli.UnknownTunerListsTheValidOnes
+         COMMAND tessera_cli tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --tuner annealing)
+set_tests_properties(Cli.UnknownTunerListsTheValidOnes PROPERTIES
+                     PASS_REGULAR_EXPRESSION "tessera: error: .*annealing.*xgb_rank_binary_curve")
+# The target as a choice: any host may compile (not run) for AVX-512; a bad
+# target names itself; records carry the thread count and records --target
+# keeps only the records of a matching target.
+add_test(NAME Cli.OpCompilesForAnyTargetWithCompileOnly
+         COMMAND tessera_cli op conv2d --input 1x16x9x9 --weight 32x16x3x3 --pad 1 --layout NCHWc --asm --compile-only
+                 --target "llvm -mcpu=skylake-avx512 -threads=2")
+set_tests_properties(Cli.OpCompilesForAnyTargetWithCompileOnly PROPERTIES PASS_REGULAR_EXPRESSION
+                     "%zmm.*compiled for llvm -mcpu=skylake-avx512 -threads=2 \\(llvm avx512 512-bit threads=2\\); not run")
+add_test(NAME Cli.BadTargetIsAnErrorNamingIt
+         COMMAND tessera_cli op conv2d --input 1x8x9x9 --weight 16x8x3x3 --target "llvm -mcpu=nosuchcpu")
+set_tests_properties(Cli.BadTargetIsAnErrorNamingIt PROPERTIES
+                     PASS_REGULAR_EXPRESSION "tessera: error: --target: target 'llvm -mcpu=nosuchcpu': unknown CPU")
+add_test(NAME Cli.RecordsCarryThreadsAndPickBestFiltersByTarget
+         COMMAND sh -c "rm -f cli_threads.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 4 --confirm-leaders 0 --threads 1 --log cli_threads.log && test $(grep -c -e '-threads=1\"' cli_threads.log) -eq 4 && $<TARGET_FILE:tessera_cli> records pick-best cli_threads.log cli_threads_best.log --target 'llvm -threads=2' && $<TARGET_FILE:tessera_cli> records pick-best cli_threads.log cli_threads_best.log --target 'llvm -threads=1'")
+set_tests_properties(Cli.RecordsCarryThreadsAndPickBestFiltersByTarget PROPERTIES
+                     PASS_REGULAR_EXPRESSION "0 best records written.*1 best records written")
+# Hostile input through the command line (issue: harden the foundation): each
+# case is one line naming the flag or file, never a signal. A crash would
+# print no "tessera: error:" line, so these fail on one.
+add_test(NAME Cli.HugeShapeIsAnErrorNotACrash
+         COMMAND tessera_cli op relu --input 4294967296x4294967296)
+set_tests_properties(Cli.HugeShapeIsAnErrorNotACrash PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: .*overflows")
+add_test(NAME Cli.HugePaddingIsAnErrorNotCorrect
+         COMMAND tessera_cli op conv2d --input 1x8x9x9 --weight 8x8x3x3 --pad 9223372036854775807 --check)
+set_tests_properties(Cli.HugePaddingIsAnErrorNotCorrect PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: conv2d")
+add_test(NAME Cli.OverflowingSplitInAScheduleIsAnError
+         COMMAND sh -c "echo '[{\"step\":\"split\",\"stage\":\"T_relu\",\"iter\":\"ax0\",\"lengths\":[4294967296,4294967296]}]' > cli_split.json && $<TARGET_FILE:tessera_cli> op relu --input 4x8 --schedule cli_split.json")
+set_tests_properties(Cli.OverflowingSplitInAScheduleIsAnError PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: ")
+foreach(flag "--repeat 0" "--number 0" "--timeout -1" "--timeout nan" "--early-stopping -3" "--confirm-rounds -2"
+             "--min-repeat-ms -5" "--layout NHWC")
+  string(REPLACE " " ";" args "${flag}")
+  string(REGEX REPLACE "[^a-zA-Z0-9]+" "_" name "${flag}")
+  add_test(NAME Cli.TuneOpRefuses${name}
+           COMMAND tessera_cli tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --trials 2 ${args})
+  string(REGEX REPLACE " .*" "" flag_name "${flag}")
+  set_tests_properties(Cli.TuneOpRefuses${name} PROPERTIES PASS_REGULAR_EXPRESSION "${flag_name}")
+  set_tests_properties(Cli.TuneOpRefuses${name} PROPERTIES FAIL_REGULAR_EXPRESSION "Current/Best")
+endforeach()
+# The auto-scheduler from the command line: sketches print, a search logs
+# and resumes, distill keeps one record.
+add_test(NAME Cli.AutoscheduleSketchesPrintsEveryRule
+         COMMAND tessera_cli autoschedule sketches conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --random 1)
+set_tests_properties(Cli.AutoscheduleSketchesPrintsEveryRule PROPERTIES
+                     PASS_REGULAR_EXPRESSION "Sketch 0 of 3.*cache write.*level-1 tiles.*Sketch 2 of 3.*multi-level tiling.*random 0: \\[")
+add_test(NAME Cli.TuneOpSearchAutoResumesAndDistills
+         COMMAND sh -c "rm -f cli_auto.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --search auto --trials 8 --threads 1 --log cli_auto.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --search auto --trials 16 --threads 1 --log cli_auto.log && test $(wc -l < cli_auto.log) -eq 26 && test $(grep -c confirmed cli_auto.log) -eq 10 && $<TARGET_FILE:tessera_cli> records distill cli_auto.log cli_auto_best.log && test $(wc -l < cli_auto_best.log) -eq 1 && echo log-has-16-trials-10-confirmations-distilled-to-1")
+set_tests_properties(Cli.TuneOpSearchAutoResumesAndDistills PROPERTIES
+                     PASS_REGULAR_EXPRESSION "median of 3 rounds.*resumed from cli_auto.log: 8 schedules already measured.*log-has-16-trials-10-confirmations-distilled-to-1")
+# RPC from the command line: a missing key file says how to make one, a silent
+# tracker is named, and --runner rpc without a device key is refused.
+add_test(NAME Cli.RpcQueryNamesASilentTracker
+         COMMAND sh -c "rm -f cli_rpc.key && $<TARGET_FILE:tessera_rpc> keygen cli_rpc.key && $<TARGET_FILE:tessera_cli> rpc query --port 9 --timeout 0.5 --key-file cli_rpc.key; $<TARGET_FILE:tessera_cli> rpc query --key-file cli_missing.key")
+set_tests_properties(Cli.RpcQueryNamesASilentTracker PROPERTIES PASS_REGULAR_EXPRESSION
+                     "wrote cli_rpc.key .*tessera: error: tracker 127.0.0.1:9: no answer within 0.5 s.*tessera: error: key file cli_missing.key: No such file.*tessera rpc keygen")
+add_test(NAME Cli.TuneOpRpcRunnerNeedsADeviceKey
+         COMMAND tessera_cli tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --trials 2 --runner rpc)
+set_tests_properties(Cli.TuneOpRpcRunnerNeedsADeviceKey PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: --runner rpc needs --key")
+if(TARGET _tessera)
+  # Without PyTorch: Debian's python3 with numpy (scripts/setup).
+  add_test(NAME Python.PackageCompilesRunsAndMatchesTheCli
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/python/tests/test_package.py ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+  set_tests_properties(Python.PackageCompilesRunsAndMatchesTheCli PROPERTIES
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+endif()
+add_test(NAME Cli.PickBestNeverShrinksItsInput
+         COMMAND sh -c "rm -f cli_same.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 3 --confirm-leaders 0 --threads 1 --log cli_same.log > /dev/null && ! $<TARGET_FILE:tessera_cli> records pick-best cli_same.log cli_same.log && test $(wc -l < cli_same.log) -eq 3 && echo input-kept")
+set_tests_properties(Cli.PickBestNeverShrinksItsInput PROPERTIES PASS_REGULAR_EXPRESSION "is the input log.*input-kept")
+# Stopped by SIGTERM mid-tuning: a non-zero exit, and every line of the log
+# whole (batches are written with the stopping signals held back).
+add_test(NAME Cli.TuneOpStoppedBySigtermLeavesNoTornLine
+         COMMAND sh -c "rm -f cli_term.log; $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 400 --threads 1 --log cli_term.log > /dev/null & pid=$!; i=0; while [ ! -s cli_term.log ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; kill -TERM $pid; wait $pid; echo rc=$?; $<TARGET_FILE:tessera_cli> records show cli_term.log 2>&1 | grep -c 'skipped damaged' ; echo lines=$(wc -l < cli_term.log)")
+set_tests_properties(Cli.TuneOpStoppedBySigtermLeavesNoTornLine PROPERTIES PASS_REGULAR_EXPRESSION "rc=143[\r\n]+0[\r\n]+lines=[1-9]")
+# Whole networks through the command line: compile a zoo model checked
+# against the reference interpreter, run the artifact with the CLI and with
+# the runtime-only runner, and show the fused kernels.
+add_test(NAME Cli.CompileChecksAZooModelAndRunnersLoadIt
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile squeezenet_v1.1 --threads 2 --check -o cli_squeezenet.tsr && $<TARGET_FILE:tessera_cli> run cli_squeezenet.tsr --output cli_out.npy && $<TARGET_FILE:run_artifact> cli_squeezenet.tsr --number 2 --repeat 2")
+set_tests_properties(Cli.CompileChecksAZooModelAndRunnersLoadIt PROPERTIES PASS_REGULAR_EXPRESSION
+                     "wrote cli_squeezenet.tsr.*output 'flatten'.*correct.*output 0 .* 1x1000:.*wrote cli_out.npy.*Mean inference time \\(std dev\\): ")
+add_test(NAME Example.ClassifyCompilesAndRunsAZooModel COMMAND classify squeezenet_v1.1 2)
+set_tests_properties(Example.ClassifyCompilesAndRunsAZooModel PROPERTIES PASS_REGULAR_EXPRESSION
+                     "squeezenet_v1.1: top-5 classes [0-9]+ .*Mean inference time")
+add_test(NAME Cli.ShowListsTheFusedKernels COMMAND tessera_cli show resnet-18)
+set_tests_properties(Cli.ShowListsTheFusedKernels PROPERTIES PASS_REGULAR_EXPRESSION
+                     "kernels:.*layer1.0.conv2.bn \\+ layer1.0.bn2 \\+ layer1.0.add \\+ layer1.0.relu_1")
+add_test(NAME Cli.UnknownModelListsTheZoo COMMAND tessera_cli compile resnet-19 -o x.tsr)
+set_tests_properties(Cli.UnknownModelListsTheZoo PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: .*resnet-18.*inception_v3")
+add_test(NAME Cli.DamagedArtifactIsAnErrorNamingIt COMMAND sh -c "echo junk > cli_junk.tsr; $<TARGET_FILE:tessera_cli> run cli_junk.tsr")
+set_tests_properties(Cli.DamagedArtifactIsAnErrorNamingIt PROPERTIES PASS_REGULAR_EXPRESSION "tessera: error: 'cli_junk.tsr' is not a Tessera artifact")
+
+# What a hostile user found (issue 27): no command overwrites its own input,
+# and flags that would be ignored are refused.
+set(NARROW_ONNX ${CMAKE_SOURCE_DIR}/tests/data/onnx/resnet18_narrow.onnx)
+add_test(NAME Cli.CompileRefusesToOverwriteItsModel
+         COMMAND sh -c "cp ${NARROW_ONNX} cli_self.onnx; $<TARGET_FILE:tessera_cli> compile cli_self.onnx -o ./cli_self.onnx; cmp -s cli_self.onnx ${NARROW_ONNX} && echo model-intact")
+set_tests_properties(Cli.CompileRefusesToOverwriteItsModel PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: -o './cli_self.onnx' is the input model; refusing to overwrite it.*model-intact")
+add_test(NAME Cli.RunRefusesToOverwriteItsArtifact
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} -o cli_run_self.tsr > /dev/null && cp cli_run_self.tsr cli_run_copy.tsr && $<TARGET_FILE:tessera_cli> run cli_run_self.tsr --output cli_run_self.tsr; cmp -s cli_run_self.tsr cli_run_copy.tsr && echo artifact-intact")
+set_tests_properties(Cli.RunRefusesToOverwriteItsArtifact PROPERTIES PASS_REGULAR_EXPRESSION
+                     "is the input artifact; refusing to overwrite it.*artifact-intact")
+add_test(NAME Cli.CompileToStandardOutputIsRefused COMMAND tessera_cli compile ${NARROW_ONNX} -o -)
+set_tests_properties(Cli.CompileToStandardOutputIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: -o -: writing to standard output is not supported")
+add_test(NAME Cli.TuneRefusesALogThatIsTheModel
+         COMMAND sh -c "cp ${NARROW_ONNX} cli_tune_self.onnx; $<TARGET_FILE:tessera_cli> tune cli_tune_self.onnx --log cli_tune_self.onnx --trials 1; cmp -s cli_tune_self.onnx ${NARROW_ONNX} && echo model-intact")
+set_tests_properties(Cli.TuneRefusesALogThatIsTheModel PROPERTIES PASS_REGULAR_EXPRESSION
+                     "--log 'cli_tune_self.onnx' is the input model.*model-intact")
+add_test(NAME Cli.TuneRefusesAGraphLogThatIsItsLog
+         COMMAND sh -c "printf '{}\\n' > cli_same.log; $<TARGET_FILE:tessera_cli> tune ${NARROW_ONNX} --log cli_same.log --graph-tuner dp --graph-log cli_same.log --trials 1; cat cli_same.log")
+set_tests_properties(Cli.TuneRefusesAGraphLogThatIsItsLog PROPERTIES PASS_REGULAR_EXPRESSION
+                     "--graph-log 'cli_same.log' is the input tuning log.*[{][}]")
+add_test(NAME Cli.TuneOpRefusesToAppendToAFileThatIsNotALog
+         COMMAND sh -c "cp ${NARROW_ONNX} cli_notlog.onnx; $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x9x9 --weight 8x8x3x3 --trials 2 --log cli_notlog.onnx; cmp -s cli_notlog.onnx ${NARROW_ONNX} && echo model-intact")
+set_tests_properties(Cli.TuneOpRefusesToAppendToAFileThatIsNotALog PROPERTIES PASS_REGULAR_EXPRESSION
+                     "is not a tuning log .*refusing to append to it.*model-intact")
+add_test(NAME Cli.RecordsThatAreNotAFileAreAnError
+         COMMAND tessera_cli compile ${NARROW_ONNX} --records /dev/zero -o cli_devzero.tsr)
+set_tests_properties(Cli.RecordsThatAreNotAFileAreAnError PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: record log '/dev/zero' is not a regular file")
+add_test(NAME Cli.BenchOfAnArtifactRefusesCompileFlags
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} -o cli_bench.tsr > /dev/null && $<TARGET_FILE:tessera_cli> bench cli_bench.tsr --records missing.log")
+set_tests_properties(Cli.BenchOfAnArtifactRefusesCompileFlags PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: --records shapes a compilation, and 'cli_bench.tsr' is a compiled artifact")
+add_test(NAME Cli.RunAndBenchObeyThreads
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} --threads 2 -o cli_threads.tsr > /dev/null && $<TARGET_FILE:tessera_cli> bench cli_threads.tsr --threads 1 --repeat 1 --number 1")
+set_tests_properties(Cli.RunAndBenchObeyThreads PROPERTIES PASS_REGULAR_EXPRESSION "input 1x3x64x64, 1 threads")
+add_test(NAME Cli.AnArtifactNamedOtherwiseIsStillAnArtifact
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} -o cli_named.tsr > /dev/null && cp cli_named.tsr cli_named.bin && $<TARGET_FILE:tessera_cli> bench cli_named.bin --repeat 1 --number 1 && $<TARGET_FILE:tessera_cli> compile cli_named.bin -o x.tsr")
+set_tests_properties(Cli.AnArtifactNamedOtherwiseIsStillAnArtifact PROPERTIES PASS_REGULAR_EXPRESSION
+                     "cli_named.bin [(]input 1x3x64x64.*'cli_named.bin' is a compiled Tessera artifact, not a model")
+
+# Timeouts: each command above runs in under 5 s on a 2-core Xeon, but for
+# the tuning runs and the Python package (20-25 s); a hang fails in a minute.
+get_property(CLI_TESTS DIRECTORY PROPERTY TESTS)
+foreach(test ${CLI_TESTS})
+  if(test MATCHES "^(Cli|Example)\\.")
+    set_tests_properties(${test} PROPERTIES TIMEOUT 60)
+  endif()
+endforeach()
+set_tests_properties(Cli.TuneOpSearchAutoResumesAndDistills Cli.TuneOpPrintsProgressAndLogs PROPERTIES TIMEOUT 240)
+if(TEST Python.PackageCompilesRunsAndMatchesTheCli)
+  set_tests_properties(Python.PackageCompilesRunsAndMatchesTheCli PROPERTIES TIMEOUT 240)
+endif()
