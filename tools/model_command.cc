@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -24,6 +26,7 @@
 #include "runtime/npy.h"
 #include "runtime/thread_pool.h"
 #include "target_flags.h"
+#include "support/write_file.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
@@ -35,7 +38,14 @@ void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->capture_default_str();
 }
 
-bool is_artifact(const std::string& path) { return path.size() > 4 && path.substr(path.size() - 4) == ".tsr"; }
+// An artifact is named .tsr (a damaged one's load then says what is wrong),
+// or is a file of another name starting with the artifact's magic.
+bool is_artifact(const std::string& path) {
+  if (path.size() > 4 && path.substr(path.size() - 4) == ".tsr") return true;
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  return in && in.read(magic, 8) && std::memcmp(magic, "TESSERA", 8) == 0;
+}
 
 graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, {o.batch, o.layout}); }
 
@@ -153,6 +163,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 }
 
 int run_compile(const ModelCommandOptions& o) {
+  support::refuse_to_overwrite(o.output, o.model, "model", "-o");
   const codegen::Target target = resolve_target(o.target, o.threads);
   build::BuildResult built = compile(o, target);
   runtime::write_artifact(built.artifact, o.output);
@@ -180,8 +191,13 @@ int run_compile(const ModelCommandOptions& o) {
 }
 
 int run_model(const ModelCommandOptions& o) {
+  if (!o.output.empty()) {
+    support::refuse_to_overwrite(o.output, o.model, "artifact");
+    for (const std::string& spec : o.inputs)
+      support::refuse_to_overwrite(o.output, spec.substr(spec.find('=') + 1), "array (--input)");
+  }
   runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.model);
-  runtime::set_num_threads(o.threads);
+  ex.set_threads(o.threads);  // 0: the artifact's own count
   fill_random_inputs(ex);
   for (size_t i = 0; i < o.inputs.size(); ++i) {
     const std::string& spec = o.inputs[i];
@@ -208,13 +224,27 @@ int run_model(const ModelCommandOptions& o) {
 }
 
 int run_bench(const ModelCommandOptions& o) {
+  if (is_artifact(o.model)) {
+    // An artifact is compiled already: flags that shape a compilation would be ignored, so they are refused.
+    const ModelCommandOptions defaults;
+    for (const auto& [given, flag] : {std::pair{o.batch != defaults.batch, "--batch"},
+                                      {o.layout != defaults.layout, "--layout"}, {!o.target.empty(), "--target"},
+                                      {!o.records.empty(), "--records"}, {o.no_winograd, "--no-winograd"},
+                                      {o.keep_layout, "--keep-layout"},
+                                      {o.fuse_depthwise_rows != defaults.fuse_depthwise_rows, "--fuse-depthwise-rows"}})
+      if (given)
+        throw Error(std::string(flag) + " shapes a compilation, and '" + o.model +
+                    "' is a compiled artifact; compile the model again with it instead");
+  }
   const codegen::Target target = resolve_target(o.target, o.threads);
   if (!is_artifact(o.model)) codegen::require_runnable_here(target);
   runtime::GraphExecutor ex = executor_for(o, target);
   // An artifact runs with the threads it was compiled for unless told otherwise.
   int threads = target.threads;
-  if (is_artifact(o.model) && o.threads == 0 && o.target.empty())
-    threads = resolve_threads(codegen::Target::parse(ex.target()).threads);
+  if (is_artifact(o.model)) {
+    ex.set_threads(o.threads);
+    threads = resolve_threads(ex.threads());
+  }
   runtime::set_num_threads(threads);
   fill_random_inputs(ex);
   const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);

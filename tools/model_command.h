@@ -18,7 +18,7 @@ namespace tessera::cli {
 
 struct ModelCommandOptions {
   std::string model;       // zoo name, .onnx file, or (run, bench) an artifact
-  int64_t batch = 1;
+  int64_t batch = 0;       // 0: the model's own (1 for the zoo)
   std::string layout = "NCHW";
   std::string target;      // empty: the host
   int threads = 0;         // 0: the target's, else one per core

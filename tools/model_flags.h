@@ -14,7 +14,8 @@ inline void add_model_flags(CLI::App* cmd, int64_t& batch, std::string& layout, 
   cmd->add_flag("--no-winograd", no_winograd, "compute every convolution directly (no Winograd F(4x4, 3x3))");
   cmd->add_flag("--keep-layout", keep_layout,
                 "kernels compute in the model's layout (--layout), not NCHW<lanes>c: the auto-scheduler's path");
-  cmd->add_option("--batch", batch, "batch size")->check(at_least(1))->capture_default_str();
+  cmd->add_option("--batch", batch, "batch size (default: the model's own; 1 for the zoo and a symbolic ONNX batch)")
+      ->check(at_least(1));
   cmd->add_option("--layout", layout, "activation layout of the model")
       ->check(CLI::IsMember({"NCHW", "NHWC"}))
       ->capture_default_str();

@@ -23,6 +23,7 @@
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 #include "target_flags.h"
+#include "support/write_file.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
@@ -222,6 +223,13 @@ int run_network_tune(const NetworkTuneOptions& o) {
   // With --runner rpc the devices measure; this host still runs the evaluation.
   if (!o.measure.remote() || !o.no_evaluate) codegen::require_runnable_here(target);
   const std::string log = o.log.empty() ? default_log(o.model) : o.log;
+  support::refuse_to_overwrite(log, o.model, "model", "--log");
+  const std::string graph_log = o.graph_log.empty() ? default_log(o.model, "_graph_opt") : o.graph_log;
+  if (!o.graph_tuner.empty()) {
+    support::refuse_to_overwrite(graph_log, o.model, "model", "--graph-log");
+    support::refuse_to_overwrite(graph_log, log, "tuning log (--log): the graph tuner's choice would replace its records",
+                                 "--graph-log");
+  }
   const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
   if (o.search == "auto") return run_network_tune_auto(o, model, target, log);
   if (o.keep_layout)
@@ -272,9 +280,8 @@ int run_network_tune(const NetworkTuneOptions& o) {
     graph_options.runner = confirm_runner.get();  // longer runs: transforms are short
     graph_options.winograd = !o.no_winograd;
     const build::GraphTunerResult chosen = build::tune_graph(model, target, kernel_records, graph_options, std::cout);
-    const std::string path = o.graph_log.empty() ? default_log(o.model, "_graph_opt") : o.graph_log;
-    records::write_records(path, chosen.records);
-    fmt::print("INFO Writing optimal schedules to {} successfully.\n", path);
+    records::write_records(graph_log, chosen.records);
+    fmt::print("INFO Writing optimal schedules to {} successfully.\n", graph_log);
     int changed = 0;
     for (const auto& [name, blocks] : chosen.conv_blocks)
       changed += blocks.oc_bn != target.vector_lanes() || blocks.ic_bn != target.vector_lanes();

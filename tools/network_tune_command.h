@@ -26,7 +26,7 @@ namespace tessera::cli {
 
 struct NetworkTuneOptions {
   std::string model;
-  int64_t batch = 1;
+  int64_t batch = 0;  // 0: the model's own (1 for the zoo)
   std::string layout = "NCHW";
   std::string target;
   int threads = 0;

@@ -3,7 +3,9 @@
 // inputs are read in place when C-contiguous (no copy), outputs are new
 // arrays (one copy out of the executor), or, for a jit in reduce-overhead
 // mode, views of the executor's memory valid until the next call. Long calls
-// (compile, tune, run) release the GIL.
+// (compile, tune, run) release the GIL; a Module or Jit object runs one call
+// at a time (its executor and memory are one), so threads sharing one take
+// turns instead of overwriting each other's activations.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,6 +15,7 @@
 #include <tuple>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -86,10 +89,14 @@ FloatArray as_input(const py::handle& value, size_t index) {
 
 std::vector<int64_t> shape_of(const py::array& a) { return {a.shape(), a.shape() + a.ndim()}; }
 
-py::array copy_out(const float* data, const std::vector<int64_t>& shape) {
-  FloatArray out(std::vector<py::ssize_t>(shape.begin(), shape.end()));
-  std::memcpy(out.mutable_data(), data, static_cast<size_t>(out.size()) * sizeof(float));
-  return std::move(out);
+// A numpy array owning `value`'s memory: no second copy.
+py::array to_numpy(runtime::NDArray value) {
+  auto owned = std::make_unique<runtime::NDArray>(std::move(value));
+  const std::vector<py::ssize_t> shape(owned->shape().begin(), owned->shape().end());
+  float* data = owned->data();
+  py::capsule owner(owned.get(), [](void* p) { std::unique_ptr<runtime::NDArray>(static_cast<runtime::NDArray*>(p)); });
+  owned.release();  // the capsule owns it now
+  return FloatArray(shape, data, owner);
 }
 
 py::object single_or_tuple(std::vector<py::array> outputs) {
@@ -100,7 +107,7 @@ py::object single_or_tuple(std::vector<py::array> outputs) {
 }
 
 runtime::Artifact copy_artifact(const runtime::Artifact& a) {
-  runtime::Artifact c{a.target, a.graph, {}, a.shared_object};
+  runtime::Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets};
   for (const auto& p : a.params) {
     runtime::NDArray q(p.shape());
     std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
@@ -130,15 +137,25 @@ class Module {
                               std::string(py::str(py::tuple(py::cast(executor_.input_shape(static_cast<int>(i)))))) +
                               ", got " + std::string(py::str(py::tuple(py::cast(shape_of(inputs.back()))))));
     }
+    // The outputs are made while the GIL is held, and filled under the lock.
+    std::vector<py::array> outputs;
+    std::vector<float*> output_data;
+    for (int i = 0; i < executor_.num_outputs(); ++i) {
+      const auto& shape = executor_.output_shape(i);
+      FloatArray out(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+      output_data.push_back(out.mutable_data());
+      outputs.push_back(std::move(out));
+    }
     {
       py::gil_scoped_release release;
+      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
       for (size_t i = 0; i < inputs.size(); ++i) executor_.bind_input(static_cast<int>(i), inputs[i].data());
       executor_.run();
       executor_.unbind_inputs();
+      for (int i = 0; i < executor_.num_outputs(); ++i)
+        std::memcpy(output_data[static_cast<size_t>(i)], executor_.output_data(i),
+                    static_cast<size_t>(outputs[static_cast<size_t>(i)].size()) * sizeof(float));
     }
-    std::vector<py::array> outputs;
-    for (int i = 0; i < executor_.num_outputs(); ++i)
-      outputs.push_back(copy_out(executor_.output_data(i), executor_.output_shape(i)));
     return single_or_tuple(std::move(outputs));
   }
   void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
@@ -146,6 +163,7 @@ class Module {
     runtime::BenchmarkResult r;
     {
       py::gil_scoped_release release;
+      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
       r = executor_.benchmark(number, repeat);
     }
     py::dict d;
@@ -160,6 +178,7 @@ class Module {
  private:
   runtime::Artifact artifact_;
   runtime::GraphExecutor executor_;
+  std::mutex mutex_;  // over executor_: one call at a time
 };
 
 std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::GraphExecutor& ex, bool inputs) {
@@ -198,25 +217,36 @@ class Jit {
       inputs.push_back(as_input(args[i], i));
       jit_inputs.push_back({inputs.back().data(), shape_of(inputs.back())});
     }
+    const bool views = model_.options().mode == jit::JitMode::kReduceOverhead;
     runtime::GraphExecutor* ex = nullptr;
+    std::vector<runtime::NDArray> copies;
     {
       py::gil_scoped_release release;
+      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
       ex = &model_.run(jit_inputs);
+      if (!views)
+        for (int i = 0; i < ex->num_outputs(); ++i) {
+          runtime::NDArray out(ex->output_shape(i));
+          std::memcpy(out.data(), ex->output_data(i), static_cast<size_t>(out.size()) * sizeof(float));
+          copies.push_back(std::move(out));
+        }
     }
-    const bool views = model_.options().mode == jit::JitMode::kReduceOverhead;
     std::vector<py::array> outputs;
+    if (!views) {
+      for (auto& out : copies) outputs.push_back(to_numpy(std::move(out)));
+      return single_or_tuple(std::move(outputs));
+    }
+    // No copy: valid until the next call, like torch's reduce-overhead outputs.
     py::object owner = py::cast(this, py::return_value_policy::reference);
     for (int i = 0; i < ex->num_outputs(); ++i) {
       const auto& shape = ex->output_shape(i);
-      if (views)  // no copy: valid until the next call, like torch's reduce-overhead outputs
-        outputs.push_back(FloatArray(std::vector<py::ssize_t>(shape.begin(), shape.end()), ex->output_data(i), owner));
-      else
-        outputs.push_back(copy_out(ex->output_data(i), shape));
+      outputs.push_back(FloatArray(std::vector<py::ssize_t>(shape.begin(), shape.end()), ex->output_data(i), owner));
     }
     return single_or_tuple(std::move(outputs));
   }
   py::dict last_call() const {
-    const auto& c = model_.last_call();
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto c = model_.last_call();
     py::dict d;
     d["compiled"] = c.compiled;
     d["from_disk"] = c.from_disk;
@@ -225,10 +255,14 @@ class Jit {
     d["cache_key"] = c.cache_key;
     return d;
   }
-  int compilations() const { return model_.compilations(); }
+  int compilations() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return model_.compilations();
+  }
 
  private:
   jit::JitModel model_;
+  mutable std::mutex mutex_;  // over model_: one call at a time
 };
 
 }  // namespace
@@ -254,10 +288,11 @@ PYBIND11_MODULE(_tessera, m) {
   m.def(
       "load_model",
       [](const std::string& source, int64_t batch, const std::string& layout) {
+        if (batch < 0) throw py::value_error("batch must be at least 1 (0: the model's own), got " + std::to_string(batch));
         py::gil_scoped_release release;
         return Model{source, layout, graph::load_model(source, {batch, layout}), false};
       },
-      py::arg("model"), py::arg("batch") = 1, py::arg("layout") = "NCHW");
+      py::arg("model"), py::arg("batch") = 0, py::arg("layout") = "NCHW");
 
   // Networks from elsewhere (the torch backend's FX graphs): node ids in,
   // node ids out; each method checks its operands' shapes (tessera.Error).

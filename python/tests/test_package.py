@@ -107,6 +107,47 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "mode 'fast'"):
             tessera.jit(model, mode="fast")
 
+    def test_an_output_that_is_an_input_or_a_view_of_one_holds_its_values(self):
+        # gelu-free version of the hostile case: outputs that no kernel writes
+        # (the input itself, a flatten of it) next to one a kernel writes.
+        b = tessera.GraphBuilder()
+        x = b.input("x", [2, 3, 4, 5])
+        flat = b.flatten(x, 1, name="flat")
+        doubled = b.add(x, x, name="doubled")
+        model = b.finish([x, flat, doubled], name="views")
+        data = np.random.default_rng(5).standard_normal((2, 3, 4, 5)).astype(np.float32)
+        for f in (tessera.compile(model, threads=1), tessera.jit(model, threads=1, disk_cache=False)):
+            same, flattened, twice = f(data)
+            np.testing.assert_array_equal(same, data)
+            np.testing.assert_array_equal(flattened, data.reshape(2, 60))
+            np.testing.assert_allclose(twice, 2 * data, rtol=1e-6)
+            # A second call with other values is not answered from the first one's.
+            other = -data
+            same, flattened, _ = f(other)
+            np.testing.assert_array_equal(same, other)
+            np.testing.assert_array_equal(flattened, other.reshape(2, 60))
+
+    def test_one_module_called_from_four_threads_gives_each_its_own_answer(self):
+        import threading
+        model = tessera.load_model(NARROW)
+        rng = np.random.default_rng(6)
+        xs = [rng.random((1, 3, 64, 64), dtype=np.float32) for _ in range(4)]
+        for f in (tessera.compile(model, threads=1), tessera.jit(model, threads=1, disk_cache=False)):
+            want = [f(x).copy() for x in xs]
+            wrong = []
+
+            def calls(k):
+                for _ in range(15):
+                    if not np.array_equal(f(xs[k]), want[k]):
+                        wrong.append(k)
+
+            threads = [threading.Thread(target=calls, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(wrong, [])
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]], verbosity=2)

@@ -21,8 +21,9 @@ namespace {
 double share(const WeightedTask& t) { return t.weight * std::max(t.task->flop(), 1.0); }
 
 // Whether the log shows the task finished: its leaders were re-measured, or
-// it holds every config the task may measure.
-bool finished(const Task& task, const std::vector<records::Record>& log, int64_t budget) {
+// it holds every config the task may measure and no confirmation is asked
+// for (a run killed between its last batch and the confirmation is not).
+bool finished(const Task& task, const std::vector<records::Record>& log, int64_t budget, bool confirms) {
   records::RecordTargets targets;
   std::set<int64_t> configs;
   for (const records::Record& r : log) {
@@ -30,7 +31,7 @@ bool finished(const Task& task, const std::vector<records::Record>& log, int64_t
     if (r.confirmed) return true;
     if (r.config_index && r.result.conclusive()) configs.insert(*r.config_index);
   }
-  return static_cast<int64_t>(configs.size()) >= budget;
+  return !confirms && static_cast<int64_t>(configs.size()) >= budget;
 }
 
 }  // namespace
@@ -60,7 +61,7 @@ TuneTasksSummary tune_tasks(const std::vector<WeightedTask>& tasks, const TuneTa
     const Task& task = *tasks[i].task;
     const std::string prefix = fmt::format("[Task {:2d}/{:2d}] ", i + 1, n);
     const int64_t budget = std::min<int64_t>(options.n_trial, task.space.size());
-    if (finished(task, log, budget)) {
+    if (finished(task, log, budget, options.confirm_leaders > 0 && options.confirm_rounds > 0)) {
       out << prefix << "already tuned (its records are in " << options.log << ")\n";
       ++summary.already_done;
       continue;

@@ -131,6 +131,7 @@ void Tuner::tune(const TuneOptions& options, const MeasureOption& measure, const
   }
   stopped_ = stop_requested();
   if (!stopped_) confirm_leaders(options, measure, callbacks);
+  stopped_ = stop_requested();  // a stop during the confirmation stops the run too: it is not finished
   for (const Callback& callback : callbacks) callback(*this, {}, {});  // "finished"
 }
 
@@ -157,6 +158,9 @@ void Tuner::confirm_leaders(const TuneOptions& options, const MeasureOption& mea
   if (leaders.empty()) return;
   measure::Runner& runner = measure.confirm_runner ? *measure.confirm_runner : *measure.runner;
   const auto rounds = measure::measure_rounds(*measure.builder, runner, inputs, options.confirm_rounds);
+  // Stopped meanwhile: the rounds may hold interrupted runs, not the leaders'
+  // times. Nothing is logged, so a resumed run confirms them afresh.
+  if (options.stop != nullptr && options.stop->load()) return;
 
   // Each leader's result holds one cost per round (that round's fastest
   // repeat); a leader that fails in any round is no leader.

@@ -38,6 +38,7 @@ class Builder {
     for (const graph::FusedGroup& group : graph::fuse_operators(g_, options_.fuse)) add_kernel_call(group);
     for (NodeId out : g_.outputs()) result_.artifact.graph.outputs.push_back(value_tensor(out, nullptr, 0));
     result_.artifact.target = target_.str();
+    result_.artifact.instruction_sets = target_.instruction_sets();
     if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
     result_.artifact.graph.validate();
     return std::move(result_);

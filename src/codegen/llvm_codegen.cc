@@ -99,6 +99,23 @@ class KernelEmitter {
     }
     b_.CreateCall(impl, call_args);
     b_.CreateRet(b_.getInt32(0));
+    emit_signature(f);
+  }
+
+  // "NAME.signature": the argument count, then each argument's element count,
+  // exported beside the kernel. The runtime checks every call of a graph
+  // against it on load: a damaged or edited graph cannot make a kernel read
+  // or write past a buffer (runtime::KernelLibrary::signature).
+  void emit_signature(const tir::LoweredFunc& f) {
+    std::vector<uint64_t> words{f.args.size()};
+    for (const ir::Tensor& t : f.args) {
+      int64_t elements = 1;
+      for (int64_t d : t->shape) elements *= d;
+      words.push_back(static_cast<uint64_t>(elements));
+    }
+    llvm::Constant* value = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint64_t>(words));
+    new llvm::GlobalVariable(module_, value->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage, value,
+                             f.name + ".signature");
   }
 
  private:

@@ -187,6 +187,16 @@ std::string Target::match_key() const {
   return key;
 }
 
+std::vector<std::string> Target::instruction_sets() const {
+  std::vector<std::string> sets;
+  if (kind != "llvm") return sets;
+  std::unique_ptr<llvm::MCSubtargetInfo> info = subtarget_info(cpu, features);
+  if (!info) return sets;
+  for (const char* name : kInstructionSets)
+    if (info->checkFeatures(std::string("+") + name)) sets.push_back(name);
+  return sets;
+}
+
 std::vector<std::string> Target::missing_on(const Target& host) const {
   if (kind != host.kind) return {kind};
   std::unique_ptr<llvm::MCSubtargetInfo> mine = subtarget_info(cpu, features);

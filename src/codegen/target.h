@@ -45,6 +45,10 @@ struct Target {
   // The instruction-set extensions code for this target may use that `host`
   // lacks, e.g. {"avx512f", "avx512bw"}; empty when the host can run it.
   std::vector<std::string> missing_on(const Target& host) const;
+  // The instruction-set extensions code for this target may use, e.g.
+  // {"sse4.2", "avx", "avx2", "fma"}: what an artifact records for the
+  // runtime to check (runtime/host_cpu.h), which has no LLVM to ask.
+  std::vector<std::string> instruction_sets() const;
 };
 
 // True when records tuned on `recorded` apply to `wanted`: the same

@@ -1,6 +1,6 @@
 #pragma once
 // Where a network comes from: a model-zoo name ("resnet-18") or an ONNX file
-// (a path ending in .onnx).
+// (any existing file, or a path ending in .onnx in any case).
 #include <cstdint>
 #include <string>
 
@@ -9,7 +9,7 @@
 namespace tessera::graph {
 
 struct ModelOptions {
-  int64_t batch = 1;
+  int64_t batch = 0;  // 0: the model's own (1 for the zoo and for a symbolic ONNX batch)
   std::string layout = "NCHW";  // "NCHW" or "NHWC"
 };
 

@@ -1,5 +1,6 @@
 #include "graph/onnx_import.h"
 
+#include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -179,10 +180,19 @@ class Importer {
       if (!tt.has_shape()) fail(what + " has no shape (give one with the input shape option)");
       for (int d = 0; d < tt.shape().dim_size(); ++d) {
         const auto& dim = tt.shape().dim(d);
-        if (dim.has_dim_value() && dim.dim_value() > 0) {
+        if (dim.has_dim_value() && dim.dim_value() <= 0) {
+          // 0 and -1 are not sizes: the file is damaged, not asking for a batch.
+          fail(fmt::format("{} dimension {} is {}: a dimension must be a positive size, or symbolic (dim_param) for "
+                           "a batch",
+                           what, d, dim.dim_value()));
+        } else if (dim.has_dim_value()) {
+          if (d == 0 && options_.batch > 0 && options_.batch != dim.dim_value())
+            fail(fmt::format("{} has a fixed batch of {}; it cannot run at batch {} (export it with a dynamic batch "
+                             "axis)",
+                             what, dim.dim_value(), options_.batch));
           shape.push_back(dim.dim_value());
-        } else if (d == 0 && options_.batch > 0) {
-          shape.push_back(options_.batch);
+        } else if (d == 0 && (options_.batch > 0 || options_.default_batch > 0)) {
+          shape.push_back(options_.batch > 0 ? options_.batch : options_.default_batch);
         } else {
           const std::string symbol = dim.has_dim_param() ? " (" + support::quoted(dim.dim_param(), 32) + ")" : "";
           fail(what + " dimension " + std::to_string(d) + symbol + " is not fixed" +
@@ -561,18 +571,24 @@ class Importer {
     std::vector<int64_t> axes = opset_ >= 13 && n.input_size() > 1 ? ints(n, 1) : attr_ints(n, "axes", {});
     const Value& in = value(n.input(0), describe(n));
     Shape shape = in.ints ? in.ints_shape : shape_of(in.node);
+    // As onnxruntime does: an axis out of range, or given twice, is an error.
+    const int64_t rank = static_cast<int64_t>(shape.size() + (unsqueeze ? axes.size() : 0));
+    std::set<int64_t> normalized;
+    for (int64_t& a : axes) {
+      const int64_t given = a;
+      a = a < 0 ? a + rank : a;
+      if (a < 0 || a >= rank)
+        fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), given, rank));
+      if (!normalized.insert(a).second) fail(fmt::format("{}: axis {} is given twice", describe(n), given));
+    }
     if (unsqueeze) {
-      const int64_t rank = static_cast<int64_t>(shape.size() + axes.size());
-      for (auto& a : axes) a = a < 0 ? a + rank : a;
       std::sort(axes.begin(), axes.end());
-      for (int64_t a : axes) {
-        if (a < 0 || a > static_cast<int64_t>(shape.size())) fail(describe(n) + ": axis out of range");
-        shape.insert(shape.begin() + a, 1);
-      }
+      for (int64_t a : axes) shape.insert(shape.begin() + a, 1);
     } else {
-      const int64_t rank = static_cast<int64_t>(shape.size());
-      std::set<int64_t> drop;
-      for (int64_t a : axes) drop.insert(a < 0 ? a + rank : a);
+      std::set<int64_t> drop(axes.begin(), axes.end());
+      for (int64_t a : drop)
+        if (shape[static_cast<size_t>(a)] != 1)
+          fail(fmt::format("{}: axis {} has size {}, not 1", describe(n), a, shape[static_cast<size_t>(a)]));
       Shape kept;
       for (int64_t d = 0; d < rank; ++d)
         if (!(axes.empty() ? shape[d] == 1 : drop.count(d) > 0)) kept.push_back(shape[d]);
@@ -704,17 +720,22 @@ class Importer {
     const std::string what = describe(n);
     if (const auto* a = attr(n, "value")) {
       onnx::TensorProto t = a->t();
+      int64_t elements = 1;
+      for (int64_t d : t.dims()) elements *= d < 0 ? 0 : std::min<int64_t>(d, 1 << 30);
+      if (elements == 0) fail(what + ": an empty Constant (a dimension of 0) has no value");
       if (t.name().empty()) t.set_name(n.output(0));
       values_[n.output(0)] = tensor_value(t, what);
     } else if (const auto* f = attr(n, "value_float")) {
       values_[n.output(0)] = Value{b_.constant(n.output(0), scalar(f->f())), std::nullopt, {}};
     } else if (const auto* fs = attr(n, "value_floats")) {
+      if (fs->floats_size() == 0) fail(what + ": an empty Constant (value_floats has no values)");
       runtime::NDArray arr({static_cast<int64_t>(std::max(1, fs->floats_size()))});
       for (int i = 0; i < fs->floats_size(); ++i) arr[i] = fs->floats(i);
       values_[n.output(0)] = Value{b_.constant(n.output(0), std::move(arr)), std::nullopt, {}};
     } else if (const auto* i = attr(n, "value_int")) {
       set_ints(n, {i->i()}, {});
     } else if (const auto* is = attr(n, "value_ints")) {
+      if (is->ints_size() == 0) fail(what + ": an empty Constant (value_ints has no values)");
       set_ints(n, std::vector<int64_t>(is->ints().begin(), is->ints().end()), {is->ints_size()});
     } else {
       fail(what + ": a Constant needs a value");

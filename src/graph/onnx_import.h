@@ -14,8 +14,12 @@
 namespace tessera::graph {
 
 struct OnnxImportOptions {
-  // Fixes a symbolic first dimension of every input (0: none given).
+  // The batch asked for: fixes a symbolic first dimension of every input, and
+  // must equal a fixed one (0: none asked for).
   int64_t batch = 0;
+  // A symbolic first dimension's size when no batch is asked for (0: none:
+  // such an input is an error asking for a batch).
+  int64_t default_batch = 0;
   // Fixes whole input shapes by input name; wins over `batch`.
   std::map<std::string, Shape> input_shapes;
 };

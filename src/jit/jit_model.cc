@@ -58,6 +58,9 @@ std::string to_string(JitMode mode) {
 GraphFactory model_source(const std::string& model, const std::string& layout) {
   return [model, layout](const Shapes& shapes) {
     if (shapes.empty() || shapes[0].empty()) throw Error(model + ": needs an input with a batch dimension");
+    if (shapes[0][0] < 1)
+      throw Error(fmt::format("{}: the input has a batch of {} (shape {}); a batch holds at least one item", model,
+                              shapes[0][0], shapes_text({shapes[0]})));
     graph::Graph g = graph::load_model(model, {shapes[0][0], layout});
     const auto inputs = g.input_ids();
     Shapes expected;

@@ -75,7 +75,12 @@ ir::Tensor multiply(const ir::Tensor& a, const ir::Tensor& b) {
 }
 
 ir::Tensor relu(const ir::Tensor& x) {
-  auto body = [&](const std::vector<ir::Var>& v) { return ir::max(ir::load(x, to_exprs(v)), ir::Expr(0.0f)); };
+  // x < 0 ? 0 : x, not max(x, 0): a NaN fails the comparison and stays NaN,
+  // as in onnxruntime and PyTorch (x86's maxps(0, x) is this select).
+  auto body = [&](const std::vector<ir::Var>& v) {
+    ir::Expr value = ir::load(x, to_exprs(v));
+    return ir::select(value < ir::Expr(0.0f), ir::Expr(0.0f), value);
+  };
   return ir::compute(x->shape, body, unique_name("T_relu", {x}), "elemwise", ax_names(x->shape.size()));
 }
 
@@ -85,8 +90,9 @@ ir::Tensor clip(const ir::Tensor& x, float lo, float hi) {
     msg << "a_min must not exceed a_max, got a_min=" << lo << ", a_max=" << hi;
     fail("clip", msg.str());
   }
-  auto body = [&](const std::vector<ir::Var>& v) {
-    return ir::min(ir::max(ir::load(x, to_exprs(v)), ir::Expr(lo)), ir::Expr(hi));
+  auto body = [&](const std::vector<ir::Var>& v) {  // NaN stays NaN, as with relu
+    ir::Expr value = ir::load(x, to_exprs(v));
+    return ir::select(value < ir::Expr(lo), ir::Expr(lo), ir::select(value > ir::Expr(hi), ir::Expr(hi), value));
   };
   return ir::compute(x->shape, body, unique_name("T_clip", {x}), "elemwise", ax_names(x->shape.size()));
 }

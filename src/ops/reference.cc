@@ -249,11 +249,11 @@ void multiply(const float* a, const Shape& as, const float* b, const Shape& bs, 
 }
 
 void relu(const float* x, int64_t size, float* out) {
-  for (int64_t i = 0; i < size; ++i) out[i] = x[i] > 0 ? x[i] : 0.0f;
+  for (int64_t i = 0; i < size; ++i) out[i] = x[i] < 0 ? 0.0f : x[i];  // NaN stays NaN
 }
 
 void clip(const float* x, int64_t size, float lo, float hi, float* out) {
-  for (int64_t i = 0; i < size; ++i) out[i] = std::min(std::max(x[i], lo), hi);
+  for (int64_t i = 0; i < size; ++i) out[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];  // NaN stays NaN
 }
 
 }  // namespace tessera::ops::reference

@@ -24,18 +24,46 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// Writes every byte, retrying short writes and interrupted calls.
+// Writes every byte, retrying short writes and interrupted calls. When the
+// disk refuses part way (full), the file is cut back to its old end: no half
+// line is left for the next reader to skip.
 void write_all(int fd, const std::string& bytes, const std::string& path) {
+  struct stat st {};
+  const off_t old_end = ::fstat(fd, &st) == 0 ? st.st_size : -1;
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error("cannot write record log '" + path + "': " + errno_text());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? errno_text() : "the disk took no more bytes";
+      if (done > 0 && old_end >= 0 && S_ISREG(st.st_mode)) (void)::ftruncate(fd, old_end);
+      throw Error("cannot write record log '" + path + "': " + why);
     }
     done += static_cast<size_t>(n);
   }
 }
+
+// A file that exists, is not empty and does not start with a JSON record is
+// not a tuning log (a model, an artifact): appending to it would damage it.
+void require_log_or_empty(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  if (!S_ISREG(st.st_mode))
+    throw Error("record log '" + path + "' is not a regular file; give a file path for the log");
+  char head[64];
+  const ssize_t n = ::pread(fd, head, sizeof(head), 0);
+  for (ssize_t i = 0; i < n; ++i) {
+    if (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t') continue;
+    if (head[i] == '{') return;
+    throw Error("'" + path + "' is not a tuning log (it does not start with a JSON record); refusing to append to it");
+  }
+}
+
+// Lines longer than this are damaged records (no record comes near it); they
+// are skipped without being held in memory.
+constexpr size_t kMaxLine = 1 << 20;
+// Damaged lines warned about one by one per file; the rest are counted.
+constexpr size_t kMaxWarnings = 10;
 
 void sync(int fd, const std::string& path) {
   if (::fsync(fd) != 0) throw Error("cannot flush record log '" + path + "' to disk: " + errno_text());
@@ -113,6 +141,7 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
     throw Error("cannot lock record log '" + path + "': " + why);
   }
   try {
+    require_log_or_empty(fd_, path_);
     if (ends_mid_line(fd_)) {
       write_all(fd_, "\n", path_);
       sync(fd_, path_);
@@ -152,12 +181,24 @@ void RecordWriter::append(const std::vector<Record>& batch) {
 }
 
 void for_each_record(const std::string& path, std::ostream& warnings, const std::function<void(Record&&)>& visit) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error("record log '" + path + "' is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open record log '" + path + "': " + errno_text());
   std::string line;
-  for (size_t line_no = 1; std::getline(in, line); ++line_no) {
-    std::string reason = "blank line";
-    if (!is_blank(line)) {
+  size_t damaged = 0;
+  for (size_t line_no = 1;; ++line_no) {
+    // A bounded getline: a line past kMaxLine is read through, not kept.
+    line.clear();
+    bool too_long = false;
+    for (int c; (c = in.get()) != EOF && c != '\n';) {
+      if (line.size() < kMaxLine) line.push_back(static_cast<char>(c));
+      else too_long = true;
+    }
+    if (!in && line.empty() && !too_long) break;
+    std::string reason = too_long ? "a line of over 1 MB" : "blank line";
+    if (!too_long && !is_blank(line)) {
       std::optional<Record> record;
       try {
         record = Record::from_json_line(line);
@@ -170,8 +211,12 @@ void for_each_record(const std::string& path, std::ostream& warnings, const std:
         continue;
       }
     }
-    warnings << "warning: " << path << ':' << line_no << ": skipped damaged record (" << reason << ")\n";
+    if (++damaged <= kMaxWarnings)
+      warnings << "warning: " << path << ':' << line_no << ": skipped damaged record (" << reason << ")\n";
+    if (!in) break;
   }
+  if (damaged > kMaxWarnings)
+    warnings << "warning: " << path << ": skipped " << damaged - kMaxWarnings << " more damaged records\n";
   if (in.bad()) throw Error("cannot read record log '" + path + "': " + errno_text());
 }
 

@@ -11,15 +11,18 @@
 #include <map>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "support/bounded_json.h"
 #include "support/quoted.h"
+#include "support/write_file.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'R', 'A', '\0'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kMaxSections = 64;
 constexpr uint32_t kMaxSectionName = 64;
 
@@ -28,11 +31,30 @@ void put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
 }
 
+uint32_t crc_of(const std::string& bytes) {
+  return static_cast<uint32_t>(
+      crc32_z(crc32_z(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
 void put_section(std::string& out, const std::string& name, const std::string& bytes) {
   put<uint32_t>(out, static_cast<uint32_t>(name.size()));
   out += name;
   put<uint64_t>(out, bytes.size());
+  put<uint32_t>(out, crc_of(bytes));
   out += bytes;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
 }
 
 // Reads fields from the file's bytes; running past the end is a truncation.
@@ -63,13 +85,21 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// The file's bytes, once its first bytes show it is an artifact: a large
+// file of something else is refused before it is read.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error("cannot open artifact '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw Error("cannot read artifact '" + path + "'");
-  return s.str();
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw Error("cannot read artifact '" + path + "': not a regular file");
+  in.seekg(0);
+  char magic[sizeof(kMagic)] = {};
+  if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    throw Error("'" + path + "' is not a Tessera artifact (it does not start with TESSERA)");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) throw Error("cannot read artifact '" + path + "'");
+  return bytes;
 }
 
 std::string params_bytes(const Artifact& a) {
@@ -111,28 +141,14 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
   artifact.graph.validate();
   std::string out(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kVersion);
-  put<uint32_t>(out, 4);
+  put<uint32_t>(out, 5);
   put_section(out, "target", artifact.target);
+  put_section(out, "instruction_sets", joined(artifact.instruction_sets));
   put_section(out, "graph", artifact.graph.to_json().dump());
   put_section(out, "params", params_bytes(artifact));
   put_section(out, "kernels", artifact.shared_object);
 
-  std::string temp = path + ".XXXXXX";
-  int fd = mkstemp(temp.data());
-  if (fd < 0) throw Error("cannot write artifact '" + path + "': cannot create a file beside it");
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = write(fd, out.data() + done, out.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  fchmod(fd, 0644);
-  const bool ok = done == out.size() && fsync(fd) == 0;
-  close(fd);
-  if (!ok || rename(temp.c_str(), path.c_str()) != 0) {
-    unlink(temp.c_str());
-    throw Error("cannot write artifact '" + path + "'");
-  }
+  support::write_file_atomically(path, out);
 }
 
 Artifact read_artifact(const std::string& path) {
@@ -155,14 +171,20 @@ Artifact read_artifact(const std::string& path) {
                   std::to_string(name_length) + " bytes");
     std::string name = r.get_bytes(name_length, "a section name");
     const auto size = r.get<uint64_t>("the size of section " + support::quoted(name));
-    sections[name] = r.get_bytes(size, "section " + support::quoted(name));
+    const auto crc = r.get<uint32_t>("the checksum of section " + support::quoted(name));
+    std::string section = r.get_bytes(size, "section " + support::quoted(name));
+    if (crc_of(section) != crc)
+      throw Error("artifact '" + path + "' is damaged: section " + support::quoted(name) +
+                  " does not match its checksum (a changed byte; compile the model again)");
+    sections[name] = std::move(section);
   }
   if (!r.at_end()) throw Error("artifact '" + path + "' has bytes after its last section");
-  for (const char* required : {"target", "graph", "params", "kernels"})
+  for (const char* required : {"target", "instruction_sets", "graph", "params", "kernels"})
     if (!sections.count(required)) throw Error("artifact '" + path + "' has no '" + std::string(required) + "' section");
 
   Artifact a;
   a.target = sections["target"];
+  a.instruction_sets = split(sections["instruction_sets"]);
   support::JsonLimits limits;
   limits.max_depth = 8;
   limits.max_elements = 1 << 20;

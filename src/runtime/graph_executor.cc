@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "runtime/host_cpu.h"
 #include "runtime/thread_pool.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
@@ -75,8 +76,15 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
       graph_(std::move(artifact.graph)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
   graph_.validate();
+  if (const auto missing = missing_on_host(artifact.instruction_sets); !missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    throw Error(source_ + ": compiled for '" + target_ + "', whose kernels use " + names +
+                ", which this host's CPU lacks; compile the model for this host instead");
+  }
   if (auto at = target_.find("-threads="); at != std::string::npos)
     threads_ = std::max(0, std::atoi(target_.c_str() + at + 9));
+  target_threads_ = threads_;
   const std::vector<NDArray>& params = artifact.params;
   if (params.size() != graph_.constants.size())
     throw Error(source_ + ": " + std::to_string(params.size()) + " params for " +
@@ -117,8 +125,14 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   arena_ = reinterpret_cast<float*>(next);
 
   input_uses_.resize(graph_.inputs.size());
+  bound_.assign(graph_.inputs.size(), nullptr);
+  for (size_t o = 0; o < graph_.outputs.size(); ++o)
+    for (size_t i = 0; i < graph_.inputs.size(); ++i)
+      if (graph_.storage_root(graph_.outputs[o]) == graph_.storage_root(graph_.inputs[i]))
+        outputs_of_inputs_.emplace_back(static_cast<int>(o), static_cast<int>(i));
   for (const auto& call : graph_.calls) {
     BoundCall bound{library_.kernel(call.kernel), {}};
+    check_call(call);
     for (int t : call.inputs) {
       for (size_t i = 0; i < graph_.inputs.size(); ++i)
         if (graph_.storage_root(t) == graph_.storage_root(graph_.inputs[i]))
@@ -130,6 +144,23 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   }
 }
 
+void GraphExecutor::check_call(const ExecutableGraph::Call& call) const {
+  const std::vector<int64_t> signature = library_.signature(call.kernel);
+  const size_t arguments = call.inputs.size() + call.outputs.size();
+  if (signature.size() != arguments)
+    throw Error(source_ + ": the graph calls kernel " + support::quoted(call.kernel) + " with " +
+                std::to_string(arguments) + " buffers; it takes " + std::to_string(signature.size()));
+  size_t i = 0;
+  for (const auto* ids : {&call.inputs, &call.outputs})
+    for (int t : *ids) {
+      if (graph_.num_elements(t) != signature[i])
+        throw Error(source_ + ": the graph gives kernel " + support::quoted(call.kernel) + " tensor " +
+                    support::quoted(graph_.tensors[t].name) + " of " + std::to_string(graph_.num_elements(t)) +
+                    " elements as argument " + std::to_string(i) + ", which holds " + std::to_string(signature[i]));
+      ++i;
+    }
+}
+
 void GraphExecutor::point_input_at(int index, void* data) {
   for (auto [call, arg] : input_uses_[static_cast<size_t>(index)]) calls_[call].args[arg] = data;
 }
@@ -138,10 +169,14 @@ void GraphExecutor::bind_input(int index, const float* data) {
   check_index(index, graph_.inputs.size(), "input");
   if (data == nullptr) throw Error("bind_input: no data for input " + support::quoted(input_name(index)));
   point_input_at(index, const_cast<float*>(data));  // kernels never write their inputs
+  bound_[static_cast<size_t>(index)] = data;
 }
 
 void GraphExecutor::unbind_inputs() {
-  for (size_t i = 0; i < graph_.inputs.size(); ++i) point_input_at(static_cast<int>(i), tensor_data(graph_.inputs[i]));
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    point_input_at(static_cast<int>(i), tensor_data(graph_.inputs[i]));
+    bound_[i] = nullptr;
+  }
 }
 
 const float* GraphExecutor::output_data(int index) const {
@@ -189,7 +224,13 @@ void GraphExecutor::set_input(int index, const NDArray& value) {
     throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(shape) + ", got " +
                 shape_text(value.shape()));
   point_input_at(index, tensor_data(graph_.inputs[index]));
+  bound_[static_cast<size_t>(index)] = nullptr;
   std::memcpy(tensor_data(graph_.inputs[index]), value.data(), value.size() * sizeof(float));
+}
+
+void GraphExecutor::set_threads(int threads) {
+  if (threads < 0) throw Error("threads must be at least 0, got " + std::to_string(threads));
+  threads_ = threads > 0 ? threads : target_threads_;
 }
 
 void GraphExecutor::run() {
@@ -197,6 +238,10 @@ void GraphExecutor::run() {
   for (size_t i = 0; i < calls_.size(); ++i)
     if (calls_[i].kernel(calls_[i].args.data()) != 0)
       throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+  for (auto [output, input] : outputs_of_inputs_)
+    if (const float* bound = bound_[static_cast<size_t>(input)])
+      std::memcpy(tensor_data(graph_.outputs[output]), bound,
+                  static_cast<size_t>(graph_.num_elements(graph_.outputs[output])) * sizeof(float));
 }
 
 NDArray GraphExecutor::get_output(int index) const {

@@ -49,6 +49,9 @@ class GraphExecutor {
   // Runs every kernel; with as many threads as the target states (its
   // schedules were chosen for that many), else the thread pool's count.
   void run();
+  // Runs use `threads` threads from now on (0: the target's count again).
+  void set_threads(int threads);
+  int threads() const { return threads_; }
   NDArray get_output(int index) const;
   // Zero copy: output `index` in the executor's memory, valid until the next run().
   const float* output_data(int index) const;
@@ -70,7 +73,8 @@ class GraphExecutor {
   float* tensor_data(int tensor) const;
 
   std::string source_, target_;
-  int threads_ = 0;  // the target's "-threads=N": runs use that many; 0: the pool as it is
+  int threads_ = 0;  // runs use that many; 0: the pool as it is
+  int target_threads_ = 0;  // the target's "-threads=N"
   ExecutableGraph graph_;
   KernelLibrary library_;
   MemoryPlan plan_;
@@ -86,7 +90,15 @@ class GraphExecutor {
   std::vector<BoundCall> calls_;
   // Per input, the (call, argument) positions that read it: what bind_input rebinds.
   std::vector<std::vector<std::pair<size_t, size_t>>> input_uses_;
+  // Per input, the caller's memory while bound, else null.
+  std::vector<const float*> bound_;
+  // (output, input) pairs where the output is the input's bytes (Identity, or
+  // a view such as Reshape): no kernel writes them, so run() copies a bound
+  // input into its own buffer for the output to read.
+  std::vector<std::pair<int, int>> outputs_of_inputs_;
   void point_input_at(int index, void* data);
+  // Throws unless the call's buffers are as many and as large as its kernel's signature says.
+  void check_call(const ExecutableGraph::Call& call) const;
 };
 
 }  // namespace tessera::runtime

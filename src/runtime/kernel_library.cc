@@ -1,6 +1,7 @@
 #include "runtime/kernel_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -56,10 +57,31 @@ KernelLibrary KernelLibrary::from_shared_object(const std::string& bytes, const 
   return lib;
 }
 
-Kernel KernelLibrary::kernel(const std::string& name) const {
+void* KernelLibrary::own_symbol(const std::string& name) const {
   void* address = handle_ ? dlsym(handle_, name.c_str()) : nullptr;
+  if (address == nullptr) return nullptr;
+  // dlsym also finds the library's dependencies' symbols: a graph naming
+  // "abort" or "memcpy" would call libc's. Only the library's own count.
+  Dl_info info{};
+  struct link_map* own = nullptr;
+  if (dladdr(address, &info) == 0 || dlinfo(handle_, RTLD_DI_LINKMAP, &own) != 0 || own == nullptr ||
+      info.dli_fname == nullptr || std::string(info.dli_fname) != own->l_name)
+    throw Error(source_ + ": " + support::quoted(name) + " is not a kernel of its library");
+  return address;
+}
+
+Kernel KernelLibrary::kernel(const std::string& name) const {
+  void* address = own_symbol(name);
   if (address == nullptr) throw Error(source_ + ": no kernel " + support::quoted(name) + " in its library");
   return reinterpret_cast<Kernel>(address);
+}
+
+std::vector<int64_t> KernelLibrary::signature(const std::string& name) const {
+  constexpr uint64_t kMaxArguments = 4096;
+  const auto* words = static_cast<const uint64_t*>(own_symbol(name + ".signature"));
+  if (words == nullptr || words[0] > kMaxArguments)
+    throw Error(source_ + ": kernel " + support::quoted(name) + " has no signature (not compiled by this Tessera)");
+  return std::vector<int64_t>(words + 1, words + 1 + words[0]);
 }
 
 KernelLibrary::KernelLibrary(KernelLibrary&& other) noexcept

@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "support/checked_math.h"
+#include "support/write_file.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -15,20 +15,104 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMaxHeader = 1 << 16;
 
-std::vector<int64_t> parse_shape(const std::string& tuple, const std::string& path) {
+// The header is a Python dict literal: {'descr': '<f4', 'fortran_order':
+// False, 'shape': (2, 3), }. It is parsed as one, so that a key spelled
+// inside another value (a crafted file) is not taken for the real one, and
+// a key given twice, or one missing or unknown, is an error.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
   std::vector<int64_t> shape;
-  std::stringstream s(tuple);
-  std::string item;
-  while (std::getline(s, item, ',')) {
-    item.erase(0, item.find_first_not_of(" "));
-    item.erase(item.find_last_not_of(" ") + 1);
-    if (item.empty()) continue;
-    if (item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw Error("'" + path + "': shape entry '" + item.substr(0, 16) + "' is not a size");
-    shape.push_back(std::stoll(item));
+};
+
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& path) : text_(text), path_(path) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool seen_descr = false, seen_order = false, seen_shape = false;
+    expect('{');
+    while (!next_is('}')) {
+      const std::string key = string_literal();
+      expect(':');
+      auto once = [&](bool& seen) {
+        if (seen) fail("key '" + key + "' appears twice");
+        seen = true;
+      };
+      if (key == "descr") {
+        once(seen_descr);
+        h.descr = string_literal();
+      } else if (key == "fortran_order") {
+        once(seen_order);
+        h.fortran_order = boolean();
+      } else if (key == "shape") {
+        once(seen_shape);
+        h.shape = tuple();
+      } else {
+        fail("unknown key '" + key.substr(0, 32) + "'");
+      }
+      if (!next_is('}')) expect(',');
+    }
+    expect('}');
+    skip_space();
+    if (pos_ != text_.size()) fail("text after the header's closing brace");
+    if (!seen_descr) fail("no dtype ('descr')");
+    if (!seen_shape) fail("no shape");
+    return h;
   }
-  return shape;
-}
+
+ private:
+  [[noreturn]] void fail(const std::string& why) { throw Error("'" + path_ + "': the .npy header: " + why); }
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n')) ++pos_;
+  }
+  bool next_is(char c) {
+    skip_space();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!next_is(c)) fail(std::string("expected '") + c + "' at byte " + std::to_string(pos_));
+    ++pos_;
+  }
+  std::string string_literal() {
+    skip_space();
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"'))
+      fail("expected a quoted string at byte " + std::to_string(pos_));
+    const char quote = text_[pos_++];
+    const size_t end = text_.find(quote, pos_);
+    if (end == std::string::npos) fail("an unterminated string");
+    std::string value = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return value;
+  }
+  bool boolean() {
+    skip_space();
+    for (const auto& [word, value] : {std::pair{"True", true}, std::pair{"False", false}})
+      if (text_.compare(pos_, std::strlen(word), word) == 0) {
+        pos_ += std::strlen(word);
+        return value;
+      }
+    fail("expected True or False at byte " + std::to_string(pos_));
+  }
+  std::vector<int64_t> tuple() {
+    std::vector<int64_t> shape;
+    expect('(');
+    while (!next_is(')')) {
+      const size_t start = pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+      if (pos_ == start || pos_ - start > 12) fail("shape entry at byte " + std::to_string(start) + " is not a size");
+      shape.push_back(std::stoll(text_.substr(start, pos_ - start)));
+      if (!next_is(')')) expect(',');
+    }
+    expect(')');
+    return shape;
+  }
+
+  const std::string& text_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
 
 }  // namespace
 
@@ -54,21 +138,30 @@ NDArray read_npy(const std::string& path) {
   std::string header(header_length, '\0');
   if (!in.read(header.data(), header_length)) throw Error("'" + path + "': the .npy header is truncated");
 
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')")))
-    throw Error("'" + path + "': the .npy header has no dtype");
-  if (m[1] != "<f4" && m[1] != "float32")
-    throw Error("'" + path + "': dtype " + std::string(m[1]).substr(0, 16) + ", Tessera reads float32 ('<f4')");
-  if (std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)")))
+  const NpyHeader h = HeaderParser(header, path).parse();
+  if (h.descr != "<f4" && h.descr != "float32")
+    throw Error("'" + path + "': dtype " + h.descr.substr(0, 16) + ", Tessera reads float32 ('<f4')");
+  if (h.fortran_order)
     throw Error("'" + path + "': Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
-    throw Error("'" + path + "': the .npy header has no shape");
-  std::vector<int64_t> shape = parse_shape(m[1], path);
+  std::vector<int64_t> shape = h.shape;
   if (shape.empty()) shape = {1};  // a scalar
-  support::bounded_product(shape, "'" + path + "' shape");
+  const int64_t elements = support::bounded_product(shape, "'" + path + "' shape");
+  // The data's size is checked against the file before anything is allocated:
+  // a small file claiming a huge shape costs nothing.
+  const auto data_start = static_cast<uint64_t>(in.tellg());
+  in.seekg(0, std::ios::end);
+  const auto file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(static_cast<std::streamoff>(data_start));
+  const uint64_t needed = static_cast<uint64_t>(elements) * sizeof(float);
+  const uint64_t held = file_size - data_start;
+  if (held < needed)
+    throw Error("'" + path + "' is shorter than its shape needs: " + std::to_string(held) + " bytes of data for " +
+                std::to_string(needed));
+  if (held > needed)
+    throw Error("'" + path + "' has " + std::to_string(held - needed) + " bytes after the data its shape holds");
   NDArray a(shape);
-  if (!in.read(reinterpret_cast<char*>(a.data()), a.size() * sizeof(float)))
-    throw Error("'" + path + "' is shorter than its shape needs");
+  if (!in.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(needed)))
+    throw Error("cannot read '" + path + "'");
   return a;
 }
 
@@ -82,16 +175,14 @@ void write_npy(const NDArray& array, const std::string& path) {
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error("cannot write '" + path + "'");
-  out.write(kMagic, 6);
-  const char version[2] = {1, 0};
-  out.write(version, 2);
+  std::string out(kMagic, 6);
+  out.push_back(1);  // format version 1.0
+  out.push_back(0);
   const uint16_t n = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&n), 2);
-  out << header;
-  out.write(reinterpret_cast<const char*>(array.data()), array.size() * sizeof(float));
-  if (!out) throw Error("cannot write '" + path + "'");
+  out.append(reinterpret_cast<const char*>(&n), 2);
+  out += header;
+  out.append(reinterpret_cast<const char*>(array.data()), static_cast<size_t>(array.size()) * sizeof(float));
+  support::write_file_atomically(path, out);  // a full disk leaves the old file, not half a new one
 }
 
 }  // namespace tessera::runtime

@@ -181,6 +181,54 @@ TEST(AutotvmTuneTasks, StopFlagDropsTheBatchInFlightAndConfirmsNothing) {
   std::filesystem::remove(log);
 }
 
+TEST(AutotvmTuneTasks, AStopDuringTheConfirmationStopsTheRunAndConfirmsNothing) {
+  ThreeTasks t;
+  const std::string log = temp_log("tessera_tune_tasks_stop_confirm");
+  std::atomic<bool> stop{false};
+  test::FakeBuilder builder;
+  PacedRunner search(t.synthetic, 0);
+  PacedRunner confirm(t.synthetic, 0);
+  confirm.stop = &stop;
+  confirm.stop_after = 1;  // Ctrl-C while the first task's leaders are re-measured
+  TuneTasksOptions o = options_for(log);
+  o.stop = &stop;
+  std::ostringstream out, warnings;
+  const TuneTasksSummary s = tune_tasks(t.weighted(), o, {&builder, &search, &confirm}, out, warnings);
+  EXPECT_TRUE(s.stopped);  // the CLI exits 130, not 0
+  const std::vector<records::Record> stopped = read_log(log);
+  EXPECT_EQ(stopped.size(), 48u);
+  for (const auto& r : stopped) EXPECT_FALSE(r.confirmed) << "an interrupted confirmation was logged";
+
+  // The next run confirms the first task's leaders before going on.
+  test::FakeRunner runner(t.synthetic);
+  std::ostringstream again;
+  tune_tasks(t.weighted(), options_for(log), {&builder, &runner}, again, warnings);
+  EXPECT_EQ(again.str().find("[Task  1/ 3] already tuned"), std::string::npos) << again.str();
+  expect_each_config_once_and_every_task_finished(read_log(log));
+  std::filesystem::remove(log);
+}
+
+TEST(AutotvmTuneTasks, ARunKilledBeforeItsConfirmationConfirmsWhenResumed) {
+  ThreeTasks t;
+  const std::string log = temp_log("tessera_tune_tasks_unconfirmed");
+  test::FakeBuilder builder;
+  test::FakeRunner runner(t.synthetic);
+  std::ostringstream out, warnings;
+  tune_tasks(t.weighted(), options_for(log), {&builder, &runner}, out, warnings);
+  // The log as a kill between the last batch and the confirmation leaves it.
+  std::vector<records::Record> unconfirmed;
+  for (auto& r : read_log(log))
+    if (!r.confirmed) unconfirmed.push_back(r);
+  records::write_records(log, unconfirmed);
+
+  std::ostringstream again;
+  const TuneTasksSummary s = tune_tasks(t.weighted(), options_for(log), {&builder, &runner}, again, warnings);
+  EXPECT_EQ(s.already_done, 0) << again.str();
+  EXPECT_EQ(s.trials, 0);  // every config was measured: only the leaders are
+  expect_each_config_once_and_every_task_finished(read_log(log));
+  std::filesystem::remove(log);
+}
+
 TEST(AutotvmTuneTasks, TimeBudgetIsSplitByWeightTimesFlops) {
   ThreeTasks t;
   const std::vector<double> seconds = split_time_budget(t.weighted(), 60);

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <limits>
+
 #include "codegen/target.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
@@ -71,6 +74,44 @@ TEST(Build, ASmallNetworkOfEveryKernelKindMatchesTheInterpreter) {
   graph::NodeId probs = b.softmax(y, -1, "softmax");
   graph::Graph g = b.finish({probs, y});
   for (int threads : {1, 2}) expect_matches_interpreter(g, threads, /*via_file=*/threads == 2);
+}
+
+TEST(Build, ReluAndClipKeepNaNAsTheFrameworksDo) {
+  // Standalone and fused after a convolution's epilogue: NaN in, NaN out
+  // (onnxruntime and PyTorch keep it; max(x, 0) made it 0).
+  graph::GraphBuilder b(6);
+  graph::NodeId x = b.input("x", {1, 16, 4, 4});
+  graph::NodeId relu = b.relu(x, "relu");
+  graph::NodeId clip = b.clip(x, 0, 6, "clip");
+  graph::NodeId conv = b.relu(b.conv2d(x, b.random_constant("w", {16, 16, 1, 1}, -0.3f, 0.3f),
+                                       graph::Conv2dAttrs::symmetric(1, 0), "conv"),
+                              "conv.relu");
+  graph::Graph g = b.finish({relu, clip, conv});
+  BuildResult built = build(g, codegen::Target::host());
+  runtime::GraphExecutor ex(std::move(built.artifact), "nan");
+  runtime::NDArray in({1, 16, 4, 4});
+  in.fill_random(3, -10, 10);
+  const int64_t pixel = 5;  // channel 0, row 1, column 1: NaN reaches every output channel of that pixel
+  in[pixel] = std::numeric_limits<float>::quiet_NaN();
+  ex.set_input(0, in);
+  ex.run();
+  std::vector<runtime::NDArray> inputs;
+  inputs.push_back(std::move(in));
+  const auto want = graph::interpret(g, inputs);
+  const runtime::NDArray& in_ref = inputs[0];
+  for (int o = 0; o < 3; ++o) {
+    const runtime::NDArray got = ex.get_output(o);
+    for (int64_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(std::isnan(got[i]), std::isnan(want[o][i])) << "output " << o << " element " << i;
+      if (!std::isnan(want[o][i])) EXPECT_NEAR(got[i], want[o][i], 1e-4f) << "output " << o << " element " << i;
+    }
+  }
+  EXPECT_TRUE(std::isnan(ex.get_output(0)[pixel]));
+  EXPECT_TRUE(std::isnan(ex.get_output(1)[pixel]));
+  EXPECT_TRUE(std::isnan(ex.get_output(2)[pixel + 16 * 15]));  // the last output channel at that pixel
+  // The interpreter agrees with the frameworks' reading on its own.
+  EXPECT_TRUE(std::isnan(want[0][pixel]));
+  EXPECT_EQ(want[1][pixel + 1], std::min(std::max(in_ref[pixel + 1], 0.0f), 6.0f));
 }
 
 // keep_layout: the auto-scheduler's NHWC path. Every kernel computes in

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "build/build.h"
@@ -213,6 +214,61 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   Graph batched = import_onnx(path, options);
   EXPECT_EQ(batched.node(batched.input_ids().at(0)).type.shape[0], 3);
   unlink(path.c_str());
+}
+
+// After the Relu, a node of `op` reading its output; the Flatten reads the new node's output.
+onnx::NodeProto& insert_after_relu(onnx::ModelProto& m, const std::string& op) {
+  onnx::NodeProto& relu = first(m, "Relu");
+  const std::string relu_out = relu.output(0);
+  onnx::NodeProto* n = m.mutable_graph()->add_node();
+  n->set_name("hostile_" + op);
+  n->set_op_type(op);
+  n->add_input(relu_out);
+  n->add_output("hostile_out");
+  for (auto& other : *m.mutable_graph()->mutable_node())
+    if (&other != n && other.op_type() == "MaxPool") other.set_input(0, "hostile_out");
+  return *n;
+}
+
+void add_axes(onnx::ModelProto& m, onnx::NodeProto& n, std::vector<int64_t> axes) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(n.name() + ".axes");
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(axes.size()));
+  for (int64_t a : axes) t->add_int64_data(a);
+  n.add_input(t->name());
+}
+
+TEST(OnnxImport, WhatOnnxruntimeRefusesIsRefused) {
+  expect_refused("squeeze axis out of range", [](onnx::ModelProto& m) { add_axes(m, insert_after_relu(m, "Squeeze"), {7}); },
+                 "axis 7 is out of range for 4 axes");
+  expect_refused("squeeze of a dimension that is not 1", [](onnx::ModelProto& m) {
+        add_axes(m, insert_after_relu(m, "Squeeze"), {1});
+      }, "axis 1 has size 8, not 1");
+  expect_refused("unsqueeze with an axis twice", [](onnx::ModelProto& m) {
+        add_axes(m, insert_after_relu(m, "Unsqueeze"), {0, 0});
+      }, "axis 0 is given twice");
+  expect_refused("empty constant", [](onnx::ModelProto& m) {
+        onnx::NodeProto* c = m.mutable_graph()->add_node();
+        c->set_name("empty");
+        c->set_op_type("Constant");
+        c->add_output("nothing");
+        auto* a = c->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+        a->mutable_t()->add_dims(0);
+      }, "an empty Constant");
+  auto batch_dim = [](onnx::ModelProto& m) {
+    return m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  };
+  for (int64_t bad : {0, -1})
+    expect_refused("batch dimension " + std::to_string(bad), [&](onnx::ModelProto& m) { batch_dim(m)->set_dim_value(bad); },
+                   "dimension 0 is " + std::to_string(bad) + ": a dimension must be a positive size");
+  OnnxImportOptions batch4;
+  batch4.batch = 4;
+  expect_refused("a batch asked of a fixed-batch model", [](onnx::ModelProto&) {},
+                 "input 'data' has a fixed batch of 1; it cannot run at batch 4", batch4);
 }
 
 // A chain of 200000 Relus listed last-first: ordering them must not recurse

@@ -4,6 +4,9 @@
 #include "runtime/graph_executor.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <random>
 #include <unistd.h>
 
 #include <fstream>
@@ -54,6 +57,7 @@ struct TinyModel {
         compile_kernel(ops::relu(act), "relu" + suffix),
         compile_kernel(ops::conv2d_nchw(mid, k2, ops::Conv2dAttrs::symmetric(1, 0)), "conv_1x1" + suffix)};
     artifact.target = codegen::Target::host().str();
+    artifact.instruction_sets = codegen::Target::host().instruction_sets();
     artifact.shared_object = codegen::link_shared_object(objects);
     ExecutableGraph& g = artifact.graph;
     g.tensors = {{"data", {1, 8, 10, 10}},   {"w1", {16, 8, 3, 3}}, {"conv1", {1, 16, 10, 10}},
@@ -199,6 +203,65 @@ TEST(GraphExecutor, AKernelMissingFromTheLibraryIsNamed) {
   }
 }
 
+TEST(GraphExecutor, AGraphCallingAFunctionOutsideItsLibraryIsRefused) {
+  // dlsym would find libc's abort through the library's dependencies.
+  for (const char* name : {"abort", "memcpy", "exit"}) {
+    TinyModel model;
+    model.artifact.graph.calls[1].kernel = name;
+    try {
+      GraphExecutor ex(std::move(model.artifact), "tiny.tsr");
+      ADD_FAILURE() << "loaded a graph calling " << name;
+    } catch (const Error& e) {
+      // Refused either way: not found (no dependency has it), or found outside the library.
+      const std::string m = e.what();
+      EXPECT_TRUE(m == std::string("tiny.tsr: '") + name + "' is not a kernel of its library" ||
+                  m == std::string("tiny.tsr: no kernel '") + name + "' in its library")
+          << m;
+    }
+  }
+}
+
+TEST(GraphExecutor, ACallWhoseBuffersDoNotFitItsKernelIsRefused) {
+  {
+    // An edited shape: the 1x1 convolution would write 80,000 floats into a
+    // buffer planned for them while its kernel computes 800; or, the other
+    // way round, write 800 into a buffer of 8.
+    TinyModel model;
+    model.artifact.graph.tensors[5].shape = {1, 8, 1, 1};
+    try {
+      GraphExecutor ex(std::move(model.artifact), "tiny.tsr");
+      FAIL() << "loaded a graph whose output buffer is smaller than its kernel writes";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(),
+                   "tiny.tsr: the graph gives kernel 'conv_1x1' tensor 'out' of 8 elements as argument 2, which holds 800");
+    }
+  }
+  TinyModel model;
+  model.artifact.graph.calls[1].inputs.push_back(0);  // relu given two inputs
+  try {
+    GraphExecutor ex(std::move(model.artifact), "tiny.tsr");
+    FAIL() << "loaded a call with a buffer too many";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "tiny.tsr: the graph calls kernel 'relu' with 3 buffers; it takes 2");
+  }
+}
+
+TEST(GraphExecutor, AnArtifactForACpuThisHostIsNotIsRefused) {
+  TinyModel model;
+  model.artifact.instruction_sets = {"sse4.2", "avx9000"};  // no CPU has it; the runtime cannot vouch for it
+  try {
+    GraphExecutor ex(std::move(model.artifact), "tiny.tsr");
+    FAIL() << "loaded kernels for a CPU this host is not";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny.tsr: compiled for"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use avx9000, which this host's CPU lacks"), std::string::npos) << e.what();
+  }
+  // What this host's own compiler records, it runs.
+  TinyModel here;
+  EXPECT_FALSE(here.artifact.instruction_sets.empty());
+  EXPECT_NO_THROW(GraphExecutor(std::move(here.artifact), "tiny.tsr"));
+}
+
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
@@ -207,6 +270,24 @@ std::string read_bytes(const std::string& path) {
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+// The artifact's bytes with every section's CRC computed anew: damage that
+// gets past the checksums (a deliberate edit) meets the graph's own checks.
+std::string reseal(std::string bytes) {
+  size_t pos = 16;  // magic, version, section count
+  while (pos < bytes.size()) {
+    uint32_t name_length = 0;
+    std::memcpy(&name_length, bytes.data() + pos, 4);
+    pos += 4 + name_length;
+    uint64_t size = 0;
+    std::memcpy(&size, bytes.data() + pos, 8);
+    const uint32_t crc = static_cast<uint32_t>(
+        crc32_z(crc32_z(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data() + pos + 12), size));
+    std::memcpy(bytes.data() + pos + 8, &crc, 4);
+    pos += 12 + size;
+  }
+  return bytes;
+}
 
 // Each damage is one error naming the file; none crashes or loads.
 TEST(Artifact, DamagedFilesAreClearErrors) {
@@ -231,14 +312,15 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
   std::vector<Damage> damages = {
       {"empty", "", "is not a Tessera artifact"},
       {"another format", "GIF89a....", "is not a Tessera artifact"},
-      {"a newer version", newer, "has format version 9; this runtime reads 1 (recompile the model)"},
+      {"a newer version", newer, "has format version 9; this runtime reads 2 (recompile the model)"},
       {"cut in the header", good.substr(0, 14), "is truncated: the section count"},
       {"cut in the params", good.substr(0, good.size() / 2), "is truncated"},
       {"cut by one byte", good.substr(0, good.size() - 1), "is truncated: section 'kernels'"},
       {"a byte too many", good + "x", "has bytes after its last section"},
       {"an absurd section size", huge_section, "is truncated: section 'target' needs"},
-      {"a renamed field", junk_graph, "damaged graph"},
-      {"an output out of range", bad_id, "an output names tensor 9, but the graph has 6"},
+      {"a renamed field", junk_graph, "section 'graph' does not match its checksum"},
+      {"a renamed field, checksum made to match", reseal(junk_graph), "damaged graph"},
+      {"an output out of range, checksum made to match", reseal(bad_id), "an output names tensor 9, but the graph has 6"},
   };
   for (const auto& d : damages) {
     write_bytes(bad, d.bytes);
@@ -254,6 +336,29 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
   }
   unlink(bad.c_str());
   EXPECT_THROW(GraphExecutor::load(temp_path("missing.tsr")), Error);
+}
+
+TEST(Artifact, EveryFlippedBitIsACaughtDamageNotACrash) {
+  TinyModel model;
+  const std::string path = temp_path("flip.tsr");
+  write_artifact(model.artifact, path);
+  const std::string good = read_bytes(path);
+  std::mt19937_64 random(27);
+  // Bits in the sections' bytes (past the header and the first section's
+  // header), the kernels' and the weights' above all.
+  for (int i = 0; i < 40; ++i) {
+    std::string bytes = good;
+    const size_t at = 40 + random() % (bytes.size() - 40);
+    bytes[at] = static_cast<char>(bytes[at] ^ (1 << (random() % 8)));
+    write_bytes(path, bytes);
+    try {
+      GraphExecutor ex = GraphExecutor::load(path);
+      ADD_FAILURE() << "byte " << at << " flipped, and the artifact loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  unlink(path.c_str());
 }
 
 TEST(Npy, RoundTripsAndRefusesOtherDtypes) {
@@ -280,6 +385,55 @@ TEST(Npy, RoundTripsAndRefusesOtherDtypes) {
   write_bytes(path, shortened.substr(0, shortened.size() - 4));
   EXPECT_THROW(read_npy(path), Error);
   unlink(path.c_str());
+}
+
+// A hand-made .npy: version 1.0, `header` padded to 64 bytes, then `data`.
+std::string npy_bytes(std::string header, const std::string& data) {
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  const uint16_t n = static_cast<uint16_t>(header.size());
+  out.append(reinterpret_cast<const char*>(&n), 2);
+  return out + header + data;
+}
+
+void expect_npy_error(const std::string& bytes, const std::string& message) {
+  const std::string path = temp_path("hostile.npy");
+  write_bytes(path, bytes);
+  try {
+    read_npy(path);
+    ADD_FAILURE() << "read without error; wanted: " << message;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  unlink(path.c_str());
+}
+
+TEST(Npy, AHeaderIsParsedAsADictNotSearchedForWords) {
+  const std::string four_floats(16, '\0');
+  // A float64 file whose header mentions '<f4' inside another value.
+  expect_npy_error(npy_bytes("{'shape': (4,), 'x': \"'descr': '<f4'\", 'descr': '<f8', 'fortran_order': False}", four_floats),
+                   "unknown key 'x'");
+  expect_npy_error(npy_bytes("{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,)}", four_floats),
+                   "'descr' appears twice");
+  expect_npy_error(npy_bytes("{'fortran_order': False, 'shape': (4,)}", four_floats), "no dtype");
+  // The real thing, spelled with numpy's trailing comma.
+  const std::string path = temp_path("ok.npy");
+  write_bytes(path, npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", four_floats));
+  EXPECT_EQ(read_npy(path).shape(), (std::vector<int64_t>{2, 2}));
+  unlink(path.c_str());
+}
+
+TEST(Npy, ASmallFileClaimingAHugeShapeIsRefusedBeforeAllocating) {
+  // 500,000,000 floats would be 2 GB; the file has 16 bytes of data.
+  expect_npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (500000000,), }", std::string(16, '\0')),
+                   "shorter than its shape needs: 16 bytes of data for 2000000000");
+  // Trailing bytes after the data are damage too.
+  expect_npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", std::string(12, '\0')),
+                   "4 bytes after the data");
 }
 
 }  // namespace
