@@ -31,4 +31,30 @@ inline std::string positive_seconds(const std::string& text) {
   return "must be a positive, finite number of seconds, got " + text;
 }
 
+// Zero or a positive, finite number of minutes (CLI11's NonNegativeNumber
+// takes inf, and nan, and prints the range up to DBL_MAX).
+inline std::string minutes_or_zero(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v) && v >= 0) return "";
+  } catch (const std::exception&) {
+  }
+  return "must be 0 (no limit) or a positive, finite number of minutes, got " + text;
+}
+
+// HOST:PORT with a port from 1 to 65535.
+inline std::string host_and_port(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "must be HOST:PORT, got " + text;
+  try {
+    size_t used = 0;
+    const std::string port = text.substr(colon + 1);
+    const long v = std::stol(port, &used);
+    if (used == port.size() && v >= 1 && v <= 65535) return "";
+  } catch (const std::exception&) {
+  }
+  return "must be HOST:PORT with a port from 1 to 65535, got " + text;
+}
+
 }  // namespace tessera::cli

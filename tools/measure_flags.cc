@@ -30,7 +30,9 @@ void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
       ->check(CLI::IsMember({"local", "rpc"}))
       ->capture_default_str();
   cmd->add_option("--key", o.device_key, "--runner rpc: the device key to measure on (as given to `tessera rpc server --key`)");
-  cmd->add_option("--tracker", o.tracker, "--runner rpc: the tracker, HOST:PORT")->capture_default_str();
+  cmd->add_option("--tracker", o.tracker, "--runner rpc: the tracker, HOST:PORT")
+      ->check(host_and_port)
+      ->capture_default_str();
   cmd->add_option("--priority", o.priority, "--runner rpc: priority of this tuner's device requests (higher first)")
       ->capture_default_str();
   cmd->add_option("--key-file", o.key_file, "--runner rpc: the fleet's key file (default ~/.tessera/rpc.key)");

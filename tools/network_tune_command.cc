@@ -198,7 +198,7 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->capture_default_str();
   cmd->add_option("--log", o.log, "tuning log (JSON lines; default MODEL.log); an existing log resumes the run");
   cmd->add_option("--time-budget", o.time_budget_min, "minutes for all tasks, split by weight x FLOPs (0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(minutes_or_zero)
       ->capture_default_str();
   cmd->add_flag("--no-transfer-learning", o.no_transfer_learning,
                 "start each task's cost model empty instead of from the log's other records");

@@ -54,7 +54,9 @@ RpcCommands add_rpc_commands(CLI::App& parent, RpcCommandOptions& o) {
   add_key_flags(c.tracker, o.tracker.key_file, &o.tracker.authorized_keys);
 
   c.server = rpc->add_subcommand("server", "one machine's devices: registers with the tracker, measures uploads");
-  c.server->add_option("--tracker", o.server.tracker, "the tracker, HOST:PORT")->capture_default_str();
+  c.server->add_option("--tracker", o.server.tracker, "the tracker, HOST:PORT")
+      ->check(host_and_port)
+      ->capture_default_str();
   c.server->add_option("--key", o.server.key, "the device key tuners ask for (e.g. zen4-1t)")->required();
   c.server->add_option("--slots", o.server.slots, "devices of this server; each measures one kernel at a time")
       ->check(CLI::Range(1, 1024))

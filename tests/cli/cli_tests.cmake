@@ -151,6 +151,12 @@ add_test(NAME Cli.AnArtifactNamedOtherwiseIsStillAnArtifact
          COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} -o cli_named.tsr > /dev/null && cp cli_named.tsr cli_named.bin && $<TARGET_FILE:tessera_cli> bench cli_named.bin --repeat 1 --number 1 && $<TARGET_FILE:tessera_cli> compile cli_named.bin -o x.tsr")
 set_tests_properties(Cli.AnArtifactNamedOtherwiseIsStillAnArtifact PROPERTIES PASS_REGULAR_EXPRESSION
                      "cli_named.bin [(]input 1x3x64x64.*'cli_named.bin' is a compiled Tessera artifact, not a model")
+add_test(NAME Cli.AnInfiniteTimeBudgetIsRefused COMMAND tessera_cli tune resnet-18 --time-budget inf)
+set_tests_properties(Cli.AnInfiniteTimeBudgetIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "must be 0 [(]no limit[)] or a positive, finite number of minutes, got inf")
+add_test(NAME Cli.ATrackerPortOutOfRangeIsRefused COMMAND tessera_cli rpc server --tracker 127.0.0.1:99999 --key zen)
+set_tests_properties(Cli.ATrackerPortOutOfRangeIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "must be HOST:PORT with a port from 1 to 65535, got 127.0.0.1:99999")
 
 # Timeouts: each command above runs in under 5 s on a 2-core Xeon, but for
 # the tuning runs and the Python package (20-25 s); a hang fails in a minute.
