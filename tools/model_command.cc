@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -22,6 +20,7 @@
 #include "model_flags.h"
 #include "operator_flags.h"
 #include "records/log_file.h"
+#include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
 #include "runtime/thread_pool.h"
@@ -41,10 +40,7 @@ void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
 // An artifact is named .tsr (a damaged one's load then says what is wrong),
 // or is a file of another name starting with the artifact's magic.
 bool is_artifact(const std::string& path) {
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".tsr") return true;
-  std::ifstream in(path, std::ios::binary);
-  char magic[8] = {};
-  return in && in.read(magic, 8) && std::memcmp(magic, "TESSERA", 8) == 0;
+  return (path.size() > 4 && path.substr(path.size() - 4) == ".tsr") || runtime::is_artifact_file(path);
 }
 
 graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, {o.batch, o.layout}); }

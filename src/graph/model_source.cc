@@ -2,11 +2,10 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <string_view>
 
 #include "graph/onnx_import.h"
 #include "graph/zoo.h"
+#include "runtime/artifact.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
@@ -20,12 +19,6 @@ bool ends_with_onnx(const std::string& path) {
   return tail == ".onnx";
 }
 
-bool starts_with(const std::string& path, std::string_view magic) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(magic.size(), '\0');
-  return in.read(head.data(), static_cast<std::streamsize>(head.size())) && head == magic;
-}
-
 }  // namespace
 
 Graph load_model(const std::string& model, const ModelOptions& options) {
@@ -33,7 +26,7 @@ Graph load_model(const std::string& model, const ModelOptions& options) {
   // is the user's model, not the zoo's; M.ONNX is ONNX.
   std::error_code ec;
   const bool file = std::filesystem::is_regular_file(model, ec);
-  if (file && starts_with(model, std::string_view("TESSERA\0", 8)))
+  if (file && runtime::is_artifact_file(model))
     throw Error("'" + model + "' is a compiled Tessera artifact, not a model: run it with `tessera run` or `tessera bench`");
   if (file || ends_with_onnx(model)) {
     if (options.layout != "NCHW")

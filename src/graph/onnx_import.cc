@@ -720,16 +720,15 @@ class Importer {
     const std::string what = describe(n);
     if (const auto* a = attr(n, "value")) {
       onnx::TensorProto t = a->t();
-      int64_t elements = 1;
-      for (int64_t d : t.dims()) elements *= d < 0 ? 0 : std::min<int64_t>(d, 1 << 30);
-      if (elements == 0) fail(what + ": an empty Constant (a dimension of 0) has no value");
+      if (std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d <= 0; }))
+        fail(what + ": an empty Constant (a dimension of 0) has no value");
       if (t.name().empty()) t.set_name(n.output(0));
       values_[n.output(0)] = tensor_value(t, what);
     } else if (const auto* f = attr(n, "value_float")) {
       values_[n.output(0)] = Value{b_.constant(n.output(0), scalar(f->f())), std::nullopt, {}};
     } else if (const auto* fs = attr(n, "value_floats")) {
       if (fs->floats_size() == 0) fail(what + ": an empty Constant (value_floats has no values)");
-      runtime::NDArray arr({static_cast<int64_t>(std::max(1, fs->floats_size()))});
+      runtime::NDArray arr({static_cast<int64_t>(fs->floats_size())});
       for (int i = 0; i < fs->floats_size(); ++i) arr[i] = fs->floats(i);
       values_[n.output(0)] = Value{b_.constant(n.output(0), std::move(arr)), std::nullopt, {}};
     } else if (const auto* i = attr(n, "value_int")) {

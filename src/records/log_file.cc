@@ -16,6 +16,7 @@
 #include <ostream>
 #include <utility>
 
+#include "support/write_file.h"
 #include "tessera/error.h"
 
 namespace tessera::records {
@@ -76,17 +77,6 @@ bool ends_mid_line(int fd) {
   if (::fstat(fd, &st) != 0 || st.st_size == 0) return false;
   char last = '\n';
   return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
-}
-
-// Makes the file's directory entry durable too: fsync of a new file alone
-// does not guarantee that the file is found after a crash.
-void sync_parent_directory(const std::string& path) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return;  // best effort: the records themselves are synced
-  ::fsync(dfd);
-  ::close(dfd);
 }
 
 // Holds back the signals that end a process from the keyboard or a job
@@ -150,7 +140,7 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
     ::close(fd_);
     throw;
   }
-  sync_parent_directory(path_);
+  support::sync_parent_directory(path_);
 }
 
 RecordWriter::~RecordWriter() {
@@ -227,29 +217,7 @@ std::vector<Record> load_records(const std::string& path, std::ostream& warnings
 }
 
 void write_records(const std::string& path, const std::vector<Record>& records) {
-  // A temporary of its own (two writers of one output must not share one),
-  // renamed over the output once complete.
-  std::string tmp_name = path + ".tmp.XXXXXX";
-  std::string text = batch_text(records);
-  int fd = ::mkostemp(tmp_name.data(), O_CLOEXEC);
-  const std::string& tmp = tmp_name;
-  if (fd < 0) throw Error("cannot create a temporary beside record log '" + path + "': " + errno_text());
-  ::fchmod(fd, 0644);
-  try {
-    write_all(fd, text, tmp);
-    sync(fd, tmp);
-  } catch (...) {
-    ::close(fd);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = errno_text();
-    std::remove(tmp.c_str());
-    throw Error("cannot replace record log '" + path + "': " + why);
-  }
-  sync_parent_directory(path);
+  support::write_file_atomically(path, batch_text(records));  // readers never see half
 }
 
 }  // namespace tessera::records

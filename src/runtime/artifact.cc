@@ -151,6 +151,12 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
   support::write_file_atomically(path, out);
 }
 
+bool is_artifact_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof(kMagic)] = {};
+  return in && in.read(magic, sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
+}
+
 Artifact read_artifact(const std::string& path) {
   const std::string bytes = read_file(path);
   Reader r(bytes, path);

@@ -40,4 +40,8 @@ void write_artifact(const Artifact& artifact, const std::string& path);
 // its header claims before its sections are read.
 Artifact read_artifact(const std::string& path);
 
+// True when `path` is a file that starts with the artifact's magic, whatever
+// its name (false when it cannot be read).
+bool is_artifact_file(const std::string& path);
+
 }  // namespace tessera::runtime

@@ -14,9 +14,20 @@
 
 namespace tessera::support {
 
+void sync_parent_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;
+  ::fsync(dfd);
+  ::close(dfd);
+}
+
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode) {
+  // A temporary of its own (two writers of one output must not share one);
+  // close-on-exec, as measuring forks children.
   std::string temp = path + ".XXXXXX";
-  const int fd = mkstemp(temp.data());
+  const int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) throw Error("cannot write " + quoted(path) + ": cannot create a file beside it: " + std::strerror(errno));
   size_t done = 0;
   int error = 0;
@@ -37,6 +48,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes, unsi
     unlink(temp.c_str());
     throw Error("cannot write " + quoted(path) + ": " + std::strerror(error));
   }
+  sync_parent_directory(path);
 }
 
 void refuse_to_overwrite(const std::string& output, const std::string& input, const std::string& what,

@@ -12,6 +12,11 @@ namespace tessera::support {
 // Throws tessera::Error "cannot write 'PATH': REASON" (the old file untouched).
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 
+// Makes the directory entry of `path` durable (fsync of its folder): fsync of
+// a new or renamed file alone does not guarantee it is found after a crash.
+// Best effort: the file's own bytes are synced by whoever wrote them.
+void sync_parent_directory(const std::string& path);
+
 // Throws tessera::Error when `output` is the file `input` (the same path, or
 // the same file under another name): "--output 'a.tsr' is the input
 // artifact; refusing to overwrite it". `what` names the input ("artifact").
