@@ -1,5 +1,9 @@
 #include "runtime/host_cpu.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <functional>
 #include <map>
 
@@ -14,8 +18,13 @@ bool host_has(const std::string& instruction_set) {
       {"avx", [] { return __builtin_cpu_supports("avx") != 0; }},
       {"avx2", [] { return __builtin_cpu_supports("avx2") != 0; }},
       {"fma", [] { return __builtin_cpu_supports("fma") != 0; }},
-      // Every CPU with AVX2 has F16C; GCC 12 cannot ask for it by name.
-      {"f16c", [] { return __builtin_cpu_supports("avx2") != 0; }},
+      // GCC 12 cannot ask for F16C by name: CPUID leaf 1, ECX bit 29, with
+      // the OS saving AVX state (F16C works on the ymm registers).
+      {"f16c",
+       [] {
+         unsigned a = 0, b = 0, c = 0, d = 0;
+         return __builtin_cpu_supports("avx") != 0 && __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+       }},
       {"bmi", [] { return __builtin_cpu_supports("bmi") != 0; }},
       {"bmi2", [] { return __builtin_cpu_supports("bmi2") != 0; }},
       {"avx512f", [] { return __builtin_cpu_supports("avx512f") != 0; }},
