@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/blocked_conv.h"
+#include "graph/passes.h"
 #include "ops/conv2d.h"
 #include "ops/registry.h"
 #include "tessera/error.h"
@@ -63,7 +63,7 @@ inline Layer as_built(Layer l) {
   const ops::Shape out =
       ops::conv2d_nchw_output_shape(a.input, a.weight, ops::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation));
   if (const int64_t m =
-          graph::winograd_tile_for(graph::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation), a.weight, out)) {
+          graph::winograd_tile_for(ops::Conv2dAttrs::symmetric(a.stride, a.pad, a.dilation), a.weight, out)) {
     l.op = "conv2d_winograd";
     l.args.winograd_tile = m;
   }

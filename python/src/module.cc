@@ -64,9 +64,9 @@ std::array<int64_t, 4> padding_of(const std::vector<int64_t>& v) {
   return {h, w, h, w};
 }
 
-graph::PoolAttrs pool_attrs(const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+graph::Pool2dAttrs pool_attrs(const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                             const std::vector<int64_t>& padding, bool ceil_mode, bool count_include_pad) {
-  graph::PoolAttrs a;
+  graph::Pool2dAttrs a;
   std::tie(a.kernel_h, a.kernel_w) = pair_of(kernel, "kernel");
   std::tie(a.stride_h, a.stride_w) = pair_of(stride.empty() ? kernel : stride, "stride");
   auto p = padding_of(padding);

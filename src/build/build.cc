@@ -57,10 +57,10 @@ class Builder {
     if (n.op != graph::Op::kConstant) return tensor_of_.at(id);
     const Node& as = reader ? *reader : n;
     if (!reader) index = 0;
-    const auto key = std::make_pair(id, kernel_constant_shape(as, index, n.value->shape()));
+    const auto key = std::make_pair(id, kernel_constant_shape(g_, as, index, n.value->shape()));
     auto it = constant_tensor_.find(key);
     if (it != constant_tensor_.end()) return it->second;
-    runtime::NDArray value = kernel_constant(as, index, *n.value);
+    runtime::NDArray value = kernel_constant(g_, as, index, *n.value);
     const int t = new_tensor(n.name, value.shape());
     result_.artifact.graph.constants.push_back(t);
     result_.artifact.params.push_back(std::move(value));
@@ -72,13 +72,8 @@ class Builder {
   // a flatten, or a layout_transform that moves no element (NCHW <-> NCHW1c;
   // NCHW<b>c <-> NCHW of a 1x1 image).
   bool keeps_bytes(const Node& n) const {
-    if (n.op == graph::Op::kReshape || n.op == graph::Op::kFlatten || n.op == graph::Op::kDropout) return true;
-    if (n.op != graph::Op::kLayoutTransform) return false;
-    const auto& a = n.attrs_as<graph::LayoutTransformAttrs>();
-    auto plain_channels = [](const std::string& layout, const graph::Shape& shape) {
-      return layout == "NCHW" || layout == "NCHW1c" || (layout.rfind("NCHW", 0) == 0 && shape[2] * shape[3] == 1);
-    };
-    return plain_channels(a.src, g_.node(n.inputs[0]).type.shape) && plain_channels(a.dst, n.type.shape);
+    const ops::Operator& op = n.op.definition();
+    return op.keeps_bytes && op.keeps_bytes(graph::operator_call(g_, n));
   }
 
   void add_view(const Node& n) {

@@ -26,13 +26,15 @@ struct NetworkTask {
   std::vector<std::string> nodes;  // their anchors, in graph order
 };
 
-// The operator and arguments a template knows an anchor by; empty when the
-// node is not tunable (a pool, an NCHW grouped convolution, unequal strides).
+// The operator and arguments a template knows an anchor by, from its
+// operator's strategy for the target (ops/operator.h); empty when the node is
+// not tunable there (a pool, an NCHW grouped convolution, unequal strides).
 struct TunableOperator {
   std::string op;
   ops::OpArgs args;
 };
-std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const graph::Node& anchor);
+std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const graph::Node& anchor,
+                                                const codegen::Target& target);
 
 // The workload key of the anchor alone (its epilogue left out): equal for
 // kernels that share a task.

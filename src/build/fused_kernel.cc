@@ -52,7 +52,7 @@ FusedKernel fuse_kernel(const graph::Graph& g, const graph::FusedGroup& group, c
 graph::Shape stored_operand_shape(const graph::Graph& g, const KernelOperand& operand) {
   const Node& source = g.node(operand.source);
   if (source.op != graph::Op::kConstant) return source.type.shape;
-  return kernel_constant_shape(g.node(operand.reader), operand.index, source.type.shape);
+  return kernel_constant_shape(g, g.node(operand.reader), operand.index, source.type.shape);
 }
 
 }  // namespace tessera::build

@@ -110,7 +110,7 @@ class GraphTuner {
     for (const graph::FusedGroup& group : graph::fuse_operators(g)) {
       const graph::Node& anchor = g.node(group.anchor());
       if (anchor.op != graph::Op::kConv2d) continue;
-      const std::optional<TunableOperator> op = tunable_operator(g, anchor);
+      const std::optional<TunableOperator> op = tunable_operator(g, anchor, target_);
       if (!op) continue;
       const FusedKernel kernel =
           fuse_kernel(g, group, [&](const KernelOperand& o) { return stored_operand_shape(g, o); });

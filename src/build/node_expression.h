@@ -1,6 +1,6 @@
 #pragma once
-// A graph node as a tensor expression: the operator declarations of ops/
-// applied to the expressions of its inputs. The build layer composes them
+// A graph node as a tensor expression: its operator's compute declaration
+// (ops/operator.h) applied to the expressions of its inputs. The build layer composes them
 // into one compute DAG per fused kernel.
 #include <vector>
 
@@ -17,8 +17,10 @@ ir::Tensor node_expression(const graph::Graph& graph, const graph::Node& node, c
 // How a build stores a constant input of `node` (input `index`) for its
 // kernel, when that differs from the graph's value: dense packs its weight
 // (N, K) as (N/bn, K, bn). Returns the value unchanged otherwise.
-runtime::NDArray kernel_constant(const graph::Node& node, size_t index, const runtime::NDArray& value);
+runtime::NDArray kernel_constant(const graph::Graph& graph, const graph::Node& node, size_t index,
+                                 const runtime::NDArray& value);
 // The shape kernel_constant gives a constant of `shape`.
-graph::Shape kernel_constant_shape(const graph::Node& node, size_t index, const graph::Shape& shape);
+graph::Shape kernel_constant_shape(const graph::Graph& graph, const graph::Node& node, size_t index,
+                                   const graph::Shape& shape);
 
 }  // namespace tessera::build

@@ -98,10 +98,10 @@ NodeId GraphBuilder::clip(NodeId x, float min, float max, const std::string& nam
   return add_node(Op::kClip, name, {x}, ClipAttrs{min, max});
 }
 NodeId GraphBuilder::sigmoid(NodeId x, const std::string& name) { return add_node(Op::kSigmoid, name, {x}); }
-NodeId GraphBuilder::max_pool2d(NodeId x, const PoolAttrs& attrs, const std::string& name) {
+NodeId GraphBuilder::max_pool2d(NodeId x, const Pool2dAttrs& attrs, const std::string& name) {
   return add_node(Op::kMaxPool2d, name, {x}, attrs);
 }
-NodeId GraphBuilder::avg_pool2d(NodeId x, const PoolAttrs& attrs, const std::string& name) {
+NodeId GraphBuilder::avg_pool2d(NodeId x, const Pool2dAttrs& attrs, const std::string& name) {
   return add_node(Op::kAvgPool2d, name, {x}, attrs);
 }
 NodeId GraphBuilder::global_avg_pool2d(NodeId x, const std::string& layout, const std::string& name) {

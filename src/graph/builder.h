@@ -47,8 +47,8 @@ class GraphBuilder {
   NodeId relu(NodeId x, const std::string& name = "");
   NodeId clip(NodeId x, float min, float max, const std::string& name = "");
   NodeId sigmoid(NodeId x, const std::string& name = "");
-  NodeId max_pool2d(NodeId x, const PoolAttrs& attrs, const std::string& name = "");
-  NodeId avg_pool2d(NodeId x, const PoolAttrs& attrs, const std::string& name = "");
+  NodeId max_pool2d(NodeId x, const Pool2dAttrs& attrs, const std::string& name = "");
+  NodeId avg_pool2d(NodeId x, const Pool2dAttrs& attrs, const std::string& name = "");
   NodeId global_avg_pool2d(NodeId x, const std::string& layout = "NCHW", const std::string& name = "");
   NodeId concat(const std::vector<NodeId>& xs, int64_t axis, const std::string& name = "");
   NodeId reshape(NodeId x, Shape newshape, const std::string& name = "");

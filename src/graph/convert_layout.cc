@@ -3,14 +3,18 @@
 #include <map>
 #include <tuple>
 
-#include "graph/blocked_conv.h"
 #include "graph/channel_constant.h"
-#include "graph/layout.h"
+#include "ops/tensor_layout.h"
 #include "graph/passes.h"
 #include "graph/rewriter.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
+
+using ops::is_channel_blocked;
+using ops::Layout;
+using ops::layout_transform;
+using ops::layout_transform_shape;
 namespace {
 
 std::string blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
@@ -22,9 +26,12 @@ int64_t block_for(int64_t channels, int64_t most) {
   return b;
 }
 
+// Elementwise operators without a layout-bound attribute (bias_add names an
+// axis) compute the same in any layout: blocks flow through them.
 bool is_elementwise(Op op) {
-  return op == Op::kAdd || op == Op::kMultiply || op == Op::kRelu || op == Op::kClip || op == Op::kSigmoid;
+  return op.definition().pattern == ops::FusionPattern::kElementwise && op != Op::kBiasAdd;
 }
+
 
 // The channel axis of a 4-D activation layout.
 size_t channel_axis(const std::string& layout) { return layout == "NHWC" ? 3 : 1; }
@@ -53,8 +60,8 @@ class LayoutConverter {
     for (const Node& n : g_.nodes()) {
       if (n.op == Op::kConv2d && convert_conv(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && pool_follows_into_blocks(n)) continue;
-      if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<PoolAttrs>().layout == "NHWC") {
-        PoolAttrs a = n.attrs_as<PoolAttrs>();
+      if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<Pool2dAttrs>().layout == "NHWC") {
+        Pool2dAttrs a = n.attrs_as<Pool2dAttrs>();
         a.layout = "NCHW";
         wrap(n, "NHWC", "NCHW", a);
         continue;
@@ -132,10 +139,10 @@ class LayoutConverter {
   // NCHW<b>c: its window moves over whole channel blocks.
   bool pool_follows_into_blocks(const Node& n) {
     const Node in = r_.node(r_.mapped(n.inputs[0]));
-    if (in.op != Op::kLayoutTransform || n.attrs_as<PoolAttrs>().layout != "NCHW") return false;
+    if (in.op != Op::kLayoutTransform || n.attrs_as<Pool2dAttrs>().layout != "NCHW") return false;
     const LayoutTransformAttrs t = in.attrs_as<LayoutTransformAttrs>();
     if (t.dst != "NCHW" || !is_channel_blocked(t.src)) return false;
-    PoolAttrs a = n.attrs_as<PoolAttrs>();
+    Pool2dAttrs a = n.attrs_as<Pool2dAttrs>();
     a.layout = t.src;
     NodeId inner = r_.add(n.op, n.name, {in.inputs[0]}, a);
     r_.replace(n.id, transform(inner, t.src, t.dst, n.name + ".out"));
@@ -240,6 +247,15 @@ Graph cancel_layout_transforms(const Graph& g) {
     r.copy(n);
   }
   return eliminate_dead_nodes(r.finish());
+}
+
+int64_t winograd_tile_for(const Conv2dAttrs& a, const Shape& oihw_weight, const Shape& nchw_output) {
+  const Shape &w = oihw_weight, &out = nchw_output;
+  const bool three_by_three = w.size() == 4 && w[2] == 3 && w[3] == 3;
+  const bool unit_steps = a.stride_h == 1 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1;
+  if (!three_by_three || !unit_steps || a.groups != 1 || out.size() < 4) return 0;
+  if (w[0] < 16 || w[1] < 16 || out[2] < 6 || out[3] < 6) return 0;
+  return 4;
 }
 
 }  // namespace tessera::graph

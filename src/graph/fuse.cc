@@ -1,20 +1,20 @@
 #include "graph/fuse.h"
 
-#include "graph/layout.h"
+#include "ops/tensor_layout.h"
 #include "graph/rewriter.h"
 
 namespace tessera::graph {
+
+using ops::is_channel_blocked;
+using ops::Layout;
+using ops::layout_transform;
+using ops::layout_transform_shape;
 namespace {
 
-bool is_elementwise(Op op) {
-  return op == Op::kAdd || op == Op::kMultiply || op == Op::kRelu || op == Op::kClip || op == Op::kSigmoid ||
-         op == Op::kBiasAdd;
-}
+bool is_elementwise(Op op) { return op.definition().pattern == ops::FusionPattern::kElementwise; }
 
 // Anchors whose kernels take an elementwise epilogue.
-bool takes_epilogue(Op op) {
-  return op == Op::kConv2d || op == Op::kDense || op == Op::kBatchMatmul || is_elementwise(op);
-}
+bool takes_epilogue(Op op) { return op.definition().pattern == ops::FusionPattern::kAnchor || is_elementwise(op); }
 
 // A blocked depthwise 3x3 convolution with padding 1, whose output has at
 // least `min_rows` rows.
@@ -44,7 +44,7 @@ std::vector<FusedGroup> fuse_operators(const Graph& g, const FuseOptions& option
   std::vector<int> group_of(g.size(), -1);
   std::vector<FusedGroup> groups;
   for (const Node& n : g.nodes()) {
-    if (n.op == Op::kInput || n.op == Op::kConstant) continue;
+    if (n.op.definition().pattern == ops::FusionPattern::kSource) continue;
     if (is_elementwise(n.op)) {
       // Join the group whose last node is one of our inputs, read by us alone,
       // of our own shape (no broadcasting grows it).

@@ -76,12 +76,16 @@ std::optional<NodeId> Graph::find(const std::string& name) const {
 
 bool is_depthwise(const Graph& graph, const Node& node) {
   if (node.op != Op::kConv2d || node.inputs.empty()) return false;
-  const auto& a = node.attrs_as<Conv2dAttrs>();
-  const Shape& data = graph.node(node.inputs[0]).type.shape;
-  if (data.size() != 4 && data.size() != 5) return false;
-  const int64_t channels = a.data_layout == "NHWC" ? data[3] : data.size() == 5 ? data[1] * data[4] : data[1];
-  // A single-channel input (groups 1) is an ordinary convolution.
-  return a.groups > 1 && a.groups == channels;
+  return ops::is_depthwise_conv2d(node.attrs_as<Conv2dAttrs>(), graph.node(node.inputs[0]).type.shape);
+}
+
+ops::OperatorCall operator_call(const Graph& graph, const Node& node) {
+  ops::OperatorCall call{node.attrs, {}, node.type.shape, {}};
+  for (NodeId in : node.inputs) {
+    call.input_shapes.push_back(graph.node(in).type.shape);
+    call.constant_inputs.push_back(graph.node(in).op == Op::kConstant);
+  }
+  return call;
 }
 
 int64_t count_parameters(const Graph& graph) {

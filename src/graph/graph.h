@@ -46,7 +46,7 @@ struct Node {
   // they are of another kind (a malformed graph, not a user's typo).
   template <typename T>
   const T& attrs_as() const {
-    if (const T* a = std::get_if<T>(&attrs)) return *a;
+    if (const T* a = attrs.get_if<T>()) return *a;
     throw_wrong_attrs();
   }
   // "node 'layer1.0.conv1' (conv2d)": the prefix of every error about this node.
@@ -90,6 +90,11 @@ class Graph {
 // Whether a conv2d node is depthwise: groups equal to its input channels (each
 // output channel reads one input channel).
 bool is_depthwise(const Graph& graph, const Node& node);
+
+// A node as a call of its operator (ops/operator.h): its attributes, its
+// inputs' and its own shape, which inputs are constants. Refers to the node's
+// attributes: the graph must outlive it.
+ops::OperatorCall operator_call(const Graph& graph, const Node& node);
 
 // Trainable parameters as torchvision counts them: every constant element,
 // except batch norm's running mean and variance (buffers in PyTorch, not

@@ -393,7 +393,7 @@ class Importer {
     if (kernel.size() != 2 || shape_of(x).size() != 4) fail(describe(n) + ": only 2-D pooling is supported");
     const Window win = window(n, shape_of(x), kernel[0], kernel[1]);
     if (win.dh != 1 || win.dw != 1) fail(describe(n) + ": dilated pooling is not supported");
-    PoolAttrs a;
+    Pool2dAttrs a;
     a.kernel_h = win.kh, a.kernel_w = win.kw, a.stride_h = win.sh, a.stride_w = win.sw;
     a.pad_top = win.top, a.pad_left = win.left, a.pad_bottom = win.bottom, a.pad_right = win.right;
     a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;

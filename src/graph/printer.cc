@@ -9,7 +9,7 @@ std::string print_node(const Graph& graph, const Node& node) {
     for (size_t i = 0; i < node.inputs.size(); ++i) line += (i ? ", %" : "%") + graph.node(node.inputs[i]).name;
     line += ")";
   }
-  const std::string attrs = attrs_to_string(node.attrs);
+  const std::string attrs = node.attrs.to_string();
   if (!attrs.empty()) line += " " + attrs;
   return line + " -> " + node.type.to_string();
 }

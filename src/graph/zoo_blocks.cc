@@ -64,14 +64,14 @@ NodeId NetBuilder::add(NodeId a, NodeId b, const std::string& name) { return b_.
 
 NodeId NetBuilder::max_pool(NodeId x, int64_t kernel, int64_t stride, int64_t pad, const std::string& name,
                             bool ceil_mode) {
-  PoolAttrs a = PoolAttrs::symmetric(kernel, stride, pad);
+  Pool2dAttrs a = Pool2dAttrs::symmetric(kernel, stride, pad);
   a.ceil_mode = ceil_mode;
   a.layout = layout_;
   return b_.max_pool2d(x, a, name);
 }
 
 NodeId NetBuilder::avg_pool(NodeId x, int64_t kernel, int64_t stride, int64_t pad, const std::string& name) {
-  PoolAttrs a = PoolAttrs::symmetric(kernel, stride, pad);
+  Pool2dAttrs a = Pool2dAttrs::symmetric(kernel, stride, pad);
   a.count_include_pad = true;
   a.layout = layout_;
   return b_.avg_pool2d(x, a, name);

@@ -1,6 +1,7 @@
 #include "ops/common.h"
 
 #include <set>
+#include <sstream>
 
 #include "support/checked_math.h"
 #include "tessera/error.h"
@@ -14,6 +15,12 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 int64_t num_elements(const Shape& shape) { return support::bounded_product(shape, [&] { return "shape " + shape_to_string(shape); }); }
+
+std::string number_to_string(double value) {
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
 
 void fail(const std::string& op, const std::string& message) { throw Error(op + ": " + message); }
 
@@ -33,6 +40,34 @@ void check_positive(const std::string& op, const std::string& arg, int64_t value
 
 void check_non_negative(const std::string& op, const std::string& arg, int64_t value) {
   if (value < 0) fail(op, arg + " must be non-negative, got " + arg + "=" + std::to_string(value));
+}
+
+void shape_error(const std::string& message) { throw Error(message); }
+
+int64_t normalize_axis(int64_t axis, size_t rank, const std::string& what) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    shape_error(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+void require_rank(const std::string& arg, const Shape& shape, size_t rank) {
+  if (shape.size() != rank)
+    shape_error(arg + " must have rank " + std::to_string(rank) + ", got " + shape_to_string(shape));
+}
+
+void require_positive(const std::string& what, int64_t value) {
+  if (value <= 0) shape_error(what + " must be positive, got " + std::to_string(value));
+}
+
+void require_non_negative(const std::string& what, int64_t value) {
+  if (value < 0) shape_error(what + " must be non-negative, got " + std::to_string(value));
+}
+
+SpatialAxes spatial_axes(const std::string& layout) {
+  if (layout == "NCHW") return {1, 2, 3};
+  if (layout == "NHWC") return {3, 1, 2};
+  shape_error("layout " + layout + " is not supported (NCHW or NHWC)");
 }
 
 int64_t window_output_extent(const std::string& op, const std::string& axis, int64_t in,

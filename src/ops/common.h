@@ -17,6 +17,8 @@ using Shape = std::vector<int64_t>;
 // "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& shape);
 int64_t num_elements(const Shape& shape);
+// A number as attributes print it: "6", "0.5", "1e-05".
+std::string number_to_string(double value);
 
 // Throws Error("<op>: <message>").
 [[noreturn]] void fail(const std::string& op, const std::string& message);
@@ -25,6 +27,21 @@ void check_rank(const std::string& op, const std::string& arg, const Shape& shap
 void check_dims_positive(const std::string& op, const std::string& arg, const Shape& shape);
 void check_positive(const std::string& op, const std::string& arg, int64_t value);
 void check_non_negative(const std::string& op, const std::string& arg, int64_t value);
+
+// Shape inference's checks (Operator::infer_shape): the caller names the
+// node, so these messages start with the argument.
+[[noreturn]] void shape_error(const std::string& message);
+// An axis in [-rank, rank) as a position in [0, rank).
+int64_t normalize_axis(int64_t axis, size_t rank, const std::string& what);
+void require_rank(const std::string& arg, const Shape& shape, size_t rank);
+void require_positive(const std::string& what, int64_t value);
+void require_non_negative(const std::string& what, int64_t value);
+// Positions of the channel, height and width axes of a 4-D activation layout
+// (NCHW or NHWC; throws for others).
+struct SpatialAxes {
+  size_t c, h, w;
+};
+SpatialAxes spatial_axes(const std::string& layout);
 
 // Output extent of a sliding window over one spatial axis:
 //   (in + pad_before + pad_after - dilation*(kernel-1) - 1) / stride + 1.

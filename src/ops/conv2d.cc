@@ -1,15 +1,57 @@
 #include "ops/conv2d.h"
 
+#include "ops/depthwise_nchwc.h"
+#include "ops/operator.h"
 #include "ops/pad.h"
+#include "ops/reference.h"
+#include "ops/winograd_nchwc.h"
+#include "tessera/error.h"
+#include "ops/tensor_layout.h"
 
 namespace tessera::ops {
 
-Conv2dAttrs Conv2dAttrs::symmetric(int64_t stride, int64_t pad, int64_t dilation) {
+Conv2dAttrs Conv2dAttrs::symmetric(int64_t stride, int64_t pad, int64_t dilation, int64_t groups) {
   Conv2dAttrs a;
   a.stride_h = a.stride_w = stride;
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = pad;
   a.dilation_h = a.dilation_w = dilation;
+  a.groups = groups;
   return a;
+}
+
+std::string Conv2dAttrs::to_string() const {
+  return "strides=" + shape_to_string({stride_h, stride_w}) +
+         " padding=" + shape_to_string({pad_top, pad_left, pad_bottom, pad_right}) +
+         " dilation=" + shape_to_string({dilation_h, dilation_w}) + " groups=" + std::to_string(groups) +
+         " data_layout=" + data_layout + " kernel_layout=" + kernel_layout +
+         (winograd_tile ? " winograd_tile=" + std::to_string(winograd_tile) : "");
+}
+
+bool is_blocked_conv(const Conv2dAttrs& a) {
+  return a.data_layout.size() > 5 && a.data_layout.rfind("NCHW", 0) == 0 && a.kernel_layout.rfind("OIHW", 0) == 0 &&
+         a.kernel_layout.size() > 4;
+}
+
+Conv2dAttrs unblocked_attrs(const Conv2dAttrs& a) {
+  Conv2dAttrs u = a;
+  u.data_layout = "NCHW";
+  u.kernel_layout = "OIHW";
+  return u;
+}
+
+std::string blocked_output_layout(const Conv2dAttrs& a) {
+  return "NCHW" + std::to_string(Layout::parse(a.kernel_layout).block_of('O')) + "c";
+}
+
+int64_t conv2d_input_channels(const Conv2dAttrs& a, const Shape& data) {
+  if (data.size() == 5) return data[1] * data[4];
+  if (data.size() != 4) return 0;
+  return a.data_layout == "NHWC" ? data[3] : data[1];
+}
+
+bool is_depthwise_conv2d(const Conv2dAttrs& a, const Shape& data) {
+  // A single-channel input (groups 1) is an ordinary convolution.
+  return a.groups > 1 && a.groups == conv2d_input_channels(a, data);
 }
 
 void Conv2dAttrs::validate(const std::string& op) const {
@@ -252,3 +294,164 @@ ir::Tensor depthwise_conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weigh
 }
 
 }  // namespace tessera::ops
+
+
+namespace tessera::ops {
+// ---------------------------------------------------------------------------
+// The conv2d operator.
+
+namespace {
+
+// The output shape of conv2d in NCHW / OIHW or NHWC / HWIO; a blocked
+// convolution is the same convolution in NCHW / OIHW, its output blocked.
+Shape conv2d_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a) {
+  if (is_blocked_conv(a)) {
+    const Shape out =
+        conv2d_shape(layout_transform_shape(data, Layout::parse(a.data_layout), Layout::parse("NCHW")),
+                     layout_transform_shape(weight, Layout::parse(a.kernel_layout), Layout::parse("OIHW")),
+                     unblocked_attrs(a));
+    return layout_transform_shape(out, Layout::parse("NCHW"), Layout::parse(blocked_output_layout(a)));
+  }
+  const bool nchw = a.data_layout == "NCHW" && a.kernel_layout == "OIHW";
+  const bool nhwc = a.data_layout == "NHWC" && a.kernel_layout == "HWIO";
+  if (!nchw && !nhwc)
+    shape_error("data_layout " + a.data_layout + " with kernel_layout " + a.kernel_layout +
+                " is not supported (NCHW with OIHW, or NHWC with HWIO)");
+  require_rank("data (" + a.data_layout + ")", data, 4);
+  require_rank("weight (" + a.kernel_layout + ")", weight, 4);
+  for (int64_t d : data)
+    if (d <= 0) shape_error("data " + shape_to_string(data) + " has a non-positive dimension");
+  for (int64_t d : weight)
+    if (d <= 0) shape_error("weight " + shape_to_string(weight) + " has a non-positive dimension");
+  require_positive("groups", a.groups);
+  require_positive("stride_h", a.stride_h);
+  require_positive("stride_w", a.stride_w);
+  require_positive("dilation_h", a.dilation_h);
+  require_positive("dilation_w", a.dilation_w);
+  require_non_negative("pad_top", a.pad_top);
+  require_non_negative("pad_left", a.pad_left);
+  require_non_negative("pad_bottom", a.pad_bottom);
+  require_non_negative("pad_right", a.pad_right);
+  const SpatialAxes ax = spatial_axes(a.data_layout);
+  const int64_t n = data[0], c = data[ax.c], h = data[ax.h], w = data[ax.w];
+  const int64_t o = nchw ? weight[0] : weight[3], i = nchw ? weight[1] : weight[2];
+  const int64_t kh = nchw ? weight[2] : weight[0], kw = nchw ? weight[3] : weight[1];
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (c % a.groups != 0)
+    shape_error("data " + shape_to_string(data) + " has " + str(c) + " channels, not a multiple of groups=" +
+                str(a.groups));
+  if (o % a.groups != 0)
+    shape_error("weight " + shape_to_string(weight) + " has " + str(o) +
+                " output channels, not a multiple of groups=" + str(a.groups));
+  if (i * a.groups != c) {
+    const std::string per_group = a.groups == 1 ? "" : " (" + str(i) + " per group, groups=" + str(a.groups) + ")";
+    shape_error("weight " + shape_to_string(weight) + " expects " + str(i * a.groups) + " input channels" +
+                per_group + ", data " + shape_to_string(data) + " has " + str(c));
+  }
+  const int64_t oh = window_output_extent("conv2d", "height", h, a.pad_top, a.pad_bottom, kh, a.stride_h, a.dilation_h);
+  const int64_t ow = window_output_extent("conv2d", "width", w, a.pad_left, a.pad_right, kw, a.stride_w, a.dilation_w);
+  return nchw ? Shape{n, o, oh, ow} : Shape{n, oh, ow, o};
+}
+
+// Reference of a blocked convolution: unpacked to NCHW / OIHW, computed
+// there, packed back.
+void reference_blocked_conv2d(const Conv2dAttrs& a, const float* data, const Shape& data_shape, const float* weight,
+                              const Shape& weight_shape, const Shape& out_shape, float* y) {
+  const Layout nchw = Layout::parse("NCHW"), oihw = Layout::parse("OIHW");
+  const Layout data_layout = Layout::parse(a.data_layout), kernel_layout = Layout::parse(a.kernel_layout);
+  const Layout out_layout = Layout::parse(blocked_output_layout(a));
+  const Shape xs = layout_transform_shape(data_shape, data_layout, nchw);
+  std::vector<float> x(static_cast<size_t>(num_elements(xs)));
+  layout_transform(data, data_shape, data_layout, nchw, x.data());
+  const Shape ws = layout_transform_shape(weight_shape, kernel_layout, oihw);
+  std::vector<float> w(static_cast<size_t>(num_elements(ws)));
+  layout_transform(weight, weight_shape, kernel_layout, oihw, w.data());
+  const Shape os = layout_transform_shape(out_shape, out_layout, nchw);
+  std::vector<float> out(static_cast<size_t>(num_elements(os)));
+  reference::conv2d_grouped_nchw(x.data(), xs, w.data(), ws, a, a.groups, out.data());
+  layout_transform(out.data(), os, nchw, out_layout, y);
+}
+
+bool is_winograd_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.winograd_tile > 0; }
+
+// A Winograd convolution's weight: OIHW<i>i<o>o in the graph, transformed
+// for the kernel.
+StoredConstant winograd_weight() {
+  StoredConstant s;
+  s.shape = [](const OperatorCall& call, size_t input, const Shape& shape) {
+    const auto& a = call.attrs.as<Conv2dAttrs>();
+    if (!is_winograd_weight(a, input)) return shape;
+    const int64_t ib = shape.at(4), ob = shape.at(5);  // (O/ob, I/ib, 3, 3, ib, ob)
+    return winograd_weight_shape({shape[0] * ob, shape[1] * ib, shape[2], shape[3]}, ib, ob, a.winograd_tile);
+  };
+  s.values = [](const OperatorCall& call, size_t input, const float* value, const Shape& shape) {
+    const auto& a = call.attrs.as<Conv2dAttrs>();
+    if (!is_winograd_weight(a, input)) return std::vector<float>(value, value + num_elements(shape));
+    return winograd_transform_weight(value, shape, a.winograd_tile);
+  };
+  return s;
+}
+
+// conv2d and depthwise convolutions in NCHW<b>c with equal strides and
+// dilations on both axes: the x86 templates (conv2d_NCHWc, its 1x1 and
+// Winograd variants, depthwise_conv2d_NCHWc).
+std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
+  const auto& a = call.attrs.as<Conv2dAttrs>();
+  if (!is_blocked_conv(a) || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
+  const Shape& d = call.input_shapes[0];  // (N, C/b, H, W, b)
+  const Shape& w = call.input_shapes[1];  // (O/o, I/i, KH, KW, i, o)
+  if (d.size() != 5 || w.size() != 6) return std::nullopt;
+  const bool depthwise = is_depthwise_conv2d(a, d);
+  if (!depthwise && a.groups != 1) return std::nullopt;
+  TemplateCall t;
+  t.op = depthwise ? "depthwise_conv2d" : a.winograd_tile > 0 ? "conv2d_winograd" : "conv2d";
+  t.args.winograd_tile = a.winograd_tile > 0 ? a.winograd_tile : t.args.winograd_tile;
+  t.args.input = {d[0], d[1] * d[4], d[2], d[3]};
+  t.args.weight = depthwise ? Shape{w[0] * w[5], 1, w[2], w[3]} : Shape{w[0] * w[5], w[1] * w[4], w[2], w[3]};
+  t.args.stride = a.stride_h;
+  t.args.dilation = a.dilation_h;
+  t.args.padding = {a.pad_top, a.pad_left, a.pad_bottom, a.pad_right};
+  t.args.layout = "NCHWc";
+  t.args.ic_bn = d[4];
+  t.args.oc_bn = w[5];
+  return t;
+}
+
+}  // namespace
+
+}  // namespace tessera::ops
+
+TESSERA_OPERATOR(conv2d) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "conv2d";
+  op.num_inputs = 2;
+  op.pattern = FusionPattern::kAnchor;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    return conv2d_shape(in[0], in[1], attrs.as<Conv2dAttrs>());
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<Conv2dAttrs>();
+    const Shape &xs = call.input_shapes[0], &ws = call.input_shapes[1];
+    if (is_blocked_conv(a)) return reference_blocked_conv2d(a, in[0], xs, in[1], ws, call.output_shape, y);
+    if (a.data_layout == "NHWC") return reference::conv2d_grouped_nhwc(in[0], xs, in[1], ws, a, a.groups, y);
+    reference::conv2d_grouped_nchw(in[0], xs, in[1], ws, a, a.groups, y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const auto& a = call.attrs.as<Conv2dAttrs>();
+    const bool depthwise = is_depthwise_conv2d(a, call.input_shapes[0]);
+    if (a.groups != 1 && !depthwise) {
+      if (a.data_layout != "NCHW")
+        throw tessera::Error("a grouped convolution in " + a.data_layout + " is not supported by the build yet");
+      return group_conv2d_nchw(in[0], in[1], a, a.groups);
+    }
+    if (a.data_layout == "NCHW") return depthwise ? depthwise_conv2d_nchw(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);
+    if (depthwise) return depthwise_conv2d_nchwc(in[0], in[1], a);
+    if (a.winograd_tile > 0) return conv2d_winograd_nchwc(in[0], in[1], a, a.winograd_tile);  // weight stored transformed
+    return conv2d_nchwc(in[0], in[1], a);
+  };
+  op.stored_constant = winograd_weight();
+  op.strategies = {{"llvm", x86_conv2d_template}};
+  return op;
+}

@@ -15,19 +15,48 @@
 
 namespace tessera::ops {
 
+// The attributes of conv2d: one struct for graph nodes, the interpreter,
+// compile and the compute declarations below (which read the stride,
+// padding and dilation; their layout is in their name).
 struct Conv2dAttrs {
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;  // depthwise when groups == input channels
+  // Data NCHW, NHWC, or blocked NCHW<b>c (convert_layout); kernel OIHW, HWIO
+  // (with NHWC), or OIHW<i>i<o>o (with NCHW<b>c).
+  std::string data_layout = "NCHW";
+  std::string kernel_layout = "OIHW";
+  // A blocked 3x3 stride-1 convolution computed by Winograd's F(m x m, 3 x 3)
+  // with this output tile m (ops/winograd_nchwc.h); 0: directly. The graph's
+  // weight stays OIHW<i>i<o>o; compile transforms it.
+  int64_t winograd_tile = 0;
 
   // The same stride, padding and dilation on both axes and all sides.
-  static Conv2dAttrs symmetric(int64_t stride, int64_t pad, int64_t dilation = 1);
+  static Conv2dAttrs symmetric(int64_t stride, int64_t pad, int64_t dilation = 1, int64_t groups = 1);
   bool has_padding() const { return pad_top || pad_left || pad_bottom || pad_right; }
   // Throws unless strides and dilations are positive and paddings non-negative.
   void validate(const std::string& op) const;
-  // Recorded in the output tensor's attrs, e.g. {"strides": "2,2", "padding": "1,1,1,1", ...}.
+  // Recorded in the output tensor's attrs, e.g. {"strides": "2,2", "padding": "1,1,1,1", ...}:
+  // part of workload keys, so it names only what the declaration reads.
   std::map<std::string, std::string> to_attrs() const;
+  // "strides=[2, 2] padding=[1, 1, 1, 1] dilation=[1, 1] groups=1 data_layout=NCHW ..."
+  std::string to_string() const;
 };
+
+// Convolutions in the blocked layouts convert_layout gives them: data
+// NCHW<b>c, weight OIHW<i>i<o>o (O/o, I/i, KH, KW, i, o), output NCHW<o>c.
+// Shape inference and the reference treat them as the same convolution in
+// NCHW / OIHW with the layouts converted around it.
+bool is_blocked_conv(const Conv2dAttrs& attrs);
+// The attrs of the same convolution in NCHW / OIHW, and the output layout.
+Conv2dAttrs unblocked_attrs(const Conv2dAttrs& attrs);
+std::string blocked_output_layout(const Conv2dAttrs& attrs);
+// The input channels of conv2d data of this shape in the attrs' layout.
+int64_t conv2d_input_channels(const Conv2dAttrs& attrs, const Shape& data);
+// Whether a convolution of data of this shape is depthwise: groups equal to
+// its input channels (each output channel reads one input channel).
+bool is_depthwise_conv2d(const Conv2dAttrs& attrs, const Shape& data);
 
 // Building blocks shared by the convolution layouts (and other windowed
 // operators in their own files):

@@ -1,5 +1,7 @@
 #include "ops/dense.h"
 
+#include "ops/operator.h"
+#include "ops/reference.h"
 #include "tessera/error.h"
 
 namespace tessera::ops {
@@ -85,3 +87,120 @@ ir::Tensor batch_matmul(const ir::Tensor& a, const ir::Tensor& b) {
 }
 
 }  // namespace tessera::ops
+
+
+namespace tessera::ops {
+// ---------------------------------------------------------------------------
+// The dense, matmul and batch_matmul operators.
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// dense's weight (N, K) stored as (N/bn, K, bn) for dense_pack.
+StoredConstant packed_dense_weight() {
+  StoredConstant s;
+  s.shape = [](const OperatorCall&, size_t input, const Shape& shape) {
+    if (input != 1) return shape;
+    const int64_t bn = dense_pack_block(shape[0]);
+    return Shape{shape[0] / bn, shape[1], bn};
+  };
+  s.values = [](const OperatorCall&, size_t input, const float* value, const Shape& shape) {
+    if (input != 1) return std::vector<float>(value, value + num_elements(shape));
+    return pack_dense_weight(value, shape[0], shape[1], dense_pack_block(shape[0]));
+  };
+  return s;
+}
+
+}  // namespace
+
+}  // namespace tessera::ops
+
+TESSERA_OPERATOR(dense) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "dense";  // x (M, K) . W (N, K)^T
+  op.num_inputs = 2;
+  op.pattern = FusionPattern::kAnchor;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs&) {
+    require_rank("data", in[0], 2);
+    require_rank("weight", in[1], 2);
+    if (in[0][1] != in[1][1])
+      shape_error("weight " + shape_to_string(in[1]) + " expects " + str(in[1][1]) + " input features, data " +
+                  shape_to_string(in[0]) + " has " + str(in[0][1]));
+    return Shape{in[0][0], in[1][0]};
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];
+    reference::dense(in[0], in[1], x[0], w[0], x[1], y);
+  };
+  op.compute = [](const OperatorCall&, const std::vector<tessera::ir::Tensor>& in) {
+    return dense_pack(in[0], in[1]);  // the weight is stored packed
+  };
+  op.stored_constant = packed_dense_weight();
+  op.strategies = {{"llvm", [](const OperatorCall& call) -> std::optional<TemplateCall> {
+                      const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];
+                      if (x.size() != 2 || w.size() != 2 || !call.constant_inputs.at(1)) return std::nullopt;
+                      TemplateCall t{"dense", {}};
+                      t.args.input = x;
+                      t.args.weight = w;
+                      t.args.layout = "packed";
+                      t.args.oc_bn = dense_pack_block(w[0]);
+                      return t;
+                    }}};
+  return op;
+}
+
+// Compile has no kernel for matmul: the importers' passes turn it into dense.
+TESSERA_OPERATOR(matmul) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "matmul";  // a (..., K) . b (K, N)
+  op.num_inputs = 2;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs&) {
+    if (in[0].empty()) shape_error("a must have rank >= 1, got []");
+    require_rank("b", in[1], 2);
+    if (in[0].back() != in[1][0])
+      shape_error("a " + shape_to_string(in[0]) + " has " + str(in[0].back()) + " columns, b " +
+                  shape_to_string(in[1]) + " has " + str(in[1][0]) + " rows");
+    Shape out = in[0];
+    out.back() = in[1][1];
+    return out;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    // a (..., K) . b (K, N) is dense against b transposed to (N, K).
+    const int64_t k = call.input_shapes[1][0], n = call.input_shapes[1][1];
+    std::vector<float> bt(static_cast<size_t>(k * n));
+    reference::transpose(in[1], call.input_shapes[1], {1, 0}, bt.data());
+    reference::dense(in[0], bt.data(), num_elements(call.input_shapes[0]) / k, n, k, y);
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(batch_matmul) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "batch_matmul";  // a (B, M, K) . b (B, N, K)^T
+  op.num_inputs = 2;
+  op.pattern = FusionPattern::kAnchor;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs&) {
+    require_rank("a", in[0], 3);
+    require_rank("b", in[1], 3);
+    if (in[0][0] != in[1][0] || in[0][2] != in[1][2])
+      shape_error("a " + shape_to_string(in[0]) + " (B, M, K) and b " + shape_to_string(in[1]) +
+                  " (B, N, K) differ in B or K");
+    return Shape{in[0][0], in[0][1], in[1][1]};
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const Shape &a = call.input_shapes[0], &b = call.input_shapes[1];
+    reference::batch_matmul(in[0], in[1], a[0], a[1], b[1], a[2], y);
+  };
+  op.compute = [](const OperatorCall&, const std::vector<tessera::ir::Tensor>& in) { return batch_matmul(in[0], in[1]); };
+  op.strategies = {{"llvm", [](const OperatorCall& call) -> std::optional<TemplateCall> {
+                      TemplateCall t{"batch_matmul", {}};
+                      t.args.input = call.input_shapes[0];
+                      t.args.weight = call.input_shapes[1];
+                      return t;
+                    }}};
+  return op;
+}

@@ -2,6 +2,10 @@
 
 #include <sstream>
 
+#include "ops/operator.h"
+#include "ops/reference.h"
+#include "ops/transform.h"
+
 namespace tessera::ops {
 
 Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b) {
@@ -98,3 +102,106 @@ ir::Tensor clip(const ir::Tensor& x, float lo, float hi) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+std::string ClipAttrs::to_string() const { return "min=" + number_to_string(min) + " max=" + number_to_string(max); }
+
+// ---------------------------------------------------------------------------
+// The add, multiply, bias_add, relu, clip and sigmoid operators.
+
+namespace {
+
+Operator broadcast_operator(const std::string& name,
+                            void (*ref)(const float*, const Shape&, const float*, const Shape&, float*),
+                            ir::Tensor (*declare)(const ir::Tensor&, const ir::Tensor&)) {
+  Operator op;
+  op.name = name;
+  op.num_inputs = 2;
+  op.pattern = FusionPattern::kElementwise;
+  op.infer_shape = [name](const std::vector<Shape>& in, const Attrs&) { return broadcast_shape(name, in[0], in[1]); };
+  op.reference = [ref](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    ref(in[0], call.input_shapes[0], in[1], call.input_shapes[1], y);
+  };
+  op.compute = [declare](const OperatorCall&, const std::vector<ir::Tensor>& in) { return declare(in[0], in[1]); };
+  return op;
+}
+
+}  // namespace
+
+}  // namespace tessera::ops
+
+TESSERA_OPERATOR(add) {
+  using namespace tessera::ops;
+  return broadcast_operator("add", reference::add, add);
+}
+
+TESSERA_OPERATOR(multiply) {
+  using namespace tessera::ops;
+  return broadcast_operator("multiply", reference::multiply, multiply);
+}
+
+TESSERA_OPERATOR(bias_add) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "bias_add";
+  op.num_inputs = 2;
+  op.pattern = FusionPattern::kElementwise;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const int64_t axis = normalize_axis(attrs.as<BiasAddAttrs>().axis, in[0].size(), "axis");
+    if (in[1] != Shape{in[0][axis]})
+      shape_error("bias " + shape_to_string(in[1]) + " does not match axis " + std::to_string(axis) + " of data " +
+                  shape_to_string(in[0]));
+    return in[0];
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const Shape& x = call.input_shapes[0];
+    const auto axis = static_cast<size_t>(normalize_axis(call.attrs.as<BiasAddAttrs>().axis, x.size(), "axis"));
+    reference::bias_add(in[0], x, in[1], {axis}, y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const Shape& x = call.input_shapes[0];
+    return bias_add(in[0], in[1],
+                    static_cast<size_t>(normalize_axis(call.attrs.as<BiasAddAttrs>().axis, x.size(), "axis")));
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(relu) {
+  using namespace tessera::ops;
+  Operator op = unary_elementwise_operator("relu");
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::relu(in[0], num_elements(call.output_shape), y);
+  };
+  op.compute = [](const OperatorCall&, const std::vector<tessera::ir::Tensor>& in) { return relu(in[0]); };
+  return op;
+}
+
+TESSERA_OPERATOR(clip) {
+  using namespace tessera::ops;
+  Operator op = unary_elementwise_operator("clip");
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<ClipAttrs>();
+    if (!(a.min <= a.max)) shape_error("min " + std::to_string(a.min) + " is above max " + std::to_string(a.max));
+    return in[0];
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<ClipAttrs>();
+    reference::clip(in[0], num_elements(call.output_shape), a.min, a.max, y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const auto& a = call.attrs.as<ClipAttrs>();
+    return clip(in[0], a.min, a.max);
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(sigmoid) {
+  using namespace tessera::ops;
+  Operator op = unary_elementwise_operator("sigmoid");
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::sigmoid(in[0], num_elements(call.output_shape), y);
+  };
+  op.compute = [](const OperatorCall&, const std::vector<tessera::ir::Tensor>& in) { return sigmoid(in[0]); };
+  return op;
+}

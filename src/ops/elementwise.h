@@ -2,12 +2,25 @@
 // Injective operators that fuse after a convolution, dense or pooling:
 // same-shape ones are tagged "elemwise", broadcasting ones "broadcast".
 // Output axes are named ax0, ax1, ...
+#include <string>
 #include <vector>
 
 #include "ir/tensor.h"
 #include "ops/common.h"
 
 namespace tessera::ops {
+
+// The attributes of bias_add: the axis of data the bias runs along.
+struct BiasAddAttrs {
+  int64_t axis = 1;  // negative counts from the last axis
+  std::string to_string() const { return "axis=" + std::to_string(axis); }
+};
+
+// The attributes of clip.
+struct ClipAttrs {
+  float min = 0.0f, max = 6.0f;  // relu6 by default
+  std::string to_string() const;
+};
 
 // NumPy broadcasting: shapes aligned at the last axis; a dimension of 1 stretches.
 Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b);

@@ -1,5 +1,9 @@
 #include "ops/pad.h"
 
+#include "ops/operator.h"
+#include "ops/reference.h"
+#include "support/checked_math.h"
+
 namespace tessera::ops {
 
 ir::Tensor pad(const ir::Tensor& data, const Shape& before, const Shape& after, float value,
@@ -33,3 +37,32 @@ ir::Tensor pad(const ir::Tensor& data, const Shape& before, const Shape& after, 
 }
 
 }  // namespace tessera::ops
+
+TESSERA_OPERATOR(pad) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "pad";
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<PadAttrs>();
+    if (a.before.size() != in[0].size() || a.after.size() != in[0].size())
+      shape_error("before " + shape_to_string(a.before) + " and after " + shape_to_string(a.after) +
+                  " must have one entry per axis of data " + shape_to_string(in[0]));
+    Shape out = in[0];
+    for (size_t d = 0; d < out.size(); ++d) {
+      require_non_negative("before[" + std::to_string(d) + "]", a.before[d]);
+      require_non_negative("after[" + std::to_string(d) + "]", a.after[d]);
+      out[d] = tessera::support::checked_add(tessera::support::checked_add(out[d], a.before[d], "pad"), a.after[d],
+                                             "pad");
+    }
+    return out;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<PadAttrs>();
+    reference::pad(in[0], call.input_shapes[0], a.before, a.after, a.value, y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const auto& a = call.attrs.as<PadAttrs>();
+    return pad(in[0], a.before, a.after, a.value, "T_pad");
+  };
+  return op;
+}

@@ -1,8 +1,13 @@
 #include "ops/pooling.h"
 
+#include <algorithm>
 #include <limits>
 
+#include "ops/operator.h"
 #include "ops/pad.h"
+#include "ops/reference.h"
+#include "ops/tensor_layout.h"
+#include "tessera/error.h"
 
 namespace tessera::ops {
 
@@ -15,18 +20,37 @@ Pool2dAttrs Pool2dAttrs::symmetric(int64_t kernel, int64_t stride, int64_t pad, 
   return a;
 }
 
+std::string Pool2dAttrs::to_string() const {
+  std::string s = "pool_size=" + shape_to_string({kernel_h, kernel_w}) + " strides=" +
+                  shape_to_string({stride_h, stride_w}) +
+                  " padding=" + shape_to_string({pad_top, pad_left, pad_bottom, pad_right}) + " layout=" + layout;
+  if (ceil_mode) s += " ceil_mode=1";
+  if (count_include_pad) s += " count_include_pad=1";
+  return s;
+}
+
+Pool2dAttrs with_ceil_padding(const Pool2dAttrs& a, const Shape& data, const Shape& out) {
+  Pool2dAttrs p = a;
+  p.ceil_mode = false;
+  if (!a.ceil_mode) return p;
+  const size_t h = a.h_axis(), w = a.w_axis();
+  p.pad_bottom += std::max<int64_t>(0, (out[h] - 1) * a.stride_h + a.kernel_h - (data[h] + a.pad_top + a.pad_bottom));
+  p.pad_right += std::max<int64_t>(0, (out[w] - 1) * a.stride_w + a.kernel_w - (data[w] + a.pad_left + a.pad_right));
+  return p;
+}
+
 std::map<std::string, std::string> Pool2dAttrs::to_attrs() const {
   auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "," + std::to_string(b); };
   std::map<std::string, std::string> attrs = {{"kernel", pair(kernel_h, kernel_w)},
                                               {"strides", pair(stride_h, stride_w)},
                                               {"padding", pair(pad_top, pad_left) + "," + pair(pad_bottom, pad_right)},
                                               {"count_include_pad", count_include_pad ? "1" : "0"}};
-  if (nhwc) attrs["layout"] = "NHWC";
+  if (layout == "NHWC") attrs["layout"] = "NHWC";
   return attrs;
 }
 
 Shape pool2d_output_shape(const std::string& op, const Shape& data, const Pool2dAttrs& a) {
-  if (a.nhwc) check_rank(op, "data (N, H, W, C)", data, 4);
+  if (a.layout == "NHWC") check_rank(op, "data (N, H, W, C)", data, 4);
   else if (data.size() != 5) check_rank(op, "data (N, C, H, W) or (N, C/x, H, W, x)", data, 4);
   check_dims_positive(op, "data", data);
   check_positive(op, "kernel_h", a.kernel_h);
@@ -113,7 +137,7 @@ ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
   if (!blocked) check_rank(op, nhwc ? "data (N, H, W, C)" : "data (N, C, H, W)", data->shape, 4);
   const Shape& s = data->shape;
   Pool2dAttrs layout;  // where H and W are (the same in NCHW and NCHW[x]c)
-  layout.nhwc = nhwc;
+  layout.layout = nhwc ? "NHWC" : "NCHW";
   const size_t h = layout.h_axis(), w = layout.w_axis();
   const size_t rank = s.size();
   ir::IterVar rv0 = ir::reduce_axis(s[h], "rv0");
@@ -133,3 +157,142 @@ ir::Tensor global_avg_pool2d(const ir::Tensor& data, bool nhwc) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+int64_t pool_output_extent(int64_t in, int64_t pad_before, int64_t pad_after, int64_t kernel, int64_t stride,
+                           bool ceil_mode) {
+  const int64_t span = in + pad_before + pad_after - kernel;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad_before) --out;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The max_pool2d, avg_pool2d and global_avg_pool2d operators.
+
+namespace {
+
+Shape pool_shape(const Shape& data, const Pool2dAttrs& a) {
+  const bool blocked = is_channel_blocked(a.layout);
+  const SpatialAxes ax = blocked ? SpatialAxes{1, 2, 3} : spatial_axes(a.layout);
+  require_rank("data (" + a.layout + ")", data, blocked ? 5 : 4);
+  if (blocked && data[4] != Layout::parse(a.layout).block_of('C'))
+    shape_error("data " + shape_to_string(data) + " is not in layout " + a.layout);
+  require_positive("kernel_h", a.kernel_h);
+  require_positive("kernel_w", a.kernel_w);
+  require_positive("stride_h", a.stride_h);
+  require_positive("stride_w", a.stride_w);
+  // A padding as wide as the kernel would make windows of padding alone.
+  const std::pair<const char*, int64_t> pads[] = {
+      {"pad_top", a.pad_top}, {"pad_bottom", a.pad_bottom}, {"pad_left", a.pad_left}, {"pad_right", a.pad_right}};
+  for (auto [name, value] : pads) {
+    require_non_negative(name, value);
+    const int64_t kernel = name[4] == 't' || name[4] == 'b' ? a.kernel_h : a.kernel_w;
+    if (value >= kernel)
+      shape_error(std::string(name) + "=" + std::to_string(value) + " must be smaller than the kernel " +
+                  std::to_string(kernel));
+  }
+  if (a.ceil_mode && a.count_include_pad) shape_error("ceil_mode with count_include_pad is not supported");
+  const int64_t h = data[ax.h], w = data[ax.w];
+  if (h + a.pad_top + a.pad_bottom < a.kernel_h || w + a.pad_left + a.pad_right < a.kernel_w)
+    shape_error("pool window " + shape_to_string({a.kernel_h, a.kernel_w}) + " is larger than the padded input " +
+                shape_to_string(data));
+  Shape out = data;
+  out[ax.h] = pool_output_extent(h, a.pad_top, a.pad_bottom, a.kernel_h, a.stride_h, a.ceil_mode);
+  out[ax.w] = pool_output_extent(w, a.pad_left, a.pad_right, a.kernel_w, a.stride_w, a.ceil_mode);
+  return out;
+}
+
+// A pooling of channel-blocked data (`layout`): unpacked to NCHW, pooled there
+// by `pool_nchw(x, x_shape, out, out_shape)`, packed back into y.
+template <class PoolNchw>
+void reference_pool_blocked(const std::string& layout, const float* data, const Shape& data_shape,
+                            const Shape& out_shape, float* y, const PoolNchw& pool_nchw) {
+  const Layout blocked = Layout::parse(layout), nchw = Layout::parse("NCHW");
+  const Shape xs = layout_transform_shape(data_shape, blocked, nchw);
+  std::vector<float> x(static_cast<size_t>(num_elements(xs)));
+  layout_transform(data, data_shape, blocked, nchw, x.data());
+  const Shape ps = layout_transform_shape(out_shape, blocked, nchw);
+  std::vector<float> pooled(static_cast<size_t>(num_elements(ps)));
+  pool_nchw(x.data(), xs, pooled.data(), ps);
+  layout_transform(pooled.data(), ps, nchw, blocked, y);
+}
+
+void require_supported_layout(const std::string& layout) {
+  if (layout != "NCHW" && layout != "NHWC" && !is_channel_blocked(layout))
+    throw Error("pooling in " + layout + " is not supported by the build yet");
+}
+
+Operator window_pool_operator(const std::string& name, bool is_max) {
+  Operator op;
+  op.name = name;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    return pool_shape(in[0], attrs.as<Pool2dAttrs>());
+  };
+  op.reference = [is_max](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<Pool2dAttrs>();
+    const Shape& xs = call.input_shapes[0];
+    if (is_channel_blocked(a.layout)) {
+      return reference_pool_blocked(a.layout, in[0], xs, call.output_shape, y,
+                                    [&](const float* x, const Shape& s, float* out, const Shape& os) {
+                                      Pool2dAttrs nchw = a;
+                                      nchw.layout = "NCHW";
+                                      const Pool2dAttrs p = with_ceil_padding(nchw, s, os);
+                                      (is_max ? reference::max_pool2d : reference::avg_pool2d)(x, s, p, out);
+                                    });
+    }
+    const Pool2dAttrs p = with_ceil_padding(a, xs, call.output_shape);
+    if (a.layout == "NHWC") return (is_max ? reference::max_pool2d_nhwc : reference::avg_pool2d_nhwc)(in[0], xs, p, y);
+    (is_max ? reference::max_pool2d : reference::avg_pool2d)(in[0], xs, p, y);
+  };
+  op.compute = [is_max](const OperatorCall& call, const std::vector<ir::Tensor>& in) {
+    const auto& a = call.attrs.as<Pool2dAttrs>();
+    require_supported_layout(a.layout);
+    const Pool2dAttrs p = with_ceil_padding(a, call.input_shapes[0], call.output_shape);
+    return is_max ? max_pool2d(in[0], p) : avg_pool2d(in[0], p);
+  };
+  return op;
+}
+
+}  // namespace
+
+}  // namespace tessera::ops
+
+TESSERA_OPERATOR(max_pool2d) { return tessera::ops::window_pool_operator("max_pool2d", true); }
+
+TESSERA_OPERATOR(avg_pool2d) { return tessera::ops::window_pool_operator("avg_pool2d", false); }
+
+TESSERA_OPERATOR(global_avg_pool2d) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "global_avg_pool2d";
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<GlobalPoolAttrs>();
+    if (is_channel_blocked(a.layout)) {  // (N, C/b, H, W, b)
+      require_rank("data (" + a.layout + ")", in[0], 5);
+      return Shape{in[0][0], in[0][1], 1, 1, in[0][4]};
+    }
+    const SpatialAxes ax = spatial_axes(a.layout);
+    require_rank("data (" + a.layout + ")", in[0], 4);
+    Shape out = in[0];
+    out[ax.h] = out[ax.w] = 1;
+    return out;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const std::string& layout = call.attrs.as<GlobalPoolAttrs>().layout;
+    if (is_channel_blocked(layout))
+      return reference_pool_blocked(layout, in[0], call.input_shapes[0], call.output_shape, y,
+                                    [](const float* x, const Shape& s, float* out, const Shape&) {
+                                      reference::global_avg_pool2d(x, s, out);
+                                    });
+    if (layout == "NHWC") return reference::global_avg_pool2d_nhwc(in[0], call.input_shapes[0], y);
+    reference::global_avg_pool2d(in[0], call.input_shapes[0], y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const std::string& layout = call.attrs.as<GlobalPoolAttrs>().layout;
+    require_supported_layout(layout);
+    return global_avg_pool2d(in[0], layout == "NHWC");
+  };
+  return op;
+}

@@ -361,7 +361,9 @@ namespace {
 template <typename F>
 void for_each_window_nhwc(const Shape& ds, const Pool2dAttrs& a, const std::string& op, F f) {
   check_rank(op, "data (N, H, W, C)", ds, 4);
-  const Shape os = pool2d_output_shape(op, {ds[0], ds[3], ds[1], ds[2]}, a);  // validated as NCHW
+  Pool2dAttrs as_nchw = a;
+  as_nchw.layout = "NCHW";
+  const Shape os = pool2d_output_shape(op, {ds[0], ds[3], ds[1], ds[2]}, as_nchw);  // validated as NCHW
   for (int64_t n = 0; n < ds[0]; ++n)
     for (int64_t oh = 0; oh < os[2]; ++oh)
       for (int64_t ow = 0; ow < os[3]; ++ow)

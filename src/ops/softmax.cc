@@ -1,5 +1,9 @@
 #include "ops/softmax.h"
 
+#include "ops/operator.h"
+#include "ops/reference.h"
+#include "tessera/error.h"
+
 namespace tessera::ops {
 
 namespace {
@@ -54,3 +58,24 @@ ir::Tensor softmax(const ir::Tensor& data) {
 }
 
 }  // namespace tessera::ops
+
+TESSERA_OPERATOR(softmax) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "softmax";
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    normalize_axis(attrs.as<SoftmaxAttrs>().axis, in[0].size(), "axis");
+    return in[0];
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const Shape& x = call.input_shapes[0];
+    reference::softmax(in[0], x, static_cast<size_t>(normalize_axis(call.attrs.as<SoftmaxAttrs>().axis, x.size(), "axis")), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const int64_t rank = static_cast<int64_t>(call.input_shapes[0].size());
+    if (normalize_axis(call.attrs.as<SoftmaxAttrs>().axis, rank, "axis") != rank - 1)
+      throw tessera::Error("softmax over a non-last axis is not supported by the build yet");
+    return softmax(in[0]);
+  };
+  return op;
+}

@@ -5,10 +5,18 @@
 //   T_softmax_expsum(i..)  += T_softmax_exp[i.., k]
 //   T_softmax_norm(i.., j)  = T_softmax_exp[i.., j] / T_softmax_expsum[i..]
 // Subtracting the row maximum keeps exp from overflowing.
+#include <string>
+
 #include "ir/tensor.h"
 #include "ops/common.h"
 
 namespace tessera::ops {
+
+// The attributes of the softmax operator; compile declares the last axis only.
+struct SoftmaxAttrs {
+  int64_t axis = -1;
+  std::string to_string() const { return "axis=" + std::to_string(axis); }
+};
 
 // data: rank >= 2.
 ir::Tensor softmax(const ir::Tensor& data);

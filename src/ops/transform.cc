@@ -1,6 +1,12 @@
 #include "ops/transform.h"
 
+#include <algorithm>
 #include <numeric>
+
+#include "ops/operator.h"
+#include "ops/reference.h"
+#include "ops/tensor_layout.h"
+#include "support/checked_math.h"
 
 namespace tessera::ops {
 namespace {
@@ -151,3 +157,191 @@ ir::Tensor layout_transform(const ir::Tensor& data, const std::string& src, cons
 }
 
 }  // namespace tessera::ops
+
+
+namespace tessera::ops {
+// ---------------------------------------------------------------------------
+// The concat, reshape, flatten, transpose, dropout and layout_transform
+// operators.
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+Shape concat_shape(const std::vector<Shape>& inputs, const ConcatAttrs& a) {
+  const Shape& first = inputs[0];
+  const int64_t axis = normalize_axis(a.axis, first.size(), "axis");
+  Shape out = first;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const Shape& s = inputs[i];
+    bool fits = s.size() == first.size();
+    for (size_t d = 0; fits && d < s.size(); ++d) fits = static_cast<int64_t>(d) == axis || s[d] == first[d];
+    if (!fits)
+      shape_error("input " + str(static_cast<int64_t>(i)) + " " + shape_to_string(s) + " does not match input 0 " +
+                  shape_to_string(first) + " outside axis " + str(axis));
+    out[axis] = support::checked_add(out[axis], s[axis], "concat");
+  }
+  return out;
+}
+
+Shape reshape_shape(const Shape& data, const ReshapeAttrs& a) {
+  const int64_t total = num_elements(data);
+  Shape out = a.newshape;
+  int64_t inferred = -1, known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0) {
+      if (i >= data.size())
+        shape_error("newshape " + shape_to_string(a.newshape) + " copies axis " + str(static_cast<int64_t>(i)) +
+                    " (0) that data " + shape_to_string(data) + " does not have");
+      out[i] = data[i];
+    }
+    if (out[i] == -1) {
+      if (inferred >= 0) shape_error("newshape " + shape_to_string(a.newshape) + " has more than one -1");
+      inferred = static_cast<int64_t>(i);
+      continue;
+    }
+    if (out[i] < 0) shape_error("newshape " + shape_to_string(a.newshape) + " has a negative extent");
+    known = support::checked_mul(known, out[i], "reshape");
+  }
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      shape_error("cannot reshape data " + shape_to_string(data) + " to " + shape_to_string(a.newshape));
+    out[inferred] = total / known;
+  } else if (known != total) {
+    shape_error("cannot reshape data " + shape_to_string(data) + " (" + str(total) + " elements) to " +
+                shape_to_string(a.newshape) + " (" + str(known) + ")");
+  }
+  return out;
+}
+
+// The permutation of a transpose (empty attrs: the axes reversed, as ONNX).
+std::vector<int64_t> transpose_perm(const TransposeAttrs& a, size_t rank) {
+  std::vector<int64_t> perm = a.perm;
+  if (perm.empty())
+    for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  return perm;
+}
+
+// An operator whose output is its input's elements in the same order, under
+// another shape: a view in compile, a copy in the reference.
+Operator same_bytes_operator(const std::string& name) {
+  Operator op;
+  op.name = name;
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    std::copy(in[0], in[0] + num_elements(call.output_shape), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<ir::Tensor>& in) {
+    return reshape(in[0], call.output_shape);
+  };
+  op.keeps_bytes = [](const OperatorCall&) { return true; };
+  return op;
+}
+
+// Whether a layout takes channels as plain NCHW does for this shape: NCHW
+// itself, NCHW1c, or any NCHW<b>c of a 1x1 image.
+bool plain_channels(const std::string& layout, const Shape& shape) {
+  return layout == "NCHW" || layout == "NCHW1c" || (layout.rfind("NCHW", 0) == 0 && shape[2] * shape[3] == 1);
+}
+
+}  // namespace
+
+}  // namespace tessera::ops
+
+TESSERA_OPERATOR(concat) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "concat";
+  op.num_inputs = Operator::kVariadic;
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    return concat_shape(in, attrs.as<ConcatAttrs>());
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto axis = normalize_axis(call.attrs.as<ConcatAttrs>().axis, call.output_shape.size(), "axis");
+    reference::concat(in, call.input_shapes, static_cast<size_t>(axis), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    return concat(in, call.attrs.as<ConcatAttrs>().axis);
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(reshape) {
+  using namespace tessera::ops;
+  Operator op = same_bytes_operator("reshape");
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    return reshape_shape(in[0], attrs.as<ReshapeAttrs>());
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(flatten) {
+  using namespace tessera::ops;
+  Operator op = same_bytes_operator("flatten");
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const int64_t axis = attrs.as<FlattenAttrs>().axis, rank = static_cast<int64_t>(in[0].size());
+    if (axis < 0 || axis > rank)
+      shape_error("axis " + str(axis) + " is out of range for data " + shape_to_string(in[0]));
+    const Shape outer(in[0].begin(), in[0].begin() + axis), inner(in[0].begin() + axis, in[0].end());
+    return Shape{num_elements(outer), num_elements(inner)};
+  };
+  return op;
+}
+
+// Identity at inference.
+TESSERA_OPERATOR(dropout) {
+  using namespace tessera::ops;
+  Operator op = same_bytes_operator("dropout");
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs&) { return in[0]; };
+  return op;
+}
+
+TESSERA_OPERATOR(transpose) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "transpose";
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const std::vector<int64_t> perm = transpose_perm(attrs.as<TransposeAttrs>(), in[0].size());
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> identity(in[0].size());
+    std::iota(identity.begin(), identity.end(), 0);
+    if (sorted != identity)
+      shape_error("perm " + shape_to_string(perm) + " is not a permutation of the axes of data " +
+                  shape_to_string(in[0]));
+    Shape out;
+    for (int64_t p : perm) out.push_back(in[0][p]);
+    return out;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const Shape& x = call.input_shapes[0];
+    reference::transpose(in[0], x, transpose_perm(call.attrs.as<TransposeAttrs>(), x.size()), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    return transpose(in[0], transpose_perm(call.attrs.as<TransposeAttrs>(), call.input_shapes[0].size()));
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(layout_transform) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "layout_transform";
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<LayoutTransformAttrs>();
+    return layout_transform_shape(in[0], Layout::parse(a.src), Layout::parse(a.dst));
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<LayoutTransformAttrs>();
+    layout_transform(in[0], call.input_shapes[0], Layout::parse(a.src), Layout::parse(a.dst), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    const auto& a = call.attrs.as<LayoutTransformAttrs>();
+    return layout_transform(in[0], a.src, a.dst);
+  };
+  // NCHW <-> NCHW1c, or NCHW<b>c <-> NCHW of a 1x1 image, moves no element.
+  op.keeps_bytes = [](const OperatorCall& call) {
+    const auto& a = call.attrs.as<LayoutTransformAttrs>();
+    return plain_channels(a.src, call.input_shapes[0]) && plain_channels(a.dst, call.output_shape);
+  };
+  return op;
+}

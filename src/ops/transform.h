@@ -14,6 +14,37 @@
 
 namespace tessera::ops {
 
+// The attributes of the graph operators of this file.
+struct ConcatAttrs {
+  int64_t axis = 1;  // negative counts from the last axis
+  std::string to_string() const { return "axis=" + std::to_string(axis); }
+};
+// ONNX Reshape semantics: 0 copies the input's extent at that position, one
+// -1 is inferred from the element count.
+struct ReshapeAttrs {
+  Shape newshape;
+  std::string to_string() const { return "newshape=" + shape_to_string(newshape); }
+};
+// (d0 * ... * d(axis-1), d(axis) * ... * d(rank-1)), as ONNX Flatten.
+struct FlattenAttrs {
+  int64_t axis = 1;
+  std::string to_string() const { return "axis=" + std::to_string(axis); }
+};
+struct TransposeAttrs {
+  std::vector<int64_t> perm;  // output axis i is input axis perm[i]; empty: reversed
+  std::string to_string() const { return "perm=" + shape_to_string(perm); }
+};
+struct DropoutAttrs {
+  double rate = 0.5;  // kept for printing and export; inference ignores it
+  std::string to_string() const { return "rate=" + number_to_string(rate); }
+};
+// Activation layouts: "NCHW", "NHWC", or blocked ones like "NCHW8c" (channel
+// c = outer * 8 + inner, with the inner block last).
+struct LayoutTransformAttrs {
+  std::string src, dst;
+  std::string to_string() const { return "src=" + src + " dst=" + dst; }
+};
+
 // Row-major reinterpretation: the element count must not change.
 ir::Tensor reshape(const ir::Tensor& data, const Shape& newshape);
 // out axis i is data axis perm[i].

@@ -64,8 +64,8 @@ TEST(Build, ASmallNetworkOfEveryKernelKindMatchesTheInterpreter) {
   graph::NodeId pw = b.conv2d(dw, b.random_constant("pw", {16, 16, 1, 1}, -0.3f, 0.3f),
                               graph::Conv2dAttrs::symmetric(1, 0), "pointwise");
   y = b.relu(b.add(pw, y, "residual"), "relu");
-  graph::NodeId pooled = b.max_pool2d(y, graph::PoolAttrs::symmetric(3, 2, 1), "maxpool");
-  graph::NodeId avg = b.avg_pool2d(y, graph::PoolAttrs::symmetric(3, 2, 1), "avgpool");
+  graph::NodeId pooled = b.max_pool2d(y, graph::Pool2dAttrs::symmetric(3, 2, 1), "maxpool");
+  graph::NodeId avg = b.avg_pool2d(y, graph::Pool2dAttrs::symmetric(3, 2, 1), "avgpool");
   y = b.concat({pooled, avg}, 1, "concat");
   y = b.global_avg_pool2d(y, "NCHW", "gap");
   y = b.flatten(y, 1, "flatten");
@@ -123,7 +123,7 @@ TEST(Build, NhwcNetworkKeptInItsLayoutMatchesTheInterpreter) {
   graph::Conv2dAttrs conv = graph::Conv2dAttrs::symmetric(1, 1);
   conv.data_layout = "NHWC", conv.kernel_layout = "HWIO";
   graph::NodeId y = b.relu(b.conv2d(x, b.random_constant("c1", {3, 3, 6, 16}, -0.3f, 0.3f), conv, "conv1"), "relu1");
-  graph::PoolAttrs max = graph::PoolAttrs::symmetric(3, 2, 1), avg = graph::PoolAttrs::symmetric(2, 2);
+  graph::Pool2dAttrs max = graph::Pool2dAttrs::symmetric(3, 2, 1), avg = graph::Pool2dAttrs::symmetric(2, 2);
   max.layout = avg.layout = "NHWC";
   avg.ceil_mode = true;
   graph::NodeId pooled = b.max_pool2d(y, max, "maxpool");

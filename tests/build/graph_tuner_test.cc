@@ -154,7 +154,7 @@ TEST(GraphTunerBuild, APoolingBetweenConvolutionsCarriesTheirEdge) {
   graph::GraphBuilder b;
   graph::NodeId x = b.input("x", {1, 16, 16, 16});
   x = b.conv2d(x, b.random_constant("a.w", {32, 16, 3, 3}, -0.2f, 0.2f), graph::Conv2dAttrs::symmetric(1, 1), "a");
-  x = b.max_pool2d(x, graph::PoolAttrs::symmetric(2, 2), "pool");
+  x = b.max_pool2d(x, graph::Pool2dAttrs::symmetric(2, 2), "pool");
   x = b.conv2d(x, b.random_constant("b.w", {32, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "b");
   const graph::Graph model = b.finish({x});
   std::ostringstream out;

@@ -2,19 +2,26 @@
 #include <gtest/gtest.h>
 
 #include "graph/builder.h"
-#include "graph/layout.h"
+#include "ops/tensor_layout.h"
 #include "graph/printer.h"
 #include "graph_test_util.h"
 
 namespace tessera::graph {
 namespace {
 
+using ops::Layout;
 using test::error_of;
 
 TEST(GraphIr, OperatorNamesRoundTrip) {
   for (Op op : all_ops()) EXPECT_EQ(op_from_name(op_name(op)), op);
   const std::string e = error_of([] { op_from_name("conv3d"); });
-  EXPECT_NE(e.find("unknown operator 'conv3d' (known: input, constant, conv2d"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown operator 'conv3d' (known: add, avg_pool2d, batch_matmul, batch_norm,"), std::string::npos) << e;
+  // The graph's named kinds are all registered operators.
+  for (Op op : {Op::kInput, Op::kConstant, Op::kConv2d, Op::kDense, Op::kMatmul, Op::kBatchMatmul, Op::kBatchNorm,
+                Op::kBiasAdd, Op::kAdd, Op::kMultiply, Op::kRelu, Op::kClip, Op::kSigmoid, Op::kMaxPool2d,
+                Op::kAvgPool2d, Op::kGlobalAvgPool2d, Op::kConcat, Op::kReshape, Op::kFlatten, Op::kTranspose, Op::kPad,
+                Op::kSoftmax, Op::kDropout, Op::kLayoutTransform})
+    EXPECT_EQ(Op::named(op.name()), op);
 }
 
 TEST(GraphIr, NodesAreTopologicalAndNamesUnique) {

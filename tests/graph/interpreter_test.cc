@@ -130,7 +130,7 @@ TEST(Interpret, NhwcConvIsTheTransposedNchwConv) {
 
 TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
   // 3x3 image 0..8, 2x2 windows, stride 2, ceil_mode: the partial windows count.
-  PoolAttrs a = PoolAttrs::symmetric(2, 2, 0);
+  Pool2dAttrs a = Pool2dAttrs::symmetric(2, 2, 0);
   a.ceil_mode = true;
   GraphBuilder b;
   NodeId y = b.max_pool2d(b.input("x", {1, 1, 3, 3}), a);
@@ -142,7 +142,7 @@ TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
   in.push_back(array({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(run(b, y, std::move(in)), (std::vector<float>{2, 3.5, 6.5, 8}));
   // count_include_pad: the corner window of a 3x3 kernel with padding 1 sees 4 of 9.
-  PoolAttrs p = PoolAttrs::symmetric(3, 2, 1);
+  Pool2dAttrs p = Pool2dAttrs::symmetric(3, 2, 1);
   p.count_include_pad = true;
   y = b.avg_pool2d(b.input("x", {1, 1, 3, 3}), p);
   in.push_back(array({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8}));
@@ -151,7 +151,7 @@ TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
   for (Op op : {Op::kMaxPool2d, Op::kAvgPool2d, Op::kGlobalAvgPool2d}) {
     for (bool ceil : {false, true}) {
       const Shape ds{2, 3, 9, 8};
-      PoolAttrs pa = PoolAttrs::symmetric(3, 2, 1);
+      Pool2dAttrs pa = Pool2dAttrs::symmetric(3, 2, 1);
       pa.ceil_mode = ceil;
       pa.count_include_pad = !ceil && op == Op::kAvgPool2d;
       auto x = random_array(ds, 9);
@@ -165,13 +165,18 @@ TEST(Interpret, PoolingByHandAndNhwcAsTransposedNchw) {
       if (!ceil && op != Op::kGlobalAvgPool2d) {  // the ops references take the same windows
         std::vector<float> want(nchw.size());
         auto xa = random_array(ds, 9);
-        ops::Pool2dAttrs o{pa.kernel_h, pa.kernel_w, pa.stride_h, pa.stride_w, 1, 1, 1, 1, pa.count_include_pad};
+        ops::Pool2dAttrs o = pa;
+        o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = 1;
         (op == Op::kMaxPool2d ? ops::reference::max_pool2d : ops::reference::avg_pool2d)(xa.data(), ds, o, want.data());
         EXPECT_LT(max_relative_error(nchw, want), 1e-6);
       }
       Attrs attrs_h = attrs;
-      if (auto* g = std::get_if<GlobalPoolAttrs>(&attrs_h)) g->layout = "NHWC";
-      if (auto* q = std::get_if<PoolAttrs>(&attrs_h)) q->layout = "NHWC";
+      if (auto* g = attrs.get_if<GlobalPoolAttrs>()) attrs_h = GlobalPoolAttrs{"NHWC"};
+      if (auto* q = attrs.get_if<Pool2dAttrs>()) {
+        Pool2dAttrs h = *q;
+        h.layout = "NHWC";
+        attrs_h = h;
+      }
       NodeId y2 = b.add_node(op, "pool", {b.input("x", xh.shape())}, attrs_h);
       one.push_back(std::move(xh));
       std::vector<float> nhwc = run(b, y2, std::move(one));

@@ -120,32 +120,32 @@ TEST(GraphShapes, NormalisationBiasAndElementwise) {
 
 TEST(GraphShapes, PoolingFloorCeilLayoutsAndErrors) {
   Fixture f;
-  PoolAttrs a = PoolAttrs::symmetric(3, 2, 1);
+  Pool2dAttrs a = Pool2dAttrs::symmetric(3, 2, 1);
   EXPECT_EQ(f.b.shape(f.b.max_pool2d(f.in("x", {1, 64, 112, 112}), a)), (Shape{1, 64, 56, 56}));
   a.layout = "NHWC";
   EXPECT_EQ(f.b.shape(f.b.avg_pool2d(f.in("xh", {1, 112, 112, 64}), a)), (Shape{1, 56, 56, 64}));
   // (112 - 3) / 2 + 1: 55 rounded down, 56 with ceil_mode.
-  PoolAttrs c = PoolAttrs::symmetric(3, 2, 0);
+  Pool2dAttrs c = Pool2dAttrs::symmetric(3, 2, 0);
   NodeId y = f.in("y", {1, 8, 112, 112});
   EXPECT_EQ(f.b.shape(f.b.max_pool2d(y, c)), (Shape{1, 8, 55, 55}));
   c.ceil_mode = true;
   EXPECT_EQ(f.b.shape(f.b.max_pool2d(y, c)), (Shape{1, 8, 56, 56}));
   // In ceil mode a window must start inside the input: 5 + 1 with kernel 2, stride 2 gives 3, not 4.
-  EXPECT_EQ(pool_output_extent(5, 1, 1, 2, 2, true), 3);
-  EXPECT_EQ(pool_output_extent(5, 1, 1, 2, 2, false), 3);
-  EXPECT_EQ(pool_output_extent(6, 0, 0, 3, 2, true), 3);
+  EXPECT_EQ(ops::pool_output_extent(5, 1, 1, 2, 2, true), 3);
+  EXPECT_EQ(ops::pool_output_extent(5, 1, 1, 2, 2, false), 3);
+  EXPECT_EQ(ops::pool_output_extent(6, 0, 0, 3, 2, true), 3);
   EXPECT_EQ(f.b.shape(f.b.global_avg_pool2d(y)), (Shape{1, 8, 1, 1}));
   EXPECT_EQ(f.b.shape(f.b.global_avg_pool2d(f.in("gh", {2, 7, 7, 16}), "NHWC")), (Shape{2, 1, 1, 16}));
-  PoolAttrs wide = PoolAttrs::symmetric(2, 2, 2);
+  Pool2dAttrs wide = Pool2dAttrs::symmetric(2, 2, 2);
   EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, wide, "pool"); }),
             "node 'pool' (max_pool2d): pad_top=2 must be smaller than the kernel 2");
   EXPECT_EQ(error_of([&] {
-              f.b.avg_pool2d(f.in("t", {1, 1, 2, 2}), PoolAttrs::symmetric(3, 1), "tiny");
+              f.b.avg_pool2d(f.in("t", {1, 1, 2, 2}), Pool2dAttrs::symmetric(3, 1), "tiny");
             }),
             "node 'tiny' (avg_pool2d): pool window [3, 3] is larger than the padded input [1, 1, 2, 2]");
   // Channel blocks (what convert_layout gives pools between convolutions):
   // the window moves over H and W of whole blocks.
-  PoolAttrs blocked = a;
+  Pool2dAttrs blocked = a;
   blocked.layout = "NCHW8c";
   EXPECT_EQ(f.b.shape(f.b.max_pool2d(f.in("b8", {1, 2, 112, 112, 8}), blocked)), (Shape{1, 2, 56, 56, 8}));
   EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, blocked, "p8"); }),
@@ -154,7 +154,7 @@ TEST(GraphShapes, PoolingFloorCeilLayoutsAndErrors) {
               f.b.max_pool2d(f.in("b4", {1, 2, 112, 112, 4}), blocked, "p4");
             }),
             "node 'p4' (max_pool2d): data [1, 2, 112, 112, 4] is not in layout NCHW8c");
-  PoolAttrs odd = a;
+  Pool2dAttrs odd = a;
   odd.layout = "NCWH";
   EXPECT_EQ(error_of([&] { f.b.max_pool2d(y, odd, "pw"); }),
             "node 'pw' (max_pool2d): layout NCWH is not supported (NCHW or NHWC)");
@@ -236,14 +236,17 @@ TEST(GraphShapes, InputsArityAndWholeGraphReinference) {
   EXPECT_EQ(error_of([&] {
               f.b.add_node(Op::kConv2d, "k", {x, x}, NoAttrs{});
             }),
-            "node 'k' (conv2d): attributes of another operator kind");
+            "node 'k' (conv2d): attributes are NoAttrs, expected Conv2dAttrs");
   NodeId y = f.b.conv2d(x, f.w("w", {4, 3, 3, 3}), Conv2dAttrs::symmetric(1, 1), "conv");
   Graph g = f.b.finish({f.b.relu(y, "relu")});
   // Edited attributes are re-inferred through the whole graph.
-  std::get<Conv2dAttrs>(g.mutable_node(y).attrs).stride_h = 2;
+  Conv2dAttrs edited = g.node(y).attrs_as<Conv2dAttrs>();
+  edited.stride_h = 2;
+  g.mutable_node(y).attrs = edited;
   infer_shapes(g);
   EXPECT_EQ(g.node(*g.find("relu")).type.shape, (Shape{1, 4, 4, 8}));
-  std::get<Conv2dAttrs>(g.mutable_node(y).attrs).groups = 2;
+  edited.groups = 2;
+  g.mutable_node(y).attrs = edited;
   EXPECT_EQ(error_of([&] { infer_shapes(g); }),
             "node 'conv' (conv2d): data [1, 3, 8, 8] has 3 channels, not a multiple of groups=2");
 }

@@ -1,4 +1,4 @@
-#include "graph/layout.h"
+#include "ops/tensor_layout.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include "support/quoted.h"
 #include "tessera/error.h"
 
-namespace tessera::graph {
+namespace tessera::ops {
 
 Layout Layout::parse(const std::string& text) {
   Layout layout;
@@ -65,7 +65,7 @@ std::string Layout::primal_letters() const {
 namespace {
 
 // Extent of every primal axis (by letter) of a tensor of `shape` in `layout`.
-std::vector<std::pair<char, int64_t>> primal_extents(const ops::Shape& shape, const Layout& layout) {
+std::vector<std::pair<char, int64_t>> primal_extents(const Shape& shape, const Layout& layout) {
   if (shape.size() != layout.rank())
     throw Error("shape " + ops::shape_to_string(shape) + " has rank " + std::to_string(shape.size()) + ", layout " +
                 layout.text() + " has " + std::to_string(layout.rank()) + " axes");
@@ -86,7 +86,7 @@ std::vector<std::pair<char, int64_t>> primal_extents(const ops::Shape& shape, co
 
 }  // namespace
 
-ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, const Layout& dst) {
+Shape layout_transform_shape(const Shape& shape, const Layout& src, const Layout& dst) {
   if (src.primal_letters() != dst.primal_letters())
     throw Error("layouts " + src.text() + " and " + dst.text() + " do not have the same axes");
   auto extents = primal_extents(shape, src);
@@ -95,7 +95,7 @@ ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, co
       if (n == name) return e;
     return int64_t{0};
   };
-  ops::Shape out;
+  Shape out;
   for (const Layout::Axis& a : dst.axes()) {
     if (a.block > 0) {
       out.push_back(a.block);
@@ -110,8 +110,8 @@ ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, co
   return out;
 }
 
-void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst, float* out) {
-  const ops::Shape out_shape = layout_transform_shape(shape, src, dst);
+void layout_transform(const float* data, const Shape& shape, const Layout& src, const Layout& dst, float* out) {
+  const Shape out_shape = layout_transform_shape(shape, src, dst);
   // For every output element: its coordinates in dst -> the primal coordinate
   // of each axis -> its coordinates in src -> the source offset.
   std::vector<int64_t> primal(128, 0);  // by letter
@@ -149,4 +149,4 @@ bool is_channel_blocked(const std::string& layout) {
   return digits.find_first_not_of("0123456789") == std::string::npos && std::stoll(digits) >= 1;
 }
 
-}  // namespace tessera::graph
+}  // namespace tessera::ops

@@ -9,7 +9,7 @@
 
 #include "ops/common.h"
 
-namespace tessera::graph {
+namespace tessera::ops {
 
 class Layout {
  public:
@@ -43,9 +43,9 @@ bool is_channel_blocked(const std::string& layout);
 // The shape in `dst` of a tensor of shape `shape` in `src`; throws when the
 // shape does not fit src (rank, block extents) or a dst block does not divide
 // its axis.
-ops::Shape layout_transform_shape(const ops::Shape& shape, const Layout& src, const Layout& dst);
+Shape layout_transform_shape(const Shape& shape, const Layout& src, const Layout& dst);
 
 // Reference: out (in dst) = data (in src), element by element.
-void layout_transform(const float* data, const ops::Shape& shape, const Layout& src, const Layout& dst, float* out);
+void layout_transform(const float* data, const Shape& shape, const Layout& src, const Layout& dst, float* out);
 
-}  // namespace tessera::graph
+}  // namespace tessera::ops
