@@ -338,6 +338,13 @@ PYBIND11_MODULE(_tessera, m) {
       .def("relu", &graph::GraphBuilder::relu, py::arg("x"), py::arg("name") = "")
       .def("clip", &graph::GraphBuilder::clip, py::arg("x"), py::arg("min"), py::arg("max"), py::arg("name") = "")
       .def("sigmoid", &graph::GraphBuilder::sigmoid, py::arg("x"), py::arg("name") = "")
+      // Any registered operator without attributes, by its name ("hard_swish").
+      .def(
+          "add_node",
+          [](graph::GraphBuilder& b, const std::string& op, const std::string& name, std::vector<graph::NodeId> inputs) {
+            return b.add_node(graph::Op::named(op), name, std::move(inputs));
+          },
+          py::arg("op"), py::arg("name"), py::arg("inputs"))
       .def(
           "max_pool2d",
           [](graph::GraphBuilder& b, graph::NodeId x, const std::vector<int64_t>& kernel,

@@ -130,6 +130,7 @@ _RULES = {
                                                    float(_arg(n, 2, "max_val", 1.0)), n.name)),
     torch.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
     F.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
+    F.hardswish: (None, lambda c, n: c.builder.add_node("hard_swish", n.name, [c.value(n.args[0])])),
     operator.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
     operator.iadd: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
     torch.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),

@@ -127,6 +127,18 @@ class Package(unittest.TestCase):
             np.testing.assert_array_equal(same, other)
             np.testing.assert_array_equal(flattened, other.reshape(2, 60))
 
+    def test_an_operator_added_by_name_compiles_and_matches_its_formula(self):
+        # hard_swish has no builder method of its own: add_node names it.
+        b = tessera.GraphBuilder()
+        x = b.input("x", [2, 8, 5, 5])
+        y = b.add_node("hard_swish", "act", [x])
+        model = b.finish([y], name="hard_swish")
+        data = np.linspace(-5, 5, 400, dtype=np.float32).reshape(2, 8, 5, 5)
+        want = data * np.clip(data + 3, 0, 6) / 6  # torch.nn.Hardswish's definition
+        np.testing.assert_allclose(tessera.compile(model, threads=1)(data), want, rtol=1e-5, atol=1e-6)
+        with self.assertRaisesRegex(tessera.Error, "unknown operator 'hard_swishh'"):
+            b.add_node("hard_swishh", "typo", [x])
+
     def test_one_module_called_from_four_threads_gives_each_its_own_answer(self):
         import threading
         model = tessera.load_model(NARROW)

@@ -779,6 +779,10 @@ class Importer {
     }
     if (op == "Relu") return unary(&GraphBuilder::relu);
     if (op == "Sigmoid") return unary(&GraphBuilder::sigmoid);
+    if (op == "HardSwish") {
+      require_inputs(n, 1);
+      return set_output(n, b_.add_node(Op::named("hard_swish"), name_of(n), {activation(n.input(0), describe(n))}));
+    }
     if (op == "Clip") return clip(n);
     if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") return binary(n);
     if (op == "Concat") return concat(n);

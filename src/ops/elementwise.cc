@@ -180,6 +180,7 @@ TESSERA_OPERATOR(relu) {
 TESSERA_OPERATOR(clip) {
   using namespace tessera::ops;
   Operator op = unary_elementwise_operator("clip");
+  op.default_attrs = ClipAttrs{};
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     const auto& a = attrs.as<ClipAttrs>();
     if (!(a.min <= a.max)) shape_error("min " + std::to_string(a.min) + " is above max " + std::to_string(a.max));

@@ -79,6 +79,9 @@ struct Operator {
   int num_inputs = 1;
   FusionPattern pattern = FusionPattern::kOpaque;
 
+  // The attributes of a call that names none (`tessera op NAME`): NoAttrs
+  // for operators without attributes.
+  Attrs default_attrs;
   // The output shape from the inputs' shapes; throws tessera::Error with the
   // reason (the caller prefixes the node). Validates the attributes too.
   std::function<Shape(const std::vector<Shape>& inputs, const Attrs& attrs)> infer_shape;

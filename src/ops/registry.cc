@@ -1,5 +1,6 @@
 #include "ops/registry.h"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -7,6 +8,7 @@
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/layout.h"
+#include "ops/operator.h"
 #include "ops/winograd_nchwc.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
@@ -157,6 +159,28 @@ const std::map<std::string, Builder>& builders() {
   return table;
 }
 
+// An elementwise operator of the registry (ops/operator.h) of one input, with
+// its default attributes: `tessera op NAME --input SHAPE` declares it from its
+// definition, so a new elementwise operator needs no entry here.
+const Operator* registry_unary(const std::string& name) {
+  if (!has_operator(name)) return nullptr;
+  const Operator& op = find_operator(name);
+  return op.num_inputs == 1 && op.pattern == FusionPattern::kElementwise && op.compute && op.reference ? &op : nullptr;
+}
+
+Workload registry_unary_workload(const Operator& op, const OpArgs& a) {
+  check_dims_positive(op.name, "input", a.input);
+  ir::Tensor data = ir::placeholder(a.input, "data");
+  OperatorCall call{op.default_attrs, {a.input}, op.infer_shape({a.input}, op.default_attrs), {false}};
+  Workload w;
+  w.op = op.name;
+  w.dag = ir::ComputeDAG({op.compute(call, {data})});
+  w.reference = bind_reference(w.dag, {data}, [&op, call](const std::vector<const float*>& in, float* out) {
+    op.reference(call, in, out);
+  });
+  return w;
+}
+
 }  // namespace
 
 const std::vector<std::string>& op_arg_fields(const std::string& op) {
@@ -179,19 +203,25 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"multiply", {"input", "weight"}},
       {"bias_add", {"input", "axis"}},
   };
+  static const Fields kInputOnly = {"input"};
   auto it = table.find(op);
-  if (it == table.end()) throw Error("unknown op '" + op + "'");
-  return it->second;
+  if (it != table.end()) return it->second;
+  if (registry_unary(op)) return kInputOnly;
+  throw Error("unknown op '" + op + "'");
 }
 
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
   for (const auto& [name, builder] : builders()) names.push_back(name);
+  for (const Operator* op : all_operators())
+    if (!builders().count(op->name) && registry_unary(op->name)) names.push_back(op->name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
 Workload make_workload(const std::string& op, const OpArgs& args) {
   auto it = builders().find(op);
+  if (it == builders().end() && registry_unary(op)) return registry_unary_workload(*registry_unary(op), args);
   if (it == builders().end()) {
     std::string valid;
     for (const auto& name : op_names()) valid += (valid.empty() ? "" : ", ") + name;

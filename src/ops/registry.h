@@ -39,7 +39,9 @@ struct OpArgs {
 };
 
 // conv2d, conv2d_winograd, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
-// global_avg_pool, softmax, relu, clip, add, multiply, bias_add.
+// global_avg_pool, softmax, relu, clip, add, multiply, bias_add; and every
+// operator of the registry (ops/operator.h) that takes one input (sigmoid,
+// hard_swish, ...), declared with its default attributes. Sorted.
 std::vector<std::string> op_names();
 // The OpArgs fields (by their names in OpArgs) that `op` takes; the others
 // mean nothing to it. Throws tessera::Error for an unknown op.
