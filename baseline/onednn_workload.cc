@@ -35,8 +35,8 @@ void check_rank(const std::string& op, const char* what, const ops::Shape& shape
 
 }  // namespace
 
-void match_target_isa(const codegen::Target& target) {
-  if (target.isa != codegen::Target::host().isa) set_max_isa(target.isa);
+void match_target_isa(const target::Target& target) {
+  if (target.isa != target::Target::host().isa) set_max_isa(target.isa);
 }
 
 bool has_onednn_counterpart(const std::string& op) { return op == "conv2d" || op == "dense" || op == "softmax"; }

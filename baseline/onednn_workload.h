@@ -5,7 +5,7 @@
 // blocked layout), whatever args.layout says.
 #include <string>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "onednn.h"
 #include "ops/registry.h"
 
@@ -17,7 +17,7 @@ bool has_onednn_counterpart(const std::string& op);
 // Holds oneDNN to the vector ISA of our target (set_max_isa), so that a
 // comparison is of like with like, e.g. both sides AVX2 on an AVX-512 machine;
 // leaves it alone when the target has the host's ISA. Call before creating a layer.
-void match_target_isa(const codegen::Target& target);
+void match_target_isa(const target::Target& target);
 
 // With random inputs (fixed seeds). Throws tessera::Error for another op.
 // Call set_threads first: the layer is tuned for the thread count at creation.

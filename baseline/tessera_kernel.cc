@@ -14,7 +14,7 @@ constexpr const char* kFunctionName = "tessera_kernel";
 }
 
 TesseraKernel::TesseraKernel(const ops::Workload& workload, const schedule::Trace& trace,
-                             const codegen::Target& target)
+                             const target::Target& target)
     : workload_(workload),
       lowered_(tir::lower(workload.dag, trace, kFunctionName)),
       module_(codegen::Module::load_object(codegen::compile_to_object(lowered_, target))),

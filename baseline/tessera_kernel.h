@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "codegen/module.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "measure/kernel_args.h"
 #include "ops/workload.h"
 #include "runtime/ndarray.h"
@@ -31,7 +31,7 @@ class TesseraKernel {
   // Lowers and compiles; throws tessera::Error when the schedule does not apply
   // or the kernel does not compile.
   TesseraKernel(const ops::Workload& workload, const schedule::Trace& trace,
-                const codegen::Target& target = codegen::Target::host());
+                const target::Target& target = target::Target::host());
 
   const tir::LoweredFunc& lowered() const { return lowered_; }
   void run();  // throws tessera::Error when the kernel reports failure

@@ -93,7 +93,7 @@ measure::LocalRunnerOptions runner_options(int threads) {
   return run;
 }
 
-schedule::Trace search_auto(const ops::Workload& w, const codegen::Target& target, int trials, const std::string& log,
+schedule::Trace search_auto(const ops::Workload& w, const target::Target& target, int trials, const std::string& log,
                             const std::string& name) {
   measure::LocalBuilder builder;
   const measure::LocalRunnerOptions run = runner_options(target.threads);
@@ -136,7 +136,7 @@ int run(const Options& o) {
   std::vector<std::string> rows;
   std::vector<double> conv_ratios;
   for (int threads : o.threads) {
-    codegen::Target target = codegen::Target::host();
+    target::Target target = target::Target::host();
     target.threads = threads;
     for (const Workload& w : chosen) {
       const std::string logs = fmt::format("{}.{}.t{}", o.log_prefix, w.name, threads);
@@ -188,7 +188,7 @@ int run(const Options& o) {
   }
   const std::string header = fmt::format("{:<20} {:>3} {:>12} {:>12} {:>7} {:>10} {:>8} {:>8}", "workload", "thr",
                                          "auto GFLOPS", "tmpl GFLOPS", "ratio", "oneDNN", "auto s", "tmpl s");
-  fmt::print("\n{} trials each, {}{}\n{}\n{}\n", o.trials, codegen::Target::host().str(),
+  fmt::print("\n{} trials each, {}{}\n{}\n{}\n", o.trials, target::Target::host().str(),
              o.auto_layout == "NHWC" ? "; auto-scheduler on NHWC convolutions, templates on NCHWc" : "", header,
              std::string(header.size(), '-'));
   for (const auto& r : rows) fmt::print("{}\n", r);

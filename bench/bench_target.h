@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "onednn.h"
 #include "onednn_workload.h"
 #include "tessera/error.h"
@@ -32,14 +32,14 @@ inline void add_target_flags(CLI::App& app, TargetChoice& c) {
 // The chosen target, after capping oneDNN's ISA to it: call before creating
 // any oneDNN primitive. Throws tessera::Error naming the flag for a target that
 // does not parse, states threads (they come from --threads), or cannot run here.
-inline codegen::Target choose_target(const TargetChoice& c) {
-  codegen::Target t = codegen::Target::host();
+inline target::Target choose_target(const TargetChoice& c) {
+  target::Target t = target::Target::host();
   const std::string flag = !c.isa.empty() ? "--isa " + c.isa : "--target '" + c.target + "'";
   try {
-    if (!c.isa.empty()) t = codegen::Target::host_with_isa(c.isa);
-    if (!c.target.empty()) t = codegen::Target::parse(c.target);
+    if (!c.isa.empty()) t = target::Target::host_with_isa(c.isa);
+    if (!c.target.empty()) t = target::Target::parse(c.target);
     if (t.threads != 0) throw Error("thread counts come from --threads, not -threads=");
-    codegen::require_runnable_here(t);
+    target::require_runnable_here(t);
     baseline::match_target_isa(t);
   } catch (const Error& e) {
     throw Error(flag + ": " + e.what());
@@ -49,7 +49,7 @@ inline codegen::Target choose_target(const TargetChoice& c) {
 
 // What each side really ran: our target's ISA, and oneDNN's kernels (their
 // names carry the ISA, e.g. "jit:avx2", "brg:avx512_core").
-inline void print_isas(const codegen::Target& target, const std::set<std::string>& onednn_kernels) {
+inline void print_isas(const target::Target& target, const std::set<std::string>& onednn_kernels) {
   std::string kernels;
   for (const std::string& k : onednn_kernels) kernels += (kernels.empty() ? "" : ", ") + k;
   fmt::print("ISA used: tessera {} with {}-bit vectors ({}); onednn kernels {}\n", target.isa, target.vector_bits,

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench_target.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "interleaved_timer.h"
 #include "onednn.h"
 #include "onednn_workload.h"
@@ -50,7 +50,7 @@ int run(const Options& o) {
   for (int t : o.threads)
     if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
   const std::vector<Layer> layers = select_layers(o.layers, o.winograd);
-  const codegen::Target target = choose_target(o.target);
+  const target::Target target = choose_target(o.target);
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
 
   fmt::print("Tessera (best hand-written schedules, NCHWc) vs {}, on {} with {}-bit vectors ({})\n",

@@ -31,7 +31,7 @@ struct Pair {
 };
 
 codegen::Module build(const ir::ComputeDAG& dag, const schedule::Trace& t) {
-  return codegen::Module::load_object(codegen::compile_to_object(tir::lower(dag, t, "kernel"), codegen::Target::host()));
+  return codegen::Module::load_object(codegen::compile_to_object(tir::lower(dag, t, "kernel"), target::Target::host()));
 }
 
 double min_ms(const std::function<void()>& f) {
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--rows", rows, "output rows per tile of the fused kernel (at most)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   runtime::set_num_threads(1);
-  const auto unit = codegen::Target::host().vector_unit();
+  const auto unit = target::Target::host().vector_unit();
   fmt::print("{:>24} {:>10} {:>10} {:>7}\n", "pair", "fused ms", "two ms", "ratio");
   for (const Pair& p : {Pair{32, 112, 16, 1}, Pair{96, 112, 24, 2}, Pair{144, 56, 24, 1}, Pair{192, 28, 32, 1},
                         Pair{384, 14, 64, 1}, Pair{576, 14, 96, 1}, Pair{960, 7, 160, 1}}) {

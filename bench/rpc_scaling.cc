@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   }
 
   // One conv2d task (ResNet-18's 64->64 3x3 layer), 1-thread kernels.
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 1;
   ops::OpArgs args;
   args.input = {1, 64, 56, 56};

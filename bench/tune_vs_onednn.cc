@@ -75,7 +75,7 @@ std::vector<records::Record> other_tasks_records(const autotvm::Task& task, cons
 }
 
 // The target with the thread count the kernels run with, which every record carries.
-codegen::Target with_threads(codegen::Target target, int threads) {
+target::Target with_threads(target::Target target, int threads) {
   target.threads = threads;
   return target;
 }
@@ -116,7 +116,7 @@ int run(const Options& o) {
   const std::vector<Layer> layers = o.versus_random_only ? std::vector<Layer>{} : select_layers(o.layers, o.winograd);
   for (int t : o.threads)
     if (t < 1) throw Error(fmt::format("--threads: {} is not a positive thread count", t));
-  const codegen::Target chosen = choose_target(o.target);
+  const target::Target chosen = choose_target(o.target);
   fmt::print("Tessera (AutoTVM, {} tuner) vs {}, on {} with {}-bit vectors ({})\n", o.tuner, baseline::version(),
              chosen.cpu, chosen.vector_bits, chosen.isa);
   const baseline::InterleavedOptions timing{.rounds = o.rounds, .min_repeat_ms = o.min_repeat_ms};
@@ -124,7 +124,7 @@ int run(const Options& o) {
   std::set<std::string> onednn_kernels;
   std::vector<std::string> rows;
   for (int threads : o.threads) {
-    const codegen::Target target = with_threads(chosen, threads);
+    const target::Target target = with_threads(chosen, threads);
     const std::string log = fmt::format("{}.t{}.log", o.log_prefix, threads);
     for (size_t i = 0; i < layers.size(); ++i) {
       const Layer& layer = layers[i];

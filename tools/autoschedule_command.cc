@@ -29,7 +29,7 @@ AutoscheduleCommands add_autoschedule_commands(CLI::App& app, AutoscheduleComman
 }
 
 int run_sketches(const AutoscheduleCommandOptions& o) {
-  const codegen::Target target = resolve_target(o.target, o.threads);
+  const target::Target target = resolve_target(o.target, o.threads);
   const ops::Workload w = ops::make_workload(o.op.op, resolve(o.op));
   const autoschedule::SketchContext ctx{target, target.threads};
   fmt::print("{}\n", w.dag.print());

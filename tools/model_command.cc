@@ -8,9 +8,10 @@
 #include <iostream>
 #include <optional>
 
-#include "build/build.h"
-#include "build/extract_tasks.h"
-#include "build/graph_tuner.h"
+#include "compile/build.h"
+#include "driver/compile.h"
+#include "driver/extract_tasks.h"
+#include "driver/graph_tuner.h"
 #include "flag_checks.h"
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
@@ -45,41 +46,35 @@ bool is_artifact(const std::string& path) {
 
 graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, {o.batch, o.layout}); }
 
-build::BuildResult compile(const ModelCommandOptions& o, const codegen::Target& target) {
+build::BuildResult compile(const ModelCommandOptions& o, const target::Target& target) {
   const graph::Graph model = load(o);
   const auto start = std::chrono::steady_clock::now();
-  std::optional<records::ApplyHistoryBest> history;
-  build::BuildOptions options;
+  driver::CompileOptions options;
+  if (!o.records.empty()) options.records = {o.records};
   options.winograd = !o.no_winograd;
   options.keep_layout = o.keep_layout;
-  options.fuse.depthwise_projection_min_rows = o.fuse_depthwise_rows;
-  if (!o.records.empty()) {
-    const std::vector<records::Record> log = records::load_records(o.records, std::cerr);
-    history.emplace(log);
-    options.history = &*history;
-    options.conv_blocks = build::graph_choices(log);  // a graph tuner's file chooses blocks too
-  }
-  build::BuildResult built = build::build(model, target, options);
+  options.fuse_depthwise_rows = o.fuse_depthwise_rows;
+  build::BuildResult built = driver::compile(model, target, options);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   int calls = 0;
   for (const auto& k : built.kernels) calls += k.calls;
   const runtime::MemoryPlan plan = runtime::plan_memory(built.artifact.graph);
   fmt::print("{}: {} nodes, {} after the passes; {} kernels, {} calls; compiled for {} in {:.1f} s\n", o.model,
              model.size(), built.optimized.size(), built.kernels.size(), calls, target.str(), took.count());
-  if (history) {
+  if (!o.records.empty()) {
     const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const auto& k) { return k.tuned; });
     fmt::print(
         "{} of {} kernels scheduled by records of {}{}\n", tuned, built.kernels.size(), o.records,
-        options.conv_blocks.empty()
+        built.conv_blocks_chosen == 0
             ? ""
-            : fmt::format(", channel blocks of {} convolutions chosen by the graph tuner", options.conv_blocks.size()));
+            : fmt::format(", channel blocks of {} convolutions chosen by the graph tuner", built.conv_blocks_chosen));
   }
   fmt::print("activations: {:.2f} MB planned (peak), {:.2f} MB if every tensor had its own buffer\n",
              plan.activation_bytes / 1e6, plan.unplanned_activation_bytes / 1e6);
   return built;
 }
 
-runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const codegen::Target& target) {
+runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const target::Target& target) {
   if (is_artifact(o.model)) return runtime::GraphExecutor::load(o.model);
   build::BuildResult built = compile(o, target);
   return runtime::GraphExecutor(std::move(built.artifact), o.model);
@@ -160,12 +155,12 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
 int run_compile(const ModelCommandOptions& o) {
   support::refuse_to_overwrite(o.output, o.model, "model", "-o");
-  const codegen::Target target = resolve_target(o.target, o.threads);
+  const target::Target target = resolve_target(o.target, o.threads);
   build::BuildResult built = compile(o, target);
   runtime::write_artifact(built.artifact, o.output);
   fmt::print("wrote {}\n", o.output);
   if (!o.check) return 0;
-  codegen::require_runnable_here(target);
+  target::require_runnable_here(target);
   runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output);
   runtime::set_num_threads(target.threads);
   std::vector<runtime::NDArray> inputs;
@@ -232,8 +227,8 @@ int run_bench(const ModelCommandOptions& o) {
         throw Error(std::string(flag) + " shapes a compilation, and '" + o.model +
                     "' is a compiled artifact; compile the model again with it instead");
   }
-  const codegen::Target target = resolve_target(o.target, o.threads);
-  if (!is_artifact(o.model)) codegen::require_runnable_here(target);
+  const target::Target target = resolve_target(o.target, o.threads);
+  if (!is_artifact(o.model)) target::require_runnable_here(target);
   runtime::GraphExecutor ex = executor_for(o, target);
   // An artifact runs with the threads it was compiled for unless told otherwise.
   int threads = target.threads;
@@ -252,11 +247,11 @@ int run_bench(const ModelCommandOptions& o) {
 }
 
 int run_show(const ModelCommandOptions& o) {
-  const codegen::Target target = parse_target_flag(o.target);
+  const target::Target target = parse_target_flag(o.target);
   const graph::Graph g = build::optimize_for_target(load(o), target, {}, !o.no_winograd, o.keep_layout);
   if (o.tasks) {
-    const std::vector<build::NetworkTask> tasks = build::extract_tasks(g, target);
-    fmt::print("{}{}: {} tasks\n", build::print_tasks(tasks), o.model, tasks.size());
+    const std::vector<driver::NetworkTask> tasks = driver::extract_tasks(g, target);
+    fmt::print("{}{}: {} tasks\n", driver::print_tasks(tasks), o.model, tasks.size());
     return 0;
   }
   fmt::print("{}\n", graph::print_graph(g));

@@ -20,32 +20,24 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "driver/tune_network.h"
 #include "measure_flags.h"
 
 namespace tessera::cli {
 
+// The model and target flags, and driver::TuneOptions, whose fields the
+// other flags set one to one (the --no-X flags negate theirs).
 struct NetworkTuneOptions {
   std::string model;
   int64_t batch = 0;  // 0: the model's own (1 for the zoo)
   std::string layout = "NCHW";
   std::string target;
   int threads = 0;
-  std::string search = "templates";        // or "auto"
-  std::string task_scheduler = "gradient";  // or "round-robin" (--search auto)
-  std::string tuner = "xgb";
-  int trials = 1000;  // per task (--search auto: on average)
-  int early_stopping = 400;
-  std::string log;  // empty: MODEL.log
-  double time_budget_min = 0;
+  driver::TuneOptions tune;  // tune.log empty: MODEL.log; tune.graph_log empty: MODEL_graph_opt.log
   bool no_transfer_learning = false;
   bool no_winograd = false;
-  bool keep_layout = false;  // --search auto: kernels in the model's layout (NHWC), not NCHWc
-  std::string graph_tuner;  // "dp", "pbqp" or "" (none)
-  std::string graph_log;    // empty: MODEL_graph_opt.log
-  MeasureFlags measure;
-  int eval_number = 20, eval_repeat = 5;
   bool no_evaluate = false;
-  uint64_t seed = 0;
+  MeasureFlags measure;  // tune.builder / runner / confirm_runner, and confirm_leaders / rounds
 };
 
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o);

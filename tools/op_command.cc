@@ -12,7 +12,7 @@
 #include "autotvm/task.h"
 #include "codegen/c_printer.h"
 #include "codegen/llvm_codegen.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "interleaved_timer.h"
 #include "onednn.h"
 #include "onednn_workload.h"
@@ -54,7 +54,7 @@ void print_timing(const std::string& who, const baseline::SideTiming& t, double 
 // The workload and schedule of a tuned operator: the task's declaration (e.g.
 // conv2d in NCHWc) with its best record, or the fallback config with a warning.
 std::pair<ops::Workload, schedule::Trace> from_records(const std::string& path, const std::string& op,
-                                                       const ops::OpArgs& args, const codegen::Target& target) {
+                                                       const ops::OpArgs& args, const target::Target& target) {
   autotvm::Task task = autotvm::create_task(op, args, target);
   auto history = records::ApplyHistoryBest::from_file(path, std::cerr);
   autotvm::Dispatched d = autotvm::dispatch(task, history, std::cerr);
@@ -93,10 +93,10 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
 }
 
 int run_op(const OpCommandOptions& o) {
-  const codegen::Target target = resolve_target(o.target, o.threads);
+  const target::Target target = resolve_target(o.target, o.threads);
   if (!o.compile_only) {
     try {
-      codegen::require_runnable_here(target);
+      target::require_runnable_here(target);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (--compile-only compiles without running)");
     }

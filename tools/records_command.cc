@@ -30,7 +30,7 @@ CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
 }
 
 int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
-  std::optional<codegen::Target> target;
+  std::optional<target::Target> target;
   if (!o.target.empty()) target = parse_target_flag(o.target);
   if (records_cmd.got_subcommand("pick-best") || records_cmd.got_subcommand("distill")) {
     size_t n = records::pick_best_file(o.in, o.out, std::cerr, target);

@@ -2,7 +2,7 @@
 // tessera records pick-best IN OUT [--target TARGET]   keep the best record of every task and target
 // tessera records show FILE [--target TARGET]          one line per record
 //
-// With --target, only records that apply to it (codegen::same_code_target:
+// With --target, only records that apply to it (target::same_code_target:
 // kind, vector ISA and width, threads; a target without -threads= takes every
 // thread count).
 #include <CLI/CLI.hpp>

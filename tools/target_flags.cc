@@ -11,17 +11,17 @@ void add_target_flag(CLI::App* cmd, std::string& text, const std::string& help) 
   cmd->add_option("--target", text, help + ", e.g. \"llvm -mcpu=znver3 -mattr=+avx2,+fma\" (default: this host)");
 }
 
-codegen::Target parse_target_flag(const std::string& text) {
-  if (text.empty()) return codegen::Target::host();
+target::Target parse_target_flag(const std::string& text) {
+  if (text.empty()) return target::Target::host();
   try {
-    return codegen::Target::parse(text);
+    return target::Target::parse(text);
   } catch (const Error& e) {
     throw Error(std::string("--target: ") + e.what());
   }
 }
 
-codegen::Target resolve_target(const std::string& text, int threads) {
-  codegen::Target target = parse_target_flag(text);
+target::Target resolve_target(const std::string& text, int threads) {
+  target::Target target = parse_target_flag(text);
   if (threads != 0 && target.threads != 0 && threads != target.threads)
     throw Error(fmt::format("--threads {} and --target '{}' disagree on the thread count", threads, text));
   target.threads = resolve_threads(threads != 0 ? threads : target.threads);

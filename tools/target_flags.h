@@ -5,16 +5,16 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "codegen/target.h"
+#include "target/target.h"
 
 namespace tessera::cli {
 
 void add_target_flag(CLI::App* cmd, std::string& text, const std::string& help);
 // The target --target names, the host when `text` is empty; the error names the flag.
-codegen::Target parse_target_flag(const std::string& text);
+target::Target parse_target_flag(const std::string& text);
 // As parse_target_flag, with the thread count the kernels run with set:
 // --threads when given, else the target's -threads=, else one per core. The
 // two given and different is an error naming both.
-codegen::Target resolve_target(const std::string& text, int threads);
+target::Target resolve_target(const std::string& text, int threads);
 
 }  // namespace tessera::cli

@@ -49,9 +49,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneCommandOptions& o) {
 
 namespace {
 
-int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const codegen::Target& target) {
+int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const target::Target& target) {
   if (o.log.empty()) throw Error("--search auto needs --log FILE (the log is the search's state)");
-  if (!o.measure.remote()) codegen::require_runnable_here(target);
+  if (!o.measure.remote()) target::require_runnable_here(target);
   const ops::Workload w = ops::make_workload(o.op.op, args);
   autoschedule::SearchTask task{o.op.op, w.dag, target, nlohmann::json{{"op", o.op.op}}};
   fmt::print("{}\nworkload key: {}\ntarget: {} ({})\n", w.dag.print(), w.dag.workload_key(), target.str(),
@@ -90,9 +90,9 @@ int run_tune(const TuneCommandOptions& o) {
   if (o.op.op == "conv2d" && args.layout == "NHWC")
     throw Error("--layout NHWC: tune-op tunes conv2d in the templates' layout, NCHWc; leave --layout out");
   // The thread count is part of the target, so every record says what it was measured with.
-  const codegen::Target target = resolve_target(o.target, o.threads);
+  const target::Target target = resolve_target(o.target, o.threads);
   const int threads = target.threads;
-  if (!o.measure.remote()) codegen::require_runnable_here(target);  // every candidate is measured on this host
+  if (!o.measure.remote()) target::require_runnable_here(target);  // every candidate is measured on this host
   autotvm::Task task = autotvm::create_task(o.op.op, args, target);
   auto tuner = autotvm::make_tuner(o.tuner, task, o.seed);
   fmt::print("task: {}\nworkload key: {}\nconfig space: {} configs\ntarget: {} ({})\n", task.describe(),

@@ -19,13 +19,15 @@
 #include <optional>
 #include <sstream>
 
-#include "build/build.h"
-#include "codegen/target.h"
+#include "compile/build.h"
+#include "target/target.h"
 #include "graph/builder.h"
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "jit/jit_model.h"
-#include "jit/tune_network.h"
+#include "driver/compile.h"
+#include "driver/tune_network.h"
+#include "records/pick_best.h"
 #include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
 #include "tessera/error.h"
@@ -191,15 +193,14 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
 
 std::unique_ptr<Module> compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
                                 int threads, bool keep_layout) {
-  const codegen::Target t = jit::resolve_target(target, threads);
+  const target::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
     py::gil_scoped_release release;
-    build::BuildOptions options;
+    driver::CompileOptions options;
     options.keep_layout = keep_layout;
-    std::vector<std::string> logs;
-    if (records) logs.push_back(*records);
-    artifact = build::build_with_records(model.graph, t, logs, options).artifact;
+    if (records) options.records.push_back(*records);
+    artifact = driver::compile(model.graph, t, options).artifact;
   }
   return std::make_unique<Module>(std::move(artifact), model.source);
 }
@@ -390,20 +391,27 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false);
   m.def("load", [](const std::string& path) { return std::make_unique<Module>(path); }, py::arg("path"));
+  m.def(
+      "pick_best",
+      [](const std::string& log, const std::string& out) {
+        py::gil_scoped_release release;
+        return records::pick_best_file(log, out, std::cerr);
+      },
+      py::arg("log"), py::arg("out"));
 
   m.def(
       "tune",
       [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
          const std::string& target, int threads, const std::string& tuner) {
-        const codegen::Target t = jit::resolve_target(target, threads);
-        autotvm::TuneTasksSummary s;
+        const target::Target t = jit::resolve_target(target, threads);
+        driver::TuneResult s;
         {
           py::gil_scoped_release release;
-          s = jit::tune_network(model.graph, t,
-                                jit::TuneNetworkOptions{.log = log, .tuner = tuner, .trials = trials,
-                                                        .early_stopping = early_stopping,
-                                                        .time_budget_min = time_budget_min},
-                                std::cout, std::cerr);
+          s = driver::tune_network(model.graph, t,
+                                   driver::TuneOptions{.log = log, .tuner = tuner, .trials = trials,
+                                                       .early_stopping = early_stopping,
+                                                       .time_budget_min = time_budget_min, .evaluate = false},
+                                   std::cout, std::cerr);
           std::cout.flush();
         }
         py::dict d;

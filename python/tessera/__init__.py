@@ -7,6 +7,7 @@
     module.save("r18.tsr"); tessera.load("r18.tsr")
 
     tessera.tune(model, log="r18.log", trials=300)      # the seed's progress lines
+    tessera.pick_best("r18.log", "r18.best.log")        # the best record per task
     fast = tessera.jit(model, mode="reduce-overhead")   # compiles on its first call
 
 Arrays are numpy float32. Inputs are read in place when C-contiguous;
@@ -14,10 +15,10 @@ outputs are new arrays, except from a jit in reduce-overhead mode, whose
 outputs are views that the next call overwrites. Errors are tessera.Error
 (a RuntimeError) with a message that names the input.
 """
-from ._tessera import Error, GraphBuilder, Jit, Model, Module, compile, jit, load, load_model, tune
+from ._tessera import Error, GraphBuilder, Jit, Model, Module, compile, jit, load, load_model, pick_best, tune
 
 __all__ = ["Error", "GraphBuilder", "Jit", "Model", "Module", "compile", "explain", "jit", "load", "load_model",
-           "tune"]
+           "pick_best", "tune"]
 
 
 def explain(model, *example_inputs):

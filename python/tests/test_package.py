@@ -139,6 +139,20 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "unknown operator 'hard_swishh'"):
             b.add_node("hard_swishh", "typo", [x])
 
+    def test_pick_best_keeps_one_record_per_task_and_never_shrinks_its_input(self):
+        log, best = os.path.join(self.dir, "dense.log"), os.path.join(self.dir, "dense.best.log")
+        subprocess.run([CLI, "tune-op", "dense", "--input", "1x32", "--weight", "16x32", "--tuner", "random",
+                        "--trials", "6", "--threads", "1", "--log", log], check=True, capture_output=True)
+        with open(log) as f:
+            measured = len(f.readlines())
+        self.assertEqual(tessera.pick_best(log, best), 1)  # one task
+        with open(best) as f:
+            self.assertEqual(len(f.readlines()), 1)
+        with self.assertRaisesRegex(tessera.Error, "input"):
+            tessera.pick_best(log, log)
+        with open(log) as f:
+            self.assertEqual(len(f.readlines()), measured)
+
     def test_one_module_called_from_four_threads_gives_each_its_own_answer(self):
         import threading
         model = tessera.load_model(NARROW)

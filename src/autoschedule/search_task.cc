@@ -8,7 +8,7 @@
 #include <limits>
 #include <ostream>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "records/log_file.h"
 #include "records/target_match.h"
 #include "tessera/error.h"

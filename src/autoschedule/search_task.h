@@ -12,7 +12,7 @@
 
 #include "autoschedule/sketch_policy.h"
 #include "autoschedule/task_tuner.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "measure/runner.h"
 #include "records/log_file.h"
 
@@ -23,7 +23,7 @@ using records::kAutoScheduleTaskName;
 struct SearchTask {
   std::string name;  // what the progress line calls it, e.g. "conv2d"
   ir::ComputeDAG dag;
-  codegen::Target target;
+  target::Target target;
   nlohmann::json workload;  // the operator's arguments, for the record
 };
 

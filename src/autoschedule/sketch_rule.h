@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "autoschedule/sketch.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "schedule/state.h"
 
 namespace tessera::autoschedule {
@@ -49,7 +49,7 @@ class SketchBuilder {
 };
 
 struct SketchContext {
-  codegen::Target target;
+  target::Target target;
   int threads = 1;  // the kernels' threads: the parallelism a stage must offer
 };
 

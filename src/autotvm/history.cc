@@ -19,7 +19,7 @@ namespace {
 
 // The DAG another task's record measured: a known task's, else rebuilt from
 // the record's operator and arguments. Throws when it cannot be rebuilt.
-ir::ComputeDAG dag_of(const records::Record& r, const codegen::Target& target,
+ir::ComputeDAG dag_of(const records::Record& r, const target::Target& target,
                       const std::map<std::string, const Task*>& known_tasks) {
   if (auto known = known_tasks.find(r.workload_key); known != known_tasks.end()) return known->second->workload.dag;
   const std::string op = r.workload.at("op").get<std::string>();

@@ -27,7 +27,7 @@ nlohmann::json workload_json(const Task& task);
 // whose result is not MeasureResult::conclusive() are left to measure again) and,
 // with the other tasks' records when `other_tasks` is set, handed to
 // Tuner::load_history. Only records of a matching target count
-// (codegen::same_code_target; a note says when some match only because they
+// (target::same_code_target; a note says when some match only because they
 // state no thread count); a record whose task cannot be rebuilt is skipped
 // with a warning. `known_tasks` (by workload key) supplies the DAGs of other
 // tasks that create_task cannot rebuild from a record (a network's kernels

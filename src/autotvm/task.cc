@@ -29,7 +29,7 @@ measure::MeasureInput Task::measure_input(const ConfigEntity& config) const {
   return measure::MeasureInput{workload.dag, instantiate(config), target};
 }
 
-Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::Target& target) {
+Task create_task(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
   Task t;
   t.op = op;
   t.target = target;
@@ -41,7 +41,7 @@ Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::
 }
 
 Task create_task(const std::string& op, const ops::OpArgs& args, const ir::ComputeDAG& dag,
-                 const codegen::Target& target, const std::string& epilogue) {
+                 const target::Target& target, const std::string& epilogue) {
   Task t;
   t.op = op;
   t.target = target;

@@ -13,7 +13,7 @@ struct Task {
   std::string op;         // registry name, e.g. "conv2d"
   ops::OpArgs args;       // as declared by the template (e.g. layout NCHWc)
   ops::Workload workload;
-  codegen::Target target;
+  target::Target target;
   const Template* tmpl = nullptr;
   ConfigSpace space;
   // The key its records are filed under; empty: the DAG's own key. A
@@ -35,13 +35,13 @@ struct Task {
 };
 
 // Throws tessera::Error for an unknown operator, bad arguments or no template.
-Task create_task(const std::string& op, const ops::OpArgs& args, const codegen::Target& target);
+Task create_task(const std::string& op, const ops::OpArgs& args, const target::Target& target);
 // The task of an operator declared elsewhere: `dag` computes `op` with `args`
 // (as the template declares it, e.g. NCHWc with the graph's blocks) followed
 // by an elementwise epilogue. A network's kernels become tasks this way; the
 // workload has no reference (the network's interpreter checks the whole).
 Task create_task(const std::string& op, const ops::OpArgs& args, const ir::ComputeDAG& dag,
-                 const codegen::Target& target, const std::string& epilogue);
+                 const target::Target& target, const std::string& epilogue);
 
 // OpArgs <-> JSON, so records can name the task they measured: only the
 // fields `op` takes (ops::op_arg_fields). Reading refuses a field the op does

@@ -14,7 +14,7 @@ const std::vector<Template>& templates() {
   return registry;
 }
 
-const Template& find_template(const std::string& op, const ops::OpArgs& args, const codegen::Target& target) {
+const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
   for (const auto& t : templates())
     if (t.target_kind == target.kind && t.matches(op, args)) return t;
   std::string listed;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "autotvm/config_space.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ops/registry.h"
 #include "schedule/trace.h"
 
@@ -19,8 +19,8 @@ struct Template {
   std::function<bool(const std::string& op, const ops::OpArgs& args)> matches;
   // How the operator is declared for this template (e.g. conv2d in NCHWc with
   // blocks chosen for the target): the args make_workload is called with.
-  std::function<ops::OpArgs(const ops::OpArgs& args, const codegen::Target& target)> declare;
-  std::function<ConfigSpace(const ops::Workload& w, const codegen::Target& target)> define_space;
+  std::function<ops::OpArgs(const ops::OpArgs& args, const target::Target& target)> declare;
+  std::function<ConfigSpace(const ops::Workload& w, const target::Target& target)> define_space;
   std::function<schedule::Trace(const ops::Workload& w, const ConfigEntity& config)> apply;
 };
 
@@ -28,6 +28,6 @@ struct Template {
 const std::vector<Template>& templates();
 // The template for an operator instance on a target; throws tessera::Error
 // naming the operator and target when there is none.
-const Template& find_template(const std::string& op, const ops::OpArgs& args, const codegen::Target& target);
+const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target);
 
 }  // namespace tessera::autotvm

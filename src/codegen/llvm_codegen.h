@@ -8,10 +8,12 @@
 // (runtime/kernel_globals.h).
 #include <string>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "tir/stmt.h"
 
 namespace tessera::codegen {
+
+using target::Target;
 
 struct CompileOptions {
   int opt_level = 2;  // LLVM's own loop unrolling and vectorisation stay off: the schedule decides

@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "build/build.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "graph/model_source.h"
 #include "jit/artifact_cache.h"
 #include "jit/fingerprint.h"
-#include "jit/tune_network.h"
+#include "driver/compile.h"
+#include "driver/tune_network.h"
 #include "tessera/error.h"
 
 namespace tessera::jit {
@@ -33,8 +33,8 @@ std::string shapes_text(const Shapes& shapes) {
 
 }  // namespace
 
-codegen::Target resolve_target(const std::string& text, int threads) {
-  codegen::Target t = text.empty() ? codegen::Target::host() : codegen::Target::parse(text);
+target::Target resolve_target(const std::string& text, int threads) {
+  target::Target t = text.empty() ? target::Target::host() : target::Target::parse(text);
   if (threads > 0) t.threads = threads;
   return t;
 }
@@ -125,7 +125,7 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   if (!compiled_.empty())
     log() << fmt::format("tessera jit: {}: recompiling for input shapes {} (compilation {} of at most {})\n", name_,
                          shapes_text(shapes), compiled_.size() + 1, options_.recompile_limit);
-  const codegen::Target target = resolve_target(options_.target, options_.threads);
+  const target::Target target = resolve_target(options_.target, options_.threads);
   const graph::Graph model = factory_(shapes);
   const std::string graph_key = fingerprint_graph(model);
   const ArtifactCache cache(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
@@ -142,12 +142,13 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
     log() << fmt::format("tessera jit: {}: max-autotune, tuning the kernels without a record ({:g} min at most)\n",
                          name_, options_.autotune_minutes);
     // Only what neither the given records nor earlier runs hold a record of.
-    tune_network(model, target,
-                 TuneNetworkOptions{.log = tune_log,
-                                    .time_budget_min = options_.autotune_minutes,
-                                    .only_missing = true,
-                                    .known = record_files},
-                 std::cout, log());
+    driver::tune_network(model, target,
+                         driver::TuneOptions{.log = tune_log,
+                                             .time_budget_min = options_.autotune_minutes,
+                                             .only_missing = true,
+                                             .known = record_files,
+                                             .evaluate = false},
+                         std::cout, log());
     record_files.push_back(tune_log);
   }
 
@@ -162,9 +163,7 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   if (artifact) {
     last_.from_disk = true;
   } else {
-    build::BuildOptions build_options;
-    build_options.warnings = &log();
-    artifact = build::build_with_records(model, target, record_files, build_options).artifact;
+    artifact = driver::compile(model, target, driver::CompileOptions{.records = record_files, .warnings = &log()}).artifact;
     if (options_.disk_cache) cache.store(last_.cache_key, *artifact, log());
   }
   auto ex = std::make_unique<runtime::GraphExecutor>(std::move(*artifact), name_);

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "graph/graph.h"
 #include "runtime/graph_executor.h"
 
@@ -59,7 +59,7 @@ GraphFactory model_source(const std::string& model, const std::string& layout = 
 GraphFactory fixed_graph(graph::Graph graph);
 
 // `text` ("" this host, else Target::parse text) with `threads` (0: as stated).
-codegen::Target resolve_target(const std::string& text, int threads);
+target::Target resolve_target(const std::string& text, int threads);
 
 struct JitInput {
   const float* data = nullptr;  // contiguous, the shape's size

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/compute_dag.h"
 #include "schedule/trace.h"
 
@@ -20,7 +20,7 @@ ErrorKind error_kind_from_string(const std::string& s);  // throws tessera::Erro
 struct MeasureInput {
   ir::ComputeDAG dag;
   schedule::Trace trace;
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
 };
 
 struct BuildResult {

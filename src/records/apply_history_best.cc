@@ -17,7 +17,7 @@ ApplyHistoryBest::ApplyHistoryBest(const std::vector<Record>& records) {
   for (const Record& r : records) {
     if (!r.valid()) continue;
     Candidate c{std::nullopt, r};
-    if (const codegen::Target* target = targets.of(r)) c.target = *target;
+    if (const target::Target* target = targets.of(r)) c.target = *target;
     best_[r.workload_key].push_back(std::move(c));
     pairs.insert({r.workload_key, targets.match_key(r)});
   }
@@ -41,12 +41,12 @@ ApplyHistoryBest::ApplyHistoryBest(ApplyHistoryBest&& other) noexcept {
 }
 
 std::vector<const ApplyHistoryBest::Candidate*> ApplyHistoryBest::matching(const std::string& workload_key,
-                                                                             const codegen::Target& target) const {
+                                                                             const target::Target& target) const {
   std::vector<const Candidate*> exact, loose;  // loose: matches only because a thread count is not stated
   auto it = best_.find(workload_key);
   if (it == best_.end()) return exact;
   for (const Candidate& c : it->second) {
-    if (!c.target || !codegen::same_code_target(*c.target, target)) continue;
+    if (!c.target || !target::same_code_target(*c.target, target)) continue;
     (c.target->threads == target.threads ? exact : loose).push_back(&c);
   }
   exact.insert(exact.end(), loose.begin(), loose.end());
@@ -54,12 +54,12 @@ std::vector<const ApplyHistoryBest::Candidate*> ApplyHistoryBest::matching(const
 }
 
 const ApplyHistoryBest::Candidate* ApplyHistoryBest::find(const std::string& workload_key,
-                                                          const codegen::Target& target) const {
+                                                          const target::Target& target) const {
   const auto found = matching(workload_key, target);
   return found.empty() ? nullptr : found.front();
 }
 
-std::vector<Record> ApplyHistoryBest::ranked(const std::string& workload_key, const codegen::Target& target) const {
+std::vector<Record> ApplyHistoryBest::ranked(const std::string& workload_key, const target::Target& target) const {
   std::vector<Record> out;
   for (const Candidate* c : matching(workload_key, target)) out.push_back(c->record);
   return out;
@@ -77,13 +77,13 @@ std::string ApplyHistoryBest::other_targets(const std::string& workload_key) con
   return "; records exist for this workload on " + listed;
 }
 
-std::optional<Record> ApplyHistoryBest::query(const std::string& workload_key, const codegen::Target& target) const {
+std::optional<Record> ApplyHistoryBest::query(const std::string& workload_key, const target::Target& target) const {
   const Candidate* found = find(workload_key, target);
   if (!found) return std::nullopt;
   return found->record;
 }
 
-std::optional<Record> ApplyHistoryBest::lookup(const std::string& workload_key, const codegen::Target& target,
+std::optional<Record> ApplyHistoryBest::lookup(const std::string& workload_key, const target::Target& target,
                                                const std::string& workload_description, std::ostream& warnings) {
   const Candidate* found = find(workload_key, target);
   std::string message;

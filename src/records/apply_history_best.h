@@ -1,6 +1,6 @@
 #pragma once
 // Dispatch from a tuning log: for a task (workload key) on a target, the best
-// record measured on a target that matches it (codegen::same_code_target:
+// record measured on a target that matches it (target::same_code_target:
 // kind, vector ISA and width, threads). Where there is none, callers use the
 // task's fallback configuration, and lookup() says so once per workload and
 // why, because a fallback may be much slower and the user should know.
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "records/record.h"
 
 namespace tessera::records {
@@ -34,7 +34,7 @@ class ApplyHistoryBest {
   // target's own thread count, else (a log from before records carried
   // -threads=, or a target stating none) the best that states no count or is
   // asked for with none.
-  std::optional<Record> query(const std::string& workload_key, const codegen::Target& target) const;
+  std::optional<Record> query(const std::string& workload_key, const target::Target& target) const;
 
   // As query(), but says once per workload and target of this object, when
   // there is no record:
@@ -45,26 +45,26 @@ class ApplyHistoryBest {
   // (the "records exist" clause only when they do), and when the record found
   // matches only because a thread count is not stated, a note saying so.
   // Safe to call from several threads.
-  std::optional<Record> lookup(const std::string& workload_key, const codegen::Target& target,
+  std::optional<Record> lookup(const std::string& workload_key, const target::Target& target,
                                const std::string& workload_description, std::ostream& warnings);
 
   // Every valid record for the task on a matching target, best first: those
   // of the target's own thread count, then those that state none. What to
   // try next when the best cannot be used.
-  std::vector<Record> ranked(const std::string& workload_key, const codegen::Target& target) const;
+  std::vector<Record> ranked(const std::string& workload_key, const target::Target& target) const;
 
   // Number of (workload key, target match key) pairs with a record.
   size_t size() const { return size_; }
 
  private:
   struct Candidate {
-    std::optional<codegen::Target> target;  // empty: the record's target text does not parse
+    std::optional<target::Target> target;  // empty: the record's target text does not parse
     Record record;
   };
   // The candidates on a matching target, best first: those of the target's
   // thread count, then those that state none.
-  std::vector<const Candidate*> matching(const std::string& workload_key, const codegen::Target& target) const;
-  const Candidate* find(const std::string& workload_key, const codegen::Target& target) const;
+  std::vector<const Candidate*> matching(const std::string& workload_key, const target::Target& target) const;
+  const Candidate* find(const std::string& workload_key, const target::Target& target) const;
   // "; records exist for this workload on A, B", or "" when there are none.
   std::string other_targets(const std::string& workload_key) const;
 

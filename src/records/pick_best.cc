@@ -39,7 +39,7 @@ std::vector<Record> pick_best(const std::vector<Record>& records) {
 }
 
 size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings,
-                      const std::optional<codegen::Target>& target) {
+                      const std::optional<target::Target>& target) {
   std::error_code ec;
   if (in_path == out_path || std::filesystem::equivalent(in_path, out_path, ec))
     throw Error("pick-best: the output " + out_path +

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "records/record.h"
 
 namespace tessera::records {
@@ -27,6 +27,6 @@ std::vector<Record> pick_best(const std::vector<Record>& records);
 // `target`, only records that apply to it are considered.
 // Returns the number of records written.
 size_t pick_best_file(const std::string& in_path, const std::string& out_path, std::ostream& warnings,
-                      const std::optional<codegen::Target>& target = std::nullopt);
+                      const std::optional<target::Target>& target = std::nullopt);
 
 }  // namespace tessera::records

@@ -23,7 +23,7 @@ struct Record {
   std::string workload_key;             // ir::ComputeDAG::workload_key() of the task
   std::string task_name;                // e.g. "conv2d_nchwc"
   nlohmann::json workload;              // the task's arguments (shapes, attributes), free-form
-  std::string target;                   // codegen::Target::str()
+  std::string target;                   // target::Target::str()
   std::optional<int64_t> config_index;  // AutoTVM: index of the config in its space
   nlohmann::json config;                // AutoTVM: knob values (an object), or null
   schedule::Trace trace;                // the schedule measured; may be empty

@@ -4,11 +4,11 @@
 
 namespace tessera::records {
 
-const codegen::Target* RecordTargets::of(const Record& r) {
+const target::Target* RecordTargets::of(const Record& r) {
   auto [it, inserted] = parsed_.try_emplace(r.target);
   if (inserted) {
     try {
-      it->second = codegen::Target::parse(r.target);
+      it->second = target::Target::parse(r.target);
     } catch (const Error&) {
       // Left empty: matches nothing, and pick-best keeps it apart by its text.
     }
@@ -17,22 +17,22 @@ const codegen::Target* RecordTargets::of(const Record& r) {
 }
 
 std::string RecordTargets::match_key(const Record& r) {
-  const codegen::Target* t = of(r);
+  const target::Target* t = of(r);
   return t ? t->match_key() : r.target;
 }
 
-bool RecordTargets::applies(const Record& r, const codegen::Target& wanted) {
-  const codegen::Target* t = of(r);
-  return t && codegen::same_code_target(*t, wanted);
+bool RecordTargets::applies(const Record& r, const target::Target& wanted) {
+  const target::Target* t = of(r);
+  return t && target::same_code_target(*t, wanted);
 }
 
-std::vector<Record> records_for_target(std::vector<Record> records, const codegen::Target& target) {
+std::vector<Record> records_for_target(std::vector<Record> records, const target::Target& target) {
   RecordTargets targets;
   std::erase_if(records, [&](const Record& r) { return !targets.applies(r, target); });
   return records;
 }
 
-std::string loose_thread_match(const codegen::Target& recorded, const codegen::Target& wanted) {
+std::string loose_thread_match(const target::Target& recorded, const target::Target& wanted) {
   if (recorded.threads == wanted.threads) return "";
   if (recorded.threads == 0)
     return "recorded with no thread count (a log from before records carried -threads=), used for threads=" +

@@ -1,6 +1,6 @@
 #pragma once
 // What a register tile must fit in: the vector unit of the target
-// (codegen::Target::vector_unit(); schedules do not know targets).
+// (target::Target::vector_unit(); schedules do not know targets).
 
 namespace tessera::schedule {
 

@@ -31,7 +31,7 @@ double synthetic_cost(const StoreRows& rows) {
 
 std::vector<StoreRows> random_candidates(int n, uint64_t seed) {
   const ops::Workload w = ops::dense_workload({16, 64}, {64, 64});
-  const SketchContext ctx{codegen::Target::host(), 1};
+  const SketchContext ctx{target::Target::host(), 1};
   const auto sketches = generate_sketches(w.dag, ctx);
   std::mt19937_64 rng(seed);
   std::vector<StoreRows> out;

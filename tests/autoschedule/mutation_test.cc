@@ -25,7 +25,7 @@ TEST(Mutation, EditsKeepCandidatesValidAndCorrect) {
       ops::dense_workload({4, 64}, {48, 64}),
       ops::softmax_workload({6, 100}),
   };
-  const SketchContext ctx{codegen::Target::host(), 2};
+  const SketchContext ctx{target::Target::host(), 2};
   std::mt19937_64 rng(3);
   for (const auto& w : workloads) {
     for (const auto& sketch : generate_sketches(w.dag, ctx)) {
@@ -60,7 +60,7 @@ TEST(Mutation, EditsKeepCandidatesValidAndCorrect) {
 
 TEST(Mutation, TileSizeMovesAFactorAndKeepsTheProduct) {
   const ops::Workload w = ops::dense_workload({8, 64}, {48, 64});
-  const SketchContext ctx{codegen::Target::host(), 1};
+  const SketchContext ctx{target::Target::host(), 1};
   const auto sketches = generate_sketches(w.dag, ctx);
   std::mt19937_64 rng(5);
   SketchParams p = random_params(sketches.back(), ctx, rng);

@@ -11,8 +11,8 @@
 
 #include "autoschedule/search_task.h"
 #include "autoschedule/task_scheduler.h"
-#include "build/build.h"
-#include "build/extract_tasks.h"
+#include "compile/build.h"
+#include "driver/extract_tasks.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "measure/kernel_args.h"
@@ -42,9 +42,9 @@ graph::Graph small_network() {
 
 TEST(AutoscheduleNetwork, TunedKernelsBuildANetworkThatMatchesTheInterpreter) {
   const graph::Graph g = small_network();
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 2;
-  const auto tasks = build::extract_auto_tasks(g, target, build::BuildOptions{.winograd = false});
+  const auto tasks = driver::extract_auto_tasks(g, target, build::BuildOptions{.winograd = false});
   ASSERT_GE(tasks.size(), 4u);
 
   const std::string log = (std::filesystem::temp_directory_path() /

@@ -49,7 +49,7 @@ class FakeRunner : public measure::Runner {
 
 SearchTask dense_task() {
   const ops::Workload w = ops::dense_workload({8, 64}, {32, 64});
-  return SearchTask{"dense", w.dag, codegen::Target::host(), nlohmann::json{{"op", "dense"}}};
+  return SearchTask{"dense", w.dag, target::Target::host(), nlohmann::json{{"op", "dense"}}};
 }
 
 size_t count_lines(const std::string& path) {

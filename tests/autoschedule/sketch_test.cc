@@ -47,7 +47,7 @@ std::vector<Case> cases() {
   };
 }
 
-SketchContext context(int threads) { return SketchContext{codegen::Target::host(), threads}; }
+SketchContext context(int threads) { return SketchContext{target::Target::host(), threads}; }
 
 TEST(SketchGeneration, CountsPerDag) {
   for (const auto& c : cases()) {

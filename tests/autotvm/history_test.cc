@@ -14,7 +14,7 @@
 namespace tessera::autotvm {
 namespace {
 
-Task dense_task(int64_t m, const codegen::Target& target = codegen::Target::host()) {
+Task dense_task(int64_t m, const target::Target& target = target::Target::host()) {
   ops::OpArgs a;
   a.input = {m, 16};
   a.weight = {32, 16};
@@ -138,7 +138,7 @@ TEST(AutotvmHistory, RecordsOfAnotherVersionOfTheSpaceAreNotReused) {
 
 TEST(AutotvmHistory, OnlyRecordsOfAMatchingTargetAreResumed) {
   // Named by CPU, so that the test does not depend on the host's ISA.
-  Task b = dense_task(8, codegen::Target::parse("llvm -mcpu=haswell -threads=2"));
+  Task b = dense_task(8, target::Target::parse("llvm -mcpu=haswell -threads=2"));
   auto log = fake_log(b, 6);
   log[0].target = log[1].target = "llvm -mcpu=skylake-avx512 -threads=2";  // another ISA
   log[2].target = "llvm -mcpu=haswell -threads=1";                         // another thread count

@@ -36,8 +36,8 @@ class SyntheticTask {
     tmpl_.name = "synthetic_dense.test";
     tmpl_.target_kind = "llvm";
     tmpl_.matches = [](const std::string&, const ops::OpArgs&) { return false; };
-    tmpl_.declare = [](const ops::OpArgs& a, const codegen::Target&) { return a; };
-    tmpl_.define_space = [dims = dims_](const ops::Workload&, const codegen::Target&) { return space_of(dims); };
+    tmpl_.declare = [](const ops::OpArgs& a, const target::Target&) { return a; };
+    tmpl_.define_space = [dims = dims_](const ops::Workload&, const target::Target&) { return space_of(dims); };
     tmpl_.apply = [faults = faults_](const ops::Workload&, const ConfigEntity& config) {
       if (config.choices()[0] == faults->uninstantiable_knob0) throw Error("synthetic: cannot instantiate");
       schedule::Trace trace;
@@ -48,7 +48,7 @@ class SyntheticTask {
     task_.args.input = {64, 64};
     task_.args.weight = {64, 64};
     task_.workload = ops::dense_workload({64, 64}, {64, 64});
-    task_.target = codegen::Target::host();
+    task_.target = target::Target::host();
     task_.tmpl = &tmpl_;
     task_.space = space_of(dims_);
   }

@@ -26,8 +26,8 @@ ops::OpArgs args(ops::Shape input, ops::Shape weight, int64_t stride = 1, int64_
 // The host with the vector unit of AVX2 (256 bits, 16 registers) or AVX-512
 // (512, 32): the spaces and schedules of either width, compiled for (and run
 // on) whatever this machine is; LLVM splits vectors wider than the host's.
-codegen::Target host_with_width(int bits) {
-  codegen::Target t = codegen::Target::host();
+target::Target host_with_width(int bits) {
+  target::Target t = target::Target::host();
   t.vector_bits = bits;
   t.vector_registers = bits >= 512 ? 32 : 16;
   t.isa = bits >= 512 ? "avx512" : "avx2";
@@ -100,7 +100,7 @@ void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::
 TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
   for (int bits : kWidths) {
   SCOPED_TRACE("vector width " + std::to_string(bits));
-  const codegen::Target host = host_with_width(bits);
+  const target::Target host = host_with_width(bits);
   for (bool epilogue : {false, true}) {
     Task task = create_task("conv2d", args({1, 16, 6, 6}, {64, 16, 3, 3}, 1, 1, epilogue), host);
     EXPECT_EQ(task.name(), "conv2d_NCHWc.x86");
@@ -126,7 +126,7 @@ TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
 TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
   for (int bits : kWidths) {
   SCOPED_TRACE("vector width " + std::to_string(bits));
-  const codegen::Target host = host_with_width(bits);
+  const target::Target host = host_with_width(bits);
   for (const auto& a : {args({1, 16, 6, 6}, {64, 16, 3, 3}, 1, 1), args({1, 16, 6, 7}, {64, 16, 3, 3}, 1, 1, true),
                         args({1, 8, 13, 11}, {32, 8, 3, 3}, 2, 1, true)}) {
     Task task = create_task("conv2d", a, host);
@@ -166,7 +166,7 @@ TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
 TEST(AutotvmTemplate, Conv2dNchwc1x1BufferConfigsMatchReference) {
   for (int bits : kWidths) {
   SCOPED_TRACE("vector width " + std::to_string(bits));
-  const codegen::Target host = host_with_width(bits);
+  const target::Target host = host_with_width(bits);
   for (const auto& a : {args({1, 128, 9, 10}, {64, 128, 1, 1}), args({1, 128, 13, 13}, {32, 128, 1, 1}, 2, 0, true)}) {
     Task task = create_task("conv2d", a, host);
     ASSERT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
@@ -213,7 +213,7 @@ ops::OpArgs winograd_args(ops::Shape input, ops::Shape weight, int64_t pad, int6
 TEST(AutotvmTemplate, Conv2dWinogradConfigsMatchReference) {
   for (int bits : kWidths) {
   SCOPED_TRACE("vector width " + std::to_string(bits));
-  const codegen::Target host = host_with_width(bits);
+  const target::Target host = host_with_width(bits);
   for (const auto& a : {winograd_args({1, 16, 8, 8}, {32, 16, 3, 3}, 1, 4),
                         winograd_args({2, 8, 7, 5}, {16, 8, 3, 3}, 1, 2, true),
                         winograd_args({1, 16, 9, 6}, {16, 16, 3, 3}, 0, 4, true)}) {
@@ -247,7 +247,7 @@ ops::OpArgs resnet_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride,
 
 TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
   for (int bits : kWidths) {
-  const codegen::Target host = host_with_width(bits);
+  const target::Target host = host_with_width(bits);
   for (const auto& a : {resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 1, 2, 56), resnet_conv(3, 64, 7, 2, 224),
                         resnet_conv(512, 512, 3, 1, 7), resnet_conv(1024, 256, 1, 1, 14),
                         args({1, 16, 10, 10}, {32, 16, 3, 3}, 1, 1, true)}) {
@@ -278,7 +278,7 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
 }
 
 TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
-  const codegen::Target avx512 = host_with_width(512), avx2 = host_with_width(256);
+  const target::Target avx512 = host_with_width(512), avx2 = host_with_width(256);
   ops::OpArgs a = resnet_conv(64, 128, 3, 1, 14);
   Task wide = create_task("conv2d", a, avx512), narrow = create_task("conv2d", a, avx2);
   EXPECT_EQ(wide.args.layout, "NCHWc");
@@ -294,7 +294,7 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
   EXPECT_EQ(names.size(), 6u);
-  const codegen::Target host = codegen::Target::host();
+  const target::Target host = target::Target::host();
   try {
     find_template("softmax", args({4, 8}, {}), host);
     FAIL() << "no template for softmax";
@@ -305,7 +305,7 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
     EXPECT_NE(m.find("layout NCHW"), std::string::npos) << m;
     EXPECT_NE(m.find("conv2d_NCHWc.x86"), std::string::npos) << m;
   }
-  codegen::Target cuda = host;
+  target::Target cuda = host;
   cuda.kind = "cuda";
   EXPECT_THROW(find_template("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda), Error);
   EXPECT_THROW(create_task("depthwise_conv2d", args({1, 8, 9, 9}, {8, 2, 3, 3}), host),
@@ -366,19 +366,19 @@ TEST(AutotvmTemplate, TaskDescribesItselfAndMakesMeasureInputs) {
   for (const auto& [target, data] :
        {std::pair{"llvm -mcpu=skylake-avx512", "data=[1, 4, 56, 56, 16]"},
         std::pair{"llvm -mcpu=haswell", "data=[1, 8, 56, 56, 8]"}}) {
-    Task task = create_task("conv2d", resnet_conv(64, 64, 3, 1, 56), codegen::Target::parse(target));
+    Task task = create_task("conv2d", resnet_conv(64, 64, 3, 1, 56), target::Target::parse(target));
     EXPECT_NE(task.describe().find(std::string("conv2d_NCHWc.x86 ") + data), std::string::npos) << task.describe();
     EXPECT_GT(task.flop(), 0);
     EXPECT_FALSE(task.workload_key().empty());
     measure::MeasureInput in = task.measure_input(task.space.get(task.space.size() - 1));
     EXPECT_FALSE(in.trace.steps().empty());
     EXPECT_EQ(in.target.kind, "llvm");
-    EXPECT_EQ(in.target.str(), codegen::Target::parse(target).str());
+    EXPECT_EQ(in.target.str(), target::Target::parse(target).str());
   }
 }
 
 TEST(AutotvmTemplate, ResNet18ConvSpacesAreNotTrivial) {
-  const codegen::Target host = codegen::Target::host();
+  const target::Target host = target::Target::host();
   for (const auto& a :
        {resnet_conv(3, 64, 7, 2, 224), resnet_conv(64, 64, 3, 1, 56), resnet_conv(64, 128, 3, 2, 56),
         resnet_conv(64, 128, 1, 2, 56), resnet_conv(128, 128, 3, 1, 28), resnet_conv(128, 256, 3, 2, 28),

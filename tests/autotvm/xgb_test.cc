@@ -109,7 +109,7 @@ struct SplitTask {
     };
     task.op = "dense";
     task.workload = ops::dense_workload({64, 64}, {64, 64});
-    task.target = codegen::Target::host();
+    task.target = target::Target::host();
     task.tmpl = &tmpl;
     for (const char* axis : {"i", "j", "k"}) task.space.define_split(std::string("tile_") + axis, 64);
     task.space.define_knob("unroll", {0, 1});
@@ -200,7 +200,7 @@ TEST(AutotvmXgbTuner, LoadsHistoryOfAnotherTaskAndKeepsSearching) {
     for (int64_t kin : {1, 2, 4, 8, 16, 32}) {
       schedule::Trace tr;
       tr.split("T_dense", "j", {inner}).split("T_dense", "k", {kin});
-      inputs.push_back({other.dag, tr, codegen::Target::host()});
+      inputs.push_back({other.dag, tr, target::Target::host()});
       measure::MeasureResult r;
       r.costs = {1e-4 * (1 + std::abs(std::log2(inner) - 4) + std::abs(std::log2(kin) - 1))};
       results.push_back(r);
@@ -228,7 +228,7 @@ TEST(AutotvmXgbRealMeasurements, ItervarModelRanksHeldOutConfigs) {
   a.input = {1, 16, 14, 14};
   a.weight = {32, 16, 3, 3};
   a.pad = 1;
-  Task task = create_task("conv2d", a, codegen::Target::host());
+  Task task = create_task("conv2d", a, target::Target::host());
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<int64_t> pick(0, task.space.size() - 1);
   std::vector<ConfigEntity> configs;

@@ -161,6 +161,13 @@ set_tests_properties(Cli.ATrackerPortOutOfRangeIsRefused PROPERTIES PASS_REGULAR
 # Timeouts: each command above runs in under 5 s on a 2-core Xeon, but for
 # the tuning runs and the Python package (20-25 s); a hang fails in a minute.
 get_property(CLI_TESTS DIRECTORY PROPERTY TESTS)
+# The public C++ API's tuning example on the narrow ResNet-18: tune (2
+# trials a task), pick the best, compile with it, and a jit of the model
+# agrees; a second run resumes the log instead of tuning again.
+add_test(NAME Examples.TuneAndRunTunesCompilesAndAgreesWithTheJit
+         COMMAND sh -c "rm -f example_r18.log example_r18.log.best && $<TARGET_FILE:tune_and_run> ${CMAKE_SOURCE_DIR}/tests/data/onnx/resnet18_narrow.onnx 2 example_r18.log && $<TARGET_FILE:tune_and_run> ${CMAKE_SOURCE_DIR}/tests/data/onnx/resnet18_narrow.onnx 2 example_r18.log")
+set_tests_properties(Examples.TuneAndRunTunesCompilesAndAgreesWithTheJit PROPERTIES TIMEOUT 240
+                     PASS_REGULAR_EXPRESSION "12 tuned now, 0 already tuned.*differ by at most.*0 tuned now, 12 already tuned.*differ by at most")
 foreach(test ${CLI_TESTS})
   if(test MATCHES "^(Cli|Example)\\.")
     set_tests_properties(${test} PROPERTIES TIMEOUT 60)

@@ -12,8 +12,8 @@
 #include <functional>
 #include <sstream>
 
-#include "build/build.h"
-#include "codegen/target.h"
+#include "compile/build.h"
+#include "target/target.h"
 #include "graph/interpreter.h"
 #include "measure/kernel_args.h"
 #include "runtime/graph_executor.h"
@@ -47,7 +47,7 @@ TEST_P(OnnxModels, InterpretedAndCompiledMatchOnnxruntime) {
   const auto c = measure::compare_output(interpreted[0], expected);
   EXPECT_TRUE(c.ok) << "interpreted: " << c.describe();
 
-  build::BuildResult built = build::build(g, codegen::Target::host());
+  build::BuildResult built = build::build(g, target::Target::host());
   runtime::GraphExecutor ex(std::move(built.artifact), name);
   for (size_t k = 0; k < inputs.size(); ++k) ex.set_input(static_cast<int>(k), inputs[k]);
   ex.run();

@@ -10,8 +10,8 @@
 #include <limits>
 #include <sstream>
 
-#include "build/build.h"
-#include "codegen/target.h"
+#include "compile/build.h"
+#include "target/target.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
@@ -37,7 +37,7 @@ std::vector<runtime::NDArray> inputs_of(const runtime::NDArray& x) {
 std::vector<float> values(const runtime::NDArray& a) { return std::vector<float>(a.data(), a.data() + a.size()); }
 
 std::vector<float> run_compiled(const graph::Graph& g, const runtime::NDArray& x) {
-  build::BuildResult built = build::build(g, codegen::Target::host());
+  build::BuildResult built = build::build(g, target::Target::host());
   runtime::GraphExecutor ex(std::move(built.artifact), "hard_swish");
   ex.set_input(0, x);
   ex.run();
@@ -91,7 +91,7 @@ TEST(HardSwish, FusesIntoTheConvolutionKernelAndMatchesTheInterpreter) {
   }
   EXPECT_GT(active, static_cast<int>(before.size() / 4));
 
-  const build::BuildResult built = build::build(g, codegen::Target::host(), {.compile = false});
+  const build::BuildResult built = build::build(g, target::Target::host(), {.compile = false});
   bool fused = false;
   for (const build::KernelSummary& k : built.kernels) fused |= k.nodes.find("conv") != std::string::npos &&
                                                                k.nodes.find("act") != std::string::npos;

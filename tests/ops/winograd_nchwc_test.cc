@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "build/build.h"
-#include "codegen/target.h"
+#include "compile/build.h"
+#include "target/target.h"
 #include "graph/model_source.h"
 #include "ops/layout.h"
 #include "ops/reference.h"
@@ -102,7 +102,7 @@ TEST(Winograd, RegistryDeclaresItAndRefusesWhatItCannotCompute) {
 // none with the option off.
 TEST(Winograd, ConvertLayoutMarksResNetsThreeByThreeStrideOneConvolutions) {
   const graph::Graph model = graph::load_model("resnet-18");
-  const codegen::Target avx2 = codegen::Target::parse("llvm -mcpu=haswell");
+  const target::Target avx2 = target::Target::parse("llvm -mcpu=haswell");
   auto marked = [&](bool winograd) {
     int count = 0;
     // Kept in a variable: a range-for over a temporary's nodes() would read a destroyed graph.

@@ -27,7 +27,7 @@ Record tagged(Record r, int64_t index) {
 const std::string kAvx2 = "llvm -mcpu=haswell -threads=1";
 const std::string kAvx512 = "llvm -mcpu=skylake-avx512 -threads=1";
 
-codegen::Target target(const std::string& text) { return codegen::Target::parse(text); }
+target::Target target(const std::string& text) { return target::Target::parse(text); }
 
 // Key "a" on AVX2: index 2 is best by median (min cost would pick index 1);
 // index 3 is faster but errored; index 4 "succeeded" without costs.
@@ -209,7 +209,7 @@ TEST(RecordsApplyHistoryBest, WarnsOncePerMissingWorkloadNamingIt) {
 TEST(RecordsApplyHistoryBest, ConcurrentLookupsWarnOnce) {
   ApplyHistoryBest dispatch(history());
   std::ostringstream warnings;
-  const codegen::Target avx2 = target(kAvx2);
+  const target::Target avx2 = target(kAvx2);
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&] {

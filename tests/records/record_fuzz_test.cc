@@ -26,7 +26,7 @@ autotvm::Task small_conv() {
   a.input = {1, 16, 6, 6};
   a.weight = {16, 16, 3, 3};
   a.pad = 1;
-  return autotvm::create_task("conv2d", a, codegen::Target::host());
+  return autotvm::create_task("conv2d", a, target::Target::host());
 }
 
 std::vector<Record> seed_records(const autotvm::Task& task) {

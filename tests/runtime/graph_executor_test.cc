@@ -14,7 +14,7 @@
 
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/tensor.h"
 #include "ops/conv2d.h"
 #include "ops/elementwise.h"
@@ -32,7 +32,7 @@ namespace {
 // Kernel object for `out`'s DAG under the best hand-written schedule.
 std::string compile_kernel(const ir::Tensor& out, const std::string& name) {
   ir::ComputeDAG dag({out});
-  const codegen::Target target = codegen::Target::host();
+  const target::Target target = target::Target::host();
   const schedule::Trace trace = schedule::best_manual_schedule(dag, target.vector_unit());
   return codegen::compile_to_object(tir::lower(dag, trace, name), target);
 }
@@ -56,8 +56,8 @@ struct TinyModel {
         compile_kernel(ops::conv2d_nchw(data, k1, ops::Conv2dAttrs::symmetric(1, 1)), "conv_3x3" + suffix),
         compile_kernel(ops::relu(act), "relu" + suffix),
         compile_kernel(ops::conv2d_nchw(mid, k2, ops::Conv2dAttrs::symmetric(1, 0)), "conv_1x1" + suffix)};
-    artifact.target = codegen::Target::host().str();
-    artifact.instruction_sets = codegen::Target::host().instruction_sets();
+    artifact.target = target::Target::host().str();
+    artifact.instruction_sets = target::Target::host().instruction_sets();
     artifact.shared_object = codegen::link_shared_object(objects);
     ExecutableGraph& g = artifact.graph;
     g.tensors = {{"data", {1, 8, 10, 10}},   {"w1", {16, 8, 3, 3}}, {"conv1", {1, 16, 10, 10}},

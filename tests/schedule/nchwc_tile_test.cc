@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "codegen/llvm_codegen.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ops/workloads.h"
 #include "schedule/manual_schedule.h"
 #include "schedule/nchwc_tile.h"
@@ -56,7 +56,7 @@ TEST(ScheduleNchwcTile, HandWrittenConvKeepsAccumulatorsInRegisters) {
   for (const Case& c : {Case{"llvm -mcpu=haswell", kAvx2, 8, "ymm"}, Case{"llvm -mcpu=znver3", kAvx2, 8, "ymm"},
                         Case{"llvm -mcpu=skylake-avx512", kAvx512, 16, "zmm"}}) {
     SCOPED_TRACE(c.target);
-    const codegen::Target target = codegen::Target::parse(c.target);
+    const target::Target target = target::Target::parse(c.target);
     EXPECT_EQ(target.vector_bits, c.unit.bits);
     EXPECT_EQ(target.vector_registers, c.unit.registers);
     const int64_t chunks = 64 / c.block;
@@ -111,7 +111,7 @@ TEST(ScheduleNchwcTile, LargeWeightsAccumulateInABufferOfRows) {
   };
   for (const Case& c : {Case{"llvm -mcpu=haswell", 8}, Case{"llvm -mcpu=skylake-avx512", 16}}) {
     SCOPED_TRACE(c.target);
-    const codegen::Target target = codegen::Target::parse(c.target);
+    const target::Target target = target::Target::parse(c.target);
     auto workload = [&](int64_t channels, int64_t size) {
       const int64_t chunks = channels / c.block;
       return ops::conv2d_nchwc_workload({1, chunks, size, size, c.block}, {chunks, chunks, 3, 3, c.block, c.block},

@@ -24,7 +24,7 @@ TEST(ScheduleTrace, JsonRoundTripReproducesTheIdenticalKernel) {
   std::string text = original.dump();
   Trace again = Trace::parse(text);
   EXPECT_EQ(again.dump(), text);
-  auto target = codegen::Target::host();
+  auto target = target::Target::host();
   auto f1 = tir::lower(w.dag, original), f2 = tir::lower(w.dag, again);
   EXPECT_EQ(tir::to_string(f1), tir::to_string(f2));
   EXPECT_EQ(codegen::emit_llvm_ir(f1, target), codegen::emit_llvm_ir(f2, target));

@@ -14,7 +14,7 @@ namespace tessera::testing {
 
 CheckResult check_schedule(const ops::Workload& w, const schedule::Trace& trace, int threads) {
   tir::LoweredFunc f = tir::lower(w.dag, trace, "kernel");
-  codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(f, codegen::Target::host()));
+  codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(f, target::Target::host()));
   auto inputs = measure::make_inputs(w.dag);
   auto outputs = measure::make_outputs(w.dag);
   auto args = measure::kernel_arg_pointers(inputs, outputs);

@@ -78,8 +78,8 @@ Template batch_matmul_template() {
   t.name = "batch_matmul.x86";
   t.target_kind = "llvm";
   t.matches = [](const std::string& op, const ops::OpArgs&) { return op == "batch_matmul"; };
-  t.declare = [](const ops::OpArgs& args, const codegen::Target&) { return args; };
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.declare = [](const ops::OpArgs& args, const target::Target&) { return args; };
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor mm = stage_by_tag(w.dag, kTag, "batch_matmul.x86");
     const int64_t m = mm->shape[1], n = mm->shape[2], k = mm->reduce_axes[0].extent;
     ConfigSpace s;

@@ -20,7 +20,7 @@ bool is_conv(const std::string& op, const ops::OpArgs& args) { return op == "con
 
 }  // namespace
 
-ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const codegen::Target& target) {
+ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const target::Target& target) {
   ops::OpArgs a = args;
   a.layout = "NCHWc";
   if (!a.ic_bn && a.input.size() == 4) a.ic_bn = channel_block(a.input[1], target);
@@ -34,7 +34,7 @@ void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag) {
     if (t->tag == "pad") space.define_knob("pad", {"root", "inline", "tile"});
 }
 
-void define_tile_ow_knob(ConfigSpace& space, int64_t width, const codegen::Target& target, int64_t manual) {
+void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target& target, int64_t manual) {
   // Divisors of the row up to 32; without broadcast operands also every width
   // whose one-block tile fits the registers (accumulators, a weight and a
   // broadcast), since the tiles that reuse broadcasts (4 blocks x 3 columns)
@@ -72,7 +72,7 @@ Template conv2d_nchwc_template() {
     return is_conv(op, args) && (args.weight[2] != 1 || args.weight[3] != 1);
   };
   t.declare = declare_conv2d_nchwc;
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
     // The hand-written schedule is the fallback, so its tile must be a

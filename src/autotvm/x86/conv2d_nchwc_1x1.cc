@@ -55,7 +55,7 @@ Template conv2d_nchwc_1x1_template() {
     return op == "conv2d" && args.weight.size() == 4 && args.weight[2] == 1 && args.weight[3] == 1;
   };
   t.declare = declare_conv2d_nchwc;
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
     schedule::RegisterTile manual =

@@ -14,13 +14,13 @@ Template conv2d_winograd_template() {
   t.name = "conv2d_NCHWc_winograd.x86";
   t.target_kind = "llvm";
   t.matches = [](const std::string& op, const ops::OpArgs&) { return op == "conv2d_winograd"; };
-  t.declare = [](const ops::OpArgs& args, const codegen::Target& target) {
+  t.declare = [](const ops::OpArgs& args, const target::Target& target) {
     ops::OpArgs a = args;
     if (!a.ic_bn && a.input.size() == 4) a.ic_bn = channel_block(a.input[1], target);
     if (!a.oc_bn && !a.weight.empty()) a.oc_bn = channel_block(a.weight[0], target);
     return a;
   };
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor product = stage_by_tag(w.dag, "winograd_bgemm", "conv2d_NCHWc_winograd.x86");
     const schedule::WinogradPlan manual = schedule::default_winograd_plan(w.dag, target.vector_unit());
     ConfigSpace s;

@@ -27,12 +27,12 @@ Template dense_pack_template() {
   t.name = "dense_pack.x86";
   t.target_kind = "llvm";
   t.matches = [](const std::string& op, const ops::OpArgs&) { return op == "dense"; };
-  t.declare = [](const ops::OpArgs& args, const codegen::Target&) {
+  t.declare = [](const ops::OpArgs& args, const target::Target&) {
     ops::OpArgs a = args;
     a.layout = "packed";  // the block: args.oc_bn, else ops::dense_pack_block(N)
     return a;
   };
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor dense = stage_by_tag(w.dag, kTag, "dense_pack.x86");
     const int64_t m = dense->shape[0], k = dense->reduce_axes[0].extent;
     const int64_t bn = std::stoll(dense->attrs.at("bn")), blocks = dense->shape[1] / bn;

@@ -19,14 +19,14 @@ Template depthwise_conv2d_nchwc_template() {
   t.matches = [](const std::string& op, const ops::OpArgs& args) {
     return op == "depthwise_conv2d" && args.weight.size() == 4 && args.weight[1] == 1;
   };
-  t.declare = [](const ops::OpArgs& args, const codegen::Target& target) {
+  t.declare = [](const ops::OpArgs& args, const target::Target& target) {
     ops::OpArgs a = args;
     a.layout = "NCHWc";
     const int64_t bn = a.ic_bn ? a.ic_bn : a.oc_bn ? a.oc_bn : channel_block(a.weight[0], target);
     a.ic_bn = a.oc_bn = bn;
     return a;
   };
-  t.define_space = [](const ops::Workload& w, const codegen::Target& target) {
+  t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "depthwise_conv2d_NCHWc.x86");
     const int64_t ow = conv->shape[3];
     ConfigSpace s;

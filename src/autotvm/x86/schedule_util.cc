@@ -7,7 +7,7 @@
 
 namespace tessera::autotvm::x86 {
 
-int64_t channel_block(int64_t channels, const codegen::Target& target) {
+int64_t channel_block(int64_t channels, const target::Target& target) {
   return ops::choose_channel_block(channels, target.vector_lanes());
 }
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "autotvm/config_space.h"
-#include "codegen/target.h"
+#include "target/target.h"
 #include "ir/compute_dag.h"
 #include "ops/registry.h"
 #include "schedule/nchwc_tile.h"
@@ -25,7 +25,7 @@ using schedule::split_part;
 using schedule::stage_by_tag;
 
 // The largest power of two up to the target's lanes that divides `channels`.
-int64_t channel_block(int64_t channels, const codegen::Target& target);
+int64_t channel_block(int64_t channels, const target::Target& target);
 // Divisors of n up to `limit`, ascending.
 std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 
@@ -33,11 +33,11 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 // in NCHWc with blocks of the target's vector width unless args give them, and
 // the knobs for parallel granularity ("parallel_fuse") and padding ("pad",
 // only when the DAG pads).
-ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const codegen::Target& target);
+ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const target::Target& target);
 void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag);
 // "tile_ow": output columns per register tile (see the definition for which).
 // `manual`: the hand-written schedule's width, always among them.
-void define_tile_ow_knob(ConfigSpace& space, int64_t width, const codegen::Target& target, int64_t manual);
+void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target& target, int64_t manual);
 // "tile_oc": output-channel chunks per register tile (NchwcTilePlan::oc_bn),
 // 1 (the hand-written schedule's, so the first candidate), 2 or 4 where they
 // divide the chunks of `conv`.

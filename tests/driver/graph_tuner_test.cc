@@ -3,16 +3,16 @@
 // the build the same choice, and networks with mixed channel blocks (the
 // transforms between them, residual adds across them) compute what the
 // reference interpreter computes.
-#include "build/graph_tuner.h"
+#include "driver/graph_tuner.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "autotvm/history.h"
-#include "build/build.h"
-#include "build/extract_tasks.h"
-#include "build/network_check.h"
+#include "compile/build.h"
+#include "driver/extract_tasks.h"
+#include "compile/network_check.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
@@ -22,7 +22,8 @@
 #include "runtime/thread_pool.h"
 #include "tessera/error.h"
 
-namespace tessera::build {
+namespace tessera::driver {
+using namespace build;  // the builds the tasks and choices are for
 namespace {
 
 using test::expect_matches_interpreter;
@@ -39,7 +40,7 @@ std::vector<std::string> conv_names(const graph::Graph& optimized) {
 // The graph tuner at 1 thread on the host, measuring with a local runner.
 GraphTunerResult tune_on_one_thread(const graph::Graph& model, const std::vector<records::Record>& log, int rounds,
                                     std::ostream& out) {
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 1;
   measure::LocalBuilder builder;
   measure::LocalRunner runner;
@@ -52,7 +53,7 @@ GraphTunerResult tune_on_one_thread(const graph::Graph& model, const std::vector
 
 TEST(GraphTunerBuild, MixedChannelBlocksMatchTheInterpreter) {
   const graph::Graph model = narrow_resnet18();
-  const codegen::Target target = codegen::Target::host();
+  const target::Target target = target::Target::host();
   BuildOptions options;
   // Neighbours disagree everywhere: blocks 2, 4 and 8 in turn (all divide
   // 8, 16, 24 and 32 channels), input and output blocks differing.
@@ -61,7 +62,7 @@ TEST(GraphTunerBuild, MixedChannelBlocksMatchTheInterpreter) {
   const int64_t choices[] = {2, 4, 8};
   for (size_t i = 0; i < names.size(); ++i) options.conv_blocks[names[i]] = {choices[i % 3], choices[(i + 1) % 3]};
   options.conv_blocks[names[0]].ic_bn = 1;  // the 3-channel stem
-  BuildResult built = build(model, target, options);
+  BuildResult built = build::build(model, target, options);
   int transforms = 0;
   for (const graph::Node& n : built.optimized.nodes()) transforms += n.op == graph::Op::kLayoutTransform;
   EXPECT_GE(transforms, 10);  // producers and readers disagree: transforms between blocks
@@ -70,12 +71,12 @@ TEST(GraphTunerBuild, MixedChannelBlocksMatchTheInterpreter) {
 
 TEST(GraphTunerBuild, BlocksThatDoNotDivideTheChannelsAreAnErrorNamingTheConvolution) {
   const graph::Graph model = narrow_resnet18();
-  const codegen::Target target = codegen::Target::host();
+  const target::Target target = target::Target::host();
   const std::string first = conv_names(optimize_for_target(model, target)).at(1);
   BuildOptions options;
   options.conv_blocks[first] = {8, 16};  // 8 output channels
   try {
-    build(model, target, options);
+    build::build(model, target, options);
     FAIL() << "built with blocks that do not divide the channels";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(first), std::string::npos) << e.what();
@@ -85,7 +86,7 @@ TEST(GraphTunerBuild, BlocksThatDoNotDivideTheChannelsAreAnErrorNamingTheConvolu
 
 TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
   const graph::Graph model = narrow_resnet18();
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 2;
   measure::LocalBuilder builder;
   measure::LocalRunnerOptions run;
@@ -116,7 +117,7 @@ TEST(GraphTunerBuild, ChoosesBlocksForEveryConvolutionAndBuildsWithItsRecords) {
     with_choice.conv_blocks = graph_choices(r.records);
     std::ostringstream warnings;
     with_choice.warnings = &warnings;
-    BuildResult built = build(model, target, with_choice);
+    BuildResult built = build::build(model, target, with_choice);
     for (const KernelSummary& k : built.kernels)
       if (k.name.find("conv2d") != std::string::npos) EXPECT_TRUE(k.tuned) << k.name << "\n" << warnings.str();
     expect_matches_interpreter(model, std::move(built));
@@ -130,7 +131,7 @@ TEST(GraphTunerBuild, TunedStatesAreMeasuredAgainNotTakenFromTheLog) {
   // the default still costs what its kernels measure now, and the choice is
   // estimated no slower than that.
   const graph::Graph model = narrow_resnet18();
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 1;
   std::vector<records::Record> log;
   for (const NetworkTask& t : extract_tasks(optimize_for_target(model, target), target)) {
@@ -202,4 +203,4 @@ TEST(GraphTunerBuild, GraphChoicesRefuseTwoBlocksForOneConvolution) {
 }
 
 }  // namespace
-}  // namespace tessera::build
+}  // namespace tessera::driver

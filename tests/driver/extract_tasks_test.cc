@@ -1,7 +1,7 @@
 // Task extraction from whole networks (seed 000: ResNet-18 is 12 tasks), and
 // a network tuned into a log and built with it computes what the reference
 // interpreter computes.
-#include "build/extract_tasks.h"
+#include "driver/extract_tasks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "autotvm/tune_tasks.h"
-#include "build/build.h"
-#include "build/network_check.h"
+#include "compile/build.h"
+#include "compile/network_check.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "graph/onnx_import.h"
@@ -25,10 +25,11 @@
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 
-namespace tessera::build {
+namespace tessera::driver {
+using namespace build;  // the builds the tasks and choices are for
 namespace {
 
-std::vector<NetworkTask> tasks_of(const std::string& model, const codegen::Target& target) {
+std::vector<NetworkTask> tasks_of(const std::string& model, const target::Target& target) {
   return extract_tasks(optimize_for_target(graph::load_model(model), target), target);
 }
 
@@ -36,7 +37,7 @@ std::vector<NetworkTask> tasks_of(const std::string& model, const codegen::Targe
 class ExtractTasksPerWidth : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ExtractTasksPerWidth, ResNet18HasTheSeedsTwelveConvAndDenseTasksWithTheirWeights) {
-  const codegen::Target target = codegen::Target::parse(GetParam());
+  const target::Target target = target::Target::parse(GetParam());
   const std::vector<NetworkTask> tasks = tasks_of("resnet-18", target);
   ASSERT_EQ(tasks.size(), 12u);
   std::map<std::string, int> templates;
@@ -70,7 +71,7 @@ TEST_P(ExtractTasksPerWidth, ResNet18HasTheSeedsTwelveConvAndDenseTasksWithTheir
 }
 
 TEST_P(ExtractTasksPerWidth, MobileNetV2HasDepthwiseTasks) {
-  const std::vector<NetworkTask> tasks = tasks_of("mobilenet-v2", codegen::Target::parse(GetParam()));
+  const std::vector<NetworkTask> tasks = tasks_of("mobilenet-v2", target::Target::parse(GetParam()));
   const auto depthwise = std::count_if(tasks.begin(), tasks.end(), [](const NetworkTask& t) {
     return t.task.op == "depthwise_conv2d" && t.task.name() == "depthwise_conv2d_NCHWc.x86";
   });
@@ -87,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(Targets, ExtractTasksPerWidth,
                          ::testing::Values("llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512"));
 
 TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
-  const codegen::Target target = codegen::Target::parse("llvm -mcpu=haswell");
+  const target::Target target = target::Target::parse("llvm -mcpu=haswell");
   const std::vector<NetworkTask> tasks = tasks_of("resnet-18", target);
   const std::string text = print_tasks(tasks);
   EXPECT_NE(text.find("========== Task 3 (workload key: " + tasks[3].task.workload_key() + ") =========="),
@@ -100,7 +101,7 @@ TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
 TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   // PyTorch's resnet18 topology at a few channels (tests/data/onnx).
   const graph::Graph model = test::narrow_resnet18();
-  codegen::Target target = codegen::Target::host();
+  target::Target target = target::Target::host();
   target.threads = 2;
   const std::vector<NetworkTask> tasks = extract_tasks(optimize_for_target(model, target), target);
   ASSERT_EQ(tasks.size(), 12u);
@@ -137,7 +138,7 @@ TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   BuildOptions with_log;
   with_log.history = &history;
   with_log.warnings = &dispatch_warnings;
-  BuildResult built = build(model, target, with_log);
+  BuildResult built = build::build(model, target, with_log);
   // Every kernel of a tuned task takes a record, those whose epilogue differs
   // from their task's (the residual adds) included.
   int tunable = 0, tuned = 0;
@@ -155,13 +156,13 @@ TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
 
 TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSchedule) {
   const graph::Graph model = test::narrow_resnet18();
-  const codegen::Target target = codegen::Target::host();
+  const target::Target target = target::Target::host();
   records::ApplyHistoryBest empty(std::vector<records::Record>{});
   std::ostringstream warnings;
   BuildOptions options;
   options.history = &empty;
   options.warnings = &warnings;
-  const BuildResult built = build(model, target, options);
+  const BuildResult built = build::build(model, target, options);
   for (const KernelSummary& k : built.kernels) EXPECT_FALSE(k.tuned) << k.name;
   const std::string text = warnings.str();
   size_t count = 0;
@@ -174,4 +175,4 @@ TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSche
 }
 
 }  // namespace
-}  // namespace tessera::build
+}  // namespace tessera::driver

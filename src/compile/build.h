@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "graph/fuse.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
@@ -51,22 +51,16 @@ struct BuildResult {
   runtime::Artifact artifact;
   graph::Graph optimized;  // after the passes, what the kernels compute
   std::vector<KernelSummary> kernels;
+  size_t conv_blocks_chosen = 0;  // convolutions whose channel blocks BuildOptions::conv_blocks chose
 };
 
 // The graph passes with the target's choices (channel blocks of one vector):
 // the graph build() compiles and extract_tasks reads.
-graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
+graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
                                  bool winograd = true, bool keep_layout = false);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
-BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& options = {});
-
-// build() with the records of `logs` applied: each kernel takes its task's
-// best record (apply history best), and a graph tuner's file chooses channel
-// blocks (graph_choices). Damaged lines are skipped with a warning on
-// options.warnings; a log that cannot be opened is a tessera::Error.
-BuildResult build_with_records(const graph::Graph& model, const codegen::Target& target,
-                               const std::vector<std::string>& logs, BuildOptions options = {});
+BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& options = {});
 
 }  // namespace tessera::build

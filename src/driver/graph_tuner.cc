@@ -1,4 +1,4 @@
-#include "build/graph_tuner.h"
+#include "driver/graph_tuner.h"
 
 #include <fmt/format.h>
 
@@ -10,15 +10,25 @@
 #include "autotvm/graph_tuner/dp_solver.h"
 #include "autotvm/graph_tuner/pbqp_solver.h"
 #include "autotvm/history.h"
-#include "build/build.h"
-#include "build/extract_tasks.h"
-#include "build/fused_kernel.h"
+#include "compile/build.h"
+#include "driver/extract_tasks.h"
+#include "compile/fused_kernel.h"
 #include "ops/transform.h"
 #include "records/apply_history_best.h"
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
 
-namespace tessera::build {
+namespace tessera::driver {
+
+using build::BuildOptions;
+using build::FusedKernel;
+using build::KernelOperand;
+using build::TunableOperator;
+using build::fuse_kernel;
+using build::kernel_task;
+using build::optimize_for_target;
+using build::stored_operand_shape;
+using build::tunable_operator;
 
 using graph::ConvBlocks;
 using graph::NodeId;
@@ -59,7 +69,7 @@ bool is_blocked_pool(const graph::Node& n) {
   return (n.op == graph::Op::kMaxPool2d || n.op == graph::Op::kAvgPool2d) && n.type.shape.size() == 5;
 }
 
-std::vector<int64_t> widths_for(const GraphTunerOptions& options, const codegen::Target& target) {
+std::vector<int64_t> widths_for(const GraphTunerOptions& options, const target::Target& target) {
   std::vector<int64_t> widths = options.widths;
   const int64_t lanes = target.vector_lanes();
   if (widths.empty()) widths = {lanes / 2, 2 * lanes};
@@ -70,7 +80,7 @@ std::vector<int64_t> widths_for(const GraphTunerOptions& options, const codegen:
 
 class GraphTuner {
  public:
-  GraphTuner(const graph::Graph& model, const codegen::Target& target, const std::vector<records::Record>& log,
+  GraphTuner(const graph::Graph& model, const target::Target& target, const std::vector<records::Record>& log,
              const GraphTunerOptions& options, std::ostream& out)
       : model_(model), target_(target), history_(log), options_(options), out_(out) {}
 
@@ -335,7 +345,7 @@ class GraphTuner {
   };
 
   const graph::Graph& model_;
-  const codegen::Target& target_;
+  const target::Target& target_;
   records::ApplyHistoryBest history_;
   const GraphTunerOptions& options_;
   std::ostream& out_;
@@ -349,28 +359,10 @@ class GraphTuner {
 
 }  // namespace
 
-GraphTunerResult tune_graph(const graph::Graph& model, const codegen::Target& target,
+GraphTunerResult tune_graph(const graph::Graph& model, const target::Target& target,
                             const std::vector<records::Record>& log, const GraphTunerOptions& options,
                             std::ostream& out) {
   return GraphTuner(model, target, log, options, out).run();
 }
 
-std::map<std::string, ConvBlocks> graph_choices(const std::vector<records::Record>& records) {
-  std::map<std::string, ConvBlocks> choices;
-  for (const records::Record& r : records) {
-    // Auto-scheduler records name their nodes too, but choose no blocks.
-    if (r.task_name == records::kAutoScheduleTaskName) continue;
-    if (!r.workload.is_object() || !r.workload.contains("nodes")) continue;
-    const nlohmann::json& args = r.workload.value("args", nlohmann::json::object());
-    const ConvBlocks blocks{args.value("ic_bn", int64_t{0}), args.value("oc_bn", int64_t{0})};
-    for (const nlohmann::json& node : r.workload.at("nodes")) {
-      if (!node.is_string()) throw Error("graph records: a node name that is not a string: " + node.dump());
-      auto [it, added] = choices.try_emplace(node.get<std::string>(), blocks);
-      if (!added && !(it->second == blocks))
-        throw Error("graph records: convolution '" + it->first + "' is given two different channel blocks");
-    }
-  }
-  return choices;
-}
-
-}  // namespace tessera::build
+}  // namespace tessera::driver

@@ -1,11 +1,15 @@
 #pragma once
-// What code is generated for. "llvm" is the host CPU; "cuda" is reserved for NVIDIA GPUs.
+// A target as data (DESIGN.md, "two axes"): what code is generated for and
+// what runs it. "llvm" is a CPU by its vector ISA, width, registers and
+// threads; "cuda" (GPU archs) and accelerator configs join it as fields. The
+// operator registry picks strategies by kind, lowering and codegen read the
+// vector unit, records match targets by match_key().
 #include <string>
 #include <vector>
 
 #include "schedule/vector_unit.h"
 
-namespace tessera::codegen {
+namespace tessera::target {
 
 struct Target {
   std::string kind = "llvm";
@@ -60,4 +64,4 @@ bool same_code_target(const Target& recorded, const Target& wanted);
 // Throws tessera::Error naming the target when this host cannot run its code.
 void require_runnable_here(const Target& target);
 
-}  // namespace tessera::codegen
+}  // namespace tessera::target

@@ -1,9 +1,9 @@
-#include "build/fused_kernel.h"
+#include "compile/fused_kernel.h"
 
 #include <map>
 #include <set>
 
-#include "build/node_expression.h"
+#include "compile/node_expression.h"
 
 namespace tessera::build {
 

@@ -1,4 +1,4 @@
-#include "codegen/target.h"
+#include "target/target.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
@@ -16,7 +16,7 @@
 
 #include "tessera/error.h"
 
-namespace tessera::codegen {
+namespace tessera::target {
 namespace {
 
 void initialize_native_target() {
@@ -226,4 +226,4 @@ void require_runnable_here(const Target& target) {
               ") lacks, so its code cannot run here");
 }
 
-}  // namespace tessera::codegen
+}  // namespace tessera::target

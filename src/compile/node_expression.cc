@@ -1,4 +1,4 @@
-#include "build/node_expression.h"
+#include "compile/node_expression.h"
 
 #include <cstring>
 

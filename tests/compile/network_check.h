@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "build/build.h"
+#include "compile/build.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "measure/kernel_args.h"

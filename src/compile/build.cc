@@ -1,4 +1,4 @@
-#include "build/build.h"
+#include "compile/build.h"
 
 #include <algorithm>
 #include <iostream>
@@ -6,10 +6,10 @@
 #include <set>
 
 #include "autotvm/history.h"
-#include "build/extract_tasks.h"
-#include "build/fused_kernel.h"
-#include "build/graph_tuner.h"
-#include "build/node_expression.h"
+#include "compile/kernel_task.h"
+#include "compile/fused_kernel.h"
+#include "compile/graph_choices.h"
+#include "compile/node_expression.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
@@ -27,7 +27,7 @@ using graph::NodeId;
 // Assembles the executable graph while kernels are made.
 class Builder {
  public:
-  Builder(const graph::Graph& g, const codegen::Target& target, const BuildOptions& options)
+  Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
       : g_(g), target_(target), options_(options) {}
 
   BuildResult run() {
@@ -136,7 +136,7 @@ class Builder {
   }
 
   const graph::Graph& g_;
-  const codegen::Target& target_;
+  const target::Target& target_;
   const BuildOptions& options_;
   BuildResult result_;
   std::map<NodeId, int> tensor_of_;
@@ -147,7 +147,7 @@ class Builder {
 
 }  // namespace
 
-graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Target& target,
+graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
                                  bool keep_layout) {
   graph::PassOptions options;
@@ -157,25 +157,12 @@ graph::Graph optimize_for_target(const graph::Graph& model, const codegen::Targe
   return graph::optimize(model, options);
 }
 
-BuildResult build_with_records(const graph::Graph& model, const codegen::Target& target,
-                               const std::vector<std::string>& logs, BuildOptions options) {
-  if (logs.empty()) return build(model, target, options);
-  std::vector<records::Record> all;
-  for (const auto& log : logs) {
-    auto r = records::load_records(log, options.warnings ? *options.warnings : std::cerr);
-    all.insert(all.end(), r.begin(), r.end());
-  }
-  records::ApplyHistoryBest history(all);
-  options.history = &history;
-  options.conv_blocks = graph_choices(all);
-  return build(model, target, options);
-}
-
-BuildResult build(const graph::Graph& model, const codegen::Target& target, const BuildOptions& build_options) {
+BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& build_options) {
   graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
                                                  build_options.keep_layout);
   BuildResult result = Builder(optimized, target, build_options).run();
   result.optimized = std::move(optimized);
+  result.conv_blocks_chosen = build_options.conv_blocks.size();
   return result;
 }
 

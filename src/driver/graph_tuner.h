@@ -27,14 +27,15 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
+#include "compile/graph_choices.h"
 #include "records/record.h"
 
-namespace tessera::build {
+namespace tessera::driver {
 
 struct GraphTunerOptions {
   std::string solver = "dp";  // "dp" (exact; PBQP when its frontier is too large) or "pbqp"
@@ -59,13 +60,8 @@ struct GraphTunerResult {
 // `log`: the kernel tuning records (any target; only matching ones count).
 // Progress lines ("INFO ...") go to `out`. Throws tessera::Error when the
 // builder or runner is missing or a measurement of a state fails.
-GraphTunerResult tune_graph(const graph::Graph& model, const codegen::Target& target,
+GraphTunerResult tune_graph(const graph::Graph& model, const target::Target& target,
                             const std::vector<records::Record>& log, const GraphTunerOptions& options,
                             std::ostream& out);
 
-// The convolutions' blocks a graph tuner's records file chose (records
-// without "nodes" choose nothing). Throws tessera::Error when two records
-// choose different blocks for one convolution.
-std::map<std::string, graph::ConvBlocks> graph_choices(const std::vector<records::Record>& records);
-
-}  // namespace tessera::build
+}  // namespace tessera::driver

@@ -1,6 +1,6 @@
 // Whole networks compiled by the build layer and run by GraphExecutor equal
 // the reference interpreter on the original graph (before any pass).
-#include "build/build.h"
+#include "compile/build.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "codegen/target.h"
+#include "target/target.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
@@ -23,7 +23,7 @@ namespace {
 // compares every output with the interpreter.
 BuildResult expect_matches_interpreter(const graph::Graph& g, int threads = 2, bool via_file = false,
                                        const BuildOptions& options = {}) {
-  BuildResult built = build(g, codegen::Target::host(), options);
+  BuildResult built = build(g, target::Target::host(), options);
   std::vector<runtime::NDArray> inputs;
   for (graph::NodeId id : g.input_ids()) {
     inputs.emplace_back(g.node(id).type.shape);
@@ -87,7 +87,7 @@ TEST(Build, ReluAndClipKeepNaNAsTheFrameworksDo) {
                                        graph::Conv2dAttrs::symmetric(1, 0), "conv"),
                               "conv.relu");
   graph::Graph g = b.finish({relu, clip, conv});
-  BuildResult built = build(g, codegen::Target::host());
+  BuildResult built = build(g, target::Target::host());
   runtime::GraphExecutor ex(std::move(built.artifact), "nan");
   runtime::NDArray in({1, 16, 4, 4});
   in.fill_random(3, -10, 10);
@@ -170,7 +170,7 @@ TEST(Build, MobilenetV2WithEveryDepthwiseAndProjectionInOneKernelMatchesTheInter
   BuildOptions options;
   options.fuse.depthwise_projection_min_rows = 1;  // all 17 blocks, strides 1 and 2, residual adds
   const BuildResult all = expect_matches_interpreter(graph::get_network("mobilenet-v2"), 2, false, options);
-  const BuildResult by_default = build(graph::get_network("mobilenet-v2"), codegen::Target::host());
+  const BuildResult by_default = build(graph::get_network("mobilenet-v2"), target::Target::host());
   auto calls = [](const BuildResult& b) {
     int n = 0;
     for (const auto& k : b.kernels) n += k.calls;

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "autotvm/task.h"
-#include "build/build.h"
-#include "build/fused_kernel.h"
-#include "codegen/target.h"
+#include "compile/build.h"
+#include "compile/kernel_task.h"
+#include "compile/fused_kernel.h"
+#include "target/target.h"
 #include "graph/graph.h"
 
-namespace tessera::build {
+namespace tessera::driver {
 
 struct NetworkTask {
   autotvm::Task task;              // task.workload_key(): its anchor's workload key
@@ -26,28 +27,9 @@ struct NetworkTask {
   std::vector<std::string> nodes;  // their anchors, in graph order
 };
 
-// The operator and arguments a template knows an anchor by, from its
-// operator's strategy for the target (ops/operator.h); empty when the node is
-// not tunable there (a pool, an NCHW grouped convolution, unequal strides).
-struct TunableOperator {
-  std::string op;
-  ops::OpArgs args;
-};
-std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const graph::Node& anchor,
-                                                const codegen::Target& target);
-
-// The workload key of the anchor alone (its epilogue left out): equal for
-// kernels that share a task.
-std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor);
-
 // The tasks of a graph after the passes (graph::optimize), in the order of
 // their first kernel.
-std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const codegen::Target& target);
-
-// The task of one fused kernel (its own DAG and epilogue, its records filed
-// under its anchor's workload key), when its anchor is tunable.
-std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
-                                         const FusedKernel& kernel, const codegen::Target& target);
+std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const target::Target& target);
 
 // The auto-scheduler's tasks: every distinct kernel a build of `model` makes
 // (its own DAG, fused epilogue and all, in build order), weighted by how many
@@ -61,8 +43,8 @@ struct AutoTask {
   std::string tag;
 };
 // `options` as the network will be built (winograd, keep_layout, fuse).
-std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codegen::Target& target,
-                                         const BuildOptions& options);
+std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const target::Target& target,
+                                         const build::BuildOptions& options);
 
 // Each task as seed 001 prints it:
 //   ========== Task 3 (workload key: ...) ==========
@@ -70,4 +52,4 @@ std::vector<AutoTask> extract_auto_tasks(const graph::Graph& model, const codege
 //   <the compute DAG>
 std::string print_tasks(const std::vector<NetworkTask>& tasks);
 
-}  // namespace tessera::build
+}  // namespace tessera::driver

@@ -1,4 +1,4 @@
-#include "codegen/target.h"
+#include "target/target.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "tessera/error.h"
 
-namespace tessera::codegen {
+namespace tessera::target {
 namespace {
 
 TEST(CodegenTarget, HostIsDetected) {
@@ -138,4 +138,4 @@ TEST(CodegenTarget, MissingOnNamesTheExtensionsAHostLacks) {
 }
 
 }  // namespace
-}  // namespace tessera::codegen
+}  // namespace tessera::target

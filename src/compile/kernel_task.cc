@@ -1,0 +1,38 @@
+#include "compile/kernel_task.h"
+
+#include "tessera/error.h"
+
+namespace tessera::build {
+
+using graph::Node;
+using graph::NodeId;
+
+std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const Node& n,
+                                                const target::Target& target) {
+  const ops::Strategy* strategy = n.op.definition().strategy_for(target.kind);
+  if (!strategy || !strategy->tunable) return std::nullopt;
+  std::optional<ops::TemplateCall> call = strategy->tunable(graph::operator_call(g, n));
+  if (!call) return std::nullopt;
+  return TunableOperator{call->op, call->args};
+}
+
+std::string anchor_workload_key(const graph::Graph& g, NodeId anchor) {
+  const FusedKernel alone =
+      fuse_kernel(g, graph::FusedGroup{{anchor}}, [&](const KernelOperand& o) { return stored_operand_shape(g, o); });
+  return alone.dag.workload_key();
+}
+
+std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
+                                         const FusedKernel& kernel, const target::Target& target) {
+  const std::optional<TunableOperator> op = tunable_operator(g, g.node(group.anchor()), target);
+  if (!op || group.projection >= 0) return std::nullopt;  // no template schedules a depthwise + projection kernel
+  try {
+    autotvm::Task task = autotvm::create_task(op->op, op->args, kernel.dag, target, kernel.epilogue);
+    task.record_key = anchor_workload_key(g, group.anchor());
+    return task;
+  } catch (const Error&) {
+    return std::nullopt;  // no template schedules this instance (or its DAG): the hand-written schedule builds it
+  }
+}
+
+}  // namespace tessera::build

@@ -1,0 +1,36 @@
+#pragma once
+// Compiling a network for a target, with tuning records applied: the one
+// flow behind `tessera compile`, `tessera run` and `tessera bench` on a
+// model, tessera.compile() in Python, tessera::compile() in C++ and the jit.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "target/target.h"
+#include "compile/build.h"
+#include "graph/fuse.h"
+#include "graph/graph.h"
+
+namespace tessera::driver {
+
+// The CLI's compile flags, one to one.
+struct CompileOptions {
+  // Logs whose best records schedule the kernels (apply history best); a
+  // graph tuner's file chooses convolutions' channel blocks too. A kernel
+  // without a record keeps the hand-written schedule (one warning each).
+  std::vector<std::string> records;
+  bool winograd = true;      // --no-winograd: false
+  bool keep_layout = false;  // --keep-layout: kernels in the model's own layout (the auto-scheduler's)
+  // --fuse-depthwise-rows: fuse a depthwise 3x3 with the 1x1 projection after
+  // it when its output has at least this many rows (0: never).
+  int64_t fuse_depthwise_rows = graph::FuseOptions{}.depthwise_projection_min_rows;
+  // Damaged record lines and kernels without records are reported here.
+  std::ostream* warnings = &std::cerr;
+};
+
+// Throws tessera::Error naming the node when a kernel cannot be made for it,
+// or naming the log when one cannot be read.
+build::BuildResult compile(const graph::Graph& model, const target::Target& target,
+                           const CompileOptions& options = {});
+
+}  // namespace tessera::driver
