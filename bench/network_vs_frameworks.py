@@ -16,6 +16,10 @@ DIR/MODEL.tTHREADS.log (kernel records), e.g. from
 `tessera tune resnet-18 --threads 2 --log DIR/resnet-18.t2.log --graph-tuner dp
 --graph-log DIR/resnet-18.t2_graph.log`.
 
+--baseline-tessera BIN adds the side "tessera before": the same model compiled
+and timed by another tessera binary (an earlier commit's build), so a refactor
+shows it loses no speed in the same run.
+
 --extra-tessera "LABEL=ARGS" adds a Tessera side compiled with more
 `tessera compile` arguments, {model} and {threads} filled in; the side is
 left out where a --records file it names does not exist. E.g. the
@@ -126,6 +130,9 @@ def main():
     p.add_argument("--records-dir", help="tuning logs MODEL.tTHREADS[_graph].log to build Tessera's side with")
     p.add_argument("--extra-tessera", action="append", default=[],
                    help="LABEL=ARGS: another Tessera side, compiled with ARGS ({model}, {threads} filled in)")
+    p.add_argument("--baseline-tessera",
+                   help="another tessera binary (e.g. an earlier commit's build) as a side 'tessera before', "
+                        "compiled and timed by itself: a change shows it loses no speed")
     args = p.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
     print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, cpu: {cpu_name()}")
@@ -151,6 +158,10 @@ def main():
             print(f"{model} {threads} threads: tessera {'with ' + records if records else 'untuned'}", flush=True)
             subprocess.run(command, check=True, capture_output=True)
             extra = extra_sides(args, model, threads)
+            if args.baseline_tessera:
+                before = os.path.join(args.artifacts, f"{model}.t{threads}.before.tsr")
+                subprocess.run([args.baseline_tessera, "compile", model, "--threads", str(threads), "-o", before]
+                               + (["--records", records] if records else []), check=True, capture_output=True)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
@@ -168,6 +179,8 @@ def main():
                 }
                 for label, path in extra:
                     sides[label] = lambda path=path: tessera_round(args.tessera, path, threads, args.number)
+                if args.baseline_tessera:
+                    sides["tessera before"] = lambda: tessera_round(args.baseline_tessera, before, threads, args.number)
                 times = {name: [] for name in sides}
                 for r in range(args.rounds):
                     order = list(sides)[r % len(sides):] + list(sides)[:r % len(sides)]

@@ -139,6 +139,17 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "unknown operator 'hard_swishh'"):
             b.add_node("hard_swishh", "typo", [x])
 
+    def test_tune_and_compile_check_their_numbers_as_the_cli_does(self):
+        model = tessera.load_model(NARROW)
+        log = os.path.join(self.dir, "never.log")
+        with self.assertRaisesRegex(tessera.Error, "trials must be at least 1, got 0"):
+            tessera.tune(model, log=log, trials=0)
+        with self.assertRaisesRegex(tessera.Error, "time_budget_min must be finite"):
+            tessera.tune(model, log=log, time_budget_min=float("nan"))
+        with self.assertRaisesRegex(tessera.Error, "threads must be 0"):
+            tessera.compile(model, threads=-1)
+        self.assertFalse(os.path.exists(log))
+
     def test_pick_best_keeps_one_record_per_task_and_never_shrinks_its_input(self):
         log, best = os.path.join(self.dir, "dense.log"), os.path.join(self.dir, "dense.best.log")
         subprocess.run([CLI, "tune-op", "dense", "--input", "1x32", "--weight", "16x32", "--tuner", "random",

@@ -128,6 +128,11 @@ void TaskScheduler::tune(std::ostream& out) {
   int next = next_task();
   while (next >= 0 && total_trials() < options_.total_trials) {
     if (options_.stop && options_.stop->load()) break;
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_;
+    if (options_.time_budget_min > 0 && spent.count() >= options_.time_budget_min * 60) {
+      out << fmt::format("time budget of {:g} min spent after {} trials\n", options_.time_budget_min, total_trials());
+      break;
+    }
     const size_t i = static_cast<size_t>(next);
     TaskTuner& tuner = *tasks_[i].tuner;
     const int64_t before = tuner.trials();

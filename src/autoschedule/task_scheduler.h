@@ -50,6 +50,9 @@ struct TaskSchedulerOptions {
   int backward_window = 3;          // rounds of a task
   double eps_random = 0.05;
   uint64_t seed = 0;
+  // Minutes for all tasks (0: no limit): no round starts after they are
+  // spent; the round in flight finishes, its records kept.
+  double time_budget_min = 0;
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -57,7 +60,8 @@ class TaskScheduler {
  public:
   TaskScheduler(std::vector<ScheduledTask> tasks, TaskSchedulerOptions options);
 
-  // Rounds until the budget is spent, every task is done, or stop is set.
+  // Rounds until the trials or the time budget are spent, every task is
+  // done, or stop is set.
   // The table goes to `out` after every round.
   void tune(std::ostream& out);
 

@@ -145,6 +145,32 @@ class Builder {
   std::vector<std::string> objects_;
 };
 
+// The passes may leave another node last ("conv.out", a layout transform
+// after the convolution named "conv"): the artifact's outputs take the
+// model's output names (an inner tensor of that name becomes NAME.inner),
+// unless the tensor is also an input or another output, or the name is one.
+void name_outputs_as_the_model(const graph::Graph& model, runtime::ExecutableGraph& graph) {
+  auto is_io = [&](int t) {
+    return std::count(graph.outputs.begin(), graph.outputs.end(), t) > 0 ||
+           std::count(graph.inputs.begin(), graph.inputs.end(), t) > 0;
+  };
+  for (size_t i = 0; i < graph.outputs.size() && i < model.outputs().size(); ++i) {
+    const int tensor = graph.outputs[i];
+    const std::string& name = model.node(model.outputs()[i]).name;
+    if (graph.tensors[tensor].name == name) continue;
+    if (std::count(graph.outputs.begin(), graph.outputs.end(), tensor) > 1 ||
+        std::count(graph.inputs.begin(), graph.inputs.end(), tensor) > 0)
+      continue;
+    bool blocked = false;
+    for (size_t t = 0; t < graph.tensors.size(); ++t) {
+      if (graph.tensors[t].name != name) continue;
+      if (is_io(static_cast<int>(t))) blocked = true;
+      else graph.tensors[t].name = name + ".inner";
+    }
+    if (!blocked) graph.tensors[tensor].name = name;
+  }
+}
+
 }  // namespace
 
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
@@ -161,6 +187,7 @@ BuildResult build(const graph::Graph& model, const target::Target& target, const
   graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
                                                  build_options.keep_layout);
   BuildResult result = Builder(optimized, target, build_options).run();
+  name_outputs_as_the_model(model, result.artifact.graph);
   result.optimized = std::move(optimized);
   result.conv_blocks_chosen = build_options.conv_blocks.size();
   return result;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -208,6 +209,7 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   options.total_trials = static_cast<int64_t>(o.trials) * static_cast<int64_t>(tasks.size());
   options.early_stopping = o.early_stopping;
   options.seed = o.seed;
+  options.time_budget_min = o.time_budget_min;
   options.stop = o.stop;
   out << "Tuning...\n" << std::flush;
   autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
@@ -233,6 +235,14 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
 TuneResult tune_network(const graph::Graph& model, const target::Target& target, const TuneOptions& o,
                         std::ostream& out, std::ostream& warnings) {
   if (o.log.empty()) throw Error("tune_network: a log file is required (it is the tuning's state)");
+  // The CLI's flag checks, for every caller (Python and C++ pass numbers straight through).
+  if (o.trials < 1) throw Error("tune_network: trials must be at least 1, got " + std::to_string(o.trials));
+  if (o.early_stopping < 0)
+    throw Error("tune_network: early_stopping must be 0 (never) or more, got " + std::to_string(o.early_stopping));
+  if (!(o.time_budget_min >= 0) || !std::isfinite(o.time_budget_min))
+    throw Error(fmt::format("tune_network: time_budget_min must be finite minutes, 0 for no limit, got {}",
+                            o.time_budget_min));
+  if (o.eval_number < 1 || o.eval_repeat < 1) throw Error("tune_network: eval_number and eval_repeat must be at least 1");
   if (o.search != "templates" && o.search != "auto")
     throw Error("tune_network: search must be templates or auto, got " + o.search);
   if (!o.graph_tuner.empty() && o.graph_log.empty())

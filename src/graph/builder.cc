@@ -1,6 +1,7 @@
 #include "graph/builder.h"
 
 #include "graph/shape_inference.h"
+#include "support/quoted.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
@@ -33,7 +34,13 @@ NodeId GraphBuilder::append(Node node) {
 }
 
 NodeId GraphBuilder::add_node(Op op, const std::string& name, std::vector<NodeId> inputs, Attrs attrs) {
-  for (NodeId in : inputs) graph_.node(in);  // a bad id fails before inference reads it
+  // A bad id fails before inference reads it; ids from before finish() name
+  // nodes of the finished graph, not of this one.
+  for (NodeId in : inputs)
+    if (in < 0 || in >= static_cast<NodeId>(graph_.size()))
+      throw Error("GraphBuilder: " + op_name(op) + " " + support::quoted(name) + " reads node id " +
+                  std::to_string(in) + ", which this builder does not have (" + std::to_string(graph_.size()) +
+                  " nodes" + (finished_ ? "; ids from before finish() belong to the finished graph)" : ")"));
   Node node;
   node.name = name;
   node.op = op;
@@ -138,6 +145,7 @@ Graph GraphBuilder::finish(std::vector<NodeId> outputs) {
   graph_.set_outputs(std::move(outputs));
   Graph done = std::move(graph_);
   graph_ = Graph();
+  finished_ = true;
   return done;
 }
 

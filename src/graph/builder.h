@@ -73,6 +73,7 @@ class GraphBuilder {
 
   uint64_t seed_;
   Graph graph_;
+  bool finished_ = false;  // finish() has been called: old ids name nodes of that graph
 };
 
 }  // namespace tessera::graph

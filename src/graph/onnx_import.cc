@@ -1,37 +1,21 @@
+// Reading an ONNX model: the file and its opset, tensors (raw or typed, sizes
+// checked before anything is allocated), graph inputs and their shapes, an
+// order of the nodes that follows their data, the values flowing between
+// them and the nodes' attributes. The operators themselves are converted in
+// onnx_operators.cc.
 #include "graph/onnx_import.h"
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <fstream>
-#include <functional>
-#include <limits>
-#include <optional>
-#include <set>
-#include <sstream>
 
-#include "graph/builder.h"
-#include "ops/common.h"
+#include "graph/onnx_importer.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
-#include "tessera/error.h"
 
 namespace tessera::graph {
-namespace {
-
-constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
-constexpr size_t kMaxFileBytes = size_t{2} << 30;  // protobuf's own limit
-
-// A value flowing between ONNX nodes: a graph node (activations, float
-// constants) or a small integer tensor known at import (shapes, axes, pads).
-struct Value {
-  NodeId node = -1;
-  std::optional<std::vector<int64_t>> ints;
-  Shape ints_shape;
-};
+namespace onnx_importer {
 
 // A name from the file as a graph name: control bytes (which would break a
 // one-line message) as '?', at most 256 characters.
@@ -54,795 +38,255 @@ std::string element_type_name(int t) {
   return onnx::TensorProto_DataType_IsValid(t) ? onnx::TensorProto_DataType_Name(t) : "type " + std::to_string(t);
 }
 
-class Importer {
- public:
-  Importer(const std::string& path, const OnnxImportOptions& options) : path_(path), options_(options) {}
-
-  Graph run() {
-    read_model();
-    const onnx::GraphProto& g = model_.graph();
-    for (const auto& init : g.initializer()) add_initializer(init);
-    for (const auto& in : g.input())
-      if (!values_.count(in.name())) add_input(in);
-    for (const auto& [name, shape] : options_.input_shapes)
-      if (!std::any_of(g.input().begin(), g.input().end(), [&](const auto& in) { return in.name() == name; }))
-        fail("a shape is given for input " + support::quoted(name) + ", which the model does not have");
-    for (const onnx::NodeProto* node : topological_order(g)) convert(*node);
-    std::vector<NodeId> outputs;
-    for (const auto& out : g.output()) outputs.push_back(activation(out.name(), "graph output"));
-    if (outputs.empty()) fail("the graph has no outputs");
-    Graph graph = b_.finish(outputs);
-    // Outputs answer to the names the model gives them (get_output("logits")).
-    for (int i = 0; i < g.output_size(); ++i)
-      if (!graph.find(clean(g.output(i).name()))) graph.rename(outputs[i], clean(g.output(i).name()));
-    return graph;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const { throw Error("ONNX model '" + path_ + "': " + what); }
-
-  std::string describe(const onnx::NodeProto& n) const {
-    return "node " + support::quoted(n.name().empty() ? n.output_size() ? n.output(0) : "?" : n.name()) + " (" +
-           support::quoted(n.op_type()) + ")";
-  }
-
-  void read_model() {
-    std::ifstream in(path_, std::ios::binary | std::ios::ate);
-    if (!in) throw Error("cannot open ONNX model '" + path_ + "'");
-    const std::streamoff size = in.tellg();
-    if (size <= 0) fail("the file is empty");
-    if (static_cast<size_t>(size) > kMaxFileBytes) fail("larger than 2 GiB");
-    std::string bytes(static_cast<size_t>(size), '\0');
-    in.seekg(0);
-    in.read(bytes.data(), size);
-    if (!model_.ParseFromString(bytes)) fail("not an ONNX model (the protobuf does not parse: damaged or truncated?)");
-    if (!model_.has_graph() || model_.graph().node_size() == 0) fail("not an ONNX model (no graph nodes)");
-    opset_ = -1;
-    for (const auto& o : model_.opset_import())
-      if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
-    if (opset_ < 0) fail("no ai.onnx opset is imported");
-    if (opset_ < kMinOpset || opset_ > kMaxOpset)
-      fail("opset " + std::to_string(opset_) + " is not supported (" + std::to_string(kMinOpset) + " to " +
-           std::to_string(kMaxOpset) + "; re-export with opset_version=17)");
-  }
-
-  // ---- tensors -----------------------------------------------------------
-
-  Shape dims_of(const onnx::TensorProto& t, const std::string& what) const {
-    Shape dims(t.dims().begin(), t.dims().end());
-    for (int64_t d : dims)
-      if (d < 0) fail(what + " has a negative dimension");
-    support::bounded_product(dims, [&] { return "ONNX model '" + path_ + "': " + what; });
-    return dims;
-  }
-
-  // The elements of `t` as T, from raw_data (little-endian, `size` bytes each)
-  // or from the typed field. The count must match the dims, and is checked
-  // before anything is allocated: a hostile file's dims can claim terabytes.
-  template <class T, class Field>
-  std::vector<T> elements(const onnx::TensorProto& t, size_t size, const Field& field, int64_t count,
-                          const std::string& what) const {
-    if (t.has_raw_data()) {
-      if (t.raw_data().size() / size != static_cast<size_t>(count) || t.raw_data().size() % size != 0)
-        fail(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, its dims " +
-             dims_text(t) + " need " +
-             std::to_string(count) + " x " + std::to_string(size));
-      std::vector<T> out(static_cast<size_t>(count));
-      if (count > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
-      return out;
+Graph Importer::run() {
+  read_model();
+  const onnx::GraphProto& g = model_.graph();
+  for (const auto& init : g.initializer()) add_initializer(init);
+  for (const auto& in : g.input())
+    if (!values_.count(in.name())) add_input(in);
+  for (const auto& [name, shape] : options_.input_shapes)
+    if (!std::any_of(g.input().begin(), g.input().end(), [&](const auto& in) { return in.name() == name; }))
+      fail("a shape is given for input " + support::quoted(name) + ", which the model does not have");
+  for (const onnx::NodeProto* node : topological_order(g)) convert(*node);
+  std::vector<NodeId> outputs;
+  for (const auto& out : g.output()) outputs.push_back(activation(out.name(), "graph output"));
+  if (outputs.empty()) fail("the graph has no outputs");
+  Graph graph = b_.finish(outputs);
+  // Outputs answer to the names the model gives them (get_output("logits")),
+  // also where an inner node took the name first (a Conv named after its
+  // output, before the bias_add that computes that output): it gives it up.
+  for (int i = 0; i < g.output_size(); ++i) {
+    const std::string want = clean(g.output(i).name());
+    const std::optional<NodeId> taker = graph.find(want);
+    if (taker == outputs[i]) continue;
+    if (taker) {
+      if (std::find(outputs.begin(), outputs.end(), *taker) != outputs.end() ||
+          graph.node(*taker).op == Op::kInput)
+        continue;  // another output or an input: both keep their names
+      std::string inner = want + ".inner";
+      for (int k = 1; graph.find(inner); ++k) inner = want + ".inner_" + std::to_string(k);
+      graph.rename(*taker, inner);
     }
-    if (field.size() != count)
-      fail(what + ": holds " + std::to_string(field.size()) + " values, its dims " +
-           dims_text(t) + " need " + std::to_string(count));
-    return std::vector<T>(field.begin(), field.end());
+    graph.rename(outputs[i], want);
   }
+  return graph;
+}
 
-  Value tensor_value(const onnx::TensorProto& t, const std::string& what) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) fail(what + " keeps its data in an external file");
-    if (t.has_segment()) fail(what + " is segmented (not supported)");
-    const Shape dims = dims_of(t, what);
-    const int64_t count = support::bounded_product(dims, "dims");
-    Value v;
-    switch (t.data_type()) {
-      case onnx::TensorProto::FLOAT: {
-        auto data = elements<float>(t, 4, t.float_data(), count, what);
-        runtime::NDArray a(dims.empty() ? Shape{1} : dims);
-        std::copy(data.begin(), data.end(), a.data());
-        v.node = b_.constant(t.name().empty() ? "constant" : clean(t.name()), std::move(a));
-        return v;
-      }
-      case onnx::TensorProto::INT64: v.ints = elements<int64_t>(t, 8, t.int64_data(), count, what); break;
-      case onnx::TensorProto::INT32: {
-        auto i32 = elements<int32_t>(t, 4, t.int32_data(), count, what);
-        v.ints = std::vector<int64_t>(i32.begin(), i32.end());
-        break;
-      }
-      default: fail(what + " has element type " + element_type_name(t.data_type()) + " (float32 or integer shapes only)");
+std::string Importer::describe(const onnx::NodeProto& n) const {
+  return "node " + support::quoted(n.name().empty() ? n.output_size() ? n.output(0) : "?" : n.name()) + " (" +
+         support::quoted(n.op_type()) + ")";
+}
+
+void Importer::read_model() {
+  std::ifstream in(path_, std::ios::binary | std::ios::ate);
+  if (!in) throw Error("cannot open ONNX model '" + path_ + "'");
+  const std::streamoff size = in.tellg();
+  if (size <= 0) fail("the file is empty");
+  if (static_cast<size_t>(size) > kMaxFileBytes) fail("larger than 2 GiB");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), size);
+  if (!model_.ParseFromString(bytes)) fail("not an ONNX model (the protobuf does not parse: damaged or truncated?)");
+  if (!model_.has_graph() || model_.graph().node_size() == 0) fail("not an ONNX model (no graph nodes)");
+  opset_ = -1;
+  for (const auto& o : model_.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+  if (opset_ < 0) fail("no ai.onnx opset is imported");
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    fail("opset " + std::to_string(opset_) + " is not supported (" + std::to_string(kMinOpset) + " to " +
+         std::to_string(kMaxOpset) + "; re-export with opset_version=17)");
+}
+
+Shape Importer::dims_of(const onnx::TensorProto& t, const std::string& what) const {
+  Shape dims(t.dims().begin(), t.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) fail(what + " has a negative dimension");
+  support::bounded_product(dims, [&] { return "ONNX model '" + path_ + "': " + what; });
+  return dims;
+}
+
+Value Importer::tensor_value(const onnx::TensorProto& t, const std::string& what) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail(what + " keeps its data in an external file");
+  if (t.has_segment()) fail(what + " is segmented (not supported)");
+  const Shape dims = dims_of(t, what);
+  const int64_t count = support::bounded_product(dims, "dims");
+  Value v;
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT: {
+      auto data = elements<float>(t, 4, t.float_data(), count, what);
+      runtime::NDArray a(dims.empty() ? Shape{1} : dims);
+      std::copy(data.begin(), data.end(), a.data());
+      v.node = b_.constant(t.name().empty() ? "constant" : clean(t.name()), std::move(a));
+      return v;
     }
-    v.ints_shape = dims;
-    return v;
+    case onnx::TensorProto::INT64: v.ints = elements<int64_t>(t, 8, t.int64_data(), count, what); break;
+    case onnx::TensorProto::INT32: {
+      auto i32 = elements<int32_t>(t, 4, t.int32_data(), count, what);
+      v.ints = std::vector<int64_t>(i32.begin(), i32.end());
+      break;
+    }
+    default: fail(what + " has element type " + element_type_name(t.data_type()) + " (float32 or integer shapes only)");
   }
+  v.ints_shape = dims;
+  return v;
+}
 
-  void add_initializer(const onnx::TensorProto& t) {
-    values_[t.name()] = tensor_value(t, "initializer " + support::quoted(t.name()));
-  }
+void Importer::add_initializer(const onnx::TensorProto& t) {
+  values_[t.name()] = tensor_value(t, "initializer " + support::quoted(t.name()));
+}
 
-  void add_input(const onnx::ValueInfoProto& in) {
-    const std::string what = "input " + support::quoted(in.name());
-    if (!in.type().has_tensor_type()) fail(what + " is not a tensor");
-    const auto& tt = in.type().tensor_type();
-    if (tt.elem_type() != onnx::TensorProto::FLOAT)
-      fail(what + " has element type " + element_type_name(tt.elem_type()) + "; Tessera runs float32 models");
-    Shape shape;
-    if (auto it = options_.input_shapes.find(in.name()); it != options_.input_shapes.end()) {
-      shape = it->second;
-    } else {
-      if (!tt.has_shape()) fail(what + " has no shape (give one with the input shape option)");
-      for (int d = 0; d < tt.shape().dim_size(); ++d) {
-        const auto& dim = tt.shape().dim(d);
-        if (dim.has_dim_value() && dim.dim_value() <= 0) {
-          // 0 and -1 are not sizes: the file is damaged, not asking for a batch.
-          fail(fmt::format("{} dimension {} is {}: a dimension must be a positive size, or symbolic (dim_param) for "
-                           "a batch",
-                           what, d, dim.dim_value()));
-        } else if (dim.has_dim_value()) {
-          if (d == 0 && options_.batch > 0 && options_.batch != dim.dim_value())
-            fail(fmt::format("{} has a fixed batch of {}; it cannot run at batch {} (export it with a dynamic batch "
-                             "axis)",
-                             what, dim.dim_value(), options_.batch));
-          shape.push_back(dim.dim_value());
-        } else if (d == 0 && (options_.batch > 0 || options_.default_batch > 0)) {
-          shape.push_back(options_.batch > 0 ? options_.batch : options_.default_batch);
-        } else {
-          const std::string symbol = dim.has_dim_param() ? " (" + support::quoted(dim.dim_param(), 32) + ")" : "";
-          fail(what + " dimension " + std::to_string(d) + symbol + " is not fixed" +
-               (d == 0 ? ": give a batch size (--batch N, OnnxImportOptions::batch)"
-                       : ": give the input's shape (OnnxImportOptions::input_shapes)"));
-        }
+void Importer::add_input(const onnx::ValueInfoProto& in) {
+  const std::string what = "input " + support::quoted(in.name());
+  if (!in.type().has_tensor_type()) fail(what + " is not a tensor");
+  const auto& tt = in.type().tensor_type();
+  if (tt.elem_type() != onnx::TensorProto::FLOAT)
+    fail(what + " has element type " + element_type_name(tt.elem_type()) + "; Tessera runs float32 models");
+  Shape shape;
+  if (auto it = options_.input_shapes.find(in.name()); it != options_.input_shapes.end()) {
+    shape = it->second;
+  } else {
+    if (!tt.has_shape()) fail(what + " has no shape (give one with the input shape option)");
+    for (int d = 0; d < tt.shape().dim_size(); ++d) {
+      const auto& dim = tt.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() <= 0) {
+        // 0 and -1 are not sizes: the file is damaged, not asking for a batch.
+        fail(fmt::format("{} dimension {} is {}: a dimension must be a positive size, or symbolic (dim_param) for "
+                         "a batch",
+                         what, d, dim.dim_value()));
+      } else if (dim.has_dim_value()) {
+        if (d == 0 && options_.batch > 0 && options_.batch != dim.dim_value())
+          fail(fmt::format("{} has a fixed batch of {}; it cannot run at batch {} (export it with a dynamic batch "
+                           "axis)",
+                           what, dim.dim_value(), options_.batch));
+        shape.push_back(dim.dim_value());
+      } else if (d == 0 && (options_.batch > 0 || options_.default_batch > 0)) {
+        shape.push_back(options_.batch > 0 ? options_.batch : options_.default_batch);
+      } else {
+        const std::string symbol = dim.has_dim_param() ? " (" + support::quoted(dim.dim_param(), 32) + ")" : "";
+        fail(what + " dimension " + std::to_string(d) + symbol + " is not fixed" +
+             (d == 0 ? ": give a batch size (--batch N, OnnxImportOptions::batch)"
+                     : ": give the input's shape (OnnxImportOptions::input_shapes)"));
       }
     }
-    support::bounded_product(shape, [&] { return "ONNX model '" + path_ + "': " + what; });
-    Value v;
-    v.node = b_.input(clean(in.name()), shape);
-    values_[in.name()] = v;
   }
+  support::bounded_product(shape, [&] { return "ONNX model '" + path_ + "': " + what; });
+  Value v;
+  v.node = b_.input(clean(in.name()), shape);
+  values_[in.name()] = v;
+}
 
-  // ---- node order --------------------------------------------------------
-
-  // Nodes in an order where each comes after the producers of its inputs (a
-  // depth-first search with an explicit stack: a hostile file may chain
-  // millions of nodes). Every value has one producer.
-  std::vector<const onnx::NodeProto*> topological_order(const onnx::GraphProto& g) {
-    std::map<std::string, int> producer;
-    for (int i = 0; i < g.node_size(); ++i)
-      for (const auto& out : g.node(i).output()) {
-        if (out.empty()) continue;
-        if (values_.count(out))
-          fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which is a graph input or initializer");
-        if (auto [it, added] = producer.emplace(out, i); !added)
-          fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which " + describe(g.node(it->second)) +
-               " also writes");
-      }
-    std::vector<int> state(g.node_size(), 0);  // 0 new, 1 on the path, 2 done
-    std::vector<const onnx::NodeProto*> order;
-    std::vector<std::pair<int, int>> stack;  // (node, index of the next input to visit)
-    for (int root = 0; root < g.node_size(); ++root) {
-      if (state[root] != 0) continue;
-      stack.push_back({root, 0});
-      state[root] = 1;
-      while (!stack.empty()) {
-        auto& [i, next] = stack.back();
-        const onnx::NodeProto& node = g.node(i);
-        if (next == node.input_size()) {
-          state[i] = 2;
-          order.push_back(&node);
-          stack.pop_back();
-          continue;
-        }
-        const std::string& in = node.input(next++);
-        if (in.empty() || values_.count(in)) continue;
-        auto p = producer.find(in);
-        if (p == producer.end())
-          fail(describe(node) + " reads " + support::quoted(in) + ", which no node, input or initializer provides");
-        if (state[p->second] == 1)
-          fail(describe(g.node(p->second)) + " depends on its own output (the graph has a cycle)");
-        if (state[p->second] == 0) {
-          state[p->second] = 1;
-          stack.push_back({p->second, 0});
-        }
-      }
+std::vector<const onnx::NodeProto*> Importer::topological_order(const onnx::GraphProto& g) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& out : g.node(i).output()) {
+      if (out.empty()) continue;
+      if (values_.count(out))
+        fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which is a graph input or initializer");
+      if (auto [it, added] = producer.emplace(out, i); !added)
+        fail(describe(g.node(i)) + " writes " + support::quoted(out) + ", which " + describe(g.node(it->second)) +
+             " also writes");
     }
-    return order;
-  }
-
-  // ---- values ------------------------------------------------------------
-
-  const Value& value(const std::string& name, const std::string& who) const {
-    auto it = values_.find(name);
-    if (it == values_.end()) fail(who + " reads " + support::quoted(name) + ", which is not computed");
-    return it->second;
-  }
-
-  NodeId activation(const std::string& name, const std::string& who) {
-    const Value& v = value(name, who);
-    if (v.node >= 0) return v.node;
-    // An integer tensor used as data: as float constant (rare, e.g. a shape added).
-    if (support::bounded_product(v.ints_shape, "shape") != static_cast<int64_t>(v.ints->size()))
-      fail(who + " reads " + support::quoted(name) + ", an integer tensor whose shape does not match its values");
-    runtime::NDArray a(v.ints_shape.empty() ? Shape{1} : v.ints_shape);
-    for (size_t i = 0; i < v.ints->size(); ++i) a[static_cast<int64_t>(i)] = static_cast<float>((*v.ints)[i]);
-    return b_.constant(clean(name), std::move(a));
-  }
-
-  const std::vector<int64_t>& ints(const onnx::NodeProto& n, int input) const {
-    const Value& v = value(n.input(input), describe(n));
-    if (!v.ints) fail(describe(n) + ": input " + std::to_string(input) + " must be a constant integer tensor");
-    return *v.ints;
-  }
-
-  // A float tensor known now (an initializer or folded constant), or none.
-  const runtime::NDArray* constant_of(const onnx::NodeProto& n, int input) const {
-    const Value& v = value(n.input(input), describe(n));
-    if (v.node < 0) return nullptr;
-    const Node& node = b_.graph().node(v.node);
-    return node.op == Op::kConstant ? node.value.get() : nullptr;
-  }
-
-  const Shape& shape_of(NodeId id) const { return b_.graph().node(id).type.shape; }
-
-  void set_output(const onnx::NodeProto& n, NodeId id, int index = 0) {
-    if (n.output_size() > index && !n.output(index).empty()) values_[n.output(index)] = Value{id, std::nullopt, {}};
-  }
-
-  void set_ints(const onnx::NodeProto& n, std::vector<int64_t> v, Shape shape) {
-    values_[n.output(0)] = Value{-1, std::move(v), std::move(shape)};
-  }
-
-  // ---- attributes --------------------------------------------------------
-
-  const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const {
-    for (const auto& a : n.attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
-  }
-  int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t fallback) const {
-    const auto* a = attr(n, name);
-    return a ? a->i() : fallback;
-  }
-  float attr_float(const onnx::NodeProto& n, const std::string& name, float fallback) const {
-    const auto* a = attr(n, name);
-    return a ? a->f() : fallback;
-  }
-  std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> fallback) const {
-    const auto* a = attr(n, name);
-    return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
-  }
-  std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback) const {
-    const auto* a = attr(n, name);
-    return a ? a->s() : fallback;
-  }
-
-  // ---- operators ---------------------------------------------------------
-
-  std::string name_of(const onnx::NodeProto& n) const {
-    return clean(!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type());
-  }
-
-  void require_inputs(const onnx::NodeProto& n, int least) const {
-    if (n.input_size() < least || n.input(0).empty())
-      fail(describe(n) + " needs " + std::to_string(least) + " inputs, has " + std::to_string(n.input_size()));
-  }
-
-  // Window attributes shared by Conv and the pools: kernel, strides, pads
-  // (top, left, bottom, right), dilations, with auto_pad resolved.
-  struct Window {
-    int64_t kh, kw, sh = 1, sw = 1, dh = 1, dw = 1, top = 0, left = 0, bottom = 0, right = 0;
-  };
-
-  Window window(const onnx::NodeProto& n, const Shape& data, int64_t kh, int64_t kw) const {
-    Window w{kh, kw};
-    auto pair = [&](const std::string& name, int64_t& a, int64_t& b) {
-      auto v = attr_ints(n, name, {a, b});
-      if (v.size() != 2) fail(describe(n) + ": " + name + " must have 2 values (2-D windows only)");
-      a = v[0], b = v[1];
-    };
-    pair("strides", w.sh, w.sw);
-    pair("dilations", w.dh, w.dw);
-    if (w.sh < 1 || w.sw < 1 || w.dh < 1 || w.dw < 1 || w.kh < 1 || w.kw < 1)
-      fail(describe(n) + ": kernel, strides and dilations must be positive");
-    auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
-    if (pads.size() != 4) fail(describe(n) + ": pads must have 4 values");
-    w.top = pads[0], w.left = pads[1], w.bottom = pads[2], w.right = pads[3];
-    const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      auto same = [&](int64_t in, int64_t k, int64_t s, int64_t d, int64_t& before, int64_t& after) {
-        const int64_t out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * s + (k - 1) * d + 1 - in);
-        before = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        after = total - before;
-      };
-      same(data[2], kh, w.sh, w.dh, w.top, w.bottom);
-      same(data[3], kw, w.sw, w.dw, w.left, w.right);
-    } else if (auto_pad == "VALID") {
-      w.top = w.left = w.bottom = w.right = 0;
-    } else if (auto_pad != "NOTSET") {
-      fail(describe(n) + ": auto_pad " + support::quoted(auto_pad) + " is not known");
-    }
-    return w;
-  }
-
-  void conv(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    const NodeId x = activation(n.input(0), describe(n)), w = activation(n.input(1), describe(n));
-    const Shape& ws = shape_of(w);
-    if (ws.size() != 4 || shape_of(x).size() != 4) fail(describe(n) + ": only 2-D convolutions are supported");
-    const Window win = window(n, shape_of(x), ws[2], ws[3]);
-    Conv2dAttrs a;
-    a.stride_h = win.sh, a.stride_w = win.sw, a.dilation_h = win.dh, a.dilation_w = win.dw;
-    a.pad_top = win.top, a.pad_left = win.left, a.pad_bottom = win.bottom, a.pad_right = win.right;
-    a.groups = attr_int(n, "group", 1);
-    NodeId y = b_.conv2d(x, w, a, name_of(n));
-    if (n.input_size() > 2 && !n.input(2).empty()) y = b_.bias_add(y, activation(n.input(2), describe(n)), 1, name_of(n) + ".bias");
-    set_output(n, y);
-  }
-
-  void pool(const onnx::NodeProto& n, bool is_max) {
-    require_inputs(n, 1);
-    const NodeId x = activation(n.input(0), describe(n));
-    const auto kernel = attr_ints(n, "kernel_shape", {});
-    if (kernel.size() != 2 || shape_of(x).size() != 4) fail(describe(n) + ": only 2-D pooling is supported");
-    const Window win = window(n, shape_of(x), kernel[0], kernel[1]);
-    if (win.dh != 1 || win.dw != 1) fail(describe(n) + ": dilated pooling is not supported");
-    Pool2dAttrs a;
-    a.kernel_h = win.kh, a.kernel_w = win.kw, a.stride_h = win.sh, a.stride_w = win.sw;
-    a.pad_top = win.top, a.pad_left = win.left, a.pad_bottom = win.bottom, a.pad_right = win.right;
-    a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
-    a.count_include_pad = attr_int(n, "count_include_pad", 0) != 0;
-    set_output(n, is_max ? b_.max_pool2d(x, a, name_of(n)) : b_.avg_pool2d(x, a, name_of(n)));
-  }
-
-  // A constant's values transformed elementwise (Sub and Div by constants).
-  NodeId mapped_constant(const runtime::NDArray& c, const std::string& name, float (*f)(float)) {
-    runtime::NDArray out(c.shape());
-    for (int64_t i = 0; i < c.size(); ++i) out[i] = f(c[i]);
-    return b_.constant(name, std::move(out));
-  }
-
-  void gemm(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    NodeId a = activation(n.input(0), describe(n));
-    if (attr_int(n, "transA", 0)) a = b_.transpose(a, {1, 0}, name_of(n) + ".transA");
-    const runtime::NDArray* w = constant_of(n, 1);
-    if (!w || w->shape().size() != 2) fail(describe(n) + ": B must be a constant matrix");
-    const float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
-    // dense wants (N, K): B as given with transB, else transposed now.
-    const bool trans_b = attr_int(n, "transB", 0) != 0;
-    const int64_t rows = trans_b ? w->shape()[0] : w->shape()[1], cols = trans_b ? w->shape()[1] : w->shape()[0];
-    runtime::NDArray weight({rows, cols});
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) weight[r * cols + c] = alpha * (*w)[trans_b ? r * cols + c : c * rows + r];
-    NodeId y = b_.dense(a, b_.constant(clean(n.input(1)) + ".weight", std::move(weight)), name_of(n));
-    if (n.input_size() > 2 && !n.input(2).empty() && beta != 0.0f) {
-      NodeId c = activation(n.input(2), describe(n));
-      if (beta != 1.0f) c = b_.multiply(c, b_.constant(name_of(n) + ".beta", scalar(beta)), name_of(n) + ".beta_c");
-      const bool per_column = shape_of(c) == Shape{shape_of(y)[1]};
-      y = per_column ? b_.bias_add(y, c, 1, name_of(n) + ".bias") : b_.add(y, c, name_of(n) + ".bias");
-    }
-    set_output(n, y);
-  }
-
-  static runtime::NDArray scalar(float v) {
-    runtime::NDArray a({1});
-    a[0] = v;
-    return a;
-  }
-
-  // MatMul as the operators the build compiles: dense for a constant 2-D B
-  // (any leading axes of A folded into its rows), else batch_matmul with B
-  // transposed (2-D operands as a batch of one).
-  void matmul(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    const NodeId a = activation(n.input(0), describe(n));
-    const Shape sa = shape_of(a);
-    const runtime::NDArray* w = constant_of(n, 1);
-    if (w && w->shape().size() == 2 && sa.size() >= 2) {
-      const int64_t k = w->shape()[0], cols = w->shape()[1];
-      if (sa.back() != k)
-        fail(describe(n) + ": A " + ops::shape_to_string(sa) + " has " + std::to_string(sa.back()) + " columns, B " +
-             ops::shape_to_string(w->shape()) + " has " + std::to_string(k) + " rows");
-      runtime::NDArray weight({cols, k});
-      for (int64_t r = 0; r < cols; ++r)
-        for (int64_t c = 0; c < k; ++c) weight[r * k + c] = (*w)[c * cols + r];
-      const NodeId wt = b_.constant(clean(n.input(1)) + ".weight", std::move(weight));
-      if (sa.size() == 2) return set_output(n, b_.dense(a, wt, name_of(n)));
-      const int64_t rows = support::bounded_product(Shape(sa.begin(), sa.end() - 1), describe(n));
-      const NodeId y = b_.dense(b_.reshape(a, {rows, k}, name_of(n) + ".rows"), wt, name_of(n) + ".dense");
-      Shape out = sa;
-      out.back() = cols;
-      return set_output(n, b_.reshape(y, out, name_of(n)));
-    }
-    const NodeId b = activation(n.input(1), describe(n));
-    const Shape sb = shape_of(b);
-    if (sa.size() == 3 && sb.size() == 3)
-      return set_output(n, b_.batch_matmul(a, b_.transpose(b, {0, 2, 1}, name_of(n) + ".bT"), name_of(n)));
-    if (sa.size() == 2 && sb.size() == 2) {
-      const NodeId a3 = b_.reshape(a, {1, sa[0], sa[1]}, name_of(n) + ".a3");
-      const NodeId bt = b_.reshape(b_.transpose(b, {1, 0}, name_of(n) + ".bT"), {1, sb[1], sb[0]}, name_of(n) + ".b3");
-      return set_output(n, b_.reshape(b_.batch_matmul(a3, bt, name_of(n) + ".bmm"), {sa[0], sb[1]}, name_of(n)));
-    }
-    fail(describe(n) + ": A " + ops::shape_to_string(sa) + " times B " + ops::shape_to_string(sb) +
-         " (supported: a constant 2-D B, or two 2-D or two 3-D operands)");
-  }
-
-  void clip(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-    if (opset_ < 11) {
-      lo = attr_float(n, "min", lo), hi = attr_float(n, "max", hi);
-    } else {
-      auto bound = [&](int i, float& out) {
-        if (n.input_size() <= i || n.input(i).empty()) return;
-        const runtime::NDArray* c = constant_of(n, i);
-        if (!c || c->size() != 1) fail(describe(n) + ": min and max must be constant scalars");
-        out = (*c)[0];
-      };
-      bound(1, lo);
-      bound(2, hi);
-    }
-    set_output(n, b_.clip(activation(n.input(0), describe(n)), lo, hi, name_of(n)));
-  }
-
-  void binary(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    const std::string& op = n.op_type();
-    if (value(n.input(0), describe(n)).ints && value(n.input(1), describe(n)).ints) return integer_binary(n);
-    NodeId a = activation(n.input(0), describe(n));
-    if (op == "Sub" || op == "Div") {
-      const runtime::NDArray* c = constant_of(n, 1);
-      if (!c) fail(describe(n) + ": only a constant right-hand side is supported");
-      NodeId k = op == "Sub" ? mapped_constant(*c, clean(n.input(1)) + ".neg", [](float v) { return -v; })
-                             : mapped_constant(*c, clean(n.input(1)) + ".inv", [](float v) { return 1.0f / v; });
-      set_output(n, op == "Sub" ? b_.add(a, k, name_of(n)) : b_.multiply(a, k, name_of(n)));
-      return;
-    }
-    NodeId b = activation(n.input(1), describe(n));
-    set_output(n, op == "Add" ? b_.add(a, b, name_of(n)) : b_.multiply(a, b, name_of(n)));
-  }
-
-  // Arithmetic on known integers (shape computations such as a channel
-  // count divided by groups), elementwise with a scalar broadcast.
-  void integer_binary(const onnx::NodeProto& n) {
-    const Value& a = value(n.input(0), describe(n));
-    const Value& b = value(n.input(1), describe(n));
-    const size_t na = a.ints->size(), nb = b.ints->size();
-    if (na != nb && na != 1 && nb != 1)
-      fail(describe(n) + ": integer operands of " + std::to_string(na) + " and " + std::to_string(nb) + " values");
-    const std::string& op = n.op_type();
-    std::vector<int64_t> out(std::max(na, nb));
-    for (size_t i = 0; i < out.size(); ++i) {
-      const int64_t x = (*a.ints)[na == 1 ? 0 : i], y = (*b.ints)[nb == 1 ? 0 : i];
-      if (op == "Add") out[i] = support::checked_add(x, y, describe(n));
-      else if (op == "Sub") out[i] = support::checked_add(x, -std::max(y, -std::numeric_limits<int64_t>::max()), describe(n));
-      else if (op == "Mul") out[i] = support::checked_mul(x, y, describe(n));
-      else if (y == 0 || (y == -1 && x == std::numeric_limits<int64_t>::min())) fail(describe(n) + ": integer division by zero");
-      else out[i] = x / y;
-    }
-    set_ints(n, std::move(out), na >= nb ? a.ints_shape : b.ints_shape);
-  }
-
-  // Reshape's target: 0 copies the input's extent (unless allowzero), -1 is inferred by shape inference.
-  void reshape(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    Shape target = ints(n, 1);
-    if (attr_int(n, "allowzero", 0) && std::count(target.begin(), target.end(), 0))
-      fail(describe(n) + ": allowzero with a zero extent is not supported");
-    const Value& in = value(n.input(0), describe(n));
-    if (in.ints) {  // shape arithmetic: reshaping known integers
-      const Shape from = in.ints_shape;
-      std::vector<int64_t> data = *in.ints;
-      set_ints(n, std::move(data), resolve_reshape(n, from, target, static_cast<int64_t>(in.ints->size())));
-      return;
-    }
-    set_output(n, b_.reshape(in.node, target, name_of(n)));
-  }
-
-  // A Reshape target with its 0s (copy) and -1 (inferred) resolved for
-  // `count` elements of shape `from`.
-  Shape resolve_reshape(const onnx::NodeProto& n, const Shape& from, Shape target, int64_t count) const {
-    int64_t known = 1;
-    int inferred = -1;
-    for (size_t i = 0; i < target.size(); ++i) {
-      if (target[i] == 0 && i < from.size()) target[i] = from[i];
-      if (target[i] == -1 && inferred < 0) {
-        inferred = static_cast<int>(i);
+  std::vector<int> state(g.node_size(), 0);  // 0 new, 1 on the path, 2 done
+  std::vector<const onnx::NodeProto*> order;
+  std::vector<std::pair<int, int>> stack;  // (node, index of the next input to visit)
+  for (int root = 0; root < g.node_size(); ++root) {
+    if (state[root] != 0) continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [i, next] = stack.back();
+      const onnx::NodeProto& node = g.node(i);
+      if (next == node.input_size()) {
+        state[i] = 2;
+        order.push_back(&node);
+        stack.pop_back();
         continue;
       }
-      if (target[i] < 0) fail(describe(n) + ": the target shape has a bad extent " + std::to_string(target[i]));
-      known = support::checked_mul(known, target[i], describe(n));
-    }
-    if (inferred >= 0 && known > 0 && count % known == 0) target[inferred] = count / known;
-    if (support::bounded_product(target, describe(n)) != count)
-      fail(describe(n) + ": cannot reshape " + std::to_string(count) + " values to the target shape");
-    return target;
-  }
-
-  void squeeze_unsqueeze(const onnx::NodeProto& n, bool unsqueeze) {
-    require_inputs(n, 1);
-    std::vector<int64_t> axes = opset_ >= 13 && n.input_size() > 1 ? ints(n, 1) : attr_ints(n, "axes", {});
-    const Value& in = value(n.input(0), describe(n));
-    Shape shape = in.ints ? in.ints_shape : shape_of(in.node);
-    // As onnxruntime does: an axis out of range, or given twice, is an error.
-    const int64_t rank = static_cast<int64_t>(shape.size() + (unsqueeze ? axes.size() : 0));
-    std::set<int64_t> normalized;
-    for (int64_t& a : axes) {
-      const int64_t given = a;
-      a = a < 0 ? a + rank : a;
-      if (a < 0 || a >= rank)
-        fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), given, rank));
-      if (!normalized.insert(a).second) fail(fmt::format("{}: axis {} is given twice", describe(n), given));
-    }
-    if (unsqueeze) {
-      std::sort(axes.begin(), axes.end());
-      for (int64_t a : axes) shape.insert(shape.begin() + a, 1);
-    } else {
-      std::set<int64_t> drop(axes.begin(), axes.end());
-      for (int64_t a : drop)
-        if (shape[static_cast<size_t>(a)] != 1)
-          fail(fmt::format("{}: axis {} has size {}, not 1", describe(n), a, shape[static_cast<size_t>(a)]));
-      Shape kept;
-      for (int64_t d = 0; d < rank; ++d)
-        if (!(axes.empty() ? shape[d] == 1 : drop.count(d) > 0)) kept.push_back(shape[d]);
-      shape = kept;
-    }
-    if (in.ints) {
-      set_ints(n, *in.ints, shape);
-      return;
-    }
-    set_output(n, b_.reshape(in.node, shape.empty() ? Shape{1} : shape, name_of(n)));
-  }
-
-  // Shape -> Gather -> Concat chains over static shapes, folded into integers.
-  void shape_op(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    const Value& in = value(n.input(0), describe(n));
-    Shape s = in.ints ? in.ints_shape : shape_of(in.node);
-    const int64_t rank = static_cast<int64_t>(s.size());
-    int64_t start = attr_int(n, "start", 0), end = attr_int(n, "end", rank);
-    start = std::clamp(start < 0 ? start + rank : start, int64_t{0}, rank);
-    end = std::clamp(end < 0 ? end + rank : end, int64_t{0}, rank);
-    set_ints(n, std::vector<int64_t>(s.begin() + start, s.begin() + std::max(start, end)), {std::max<int64_t>(0, end - start)});
-  }
-
-  void gather(const onnx::NodeProto& n) {
-    require_inputs(n, 2);
-    const auto& data = ints(n, 0);
-    const Value& idx = value(n.input(1), describe(n));
-    if (!idx.ints || attr_int(n, "axis", 0) != 0 || value(n.input(0), describe(n)).ints_shape.size() > 1)
-      fail(describe(n) + ": only gathers from a constant 1-D integer tensor are supported");
-    std::vector<int64_t> out;
-    for (int64_t i : *idx.ints) {
-      const int64_t k = i < 0 ? i + static_cast<int64_t>(data.size()) : i;
-      if (k < 0 || k >= static_cast<int64_t>(data.size())) fail(describe(n) + ": index " + std::to_string(i) + " out of range");
-      out.push_back(data[k]);
-    }
-    set_ints(n, out, idx.ints_shape);
-  }
-
-  void concat(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    bool all_ints = true;
-    for (const auto& in : n.input()) all_ints = all_ints && value(in, describe(n)).ints.has_value();
-    if (all_ints) {
-      std::vector<int64_t> out;
-      for (const auto& in : n.input()) {
-        const auto& v = *value(in, describe(n)).ints;
-        out.insert(out.end(), v.begin(), v.end());
+      const std::string& in = node.input(next++);
+      if (in.empty() || values_.count(in)) continue;
+      auto p = producer.find(in);
+      if (p == producer.end())
+        fail(describe(node) + " reads " + support::quoted(in) + ", which no node, input or initializer provides");
+      if (state[p->second] == 1)
+        fail(describe(g.node(p->second)) + " depends on its own output (the graph has a cycle)");
+      if (state[p->second] == 0) {
+        state[p->second] = 1;
+        stack.push_back({p->second, 0});
       }
-      set_ints(n, out, {static_cast<int64_t>(out.size())});
-      return;
-    }
-    std::vector<NodeId> xs;
-    for (const auto& in : n.input()) xs.push_back(activation(in, describe(n)));
-    set_output(n, b_.concat(xs, attr_int(n, "axis", 0), name_of(n)));
-  }
-
-  void pad(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    if (attr_string(n, "mode", "constant") != "constant") fail(describe(n) + ": only constant padding is supported");
-    const NodeId x = activation(n.input(0), describe(n));
-    std::vector<int64_t> pads = opset_ >= 11 ? ints(n, 1) : attr_ints(n, "pads", {});
-    float fill = attr_float(n, "value", 0.0f);
-    if (opset_ >= 11 && n.input_size() > 2 && !n.input(2).empty()) {
-      const runtime::NDArray* c = constant_of(n, 2);
-      if (!c || c->size() != 1) fail(describe(n) + ": constant_value must be a constant scalar");
-      fill = (*c)[0];
-    }
-    const size_t rank = shape_of(x).size();
-    if (n.input_size() > 3 && !n.input(3).empty()) {  // opset 18: pads of the listed axes only
-      const auto& axes = ints(n, 3);
-      if (pads.size() != 2 * axes.size())
-        fail(describe(n) + ": pads must have " + std::to_string(2 * axes.size()) + " values (2 per axis)");
-      std::vector<int64_t> full(2 * rank, 0);
-      for (size_t i = 0; i < axes.size(); ++i) {
-        const int64_t r = static_cast<int64_t>(rank), a = axes[i] < 0 ? axes[i] + r : axes[i];
-        if (a < 0 || a >= r) fail(describe(n) + ": axis " + std::to_string(axes[i]) + " is out of range");
-        full[a] = pads[i], full[a + rank] = pads[i + axes.size()];
-      }
-      pads = full;
-    }
-    if (pads.size() != 2 * rank) fail(describe(n) + ": pads must have " + std::to_string(2 * rank) + " values");
-    PadAttrs a;
-    a.before.assign(pads.begin(), pads.begin() + rank);
-    a.after.assign(pads.begin() + rank, pads.end());
-    a.value = fill;
-    set_output(n, b_.pad(x, a, name_of(n)));
-  }
-
-  // Softmax over the last axis, which the kernels compute: another axis is
-  // moved last and back (opset >= 13); before opset 13 the axes from `axis`
-  // on were one flattened axis, so the input is reshaped to 2-D and back.
-  void softmax(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    const NodeId x = activation(n.input(0), describe(n));
-    const Shape shape = shape_of(x);
-    const int64_t rank = static_cast<int64_t>(shape.size());
-    int64_t axis = attr_int(n, "axis", opset_ < 13 ? 1 : -1);
-    if (axis < -rank || axis >= rank) fail(describe(n) + ": axis " + std::to_string(axis) + " is out of range");
-    if (axis < 0) axis += rank;
-    if (axis == rank - 1) return set_output(n, b_.softmax(x, -1, name_of(n)));
-    if (opset_ < 13) {
-      const int64_t outer = support::bounded_product(Shape(shape.begin(), shape.begin() + axis), describe(n));
-      const int64_t inner = support::bounded_product(Shape(shape.begin() + axis, shape.end()), describe(n));
-      const NodeId flat = b_.reshape(x, {outer, inner}, name_of(n) + ".2d");
-      return set_output(n, b_.reshape(b_.softmax(flat, -1, name_of(n) + ".softmax"), shape, name_of(n)));
-    }
-    std::vector<int64_t> perm(static_cast<size_t>(rank));
-    for (int64_t d = 0; d < rank; ++d) perm[d] = d;
-    std::swap(perm[axis], perm[rank - 1]);  // its own inverse
-    const NodeId moved = b_.transpose(x, perm, name_of(n) + ".to_last");
-    set_output(n, b_.transpose(b_.softmax(moved, -1, name_of(n) + ".softmax"), perm, name_of(n)));
-  }
-
-  void reduce_mean(const onnx::NodeProto& n) {
-    require_inputs(n, 1);
-    const NodeId x = activation(n.input(0), describe(n));
-    std::vector<int64_t> axes = opset_ >= 18 && n.input_size() > 1 ? ints(n, 1) : attr_ints(n, "axes", {});
-    for (auto& a : axes) a = a < 0 ? a + static_cast<int64_t>(shape_of(x).size()) : a;
-    std::sort(axes.begin(), axes.end());
-    if (shape_of(x).size() != 4 || axes != std::vector<int64_t>{2, 3})
-      fail(describe(n) + ": only a mean over the spatial axes of an NCHW tensor is supported");
-    NodeId y = b_.global_avg_pool2d(x, "NCHW", name_of(n));
-    if (!attr_int(n, "keepdims", 1)) y = b_.reshape(y, {shape_of(x)[0], shape_of(x)[1]}, name_of(n) + ".squeeze");
-    set_output(n, y);
-  }
-
-  void constant(const onnx::NodeProto& n) {
-    const std::string what = describe(n);
-    if (const auto* a = attr(n, "value")) {
-      onnx::TensorProto t = a->t();
-      if (std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d <= 0; }))
-        fail(what + ": an empty Constant (a dimension of 0) has no value");
-      if (t.name().empty()) t.set_name(n.output(0));
-      values_[n.output(0)] = tensor_value(t, what);
-    } else if (const auto* f = attr(n, "value_float")) {
-      values_[n.output(0)] = Value{b_.constant(n.output(0), scalar(f->f())), std::nullopt, {}};
-    } else if (const auto* fs = attr(n, "value_floats")) {
-      if (fs->floats_size() == 0) fail(what + ": an empty Constant (value_floats has no values)");
-      runtime::NDArray arr({static_cast<int64_t>(fs->floats_size())});
-      for (int i = 0; i < fs->floats_size(); ++i) arr[i] = fs->floats(i);
-      values_[n.output(0)] = Value{b_.constant(n.output(0), std::move(arr)), std::nullopt, {}};
-    } else if (const auto* i = attr(n, "value_int")) {
-      set_ints(n, {i->i()}, {});
-    } else if (const auto* is = attr(n, "value_ints")) {
-      if (is->ints_size() == 0) fail(what + ": an empty Constant (value_ints has no values)");
-      set_ints(n, std::vector<int64_t>(is->ints().begin(), is->ints().end()), {is->ints_size()});
-    } else {
-      fail(what + ": a Constant needs a value");
     }
   }
+  return order;
+}
 
-  void convert(const onnx::NodeProto& n) {
-    if (!n.domain().empty() && n.domain() != "ai.onnx")
-      fail(describe(n) + ": operators of domain " + support::quoted(n.domain()) + " are not supported");
-    if (n.output_size() == 0) fail(describe(n) + " has no outputs");
-    try {
-      convert_op(n);
-    } catch (const Error& e) {
-      const std::string m = e.what();
-      if (m.rfind("ONNX model", 0) == 0) throw;
-      fail(describe(n) + ": " + m);  // shape inference's message, with the ONNX node named
-    }
-  }
+const Value& Importer::value(const std::string& name, const std::string& who) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) fail(who + " reads " + support::quoted(name) + ", which is not computed");
+  return it->second;
+}
 
-  void convert_op(const onnx::NodeProto& n) {
-    const std::string& op = n.op_type();
-    auto unary = [&](NodeId (GraphBuilder::*f)(NodeId, const std::string&)) {
-      require_inputs(n, 1);
-      set_output(n, (b_.*f)(activation(n.input(0), describe(n)), name_of(n)));
-    };
-    if (op == "Conv") return conv(n);
-    if (op == "MaxPool") return pool(n, true);
-    if (op == "AveragePool") return pool(n, false);
-    if (op == "GlobalAveragePool") {
-      require_inputs(n, 1);
-      return set_output(n, b_.global_avg_pool2d(activation(n.input(0), describe(n)), "NCHW", name_of(n)));
-    }
-    if (op == "Gemm") return gemm(n);
-    if (op == "MatMul") return matmul(n);
-    if (op == "BatchNormalization") {
-      require_inputs(n, 5);
-      std::vector<NodeId> in;
-      for (int i = 0; i < 5; ++i) in.push_back(activation(n.input(i), describe(n)));
-      BatchNormAttrs a;
-      a.epsilon = attr_float(n, "epsilon", 1e-5f);
-      return set_output(n, b_.batch_norm(in[0], in[1], in[2], in[3], in[4], a, name_of(n)));
-    }
-    if (op == "Relu") return unary(&GraphBuilder::relu);
-    if (op == "Sigmoid") return unary(&GraphBuilder::sigmoid);
-    if (op == "HardSwish") {
-      require_inputs(n, 1);
-      return set_output(n, b_.add_node(Op::named("hard_swish"), name_of(n), {activation(n.input(0), describe(n))}));
-    }
-    if (op == "Clip") return clip(n);
-    if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") return binary(n);
-    if (op == "Concat") return concat(n);
-    if (op == "Reshape") return reshape(n);
-    if (op == "Flatten") {
-      require_inputs(n, 1);
-      return set_output(n, b_.flatten(activation(n.input(0), describe(n)), attr_int(n, "axis", 1), name_of(n)));
-    }
-    if (op == "Transpose") {
-      require_inputs(n, 1);
-      const NodeId x = activation(n.input(0), describe(n));
-      std::vector<int64_t> reverse(shape_of(x).size());
-      for (size_t i = 0; i < reverse.size(); ++i) reverse[i] = static_cast<int64_t>(reverse.size() - 1 - i);
-      return set_output(n, b_.transpose(x, attr_ints(n, "perm", reverse), name_of(n)));
-    }
-    if (op == "Pad") return pad(n);
-    if (op == "Softmax") return softmax(n);
-    if (op == "ReduceMean") return reduce_mean(n);
-    if (op == "Dropout" || op == "Identity") {
-      require_inputs(n, 1);
-      if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty())
-        fail(describe(n) + ": its mask output is not supported at inference");
-      values_[n.output(0)] = value(n.input(0), describe(n));
-      return;
-    }
-    if (op == "Constant") return constant(n);
-    if (op == "Shape") return shape_op(n);
-    if (op == "Gather") return gather(n);
-    if (op == "Squeeze") return squeeze_unsqueeze(n, false);
-    if (op == "Unsqueeze") return squeeze_unsqueeze(n, true);
-    if (op == "Cast") {
-      require_inputs(n, 1);
-      const Value& in = value(n.input(0), describe(n));
-      const int64_t to = attr_int(n, "to", 0);
-      if (in.ints && (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)) {
-        values_[n.output(0)] = in;
-        return;
-      }
-      if (!in.ints && to == onnx::TensorProto::FLOAT) {
-        values_[n.output(0)] = in;
-        return;
-      }
-      fail(describe(n) + ": a cast to " + element_type_name(static_cast<int>(to)) + " is not supported");
-    }
-    fail(describe(n) + ": operator " + support::quoted(op) + " is not supported");
-  }
+NodeId Importer::activation(const std::string& name, const std::string& who) {
+  const Value& v = value(name, who);
+  if (v.node >= 0) return v.node;
+  // An integer tensor used as data: as float constant (rare, e.g. a shape added).
+  if (support::bounded_product(v.ints_shape, "shape") != static_cast<int64_t>(v.ints->size()))
+    fail(who + " reads " + support::quoted(name) + ", an integer tensor whose shape does not match its values");
+  runtime::NDArray a(v.ints_shape.empty() ? Shape{1} : v.ints_shape);
+  for (size_t i = 0; i < v.ints->size(); ++i) a[static_cast<int64_t>(i)] = static_cast<float>((*v.ints)[i]);
+  return b_.constant(clean(name), std::move(a));
+}
 
-  std::string path_;
-  OnnxImportOptions options_;
-  onnx::ModelProto model_;
-  int64_t opset_ = 0;
-  GraphBuilder b_;
-  std::map<std::string, Value> values_;
-};
+const std::vector<int64_t>& Importer::ints(const onnx::NodeProto& n, int input) const {
+  const Value& v = value(n.input(input), describe(n));
+  if (!v.ints) fail(describe(n) + ": input " + std::to_string(input) + " must be a constant integer tensor");
+  return *v.ints;
+}
 
-}  // namespace
+const runtime::NDArray* Importer::constant_of(const onnx::NodeProto& n, int input) const {
+  const Value& v = value(n.input(input), describe(n));
+  if (v.node < 0) return nullptr;
+  const Node& node = b_.graph().node(v.node);
+  return node.op == Op::kConstant ? node.value.get() : nullptr;
+}
+
+void Importer::set_output(const onnx::NodeProto& n, NodeId id, int index) {
+  if (n.output_size() > index && !n.output(index).empty()) values_[n.output(index)] = Value{id, std::nullopt, {}};
+}
+
+void Importer::set_ints(const onnx::NodeProto& n, std::vector<int64_t> v, Shape shape) {
+  values_[n.output(0)] = Value{-1, std::move(v), std::move(shape)};
+}
+
+const onnx::AttributeProto* Importer::attr(const onnx::NodeProto& n, const std::string& name) const {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t Importer::attr_int(const onnx::NodeProto& n, const std::string& name, int64_t fallback) const {
+  const auto* a = attr(n, name);
+  return a ? a->i() : fallback;
+}
+
+float Importer::attr_float(const onnx::NodeProto& n, const std::string& name, float fallback) const {
+  const auto* a = attr(n, name);
+  return a ? a->f() : fallback;
+}
+
+std::vector<int64_t> Importer::attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> fallback) const {
+  const auto* a = attr(n, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+}
+
+std::string Importer::attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(n, name);
+  return a ? a->s() : fallback;
+}
+
+}  // namespace onnx_importer
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
   GOOGLE_PROTOBUF_VERIFY_VERSION;
-  return Importer(path, options).run();
+  return onnx_importer::Importer(path, options).run();
 }
 
 }  // namespace tessera::graph

@@ -34,6 +34,7 @@ std::string shapes_text(const Shapes& shapes) {
 }  // namespace
 
 target::Target resolve_target(const std::string& text, int threads) {
+  if (threads < 0) throw Error("threads must be 0 (the target's) or more, got " + std::to_string(threads));
   target::Target t = text.empty() ? target::Target::host() : target::Target::parse(text);
   if (threads > 0) t.threads = threads;
   return t;
@@ -115,6 +116,7 @@ runtime::GraphExecutor& JitModel::run(const std::vector<JitInput>& inputs) {
 
 runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   if (static_cast<int>(compiled_.size()) >= options_.recompile_limit) {
+    factory_(shapes);  // shapes the model cannot take say so, whatever the limit
     std::vector<std::string> seen;
     for (const auto& [s, ex] : compiled_) seen.push_back(shapes_text(s));
     throw Error(fmt::format(

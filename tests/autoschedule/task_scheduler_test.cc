@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 namespace tessera::autoschedule {
 namespace {
@@ -104,6 +106,32 @@ TEST(TaskScheduler, EarlyStoppingEndsAFlatTask) {
   s.tune(out);
   EXPECT_LE(flat.trials(), 16 + 64 + 16);
   EXPECT_EQ(flat.trials() + improving.trials(), 800);
+}
+
+// A task whose rounds take `seconds` each (a slow measurement).
+class SlowTask : public SyntheticTask {
+ public:
+  explicit SlowTask(double seconds) : SyntheticTask(1e-3, 1e-4, 500), seconds_(seconds) {}
+  void tune_round(int n) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds_));
+    SyntheticTask::tune_round(n);
+  }
+
+ private:
+  double seconds_;
+};
+
+TEST(TaskScheduler, StopsStartingRoundsWhenTheTimeBudgetIsSpent) {
+  SlowTask a(0.1), b(0.1);
+  TaskSchedulerOptions o = options(TaskSchedulerStrategy::RoundRobin, 100000);
+  o.time_budget_min = 0.5 / 60;  // half a second: about five rounds of 0.1 s
+  TaskScheduler s({{&a, 1, 1e9, "a"}, {&b, 1, 1e9, "b"}}, o);
+  std::ostringstream out;
+  s.tune(out);
+  const int64_t rounds = (a.trials() + b.trials()) / 16;
+  EXPECT_GE(rounds, 2);   // it ran
+  EXPECT_LE(rounds, 10);  // and stopped long before its 100000 trials
+  EXPECT_NE(out.str().find("time budget of 0.00833333 min spent"), std::string::npos) << out.str();
 }
 
 TEST(TaskScheduler, PrintsTheSeedsTable) {

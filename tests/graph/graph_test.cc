@@ -24,6 +24,19 @@ TEST(GraphIr, OperatorNamesRoundTrip) {
     EXPECT_EQ(Op::named(op.name()), op);
 }
 
+TEST(GraphIr, ABuilderUsedAfterFinishSaysWhyAnIdIsUnknown) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {1, 4});
+  NodeId y = b.relu(x, "relu");
+  b.finish({y});
+  const std::string e = error_of([&] { b.relu(y, "again"); });
+  EXPECT_EQ(e, "GraphBuilder: relu 'again' reads node id 1, which this builder does not have (0 nodes; ids from "
+               "before finish() belong to the finished graph)");
+  // The builder itself can make a new graph.
+  NodeId z = b.input("z", {2});
+  EXPECT_EQ(b.finish({b.relu(z, "r")}).size(), 2u);
+}
+
 TEST(GraphIr, NodesAreTopologicalAndNamesUnique) {
   Graph g;
   Node in;

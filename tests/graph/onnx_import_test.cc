@@ -103,6 +103,31 @@ onnx::NodeProto& first(onnx::ModelProto& m, const std::string& op) {
   throw std::runtime_error("no " + op);
 }
 
+// The first convolution's output made a second graph output: the importer
+// names its bias_add (which computes it) after it, and compile's layout
+// transform after the convolution ("NAME.out") gives the name back too, so
+// get_output(NAME) finds it.
+TEST(OnnxImport, OutputsKeepTheModelsNamesThroughBiasesAndLayouts) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
+  const onnx::NodeProto& conv = first(m, "Conv");
+  ASSERT_EQ(conv.input_size(), 3) << "the first convolution has a bias (batch norm folded at export)";
+  const std::string name = conv.output(0);
+  m.mutable_graph()->add_output()->set_name(name);
+  const std::string path = "/tmp/tessera-onnx-outputs-" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  const Graph g = import_onnx(path);
+  unlink(path.c_str());
+  ASSERT_EQ(g.outputs().size(), 2u);
+  EXPECT_EQ(g.node(g.outputs()[0]).name, "logits");
+  EXPECT_EQ(g.node(g.outputs()[1]).name, name);
+  EXPECT_EQ(g.node(g.outputs()[1]).op, Op::kBiasAdd);
+
+  runtime::GraphExecutor ex(build::build(g, target::Target::host()).artifact, "two outputs");
+  EXPECT_EQ(ex.output_name(0), "logits");
+  EXPECT_EQ(ex.output_name(1), name);
+}
+
 TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   expect_refused("unknown operator", [](onnx::ModelProto& m) { first(m, "Relu").set_op_type("FancyRelu"); },
                  "operator 'FancyRelu' is not supported");

@@ -145,6 +145,14 @@ TEST_F(JitModelTest, NewShapesRecompileUpToTheLimitThenAClearError) {
     EXPECT_NE(std::string(e.what()).find("recompile limit of 2 reached: input shapes [3,3,8,8]"), std::string::npos)
         << e.what();
   }
+  // Past the limit, shapes the model cannot take still say what is wrong.
+  try {
+    m.run(args(runtime::NDArray({1, 3, 8})));
+    ADD_FAILURE() << "an image without a width ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("recompile limit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must have rank 4, got [1, 3, 8]"), std::string::npos) << e.what();
+  }
   check({1, 3, 8, 8}, 8);  // shapes already compiled still run
   EXPECT_FALSE(m.last_call().compiled);
   EXPECT_EQ(m.compilations(), 2);

@@ -68,6 +68,22 @@ TEST(MeasureKernelArgs, ToleranceIsRelativeToTheLargestOutput) {
   EXPECT_FALSE(compare_output(tiny, zeros, 2).ok);
 }
 
+// A reference that is itself NaN or infinite somewhere (a NaN input, an
+// overflow) wants the same non-finite value there, and the finite rest is
+// compared as usual.
+TEST(MeasureKernelArgs, ANonFiniteReferenceWantsTheSameValue) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN(), kInf = std::numeric_limits<float>::infinity();
+  float want[4] = {kNaN, kInf, -kInf, 2};
+  float same[4] = {kNaN, kInf, -kInf, 2.00001f};
+  EXPECT_TRUE(compare_output(same, want, 4).ok) << compare_output(same, want, 4).describe();
+  float finite_for_nan[4] = {0, kInf, -kInf, 2};
+  EXPECT_EQ(compare_output(finite_for_nan, want, 4).first_bad_index, 0);
+  float wrong_sign[4] = {kNaN, -kInf, -kInf, 2};
+  EXPECT_EQ(compare_output(wrong_sign, want, 4).first_bad_index, 1);
+  float off[4] = {kNaN, kInf, -kInf, 2.5f};  // the finite part still counts
+  EXPECT_EQ(compare_output(off, want, 4).first_bad_index, 3);
+}
+
 TEST(MeasureKernelArgs, NaNNeverMatches) {
   float want[2] = {1, 2};
   float got[2] = {1, std::numeric_limits<float>::quiet_NaN()};

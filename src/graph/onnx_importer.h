@@ -1,0 +1,191 @@
+#pragma once
+// The ONNX importer's state, shared by its two halves: onnx_import.cc reads
+// the model (the file, tensors, inputs, node order, values, attributes) and
+// onnx_operators.cc converts each ONNX operator to graph nodes. Included by
+// those two files only (it needs the ONNX headers and their definitions).
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "graph/onnx_import.h"
+#include "tessera/error.h"
+
+namespace tessera::graph::onnx_importer {
+
+constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
+constexpr size_t kMaxFileBytes = size_t{2} << 30;  // protobuf's own limit
+
+// A value flowing between ONNX nodes: a graph node (activations, float
+// constants) or a small integer tensor known at import (shapes, axes, pads).
+struct Value {
+  NodeId node = -1;
+  std::optional<std::vector<int64_t>> ints;
+  Shape ints_shape;
+};
+
+// A name from the file as a graph name: control bytes (which would break a
+// one-line message) as '?', at most 256 characters.
+std::string clean(const std::string& name);
+// "[3, 8, 7, 7]", or the rank alone for a long list.
+std::string dims_text(const onnx::TensorProto& t);
+std::string element_type_name(int t);
+
+class Importer {
+ public:
+  Importer(const std::string& path, const OnnxImportOptions& options) : path_(path), options_(options) {}
+
+  Graph run();
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw Error("ONNX model '" + path_ + "': " + what); }
+
+  std::string describe(const onnx::NodeProto& n) const;
+
+  void read_model();
+
+  // ---- tensors -----------------------------------------------------------
+
+  Shape dims_of(const onnx::TensorProto& t, const std::string& what) const;
+
+  // The elements of `t` as T, from raw_data (little-endian, `size` bytes each)
+  // or from the typed field. The count must match the dims, and is checked
+  // before anything is allocated: a hostile file's dims can claim terabytes.
+  template <class T, class Field>
+  std::vector<T> elements(const onnx::TensorProto& t, size_t size, const Field& field, int64_t count,
+                          const std::string& what) const {
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() / size != static_cast<size_t>(count) || t.raw_data().size() % size != 0)
+        fail(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, its dims " +
+             dims_text(t) + " need " +
+             std::to_string(count) + " x " + std::to_string(size));
+      std::vector<T> out(static_cast<size_t>(count));
+      if (count > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
+      return out;
+    }
+    if (field.size() != count)
+      fail(what + ": holds " + std::to_string(field.size()) + " values, its dims " +
+           dims_text(t) + " need " + std::to_string(count));
+    return std::vector<T>(field.begin(), field.end());
+  }
+
+  Value tensor_value(const onnx::TensorProto& t, const std::string& what);
+
+  void add_initializer(const onnx::TensorProto& t);
+
+  void add_input(const onnx::ValueInfoProto& in);
+
+  // ---- node order --------------------------------------------------------
+
+  // Nodes in an order where each comes after the producers of its inputs (a
+  // depth-first search with an explicit stack: a hostile file may chain
+  // millions of nodes). Every value has one producer.
+  std::vector<const onnx::NodeProto*> topological_order(const onnx::GraphProto& g);
+
+  // ---- values ------------------------------------------------------------
+
+  const Value& value(const std::string& name, const std::string& who) const;
+
+  NodeId activation(const std::string& name, const std::string& who);
+
+  const std::vector<int64_t>& ints(const onnx::NodeProto& n, int input) const;
+
+  // A float tensor known now (an initializer or folded constant), or none.
+  const runtime::NDArray* constant_of(const onnx::NodeProto& n, int input) const;
+
+  const Shape& shape_of(NodeId id) const { return b_.graph().node(id).type.shape; }
+
+  void set_output(const onnx::NodeProto& n, NodeId id, int index = 0);
+
+  void set_ints(const onnx::NodeProto& n, std::vector<int64_t> v, Shape shape);
+
+  // ---- attributes --------------------------------------------------------
+
+  const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const;
+  int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t fallback) const;
+  float attr_float(const onnx::NodeProto& n, const std::string& name, float fallback) const;
+  std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> fallback) const;
+  std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback) const;
+
+  // ---- operators ---------------------------------------------------------
+
+  std::string name_of(const onnx::NodeProto& n) const;
+
+  void require_inputs(const onnx::NodeProto& n, int least) const;
+
+  // Window attributes shared by Conv and the pools: kernel, strides, pads
+  // (top, left, bottom, right), dilations, with auto_pad resolved.
+  struct Window {
+    int64_t kh, kw, sh = 1, sw = 1, dh = 1, dw = 1, top = 0, left = 0, bottom = 0, right = 0;
+  };
+
+  Window window(const onnx::NodeProto& n, const Shape& data, int64_t kh, int64_t kw) const;
+
+  void conv(const onnx::NodeProto& n);
+
+  void pool(const onnx::NodeProto& n, bool is_max);
+
+  // A constant's values transformed elementwise (Sub and Div by constants).
+  NodeId mapped_constant(const runtime::NDArray& c, const std::string& name, float (*f)(float));
+
+  void gemm(const onnx::NodeProto& n);
+
+  static runtime::NDArray scalar(float v);
+
+  // MatMul as the operators the build compiles: dense for a constant 2-D B
+  // (any leading axes of A folded into its rows), else batch_matmul with B
+  // transposed (2-D operands as a batch of one).
+  void matmul(const onnx::NodeProto& n);
+
+  void clip(const onnx::NodeProto& n);
+
+  void binary(const onnx::NodeProto& n);
+
+  // Arithmetic on known integers (shape computations such as a channel
+  // count divided by groups), elementwise with a scalar broadcast.
+  void integer_binary(const onnx::NodeProto& n);
+
+  // Reshape's target: 0 copies the input's extent (unless allowzero), -1 is inferred by shape inference.
+  void reshape(const onnx::NodeProto& n);
+
+  // A Reshape target with its 0s (copy) and -1 (inferred) resolved for
+  // `count` elements of shape `from`.
+  Shape resolve_reshape(const onnx::NodeProto& n, const Shape& from, Shape target, int64_t count) const;
+
+  void squeeze_unsqueeze(const onnx::NodeProto& n, bool unsqueeze);
+
+  // Shape -> Gather -> Concat chains over static shapes, folded into integers.
+  void shape_op(const onnx::NodeProto& n);
+
+  void gather(const onnx::NodeProto& n);
+
+  void concat(const onnx::NodeProto& n);
+
+  void pad(const onnx::NodeProto& n);
+
+  // Softmax over the last axis, which the kernels compute: another axis is
+  // moved last and back (opset >= 13); before opset 13 the axes from `axis`
+  // on were one flattened axis, so the input is reshaped to 2-D and back.
+  void softmax(const onnx::NodeProto& n);
+
+  void reduce_mean(const onnx::NodeProto& n);
+
+  void constant(const onnx::NodeProto& n);
+
+  void convert(const onnx::NodeProto& n);
+
+  void convert_op(const onnx::NodeProto& n);
+
+  std::string path_;
+  OnnxImportOptions options_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  GraphBuilder b_;
+  std::map<std::string, Value> values_;
+};
+
+}  // namespace tessera::graph::onnx_importer
