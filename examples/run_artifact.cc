@@ -16,10 +16,11 @@
 using namespace tessera;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL.tsr [--threads N] [--input NAME=FILE.npy]... [--number N] [--repeat N]\n",
-                 argv[0]);
-    return 2;
+  const bool help = argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h");
+  if (argc < 2 || help) {
+    std::fprintf(help ? stdout : stderr,
+                 "usage: %s MODEL.tsr [--threads N] [--input NAME=FILE.npy]... [--number N] [--repeat N]\n", argv[0]);
+    return help ? 0 : 2;
   }
   try {
     runtime::GraphExecutor executor = runtime::GraphExecutor::load(argv[1]);

@@ -54,6 +54,9 @@ KeyPair read_key_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw Error(fmt::format("key file {}: {} (make one with `tessera rpc keygen {}`)", path, std::strerror(errno), path));
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("key file {}: is {}, not a file (make one with `tessera rpc keygen FILE`)", path,
+                            S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
   if (st.st_mode & (S_IRWXG | S_IRWXO))
     throw Error(fmt::format("key file {}: readable by others (mode {:o}); chmod 600 it", path, st.st_mode & 0777));
   std::ifstream in(path);

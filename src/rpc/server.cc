@@ -1,5 +1,7 @@
 #include "rpc/server.h"
 
+#include <sched.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -139,6 +141,14 @@ struct SlotState {
 std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int slots) {
   std::vector<std::vector<int>> per_slot(static_cast<size_t>(slots));
   if (cores.empty()) return per_slot;
+  // A CPU this process may not run on would fail every measurement later.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+    for (int core : cores)
+      if (core < 0 || core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed))
+        throw Error(fmt::format("--cores {}: CPU {} is not one this machine lets the server run on ({} are)",
+                                fmt::join(cores, ","), core, CPU_COUNT(&allowed)));
   if (static_cast<int>(cores.size()) < slots)
     throw Error(fmt::format("--cores {}: fewer cores than the {} slots", fmt::join(cores, ","), slots));
   const size_t each = cores.size() / static_cast<size_t>(slots);

@@ -154,6 +154,17 @@ set_tests_properties(Cli.AnArtifactNamedOtherwiseIsStillAnArtifact PROPERTIES PA
 add_test(NAME Cli.AnInfiniteTimeBudgetIsRefused COMMAND tessera_cli tune resnet-18 --time-budget inf)
 set_tests_properties(Cli.AnInfiniteTimeBudgetIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
                      "must be 0 [(]no limit[)] or a positive, finite number of minutes, got inf")
+# A CPU the server may not run on, a key "file" that is a directory, and
+# run_artifact --help: each says what it is.
+add_test(NAME Cli.ServerCoresThisMachineLacksAreRefused
+         COMMAND tessera_cli rpc server --tracker 127.0.0.1:9 --key zen --cores 0,4099)
+set_tests_properties(Cli.ServerCoresThisMachineLacksAreRefused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: --cores 0,4099: CPU 4099 is not one this machine lets the server run on")
+add_test(NAME Cli.AKeyFileThatIsADirectoryIsNamedSo COMMAND tessera_cli rpc query --key-file ${CMAKE_SOURCE_DIR}/tests)
+set_tests_properties(Cli.AKeyFileThatIsADirectoryIsNamedSo PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: key file .*/tests: is a directory, not a file")
+add_test(NAME Cli.RunArtifactHelpPrintsUsage COMMAND run_artifact --help)
+set_tests_properties(Cli.RunArtifactHelpPrintsUsage PROPERTIES PASS_REGULAR_EXPRESSION "^usage: .*run_artifact MODEL.tsr")
 add_test(NAME Cli.ATrackerPortOutOfRangeIsRefused COMMAND tessera_cli rpc server --tracker 127.0.0.1:99999 --key zen)
 set_tests_properties(Cli.ATrackerPortOutOfRangeIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
                      "must be HOST:PORT with a port from 1 to 65535, got 127.0.0.1:99999")
