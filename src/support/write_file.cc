@@ -24,6 +24,13 @@ void sync_parent_directory(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode) {
+  // Renaming over a device (/dev/full), a pipe or a folder would replace it
+  // with a regular file (as root, the device itself) and report success.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    throw Error("cannot write " + quoted(path) + ": it is " +
+                (S_ISDIR(existing.st_mode) ? "a directory" : "not a regular file (a device or a pipe)") +
+                "; give the path of a file");
   // A temporary of its own (two writers of one output must not share one);
   // close-on-exec, as measuring forks children.
   std::string temp = path + ".XXXXXX";

@@ -9,7 +9,9 @@ namespace tessera::support {
 
 // Writes `bytes` to a temporary beside `path`, flushes it to disk and renames
 // it into place: `path` holds either its old contents or all of `bytes`.
-// Throws tessera::Error "cannot write 'PATH': REASON" (the old file untouched).
+// Throws tessera::Error "cannot write 'PATH': REASON" (the old file untouched),
+// also when `path` is a directory, a device or a pipe (which a rename would
+// replace).
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 
 // Makes the directory entry of `path` durable (fsync of its folder): fsync of
