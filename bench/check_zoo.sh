@@ -2,7 +2,7 @@
 # Every zoo model, NCHW and NHWC, batch 1 and 4: compiled, run on seeded
 # inputs and compared with the reference interpreter (tessera compile --check).
 # Too slow for the test suite (the interpreter runs VGG-19 at batch 4 in plain
-# loops); the suite checks a representative few (tests/build/build_test.cc).
+# loops); the suite checks a representative few (tests/compile/build_test.cc).
 #
 #   bench/check_zoo.sh [TESSERA] [MODELS...]
 set -uo pipefail

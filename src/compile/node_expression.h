@@ -1,6 +1,6 @@
 #pragma once
 // A graph node as a tensor expression: its operator's compute declaration
-// (ops/operator.h) applied to the expressions of its inputs. The build layer composes them
+// (ops/operator.h) applied to the expressions of its inputs. Compile composes them
 // into one compute DAG per fused kernel.
 #include <vector>
 

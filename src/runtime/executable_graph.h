@@ -1,6 +1,6 @@
 #pragma once
 // What a compiled model runs: its tensors, and the kernel calls that compute
-// them in order. The build layer writes one; GraphExecutor runs it. It knows
+// them in order. Compile (src/compile) writes one; GraphExecutor runs it. It knows
 // nothing of operators or schedules: a call is a kernel name and the tensors
 // it reads and writes (the kernel ABI of codegen: `int32_t NAME(void** args)`,
 // inputs first, outputs last).

@@ -1,4 +1,4 @@
-// Whole networks compiled by the build layer and run by GraphExecutor equal
+// Whole networks compiled by src/compile and run by GraphExecutor equal
 // the reference interpreter on the original graph (before any pass).
 #include "compile/build.h"
 
