@@ -1,6 +1,8 @@
 #include "ops/common.h"
 
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <sstream>
 
 #include "support/checked_math.h"
@@ -84,21 +86,71 @@ int64_t window_output_extent(const std::string& op, const std::string& axis, int
   return (padded - span) / stride + 1;
 }
 
-std::string unique_name(const std::string& base, const std::vector<ir::Tensor>& inputs) {
-  std::set<std::string> taken;
-  std::set<const ir::TensorNode*> seen;
-  std::vector<ir::Tensor> stack(inputs.begin(), inputs.end());
+namespace {
+
+// The names upstream of the last call's inputs, kept for the next call: a
+// chain of declarations (each reading the one made before) then walks only
+// the new tensors, where a full walk per call made a chain of n operators
+// cost n^2 (Relu x20000: minutes). It holds the tensors it has seen, so no
+// freed tensor's address can come back as another one.
+struct UpstreamNames {
+  std::vector<ir::Tensor> roots;                   // the last call's inputs
+  std::unordered_set<const ir::TensorNode*> seen;  // every tensor upstream of them (inclusive)
+  std::vector<ir::Tensor> held;                    // keeps `seen` alive
+  std::unordered_set<std::string> names;           // their names
+  // Per base, the suffix the search for a free name starts at: `names` only
+  // grows while the memo lives, so every smaller one stays taken.
+  std::unordered_map<std::string, int> first_candidate;
+};
+
+thread_local UpstreamNames upstream_memo;
+
+// Adds the tensors upstream of `start` (inclusive) to `memo`, not descending
+// into those it has seen; returns how many of `roots` the walk reached.
+size_t walk_upstream(const std::vector<ir::Tensor>& start, UpstreamNames& memo,
+                     const std::unordered_set<const ir::TensorNode*>& roots) {
+  std::unordered_set<const ir::TensorNode*> visited, roots_reached;
+  std::vector<ir::Tensor> stack(start.begin(), start.end());
   while (!stack.empty()) {
     ir::Tensor t = stack.back();
     stack.pop_back();
-    if (!seen.insert(t.get()).second) continue;
-    taken.insert(t->name);
+    if (!visited.insert(t.get()).second) continue;
+    if (memo.seen.count(t.get())) {
+      if (roots.count(t.get())) roots_reached.insert(t.get());
+      continue;
+    }
+    memo.seen.insert(t.get());
+    memo.held.push_back(t);
+    memo.names.insert(t->name);
     for (const auto& in : t->inputs()) stack.push_back(in);
   }
-  if (!taken.count(base)) return base;
-  for (int i = 1;; ++i) {
+  return roots_reached.size();
+}
+
+}  // namespace
+
+std::string unique_name(const std::string& base, const std::vector<ir::Tensor>& inputs) {
+  UpstreamNames& memo = upstream_memo;
+  std::unordered_set<const ir::TensorNode*> roots;
+  for (const auto& r : memo.roots) roots.insert(r.get());
+  // What the memo has seen is upstream of `inputs` when every one of its
+  // roots is; otherwise it may hold names from elsewhere: start afresh.
+  UpstreamNames grown = std::move(memo);
+  const size_t reached = walk_upstream(inputs, grown, roots);
+  if (roots.empty() || reached != roots.size()) {
+    grown = UpstreamNames{};
+    walk_upstream(inputs, grown, {});
+  }
+  grown.roots = inputs;
+  memo = std::move(grown);
+  if (!memo.names.count(base)) return base;
+  int& first = memo.first_candidate.try_emplace(base, 1).first->second;
+  for (int i = first;; ++i) {
     std::string candidate = base + "_" + std::to_string(i);
-    if (!taken.count(candidate)) return candidate;
+    if (!memo.names.count(candidate)) {
+      first = i;
+      return candidate;
+    }
   }
 }
 
