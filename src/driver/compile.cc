@@ -12,8 +12,8 @@ build::BuildResult compile(const graph::Graph& model, const target::Target& targ
   build_options.keep_layout = options.keep_layout;
   build_options.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
   build_options.warnings = options.warnings;
-  if (options.records.empty()) return build::build(model, target, build_options);
-  std::vector<records::Record> all;
+  if (options.records.empty() && options.loaded_records.empty()) return build::build(model, target, build_options);
+  std::vector<records::Record> all = options.loaded_records;
   for (const auto& log : options.records) {
     auto r = records::load_records(log, options.warnings ? *options.warnings : std::cerr);
     all.insert(all.end(), r.begin(), r.end());

@@ -10,6 +10,7 @@
 #include "compile/build.h"
 #include "graph/fuse.h"
 #include "graph/graph.h"
+#include "records/record.h"
 
 namespace tessera::driver {
 
@@ -19,6 +20,9 @@ struct CompileOptions {
   // graph tuner's file chooses convolutions' channel blocks too. A kernel
   // without a record keeps the hand-written schedule (one warning each).
   std::vector<std::string> records;
+  // Records already read (a tuning's own log, whose damaged lines its tuner
+  // reported): applied with those of `records`, without reading a file again.
+  std::vector<records::Record> loaded_records;
   bool winograd = true;      // --no-winograd: false
   bool keep_layout = false;  // --keep-layout: kernels in the model's own layout (the auto-scheduler's)
   // --fuse-depthwise-rows: fuse a depthwise 3x3 with the 1x1 projection after

@@ -58,7 +58,8 @@ std::set<std::string> recorded_keys(const TuneOptions& o, std::ostream& warnings
 struct EvaluatedBuild {
   std::string title;       // "Network with its kernels tuned:"
   std::string short_name;  // in the ratio line, e.g. "kernel-tuned"
-  std::vector<std::string> records;  // none: the default schedules
+  std::vector<std::string> records;  // none (and no loaded ones): the default schedules
+  std::vector<records::Record> loaded;  // records read already (the tuning's log)
   bool winograd = true;
   bool keep_layout = false;
 };
@@ -72,7 +73,8 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
   std::vector<runtime::GraphExecutor> executors;
   for (const EvaluatedBuild& b : builds) {
     out << "Compile...\n" << std::flush;
-    CompileOptions options{.records = b.records, .winograd = b.winograd, .keep_layout = b.keep_layout};
+    CompileOptions options{
+        .records = b.records, .loaded_records = b.loaded, .winograd = b.winograd, .keep_layout = b.keep_layout};
     options.warnings = &warnings;
     executors.emplace_back(compile(model, target, options).artifact, "network");
   }
@@ -138,8 +140,11 @@ TuneResult tune_templates(const graph::Graph& model, const target::Target& targe
                      summary.already_done, summary.trials, summary.seconds);
   if (result.stopped) return result;
 
+  if (o.graph_tuner.empty() && !o.evaluate) return result;
+  // The log again, its damaged lines already reported by the tuner's read.
+  std::ostream already_reported(nullptr);
+  const std::vector<records::Record> kernel_records = records::load_records(o.log, already_reported);
   if (!o.graph_tuner.empty()) {
-    const std::vector<records::Record> kernel_records = records::load_records(o.log, warnings);
     GraphTunerOptions graph_options;
     graph_options.solver = o.graph_tuner;
     graph_options.builder = m.builder;
@@ -159,10 +164,10 @@ TuneResult tune_templates(const graph::Graph& model, const target::Target& targe
   }
   if (!o.evaluate) return result;
   std::vector<EvaluatedBuild> builds = {
-      {"Network compiled with the default schedules (no tuning):", "default", {}, o.winograd},
-      {"Network with its kernels tuned:", "kernel-tuned", {o.log}, o.winograd}};
+      {"Network compiled with the default schedules (no tuning):", "default", {}, {}, o.winograd},
+      {"Network with its kernels tuned:", "kernel-tuned", {}, kernel_records, o.winograd}};
   if (!o.graph_tuner.empty())
-    builds.push_back({"Network tuned at the graph level:", "graph-tuned", {o.graph_log}, o.winograd});
+    builds.push_back({"Network tuned at the graph level:", "graph-tuned", {o.graph_log}, {}, o.winograd});
   evaluate(o, model, target, builds, out, warnings);
   return result;
 }
@@ -223,9 +228,11 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   result.tasks = static_cast<int>(tasks.size());
   result.stopped = stopped(o);
   if (result.stopped || !o.evaluate) return result;
+  std::ostream already_reported(nullptr);  // the log's damaged lines: reported when it was resumed
   evaluate(o, model, target,
-           {{"Network compiled with the default schedules (no tuning):", "default", {}, o.winograd},
-            {"Network with its kernels auto-scheduled:", "auto-scheduled", {o.log}, false, o.keep_layout}},
+           {{"Network compiled with the default schedules (no tuning):", "default", {}, {}, o.winograd},
+            {"Network with its kernels auto-scheduled:", "auto-scheduled", {}, records::load_records(o.log, already_reported),
+             false, o.keep_layout}},
            out, warnings);
   return result;
 }

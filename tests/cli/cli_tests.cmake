@@ -154,6 +154,11 @@ set_tests_properties(Cli.AnArtifactNamedOtherwiseIsStillAnArtifact PROPERTIES PA
 add_test(NAME Cli.AnInfiniteTimeBudgetIsRefused COMMAND tessera_cli tune resnet-18 --time-budget inf)
 set_tests_properties(Cli.AnInfiniteTimeBudgetIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
                      "must be 0 [(]no limit[)] or a positive, finite number of minutes, got inf")
+# A damaged line in a resumed log is reported once, not again by the
+# evaluation's builds that read the same log.
+add_test(NAME Cli.TuneReportsADamagedLineOnce
+         COMMAND sh -c "rm -f cli_damaged.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 1x16 --weight 8x16 --tuner random --trials 2 --threads 1 --log cli_damaged.log > /dev/null && printf 'garbage\\n' >> cli_damaged.log && $<TARGET_FILE:tessera_cli> tune ${NARROW_ONNX} --log cli_damaged.log --trials 1 --eval-number 1 --eval-repeat 1 2>&1 | grep -c 'skipped damaged record'")
+set_tests_properties(Cli.TuneReportsADamagedLineOnce PROPERTIES PASS_REGULAR_EXPRESSION "^1[\r\n]")
 # A CPU the server may not run on, a key "file" that is a directory, and
 # run_artifact --help: each says what it is.
 add_test(NAME Cli.ServerCoresThisMachineLacksAreRefused
@@ -184,7 +189,8 @@ foreach(test ${CLI_TESTS})
     set_tests_properties(${test} PROPERTIES TIMEOUT 60)
   endif()
 endforeach()
-set_tests_properties(Cli.TuneOpSearchAutoResumesAndDistills Cli.TuneOpPrintsProgressAndLogs PROPERTIES TIMEOUT 240)
+set_tests_properties(Cli.TuneOpSearchAutoResumesAndDistills Cli.TuneOpPrintsProgressAndLogs Cli.TuneReportsADamagedLineOnce
+                     PROPERTIES TIMEOUT 240)
 if(TEST Python.PackageCompilesRunsAndMatchesTheCli)
   set_tests_properties(Python.PackageCompilesRunsAndMatchesTheCli PROPERTIES TIMEOUT 240)
 endif()
