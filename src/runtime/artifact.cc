@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <string_view>
 #include <sstream>
 
 #include <zlib.h>
@@ -31,7 +32,7 @@ void put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
 }
 
-uint32_t crc_of(const std::string& bytes) {
+uint32_t crc_of(std::string_view bytes) {
   return static_cast<uint32_t>(
       crc32_z(crc32_z(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
@@ -69,6 +70,8 @@ class Reader {
     return value;
   }
   std::string get_bytes(uint64_t n, const std::string& what) { return std::string(take(n, what), n); }
+  // The next n bytes in place (no copy: a model's weights are most of them).
+  std::string_view view_bytes(uint64_t n, const std::string& what) { return std::string_view(take(n, what), n); }
   bool at_end() const { return pos_ == bytes_.size(); }
 
  private:
@@ -117,7 +120,7 @@ std::string params_bytes(const Artifact& a) {
   return out;
 }
 
-std::vector<NDArray> params_from(const std::string& bytes, const ExecutableGraph& g, const std::string& path) {
+std::vector<NDArray> params_from(std::string_view bytes, const ExecutableGraph& g, const std::string& path) {
   uint64_t expected = 0;
   for (int t : g.constants) expected += static_cast<uint64_t>(g.num_elements(t)) * sizeof(float);
   if (bytes.size() != expected)
@@ -169,7 +172,10 @@ Artifact read_artifact(const std::string& path) {
                 std::to_string(kVersion) + " (recompile the model)");
   const auto count = r.get<uint32_t>("the section count");
   if (count > kMaxSections) throw Error("artifact '" + path + "' claims " + std::to_string(count) + " sections");
-  std::map<std::string, std::string> sections;
+  // Views into `bytes`: the weights are copied once, into their arrays, and
+  // the file's bytes freed on return (a copy per section made loading hold
+  // three times the artifact).
+  std::map<std::string, std::string_view> sections;
   for (uint32_t i = 0; i < count; ++i) {
     const auto name_length = r.get<uint32_t>("a section name's length");
     if (name_length > kMaxSectionName)
@@ -178,32 +184,32 @@ Artifact read_artifact(const std::string& path) {
     std::string name = r.get_bytes(name_length, "a section name");
     const auto size = r.get<uint64_t>("the size of section " + support::quoted(name));
     const auto crc = r.get<uint32_t>("the checksum of section " + support::quoted(name));
-    std::string section = r.get_bytes(size, "section " + support::quoted(name));
+    const std::string_view section = r.view_bytes(size, "section " + support::quoted(name));
     if (crc_of(section) != crc)
       throw Error("artifact '" + path + "' is damaged: section " + support::quoted(name) +
                   " does not match its checksum (a changed byte; compile the model again)");
-    sections[name] = std::move(section);
+    sections[name] = section;
   }
   if (!r.at_end()) throw Error("artifact '" + path + "' has bytes after its last section");
   for (const char* required : {"target", "instruction_sets", "graph", "params", "kernels"})
     if (!sections.count(required)) throw Error("artifact '" + path + "' has no '" + std::string(required) + "' section");
 
   Artifact a;
-  a.target = sections["target"];
-  a.instruction_sets = split(sections["instruction_sets"]);
+  a.target = std::string(sections["target"]);
+  a.instruction_sets = split(std::string(sections["instruction_sets"]));
   support::JsonLimits limits;
   limits.max_depth = 8;
   limits.max_elements = 1 << 20;
   limits.max_bytes = 256u << 20;
   nlohmann::json graph;
   try {
-    graph = support::parse_bounded_json(sections["graph"], limits);
+    graph = support::parse_bounded_json(std::string(sections["graph"]), limits);
   } catch (const Error& e) {
     throw Error("artifact '" + path + "': graph section: " + e.what());
   }
   a.graph = ExecutableGraph::from_json(graph, "artifact '" + path + "'");
   a.params = params_from(sections["params"], a.graph, path);
-  a.shared_object = std::move(sections["kernels"]);
+  a.shared_object = std::string(sections["kernels"]);
   return a;
 }
 
