@@ -22,12 +22,14 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
 
 runtime::NDArray kernel_constant(const graph::Graph& g, const Node& n, size_t index, const runtime::NDArray& value) {
   const std::optional<ops::StoredConstant>& stored = n.op.definition().stored_constant;
-  runtime::NDArray out(kernel_constant_shape(g, n, index, value.shape()));
   if (!stored) {
+    runtime::NDArray out(value.shape());
     std::memcpy(out.data(), value.data(), value.size() * sizeof(float));
     return out;
   }
-  const std::vector<float> values = stored->values(graph::operator_call(g, n), index, value.data(), value.shape());
+  const ops::OperatorCall call = graph::operator_call(g, n);
+  runtime::NDArray out(stored->shape(call, index, value.shape()));
+  const std::vector<float> values = stored->values(call, index, value.data(), value.shape());
   std::memcpy(out.data(), values.data(), values.size() * sizeof(float));
   return out;
 }

@@ -148,6 +148,18 @@ TEST_F(RpcFleet, AServerKilledMidBatchLosesNoCandidate) {
   EXPECT_TRUE(fleet.wait_for_devices("zen", 2, 2)) << fleet.tracker().log();
 }
 
+// A dealer that speaks CURVE as `keys` to the peer whose public key is
+// `peer_key`, connected to `address` ("tcp://..."); it drops what it has
+// not sent when closed.
+zmq::socket_t curve_dealer(zmq::context_t& context, const KeyPair& keys, const std::string& peer_key,
+                           const std::string& address) {
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  make_curve_client(socket, keys, peer_key);
+  socket.connect(address);
+  return socket;
+}
+
 // The runner's whole batch, bounded: a run that outlives `seconds` is a hang.
 std::vector<MeasureResult> run_bounded(RpcRunner& runner, const Batch& b, double seconds,
                                        const std::function<void()>& meanwhile = [] {}) {
@@ -221,10 +233,7 @@ TEST_F(RpcFleet, TheRequestsOfATunerThatDiedLeaveTheQueue) {
     // A tuner that asks for three devices of a key nobody serves, then dies
     // without cancelling: it never sends its requests again.
     zmq::context_t context;
-    zmq::socket_t tuner(context, zmq::socket_type::dealer);
-    tuner.set(zmq::sockopt::linger, 0);
-    make_curve_client(tuner, keys, keys.public_key);
-    tuner.connect("tcp://" + fleet.tracker_address());
+    zmq::socket_t tuner = curve_dealer(context, keys, keys.public_key, "tcp://" + fleet.tracker_address());
     for (const char* id : {"1", "2", "3"})
       send(tuner, Message{{{"type", "request"}, {"client", "dead"}, {"request", id}, {"key", "gpu"}, {"priority", 0}}, {}});
     // Each request is answered with how many devices of its key are alive.
@@ -285,10 +294,7 @@ TEST_F(RpcFleet, StrangersAreRefusedWithALogLine) {
   stranger.public_key = generate_key_pair().public_key;  // and one that does not even hold its secret
   for (const KeyPair& keys : {generate_key_pair(), stranger}) {
     zmq::context_t context;
-    zmq::socket_t socket(context, zmq::socket_type::dealer);
-    socket.set(zmq::sockopt::linger, 0);
-    make_curve_client(socket, keys, fleet_keys.public_key);
-    socket.connect("tcp://" + fleet.tracker_address());
+    zmq::socket_t socket = curve_dealer(context, keys, fleet_keys.public_key, "tcp://" + fleet.tracker_address());
     send(socket, Message{{{"type", "summary"}}, {}});
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     EXPECT_EQ(zmq::poll(&item, 1, std::chrono::milliseconds(1000)), 0) << "the tracker answered a stranger";
@@ -315,10 +321,7 @@ TEST_F(RpcFleet, AThousandMalformedMessagesLeaveTrackerAndServerUp) {
   ASSERT_TRUE(fleet.start("zen", 1));
   const KeyPair keys = fleet.keys();
   zmq::context_t context;
-  zmq::socket_t tracker(context, zmq::socket_type::dealer);
-  tracker.set(zmq::sockopt::linger, 0);
-  make_curve_client(tracker, keys, keys.public_key);
-  tracker.connect("tcp://" + fleet.tracker_address());
+  zmq::socket_t tracker = curve_dealer(context, keys, keys.public_key, "tcp://" + fleet.tracker_address());
   std::mt19937 random(7);
   auto junk = [&](size_t max) {
     std::string s(random() % max, '\0');
@@ -352,10 +355,7 @@ TEST_F(RpcFleet, AThousandMalformedMessagesLeaveTrackerAndServerUp) {
   const auto at = server_log.find("serving at ");
   ASSERT_NE(at, std::string::npos) << server_log;
   const std::string address = server_log.substr(at + 11, server_log.find(',', at) - at - 11);
-  zmq::socket_t server(context, zmq::socket_type::dealer);
-  server.set(zmq::sockopt::linger, 0);
-  make_curve_client(server, keys, keys.public_key);
-  server.connect(address);
+  zmq::socket_t server = curve_dealer(context, keys, keys.public_key, address);
   for (int i = 0; i < 1000; ++i) {
     const std::string h = i % 2 ? junk(200)
                                 : "{\"type\":\"run\",\"token\":\"t\",\"job\":\"j\",\"name\":\"../../etc/passwd\"}";
