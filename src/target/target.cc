@@ -55,6 +55,28 @@ void set_vector_unit(Target& t) {
   }
 }
 
+// LLVM 16 exposes no list of a target's feature names and only warns about
+// an unknown one (then generates code without it). A name is known exactly
+// when turning it on or off changes a baseline CPU's feature bits: one the
+// baseline lacks is added by "+name", one it has is removed by "-name".
+bool is_known_feature(const std::string& name) {
+  std::unique_ptr<llvm::MCSubtargetInfo> base = subtarget_info("x86-64", "");
+  if (!base) return true;  // no tables to ask: let LLVM judge
+  const llvm::FeatureBitset bits = base->getFeatureBits();
+  return subtarget_info("x86-64", "+" + name)->getFeatureBits() != bits ||
+         subtarget_info("x86-64", "-" + name)->getFeatureBits() != bits;
+}
+
+void require_known_features(const std::string& text, const std::string& features) {
+  std::istringstream items(features);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.size() < 2 || (item[0] != '+' && item[0] != '-'))
+      throw Error("target '" + text + "': feature '" + item + "' must be +name or -name");
+    if (!is_known_feature(item.substr(1)))
+      throw Error("target '" + text + "': unknown CPU feature '" + item.substr(1) + "'");
+  }
+}
+
 // The vector ISAs from the widest down, each with the LLVM feature whose
 // removal leaves the next one (removing a feature removes those implying it).
 struct IsaLevel {
@@ -151,6 +173,7 @@ Target Target::parse(const std::string& text) {
     std::unique_ptr<llvm::MCSubtargetInfo> generic = subtarget_info("", "");
     if (generic && !generic->isCPUStringValid(t.cpu)) throw Error("target '" + text + "': unknown CPU '" + t.cpu + "'");
   }
+  if (features_given) require_known_features(text, t.features);
   // Another CPU than ours: its own features, not the host's.
   if (cpu_given && !features_given) t.features.clear();
   if (cpu_given || features_given) set_vector_unit(t);

@@ -70,6 +70,19 @@ TEST(CodegenTarget, BadThreadCountOrCpuIsAnErrorNamingTheTarget) {
   EXPECT_THROW(Target::parse("cuda -threads=2"), Error);
 }
 
+// LLVM alone only warns about an unknown feature and compiles without it.
+TEST(CodegenTarget, AnUnknownOrMalformedFeatureIsAnErrorAndKnownOnesPass) {
+  EXPECT_EQ(error_of("llvm -mattr=+foo"), "target 'llvm -mattr=+foo': unknown CPU feature 'foo'");
+  EXPECT_EQ(error_of("llvm -mcpu=x86-64 -mattr=+avx2,-avx512fx"),
+            "target 'llvm -mcpu=x86-64 -mattr=+avx2,-avx512fx': unknown CPU feature 'avx512fx'");
+  EXPECT_EQ(error_of("llvm -mattr=avx2"), "target 'llvm -mattr=avx2': feature 'avx2' must be +name or -name");
+  // Known ones, whether the baseline CPU has them (sse2) or not (avx512f), on or off,
+  // ISA features and tuning ones.
+  for (const char* text : {"llvm -mattr=-sse2", "llvm -mattr=+avx512f", "llvm -mattr=-avx512f",
+                           "llvm -mcpu=x86-64 -mattr=+avx2,+fma,-prefer-256-bit", "llvm -mattr="})
+    EXPECT_EQ(error_of(text), "no error") << text;
+}
+
 TEST(CodegenTarget, MatchKeyIsKindIsaWidthAndThreads) {
   EXPECT_EQ(Target::parse(std::string(kAvx2) + " -threads=2").match_key(), "llvm avx2 256-bit threads=2");
   EXPECT_EQ(Target::parse(kAvx512).match_key(), "llvm avx512 512-bit");
