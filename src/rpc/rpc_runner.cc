@@ -62,6 +62,7 @@ RpcRunner::RpcRunner(RpcRunnerOptions options, measure::ReferenceFn reference)
   if (!(options_.silence_timeout > 0) || !(options_.device_wait_timeout > 0))
     throw Error("rpc runner: silence_timeout and device_wait_timeout must be positive seconds");
   connection_->keys = read_key_file(options_.key_file.empty() ? default_key_file() : options_.key_file);
+  check_tracker_address(options_.tracker);
   connection_->tracker = connect_to_tracker(connection_->context, options_.tracker, connection_->keys);
 }
 

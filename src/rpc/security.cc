@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -179,6 +180,55 @@ void HandshakeMonitor::handle() {
     const char* why = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error (not CURVE, or a bad key)"
                                                                 : "no detail";
     log_line(who_, fmt::format("refused a peer on {}: handshake failed, {} (code {:#x})", endpoint.to_string(), why, value));
+  }
+}
+
+ConnectHandshakeMonitor::ConnectHandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched)
+    : socket_(context, zmq::socket_type::pair) {
+  // A counter, not the address: a reconnect makes the next monitor before the
+  // old socket (and its monitor's endpoint) is gone.
+  static std::atomic<int> next{0};
+  const std::string endpoint = fmt::format("inproc://tessera-connect-monitor-{}", next++);
+  const int events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+  if (zmq_socket_monitor(watched.handle(), endpoint.c_str(), events) != 0)
+    throw Error(std::string("cannot monitor a socket: ") + zmq_strerror(zmq_errno()));
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.connect(endpoint);
+}
+
+void ConnectHandshakeMonitor::handle() {
+  for (;;) {
+    zmq::message_t event, endpoint;
+    if (!socket_.recv(event, zmq::recv_flags::dontwait)) return;
+    if (event.more()) (void)socket_.recv(endpoint, zmq::recv_flags::none);
+    if (event.size() < 6) continue;
+    uint16_t id;
+    std::memcpy(&id, event.data(), 2);
+    switch (id) {
+      case ZMQ_EVENT_CONNECTED:
+        connected_ = true, handshaken_ = false;
+        break;
+      case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        handshaken_ = true, refusals_ = 0;
+        break;
+      case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+        ++refusals_, why_ = "it does not allow this public key", connected_ = false;
+        break;
+      case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        ++refusals_, why_ = "the CURVE handshake failed (it holds another key)", connected_ = false;
+        break;
+      case ZMQ_EVENT_DISCONNECTED:
+        // Dropped mid-handshake: a CURVE server cannot open a hello sealed
+        // for another public key, and hangs up.
+        if (connected_ && !handshaken_) ++refusals_, why_ = "it hangs up during the CURVE handshake (another key)";
+        connected_ = false;
+        break;
+      default:
+        break;
+    }
   }
 }
 

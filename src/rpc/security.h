@@ -73,4 +73,25 @@ class HandshakeMonitor {
   int failures_ = 0;
 };
 
+// Watches the handshakes of a connecting socket (a server's link to its
+// tracker). A peer holding another key never answers: libzmq retries the
+// connection for ever, silently, while only the peer's log says why. This
+// counts the handshakes refused since the last one that succeeded, so the
+// owner can stop with one clear line instead. Polled like the others.
+class ConnectHandshakeMonitor {
+ public:
+  ConnectHandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched);
+  zmq::socket_t& socket() { return socket_; }
+  void handle();
+  int refusals_in_a_row() const { return refusals_; }
+  // What the last refusal looked like from this side.
+  const std::string& last_refusal() const { return why_; }
+
+ private:
+  zmq::socket_t socket_;
+  bool connected_ = false, handshaken_ = false;
+  int refusals_ = 0;
+  std::string why_;
+};
+
 }  // namespace tessera::rpc

@@ -26,6 +26,7 @@
 #include "rpc/message.h"
 #include "rpc/random_token.h"
 #include "rpc/security.h"
+#include "rpc/tracker_client.h"
 #include "tessera/error.h"
 
 namespace tessera::rpc {
@@ -165,6 +166,7 @@ struct Server::State {
   zmq::socket_t data{context, zmq::socket_type::router};
   zmq::socket_t results{context, zmq::socket_type::pull};
   std::unique_ptr<zmq::socket_t> tracker;
+  std::unique_ptr<ConnectHandshakeMonitor> tracker_handshakes;
   std::vector<std::unique_ptr<SlotWorker>> workers;
   std::vector<SlotState> slots;
   std::string id = random_token();
@@ -176,11 +178,20 @@ struct Server::State {
   int uploads = 0;
 
   void connect_tracker(const ServerOptions& o) {
-    tracker = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
-    tracker->set(zmq::sockopt::linger, 0);
-    tracker->set(zmq::sockopt::maxmsgsize, int64_t(kMaxHeaderBytes + 1024));
-    make_curve_client(*tracker, keys, keys.public_key);
-    tracker->connect("tcp://" + o.tracker);
+    tracker_handshakes.reset();
+    tracker = connect_to_tracker(context, o.tracker, keys);
+    tracker_handshakes = std::make_unique<ConnectHandshakeMonitor>(context, *tracker);
+  }
+  // A tracker that refuses our key will refuse it for ever: stop and say so,
+  // rather than "serve" a fleet that never sends a job.
+  void require_tracker_accepts_key(const ServerOptions& o) {
+    tracker_handshakes->handle();
+    if (tracker_handshakes->refusals_in_a_row() < 3) return;
+    throw Error(fmt::format("rpc server: the tracker at {} refuses this server: {} (key file {}, public key {}). "
+                            "Give the tracker and its servers the same key file, or list this public key in "
+                            "the tracker's --authorized-keys",
+                            o.tracker, tracker_handshakes->last_refusal(),
+                            o.key_file.empty() ? default_key_file() : o.key_file, keys.public_key));
   }
   void to_tracker(nlohmann::json header) { send(*tracker, Message{std::move(header), {}}); }
   void register_with_tracker(const ServerOptions& o) {
@@ -220,7 +231,7 @@ void Server::serve(const std::atomic<bool>& stop) {
   const ServerOptions& o = options_;
   if (o.key.empty()) throw Error("rpc server: --key must name the device key");
   if (o.slots < 1 || o.slots > 1024) throw Error(fmt::format("rpc server: --slots {}: must be 1 to 1024", o.slots));
-  if (o.tracker.find(':') == std::string::npos) throw Error("rpc server: --tracker " + o.tracker + ": must be HOST:PORT");
+  check_tracker_address(o.tracker);
   const auto cores = split_cores(o.cores, o.slots);
   s.keys = read_key_file(o.key_file.empty() ? default_key_file() : o.key_file);
   std::set<std::string> allowed{s.keys.public_key};
@@ -256,8 +267,8 @@ void Server::serve(const std::atomic<bool>& stop) {
   s.connect_tracker(o);
   s.register_with_tracker(o);
   s.last_tracker_reply = Clock::now();
-  log_line(kWho, fmt::format("key {}, {} slot{}, serving at {}, tracker {}", o.key, o.slots, o.slots == 1 ? "" : "s",
-                             s.address, o.tracker));
+  log_line(kWho, fmt::format("key {}, {} slot{}, serving at {}, registering with tracker {}", o.key, o.slots,
+                             o.slots == 1 ? "" : "s", s.address, o.tracker));
 
   while (!stop) {
     zmq::pollitem_t items[] = {{s.data.handle(), 0, ZMQ_POLLIN, 0},
@@ -268,6 +279,7 @@ void Server::serve(const std::atomic<bool>& stop) {
     poll_sockets(items, 5, std::chrono::milliseconds(100));
     if (items[3].revents & ZMQ_POLLIN) s.authenticator->handle();
     if (items[4].revents & ZMQ_POLLIN) s.monitor->handle();
+    s.require_tracker_accepts_key(o);
     for (Received r; !(r = receive(s.results, false, 0)).empty();)
       if (r.message) s.on_done(*r.message);
     for (Received r; !(r = receive(*s.tracker, false, 0)).empty();) {

@@ -1,5 +1,8 @@
 #include "rpc/tracker_client.h"
 
+#include <netdb.h>
+
+#include <charconv>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -8,9 +11,26 @@
 
 namespace tessera::rpc {
 
+void check_tracker_address(const std::string& tracker) {
+  const size_t colon = tracker.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw Error("tracker '" + tracker + "': must be HOST:PORT");
+  const std::string port = tracker.substr(colon + 1);
+  int value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value < 1 || value > 65535)
+    throw Error("tracker '" + tracker + "': the port must be a number from 1 to 65535");
+  std::string host = tracker.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);  // [IPv6]
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int status = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (status != 0) throw Error(fmt::format("tracker '{}': cannot resolve host '{}': {}", tracker, host, gai_strerror(status)));
+  freeaddrinfo(found);
+}
+
 std::unique_ptr<zmq::socket_t> connect_to_tracker(zmq::context_t& context, const std::string& tracker,
                                                   const KeyPair& keys) {
-  if (tracker.find(':') == std::string::npos) throw Error("tracker '" + tracker + "': must be HOST:PORT");
   auto socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
   socket->set(zmq::sockopt::linger, 0);
   socket->set(zmq::sockopt::maxmsgsize, int64_t(kMaxHeaderBytes + 1024));
@@ -25,6 +45,7 @@ std::unique_ptr<zmq::socket_t> connect_to_tracker(zmq::context_t& context, const
 
 std::vector<KeyStatus> query_tracker(const std::string& tracker, const KeyPair& keys, double timeout) {
   zmq::context_t context;
+  check_tracker_address(tracker);
   auto socket = connect_to_tracker(context, tracker, keys);
   send(*socket, Message{{{"type", "summary"}}, {}});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);

@@ -13,6 +13,11 @@
 
 namespace tessera::rpc {
 
+// tessera::Error naming `tracker` unless it is HOST:PORT with a port from 1
+// to 65535 and a host that resolves. Checked once, before connecting: libzmq
+// would retry an unresolvable host silently, which a user sees as a timeout.
+void check_tracker_address(const std::string& tracker);
+
 // A CURVE-authenticated DEALER connected to the tracker at HOST:PORT.
 std::unique_ptr<zmq::socket_t> connect_to_tracker(zmq::context_t& context, const std::string& tracker,
                                                   const KeyPair& keys);

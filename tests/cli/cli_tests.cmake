@@ -173,6 +173,14 @@ set_tests_properties(Cli.RunArtifactHelpPrintsUsage PROPERTIES PASS_REGULAR_EXPR
 add_test(NAME Cli.ATrackerPortOutOfRangeIsRefused COMMAND tessera_cli rpc server --tracker 127.0.0.1:99999 --key zen)
 set_tests_properties(Cli.ATrackerPortOutOfRangeIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
                      "must be HOST:PORT with a port from 1 to 65535, got 127.0.0.1:99999")
+# An unresolvable tracker host is named at once (libzmq retries it silently:
+# it looked like a tracker that does not answer).
+add_test(NAME Cli.AnUnresolvableTrackerHostIsNamed COMMAND tessera_cli rpc server --tracker no-such-host.invalid:9190 --key zen)
+set_tests_properties(Cli.AnUnresolvableTrackerHostIsNamed PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tracker 'no-such-host.invalid:9190': cannot resolve host 'no-such-host.invalid'")
+add_test(NAME Cli.AnUnknownCpuFeatureIsRefused COMMAND tessera_cli op relu --input 8 --target "llvm -mattr=+avx2,+foo")
+set_tests_properties(Cli.AnUnknownCpuFeatureIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: .*unknown CPU feature 'foo'")
 
 # Timeouts: each command above runs in under 5 s on a 2-core Xeon, but for
 # the tuning runs and the Python package (20-25 s); a hang fails in a minute.

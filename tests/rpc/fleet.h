@@ -128,10 +128,13 @@ class Fleet {
     args.insert(args.end(), more.begin(), more.end());
     tracker_ = std::make_unique<CliProcess>(args, (dir_ / "tracker.log").string(), TESSERA_RPC);
   }
-  // A server of `key` with `slots` slots; more flags after.
-  void start_server(const std::string& key, int slots = 1, std::vector<std::string> more = {}) {
+  // A server of `key` with `slots` slots; more flags after; the fleet's key
+  // file unless `key_file` names another.
+  void start_server(const std::string& key, int slots = 1, std::vector<std::string> more = {},
+                    const std::string& key_file = "") {
     std::vector<std::string> args{"server", "--tracker", tracker_address(), "--key", key, "--slots",
-                                  std::to_string(slots), "--key-file", key_file_, "--heartbeat-interval", "0.2",
+                                  std::to_string(slots), "--key-file", key_file.empty() ? key_file_ : key_file,
+                                  "--heartbeat-interval", "0.2",
                                   "--session-timeout", "3"};
     args.insert(args.end(), more.begin(), more.end());
     servers_.push_back(std::make_unique<CliProcess>(

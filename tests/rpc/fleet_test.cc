@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -313,6 +314,26 @@ TEST_F(RpcFleet, StrangersAreRefusedWithALogLine) {
   EXPECT_NE(log.find("is not allowed"), std::string::npos) << log;
   EXPECT_NE(log.find("handshake failed"), std::string::npos) << log;
   // The fleet still works.
+  EXPECT_TRUE(fleet.wait_for_devices("zen", 1, 1));
+}
+
+// libzmq retries a refused handshake for ever: without a check the server
+// said "serving" while only the tracker's log showed it refused.
+TEST_F(RpcFleet, AServerWhoseKeyTheTrackerRefusesStopsWithOneClearLine) {
+  Fleet fleet("otherkey");
+  fleet.start_tracker();
+  const std::string other_key_file = fleet.key_file() + ".other";
+  write_key_file(other_key_file, generate_key_pair());
+  fleet.start_server("zen", 1, {}, other_key_file);
+  testing::CliProcess& server = fleet.server(0);
+  for (int i = 0; i < 200 && server.alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(server.alive()) << "the refused server is still running:\n" << server.log();
+  const std::string log = server.log();
+  EXPECT_NE(log.find("the tracker at " + fleet.tracker_address() + " refuses this server"), std::string::npos) << log;
+  EXPECT_NE(log.find(other_key_file), std::string::npos) << log;
+  EXPECT_EQ(log.find("registered with the tracker"), std::string::npos) << log;
+  // A server holding the fleet's key still joins.
+  fleet.start_server("zen");
   EXPECT_TRUE(fleet.wait_for_devices("zen", 1, 1));
 }
 
