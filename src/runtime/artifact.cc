@@ -58,52 +58,54 @@ std::vector<std::string> split(const std::string& text) {
   return words;
 }
 
-// Reads fields from the file's bytes; running past the end is a truncation.
+// Reads an artifact's fields from its file in order; running past the end is
+// a truncation. Nothing is read before the magic shows it is an artifact, so
+// a large file of something else costs nothing.
 class Reader {
  public:
-  Reader(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  explicit Reader(const std::string& path) : in_(path, std::ios::binary | std::ios::ate), path_(path) {
+    if (!in_) throw Error("cannot open artifact '" + path + "'");
+    const std::streamoff size = in_.tellg();
+    if (size < 0) throw Error("cannot read artifact '" + path + "': not a regular file");
+    size_ = static_cast<uint64_t>(size);
+    in_.seekg(0);
+    char magic[sizeof(kMagic)] = {};
+    if (size_ < sizeof(kMagic) || !in_.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+      throw Error("'" + path + "' is not a Tessera artifact (it does not start with TESSERA)");
+    pos_ = sizeof(kMagic);
+  }
 
   template <class T>
   T get(const std::string& what) {
     T value;
-    std::memcpy(&value, take(sizeof(T), what), sizeof(T));
+    read_into(reinterpret_cast<char*>(&value), sizeof(T), what);
     return value;
   }
-  std::string get_bytes(uint64_t n, const std::string& what) { return std::string(take(n, what), n); }
-  // The next n bytes in place (no copy: a model's weights are most of them).
-  std::string_view view_bytes(uint64_t n, const std::string& what) { return std::string_view(take(n, what), n); }
-  bool at_end() const { return pos_ == bytes_.size(); }
+  std::string get_bytes(uint64_t n, const std::string& what) {
+    require(n, what);
+    std::string bytes(n, '\0');
+    read_into(bytes.data(), n, what);
+    return bytes;
+  }
+  // Reads n bytes into `out`, which holds them.
+  void read_into(char* out, uint64_t n, const std::string& what) {
+    require(n, what);
+    if (!in_.read(out, static_cast<std::streamsize>(n))) throw Error("cannot read artifact '" + path_ + "'");
+    pos_ += n;
+  }
+  // Throws when fewer than n bytes are left: checked before allocating them.
+  void require(uint64_t n, const std::string& what) const {
+    if (n > size_ - pos_)
+      throw Error("artifact '" + path_ + "' is truncated: " + what + " needs " + std::to_string(n) + " bytes at byte " +
+                  std::to_string(pos_) + ", the file has " + std::to_string(size_));
+  }
+  bool at_end() const { return pos_ == size_; }
 
  private:
-  const char* take(uint64_t n, const std::string& what) {
-    if (n > bytes_.size() - pos_)
-      throw Error("artifact '" + path_ + "' is truncated: " + what + " needs " + std::to_string(n) + " bytes at byte " +
-                  std::to_string(pos_) + ", the file has " + std::to_string(bytes_.size()));
-    const char* p = bytes_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  const std::string& bytes_;
+  std::ifstream in_;
   const std::string& path_;
-  size_t pos_ = 0;
+  uint64_t size_ = 0, pos_ = 0;
 };
-
-// The file's bytes, once its first bytes show it is an artifact: a large
-// file of something else is refused before it is read.
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error("cannot open artifact '" + path + "'");
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error("cannot read artifact '" + path + "': not a regular file");
-  in.seekg(0);
-  char magic[sizeof(kMagic)] = {};
-  if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
-    throw Error("'" + path + "' is not a Tessera artifact (it does not start with TESSERA)");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) throw Error("cannot read artifact '" + path + "'");
-  return bytes;
-}
 
 std::string params_bytes(const Artifact& a) {
   if (a.params.size() != a.graph.constants.size())
@@ -120,21 +122,35 @@ std::string params_bytes(const Artifact& a) {
   return out;
 }
 
-std::vector<NDArray> params_from(std::string_view bytes, const ExecutableGraph& g, const std::string& path) {
-  uint64_t expected = 0;
-  for (int t : g.constants) expected += static_cast<uint64_t>(g.num_elements(t)) * sizeof(float);
-  if (bytes.size() != expected)
-    throw Error("artifact '" + path + "': params hold " + std::to_string(bytes.size()) + " bytes, the graph's " +
-                std::to_string(g.constants.size()) + " constants need " + std::to_string(expected));
+Error damaged(const std::string& path, const std::string& section) {
+  return Error("artifact '" + path + "' is damaged: section " + support::quoted(section) +
+               " does not match its checksum (a changed byte; compile the model again)");
+}
+
+uint64_t params_size(const ExecutableGraph& g) {
+  uint64_t size = 0;
+  for (int t : g.constants) size += static_cast<uint64_t>(g.num_elements(t)) * sizeof(float);
+  return size;
+}
+
+// The "params" section read from the file straight into the graph's arrays:
+// a model's weights are most of its artifact, and held once.
+std::vector<NDArray> read_params(Reader& r, uint64_t size, uint32_t crc, const ExecutableGraph& g,
+                                 const std::string& path) {
+  if (size != params_size(g))
+    throw Error("artifact '" + path + "': params hold " + std::to_string(size) + " bytes, the graph's " +
+                std::to_string(g.constants.size()) + " constants need " + std::to_string(params_size(g)));
+  r.require(size, "section \"params\"");
   std::vector<NDArray> params;
-  size_t pos = 0;
+  uint32_t sum = crc_of({});
   for (int t : g.constants) {
     NDArray a(g.tensors[t].shape);
     const size_t n = static_cast<size_t>(a.size()) * sizeof(float);
-    std::memcpy(a.data(), bytes.data() + pos, n);
-    pos += n;
+    r.read_into(reinterpret_cast<char*>(a.data()), n, "section \"params\"");
+    sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(a.data()), n));
     params.push_back(std::move(a));
   }
+  if (sum != crc) throw damaged(path, "params");
   return params;
 }
 
@@ -160,56 +176,66 @@ bool is_artifact_file(const std::string& path) {
   return in && in.read(magic, sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
 }
 
-Artifact read_artifact(const std::string& path) {
-  const std::string bytes = read_file(path);
-  Reader r(bytes, path);
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    throw Error("'" + path + "' is not a Tessera artifact (it does not start with TESSERA)");
-  r.get_bytes(sizeof(kMagic), "the magic");
-  const auto version = r.get<uint32_t>("the format version");
-  if (version != kVersion)
-    throw Error("artifact '" + path + "' has format version " + std::to_string(version) + "; this runtime reads " +
-                std::to_string(kVersion) + " (recompile the model)");
-  const auto count = r.get<uint32_t>("the section count");
-  if (count > kMaxSections) throw Error("artifact '" + path + "' claims " + std::to_string(count) + " sections");
-  // Views into `bytes`: the weights are copied once, into their arrays, and
-  // the file's bytes freed on return (a copy per section made loading hold
-  // three times the artifact).
-  std::map<std::string, std::string_view> sections;
-  for (uint32_t i = 0; i < count; ++i) {
-    const auto name_length = r.get<uint32_t>("a section name's length");
-    if (name_length > kMaxSectionName)
-      throw Error("artifact '" + path + "': section " + std::to_string(i) + " has a name of " +
-                  std::to_string(name_length) + " bytes");
-    std::string name = r.get_bytes(name_length, "a section name");
-    const auto size = r.get<uint64_t>("the size of section " + support::quoted(name));
-    const auto crc = r.get<uint32_t>("the checksum of section " + support::quoted(name));
-    const std::string_view section = r.view_bytes(size, "section " + support::quoted(name));
-    if (crc_of(section) != crc)
-      throw Error("artifact '" + path + "' is damaged: section " + support::quoted(name) +
-                  " does not match its checksum (a changed byte; compile the model again)");
-    sections[name] = section;
-  }
-  if (!r.at_end()) throw Error("artifact '" + path + "' has bytes after its last section");
-  for (const char* required : {"target", "instruction_sets", "graph", "params", "kernels"})
-    if (!sections.count(required)) throw Error("artifact '" + path + "' has no '" + std::string(required) + "' section");
-
-  Artifact a;
-  a.target = std::string(sections["target"]);
-  a.instruction_sets = split(std::string(sections["instruction_sets"]));
+ExecutableGraph graph_from(const std::string& text, const std::string& path) {
   support::JsonLimits limits;
   limits.max_depth = 8;
   limits.max_elements = 1 << 20;
   limits.max_bytes = 256u << 20;
   nlohmann::json graph;
   try {
-    graph = support::parse_bounded_json(std::string(sections["graph"]), limits);
+    graph = support::parse_bounded_json(text, limits);
   } catch (const Error& e) {
     throw Error("artifact '" + path + "': graph section: " + e.what());
   }
-  a.graph = ExecutableGraph::from_json(graph, "artifact '" + path + "'");
-  a.params = params_from(sections["params"], a.graph, path);
-  a.shared_object = std::string(sections["kernels"]);
+  return ExecutableGraph::from_json(graph, "artifact '" + path + "'");
+}
+
+Artifact read_artifact(const std::string& path) {
+  Reader r(path);
+  const auto version = r.get<uint32_t>("the format version");
+  if (version != kVersion)
+    throw Error("artifact '" + path + "' has format version " + std::to_string(version) + "; this runtime reads " +
+                std::to_string(kVersion) + " (recompile the model)");
+  const auto count = r.get<uint32_t>("the section count");
+  if (count > kMaxSections) throw Error("artifact '" + path + "' claims " + std::to_string(count) + " sections");
+  Artifact a;
+  bool have_graph = false, have_params = false;
+  std::map<std::string, std::string> sections;  // all but the weights
+  for (uint32_t i = 0; i < count; ++i) {
+    const auto name_length = r.get<uint32_t>("a section name's length");
+    if (name_length > kMaxSectionName)
+      throw Error("artifact '" + path + "': section " + std::to_string(i) + " has a name of " +
+                  std::to_string(name_length) + " bytes");
+    const std::string name = r.get_bytes(name_length, "a section name");
+    const auto size = r.get<uint64_t>("the size of section " + support::quoted(name));
+    const auto crc = r.get<uint32_t>("the checksum of section " + support::quoted(name));
+    // The writer puts the graph before the weights, so they are read into
+    // the arrays the graph sizes.
+    if (name == "params") {
+      if (!have_graph)
+        throw Error("artifact '" + path + "': its 'params' section comes before its 'graph' (not an order Tessera "
+                    "writes; compile the model again)");
+      if (have_params) throw Error("artifact '" + path + "' has two 'params' sections");
+      a.params = read_params(r, size, crc, a.graph, path);
+      have_params = true;
+      continue;
+    }
+    std::string bytes = r.get_bytes(size, "section " + support::quoted(name));
+    if (crc_of(bytes) != crc) throw damaged(path, name);
+    if (name == "graph") {
+      a.graph = graph_from(bytes, path);
+      have_graph = true;
+    }
+    sections[name] = std::move(bytes);
+  }
+  if (!r.at_end()) throw Error("artifact '" + path + "' has bytes after its last section");
+  for (const char* required : {"target", "instruction_sets", "graph", "kernels"})
+    if (!sections.count(required)) throw Error("artifact '" + path + "' has no '" + std::string(required) + "' section");
+  if (!have_params) throw Error("artifact '" + path + "' has no 'params' section");
+
+  a.target = sections["target"];
+  a.instruction_sets = split(sections["instruction_sets"]);
+  a.shared_object = std::move(sections["kernels"]);
   return a;
 }
 

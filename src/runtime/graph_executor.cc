@@ -85,11 +85,11 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   if (auto at = target_.find("-threads="); at != std::string::npos)
     threads_ = std::max(0, std::atoi(target_.c_str() + at + 9));
   target_threads_ = threads_;
-  const std::vector<NDArray>& params = artifact.params;
+  std::vector<NDArray>& params = artifact.params;
   if (params.size() != graph_.constants.size())
     throw Error(source_ + ": " + std::to_string(params.size()) + " params for " +
                 std::to_string(graph_.constants.size()) + " constants");
-  std::vector<const NDArray*> param_of(graph_.tensors.size(), nullptr);
+  std::vector<NDArray*> param_of(graph_.tensors.size(), nullptr);
   for (size_t i = 0; i < params.size(); ++i) param_of[graph_.constants[i]] = &params[i];
 
   // Constants in the order the calls first read them, so that the weights of
@@ -116,11 +116,14 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   memory_ = HugePageBuffer(static_cast<size_t>(constant_bytes + plan_.arena_bytes), source_.c_str());
   constant_data_.assign(graph_.tensors.size(), nullptr);
   char* next = memory_.data();
+  // Each weight is freed once it is in place: loading holds the model's
+  // weights once, not twice.
   for (int t : constant_order) {
-    const NDArray& param = *param_of[t];
+    NDArray& param = *param_of[t];
     std::memcpy(next, param.data(), param.size() * sizeof(float));
     constant_data_[t] = reinterpret_cast<float*>(next);
     next += stored_bytes(param);
+    param = NDArray();
   }
   arena_ = reinterpret_cast<float*>(next);
 

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <random>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <random>
 
 #include <fstream>
 #include <sstream>
@@ -309,6 +313,9 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
   junk_graph.replace(junk_graph.find("\"calls\""), 7, "\"calks\"");
   std::string bad_id = good;
   bad_id.replace(bad_id.find("\"outputs\":[5,3]"), 15, "\"outputs\":[9,3]");
+  // The weights are read straight into their arrays, their checksum summed on the way.
+  std::string flipped_weight = good;
+  flipped_weight[flipped_weight.find("params") + 6 + 12 + 5] ^= 0x10;
   std::vector<Damage> damages = {
       {"empty", "", "is not a Tessera artifact"},
       {"another format", "GIF89a....", "is not a Tessera artifact"},
@@ -319,6 +326,7 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
       {"a byte too many", good + "x", "has bytes after its last section"},
       {"an absurd section size", huge_section, "is truncated: section 'target' needs"},
       {"a renamed field", junk_graph, "section 'graph' does not match its checksum"},
+      {"a flipped weight bit", flipped_weight, "section 'params' does not match its checksum"},
       {"a renamed field, checksum made to match", reseal(junk_graph), "damaged graph"},
       {"an output out of range, checksum made to match", reseal(bad_id), "an output names tensor 9, but the graph has 6"},
   };
@@ -336,6 +344,50 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
   }
   unlink(bad.c_str());
   EXPECT_THROW(GraphExecutor::load(temp_path("missing.tsr")), Error);
+}
+
+// The peak resident memory (KB) of `run_artifact path` run once.
+long run_artifact_max_rss_kb(const std::string& path) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    execl(TESSERA_RUN_ARTIFACT, "run_artifact", path.c_str(), "--number", "1", "--repeat", "1", nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << path;
+  return usage.ru_maxrss;
+}
+
+// Loading held the weights two or three times over (the file's bytes, the
+// arrays read from them, the executor's buffer); it holds them once now, and
+// a weight only twice while it is being copied into place.
+TEST(Artifact, LoadingHoldsTheWeightsOnce) {
+  TinyModel tiny;
+  const std::string tiny_path = temp_path("tiny-rss.tsr"), big_path = temp_path("big-rss.tsr");
+  write_artifact(tiny.artifact, tiny_path);
+  constexpr int kBallast = 16;
+  constexpr int64_t kFloats = int64_t(1) << 20;  // 4 MB each, 64 MB in all, read by no kernel
+  {
+    TinyModel big;
+    for (int i = 0; i < kBallast; ++i) {
+      big.artifact.graph.constants.push_back(static_cast<int>(big.artifact.graph.tensors.size()));
+      big.artifact.graph.tensors.push_back({"ballast" + std::to_string(i), {kFloats}});
+      NDArray weights({kFloats});
+      weights.fill_random(i);
+      big.artifact.params.push_back(std::move(weights));
+    }
+    write_artifact(big.artifact, big_path);
+  }
+  const double weights_kb = kBallast * kFloats * 4 / 1024.0;
+  const long tiny_kb = run_artifact_max_rss_kb(tiny_path), big_kb = run_artifact_max_rss_kb(big_path);
+  unlink(tiny_path.c_str());
+  unlink(big_path.c_str());
+  EXPECT_GT(big_kb - tiny_kb, 0.9 * weights_kb) << "the weights are not all resident?";
+  EXPECT_LT(big_kb - tiny_kb, 1.3 * weights_kb) << "big " << big_kb << " KB, tiny " << tiny_kb << " KB";
 }
 
 TEST(Artifact, EveryFlippedBitIsACaughtDamageNotACrash) {
