@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "runtime/graph_executor.h"
@@ -55,6 +56,14 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < out.size() && i < 8; ++i) std::printf(" %.5f", out[i]);
     std::printf("%s\n", out.size() > 8 ? " ..." : "");
     std::printf("%s\n", executor.benchmark(number, repeat).summary().c_str());
+    // The process's peak resident memory (the kernel's high-water mark since
+    // exec): what loading and running the model took.
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmHWM:", 0) == 0) {
+        const size_t at = line.find_first_not_of(" \t", 6);
+        std::printf("peak resident memory: %s\n", line.substr(at == std::string::npos ? 6 : at).c_str());
+      }
   } catch (const Error& e) {
     std::fprintf(stderr, "run_artifact: error: %s\n", e.what());
     return 1;
