@@ -251,6 +251,88 @@ def operator_models():
          const("back", np.array([1, -1, 7, 7], np.int64))])
 
 
+def math_operator_models():
+    x4 = [("x", [1, 4, 7, 7])]
+    # Issue 28's math operators. The activations, chained so each one's output
+    # feeds another: Erf, Tanh, Exp, Reciprocal, Neg, Abs, Sqrt, Log,
+    # HardSigmoid, and Max of three, Min of two.
+    op_model("op_unary_math_opset13", 13, [
+        helper.make_node("Erf", ["x"], ["e"]), helper.make_node("Tanh", ["e"], ["t"]),
+        helper.make_node("Exp", ["t"], ["ex"]), helper.make_node("Reciprocal", ["ex"], ["r"]),
+        helper.make_node("Neg", ["r"], ["n"]), helper.make_node("Abs", ["x"], ["a"]),
+        helper.make_node("Sqrt", ["a"], ["s"]), helper.make_node("Log", ["s"], ["l"]),
+        helper.make_node("HardSigmoid", ["x"], ["h"], alpha=0.3, beta=0.6),
+        helper.make_node("Max", ["n", "l", "h"], ["m"]), helper.make_node("Min", ["m", "s"], ["y"])], x4)
+    # Sub, Div and Pow of two tensors, broadcast; Pow by the constants
+    # exporters write (2, 3, 0.5) and by another (1.7).
+    op_model("op_binary_tensors_opset13", 13, [
+        helper.make_node("Sub", ["x", "x2"], ["d"]), helper.make_node("Abs", ["x2"], ["ab"]),
+        helper.make_node("Add", ["ab", "one"], ["a"]), helper.make_node("Div", ["d", "a"], ["q"]),
+        helper.make_node("Pow", ["a", "x"], ["p"]), helper.make_node("Max", ["q", "p"], ["y"])],
+        x4 + [("x2", [4, 1, 7])], [const("one", np.float32(1.0))])
+    op_model("op_pow_constant_exponents_opset13", 13, [
+        helper.make_node("Pow", ["x", "two"], ["sq"]), helper.make_node("Pow", ["x", "three"], ["cu"]),
+        helper.make_node("Pow", ["sq", "half"], ["rt"]), helper.make_node("Pow", ["rt", "other"], ["o"]),
+        helper.make_node("Add", ["sq", "cu"], ["s1"]), helper.make_node("Add", ["s1", "o"], ["y"])], x4,
+        [const("two", np.float32(2.0)), const("three", np.float32(3.0)), const("half", np.float32(0.5)),
+         const("other", np.float32(1.7))])
+    # LayerNormalization (opset 17): over the last axis with a bias, and over
+    # the last two without one.
+    op_model("op_layer_norm_opset17", 17, [
+        helper.make_node("LayerNormalization", ["x", "s", "b"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("LayerNormalization", ["n", "s2"], ["y"], axis=-2, epsilon=1e-3)],
+        [("x", [2, 5, 16])], [const("s", f32(16) + 1), const("b", f32(16)), const("s2", f32(5, 16) + 1)])
+    # GELU as torch.onnx exports F.gelu at opset 17 (Div, Erf, Add, Mul, Mul)
+    # after a Linear, and the Gelu operator of opset 20 in both forms.
+    op_model("op_gelu_erf_pattern_opset17", 17, [
+        helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Add", ["mm", "b"], ["h"]),
+        helper.make_node("Div", ["h", "root2"], ["hd"]), helper.make_node("Erf", ["hd"], ["e"]),
+        helper.make_node("Add", ["e", "one"], ["e1"]), helper.make_node("Mul", ["h", "e1"], ["he"]),
+        helper.make_node("Mul", ["he", "half"], ["y"])], [("x", [4, 16])],
+        [const("w", f32(16, 24)), const("b", f32(24)), const("root2", np.float32(np.sqrt(2.0))),
+         const("one", np.float32(1.0)), const("half", np.float32(0.5))])
+    # Reductions over any axes, the axes an input (ReduceSum from opset 13,
+    # the others from 18) or an attribute, summed back to x's shape.
+    x = [("x", [2, 3, 4, 5])]
+    op_model("op_reductions_opset18", 18, [
+        helper.make_node("ReduceSum", ["x", "a13"], ["s"]), helper.make_node("ReduceMax", ["x", "last"], ["mx"]),
+        helper.make_node("ReduceMin", ["x", "first"], ["mn"]), helper.make_node("ReduceL2", ["x", "a2"], ["l2"]),
+        helper.make_node("ReduceMean", ["x", "a123"], ["me"]), helper.make_node("Add", ["s", "mx"], ["t1"]),
+        helper.make_node("Add", ["t1", "mn"], ["t2"]), helper.make_node("Add", ["t2", "l2"], ["t3"]),
+        helper.make_node("Add", ["t3", "me"], ["y"])], x,
+        [const("a13", np.array([1, 3], np.int64)), const("last", np.array([-1], np.int64)),
+         const("first", np.array([0], np.int64)), const("a2", np.array([2], np.int64)),
+         const("a123", np.array([1, 2, 3], np.int64))])
+    op_model("op_reductions_opset13", 13, [
+        helper.make_node("ReduceSum", ["x", "last"], ["s"], keepdims=0),
+        helper.make_node("ReduceMax", ["s"], ["mx"], axes=[0], keepdims=0),
+        helper.make_node("ReduceMean", ["x"], ["me"], axes=[0, -1], keepdims=0),
+        helper.make_node("Add", ["mx", "me"], ["y"])], x, [const("last", np.array([-1], np.int64))])
+    # A layer norm written out as torch.onnx exported nn.LayerNorm before
+    # opset 17: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add.
+    op_model("op_layer_norm_decomposed_opset13", 13, [
+        helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]), helper.make_node("Sub", ["x", "m"], ["d"]),
+        helper.make_node("Pow", ["d", "two"], ["sq"]), helper.make_node("ReduceMean", ["sq"], ["v"], axes=[-1]),
+        helper.make_node("Add", ["v", "eps"], ["ve"]), helper.make_node("Sqrt", ["ve"], ["sd"]),
+        helper.make_node("Div", ["d", "sd"], ["n"]), helper.make_node("Mul", ["n", "g"], ["ng"]),
+        helper.make_node("Add", ["ng", "b"], ["y"])], [("x", [2, 5, 16])],
+        [const("two", np.float32(2.0)), const("eps", np.float32(1e-5)), const("g", f32(16) + 1),
+         const("b", f32(16))])
+    # MatMul of rank 4 (attention's heads: scores = q k^T, softmax, times v),
+    # and a rank-4 A times a 2-D B computed at run time.
+    op_model("op_matmul_attention_opset13", 13, [
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
+        helper.make_node("Mul", ["s", "scale"], ["ss"]), helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["y"])],
+        [("q", [1, 2, 5, 8]), ("k", [1, 2, 5, 8]), ("v", [1, 2, 5, 8])], [const("scale", np.float32(8 ** -0.5))])
+    op_model("op_matmul_4d_by_2d_opset13", 13, [
+        helper.make_node("Relu", ["w"], ["wr"]), helper.make_node("MatMul", ["x", "wr"], ["y"])],
+        [("x", [2, 3, 4, 5]), ("w", [5, 6])])
+    op_model("op_gelu_opset20", 20, [
+        helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Gelu", ["x"], ["t"], approximate="tanh"),
+        helper.make_node("Add", ["g", "t"], ["y"])], x4)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -258,6 +340,7 @@ def main():
     export_torch("mobilenet_v2_narrow", narrow_mobilenet_v2())
     export_torch("squeezenet1_1_narrow", narrow_squeezenet1_1())
     operator_models()
+    math_operator_models()
 
 
 if __name__ == "__main__":

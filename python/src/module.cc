@@ -25,6 +25,9 @@
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "jit/jit_model.h"
+#include "ops/layer_norm.h"
+#include "ops/operator.h"
+#include "ops/unary_math.h"
 #include "driver/compile.h"
 #include "driver/tune_network.h"
 #include "records/pick_best.h"
@@ -339,13 +342,39 @@ PYBIND11_MODULE(_tessera, m) {
       .def("relu", &graph::GraphBuilder::relu, py::arg("x"), py::arg("name") = "")
       .def("clip", &graph::GraphBuilder::clip, py::arg("x"), py::arg("min"), py::arg("max"), py::arg("name") = "")
       .def("sigmoid", &graph::GraphBuilder::sigmoid, py::arg("x"), py::arg("name") = "")
-      // Any registered operator without attributes, by its name ("hard_swish").
+      // Any registered operator by its name ("hard_swish", "erf"), with its
+      // default attributes.
       .def(
           "add_node",
           [](graph::GraphBuilder& b, const std::string& op, const std::string& name, std::vector<graph::NodeId> inputs) {
-            return b.add_node(graph::Op::named(op), name, std::move(inputs));
+            return b.add_node(graph::Op::named(op), name, std::move(inputs), ops::find_operator(op).default_attrs);
           },
           py::arg("op"), py::arg("name"), py::arg("inputs"))
+      .def(
+          "gelu",
+          [](graph::GraphBuilder& b, graph::NodeId x, const std::string& approximate, const std::string& name) {
+            if (approximate != "none" && approximate != "tanh")
+              throw Error("gelu: approximate='" + approximate + "' (none or tanh)");
+            return b.add_node(graph::Op::named("gelu"), name, {x}, ops::GeluAttrs{approximate == "tanh"});
+          },
+          py::arg("x"), py::arg("approximate") = "none", py::arg("name") = "")
+      .def(
+          "hard_sigmoid",
+          [](graph::GraphBuilder& b, graph::NodeId x, float alpha, float beta, const std::string& name) {
+            return b.add_node(graph::Op::named("hard_sigmoid"), name, {x}, ops::HardSigmoidAttrs{alpha, beta});
+          },
+          py::arg("x"), py::arg("alpha") = 0.2f, py::arg("beta") = 0.5f, py::arg("name") = "")
+      .def(
+          "layer_norm",
+          [](graph::GraphBuilder& b, graph::NodeId x, graph::NodeId scale, graph::NodeId bias, int64_t axis,
+             float epsilon, const std::string& name) {
+            ops::LayerNormAttrs a;
+            a.axis = axis;
+            a.epsilon = epsilon;
+            return b.add_node(graph::Op::named("layer_norm"), name, {x, scale, bias}, a);
+          },
+          py::arg("x"), py::arg("scale"), py::arg("bias"), py::arg("axis") = -1, py::arg("epsilon") = 1e-5f,
+          py::arg("name") = "")
       .def(
           "max_pool2d",
           [](graph::GraphBuilder& b, graph::NodeId x, const std::vector<int64_t>& kernel,

@@ -105,9 +105,29 @@ def _avg_pool(c, n):
 
 
 def _linear(c, n):
-    y = c.builder.dense(c.value(n.args[0]), c.value(n.args[1]), n.name)
+    """dense over rows: a (..., K) input (a transformer's tokens) is made
+    (rows, K) and the (rows, N) output given its leading axes back."""
+    x = c.value(n.args[0])
+    shape = c.builder.shape(x)
+    if len(shape) != 2:
+        x = c.builder.reshape(x, [int(np.prod(shape[:-1])), shape[-1]], n.name + ".rows")
+    y = c.builder.dense(x, c.value(n.args[1]), n.name)
     bias = _arg(n, 2, "bias")
-    return c.builder.bias_add(y, c.value(bias), 1, n.name + ".bias") if bias is not None else y
+    if bias is not None:
+        y = c.builder.bias_add(y, c.value(bias), 1, n.name + ".bias")
+    if len(shape) != 2:
+        y = c.builder.reshape(y, list(shape[:-1]) + [c.builder.shape(y)[1]], n.name + ".tokens")
+    return y
+
+
+def _layer_norm(c, n):
+    x = c.value(n.args[0])
+    row = _ints(n.args[1])
+    rank = len(c.builder.shape(x))
+    weight, bias = _arg(n, 2, "weight"), _arg(n, 3, "bias")
+    scale = c.value(weight) if weight is not None else c.constant(n.name + ".scale", np.ones(row, np.float32))
+    shift = c.value(bias) if bias is not None else c.constant(n.name + ".bias", np.zeros(row, np.float32))
+    return c.builder.layer_norm(x, scale, shift, rank - len(row), c.number(_arg(n, 4, "eps", 1e-5)), n.name)
 
 
 def _flatten_ok(n):
@@ -131,6 +151,12 @@ _RULES = {
     torch.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
     F.sigmoid: (None, lambda c, n: c.builder.sigmoid(c.value(n.args[0]), n.name)),
     F.hardswish: (None, lambda c, n: c.builder.add_node("hard_swish", n.name, [c.value(n.args[0])])),
+    F.hardsigmoid: (None, lambda c, n: c.builder.hard_sigmoid(c.value(n.args[0]), 1.0 / 6.0, 0.5, n.name)),
+    F.gelu: (lambda n: _arg(n, 1, "approximate", "none") in ("none", "tanh"),
+             lambda c, n: c.builder.gelu(c.value(n.args[0]), _arg(n, 1, "approximate", "none"), n.name)),
+    F.silu: (None, lambda c, n: c.builder.add_node("silu", n.name, [c.value(n.args[0])])),
+    F.layer_norm: (lambda n: all(_arg(n, i, k) is None or _is_node(_arg(n, i, k)) for i, k in ((2, "weight"), (3, "bias"))),
+                   _layer_norm),
     operator.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
     operator.iadd: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
     torch.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
@@ -147,6 +173,13 @@ _RULES = {
     F.softmax: (lambda n: _arg(n, 2, "_stacklevel", 3) is not None and _arg(n, 3, "dtype") is None,
                 lambda c, n: c.builder.softmax(c.value(n.args[0]), int(_arg(n, 1, "dim", -1)), n.name)),
 }
+
+
+# torch functions that are one of the registry's unary operators.
+for _fn, _op in ((torch.tanh, "tanh"), (F.tanh, "tanh"), (torch.exp, "exp"), (torch.erf, "erf"), (torch.log, "log"),
+                 (torch.sqrt, "sqrt"), (torch.reciprocal, "reciprocal"), (torch.neg, "negative"),
+                 (operator.neg, "negative"), (torch.abs, "abs")):
+    _RULES[_fn] = (None, lambda c, n, _op=_op: c.builder.add_node(_op, n.name, [c.value(n.args[0])]))
 
 
 def _example(node):

@@ -36,6 +36,26 @@ class WithABreak(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TransformerPieces(torch.nn.Module):
+    """The activations and norms of transformers on token rows: layer_norm
+    (with and without affine parameters), both gelus, silu, tanh, erf,
+    hardsigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(32)
+        self.fc1 = torch.nn.Linear(32, 64)
+        self.fc2 = torch.nn.Linear(64, 32)
+        self.ln2 = torch.nn.LayerNorm(32, elementwise_affine=False)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        h = F.gelu(F.gelu(self.fc1(self.ln(x))), approximate="tanh")
+        y = self.fc2(h)
+        y = F.silu(y) + torch.tanh(y) + F.hardsigmoid(y)
+        return self.ln2(y + torch.erf(x))
+
+
 class TorchBackend(unittest.TestCase):
     def check(self, model, x, **compile_args):
         torch._dynamo.reset()
@@ -58,6 +78,10 @@ class TorchBackend(unittest.TestCase):
         for name in ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1"]:
             with self.subTest(model=name):
                 self.check(getattr(torchvision.models, name)(), x)
+
+    def test_transformer_activations_and_norms_compile_whole(self):
+        self.check(TransformerPieces(), torch.randn(8, 32), fullgraph=True)
+        self.check(TransformerPieces(), torch.randn(2, 8, 32), fullgraph=True)  # linear over (batch, tokens, features)
 
     def test_modes(self):
         x = torch.randn(1, 3, 224, 224)

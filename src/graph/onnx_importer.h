@@ -17,7 +17,11 @@
 
 namespace tessera::graph::onnx_importer {
 
-constexpr int64_t kMinOpset = 11, kMaxOpset = 18;
+// 28: the newest the onnx package on PyPI defines (1.23). From 19 on, the
+// operators this importer maps changed only in types it does not run
+// (bfloat16, float8, int4), but for AveragePool's dilations (refused unless 1)
+// and Pad's "wrap" mode (refused), both checked where those are imported.
+constexpr int64_t kMinOpset = 11, kMaxOpset = 28;
 constexpr size_t kMaxFileBytes = size_t{2} << 30;  // protobuf's own limit
 
 // A value flowing between ONNX nodes: a graph node (activations, float
@@ -143,7 +147,16 @@ class Importer {
 
   void clip(const onnx::NodeProto& n);
 
+  // Add, Mul, Sub, Div of tensors with broadcasting (by a constant: an add or
+  // a multiply, which fold into the kernel before them).
   void binary(const onnx::NodeProto& n);
+
+  // Max and Min of one or more tensors, pairwise.
+  void extremum(const onnx::NodeProto& n);
+
+  void power(const onnx::NodeProto& n);
+
+  void layer_norm(const onnx::NodeProto& n);
 
   // Arithmetic on known integers (shape computations such as a channel
   // count divided by groups), elementwise with a scalar broadcast.
@@ -172,7 +185,8 @@ class Importer {
   // on were one flattened axis, so the input is reshaped to 2-D and back.
   void softmax(const onnx::NodeProto& n);
 
-  void reduce_mean(const onnx::NodeProto& n);
+  // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2 over any axes.
+  void reduce(const onnx::NodeProto& n);
 
   void constant(const onnx::NodeProto& n);
 

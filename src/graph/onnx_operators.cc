@@ -7,9 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "graph/onnx_importer.h"
 #include "ops/common.h"
+#include "ops/elementwise.h"
+#include "ops/layer_norm.h"
+#include "ops/reduce.h"
+#include "ops/unary_math.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
 
@@ -144,15 +149,38 @@ void Importer::matmul(const onnx::NodeProto& n) {
   }
   const NodeId b = activation(n.input(1), describe(n));
   const Shape sb = shape_of(b);
-  if (sa.size() == 3 && sb.size() == 3)
-    return set_output(n, b_.batch_matmul(a, b_.transpose(b, {0, 2, 1}, name_of(n) + ".bT"), name_of(n)));
-  if (sa.size() == 2 && sb.size() == 2) {
-    const NodeId a3 = b_.reshape(a, {1, sa[0], sa[1]}, name_of(n) + ".a3");
-    const NodeId bt = b_.reshape(b_.transpose(b, {1, 0}, name_of(n) + ".bT"), {1, sb[1], sb[0]}, name_of(n) + ".b3");
-    return set_output(n, b_.reshape(b_.batch_matmul(a3, bt, name_of(n) + ".bmm"), {sa[0], sb[1]}, name_of(n)));
+  auto refuse = [&](const std::string& why) {
+    fail(describe(n) + ": A " + ops::shape_to_string(sa) + " times B " + ops::shape_to_string(sb) + ": " + why);
+  };
+  if (sa.size() < 2 || sb.size() < 2) refuse("1-D operands are not supported");
+  const int64_t m = sa[sa.size() - 2], k = sa.back(), cols = sb.back();
+  if (sb[sb.size() - 2] != k) refuse("A has " + std::to_string(k) + " columns, B " + std::to_string(sb[sb.size() - 2]) + " rows");
+  // The batch axes (all but the last two) broadcast as NumPy's do: the output's.
+  const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  const Shape batch = ops::broadcast_shape("matmul", batch_a, batch_b);
+  const int64_t batches = support::bounded_product(batch, describe(n));
+  Shape out = batch;
+  out.push_back(m);
+  out.push_back(cols);
+  // batch_matmul takes B as (batch, N, K): its last two axes swapped.
+  std::vector<int64_t> swap_last(sb.size());
+  for (size_t d = 0; d < sb.size(); ++d) swap_last[d] = static_cast<int64_t>(d);
+  std::swap(swap_last[sb.size() - 2], swap_last[sb.size() - 1]);
+  const NodeId bt = b_.transpose(b, swap_last, name_of(n) + ".bT");
+  if (support::bounded_product(batch_b, describe(n)) == 1) {
+    // One B for every batch of A (a weight computed at run time): A's
+    // batches are rows of one product.
+    const int64_t rows = support::bounded_product(batch, describe(n)) * m;
+    const NodeId a3 = b_.reshape(a, {1, rows, k}, name_of(n) + ".a3");
+    const NodeId b3 = b_.reshape(bt, {1, cols, k}, name_of(n) + ".b3");
+    return set_output(n, b_.reshape(b_.batch_matmul(a3, b3, name_of(n) + ".bmm"), out, name_of(n)));
   }
-  fail(describe(n) + ": A " + ops::shape_to_string(sa) + " times B " + ops::shape_to_string(sb) +
-       " (supported: a constant 2-D B, or two 2-D or two 3-D operands)");
+  if (support::bounded_product(batch_a, describe(n)) != batches ||
+      support::bounded_product(batch_b, describe(n)) != batches)
+    refuse("batch axes that broadcast one operand over the other are not supported yet");
+  const NodeId a3 = b_.reshape(a, {batches, m, k}, name_of(n) + ".a3");
+  const NodeId b3 = b_.reshape(bt, {batches, cols, k}, name_of(n) + ".b3");
+  set_output(n, b_.reshape(b_.batch_matmul(a3, b3, name_of(n) + ".bmm"), out, name_of(n)));
 }
 
 void Importer::clip(const onnx::NodeProto& n) {
@@ -179,15 +207,69 @@ void Importer::binary(const onnx::NodeProto& n) {
   if (value(n.input(0), describe(n)).ints && value(n.input(1), describe(n)).ints) return integer_binary(n);
   NodeId a = activation(n.input(0), describe(n));
   if (op == "Sub" || op == "Div") {
-    const runtime::NDArray* c = constant_of(n, 1);
-    if (!c) fail(describe(n) + ": only a constant right-hand side is supported");
-    NodeId k = op == "Sub" ? mapped_constant(*c, clean(n.input(1)) + ".neg", [](float v) { return -v; })
-                           : mapped_constant(*c, clean(n.input(1)) + ".inv", [](float v) { return 1.0f / v; });
-    set_output(n, op == "Sub" ? b_.add(a, k, name_of(n)) : b_.multiply(a, k, name_of(n)));
+    // By a constant: an add or multiply, which compile folds into the
+    // kernel before it as it does biases and scales.
+    if (const runtime::NDArray* c = constant_of(n, 1)) {
+      NodeId k = op == "Sub" ? mapped_constant(*c, clean(n.input(1)) + ".neg", [](float v) { return -v; })
+                             : mapped_constant(*c, clean(n.input(1)) + ".inv", [](float v) { return 1.0f / v; });
+      set_output(n, op == "Sub" ? b_.add(a, k, name_of(n)) : b_.multiply(a, k, name_of(n)));
+      return;
+    }
+    NodeId b = activation(n.input(1), describe(n));
+    set_output(n, b_.add_node(Op::named(op == "Sub" ? "subtract" : "divide"), name_of(n), {a, b}));
     return;
   }
   NodeId b = activation(n.input(1), describe(n));
   set_output(n, op == "Add" ? b_.add(a, b, name_of(n)) : b_.multiply(a, b, name_of(n)));
+}
+
+void Importer::extremum(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const Op op = Op::named(n.op_type() == "Max" ? "maximum" : "minimum");
+  NodeId result = activation(n.input(0), describe(n));
+  for (int i = 1; i < n.input_size(); ++i)
+    result = b_.add_node(op, i + 1 == n.input_size() ? name_of(n) : name_of(n) + "." + std::to_string(i),
+                         {result, activation(n.input(i), describe(n))});
+  set_output(n, result);
+}
+
+void Importer::power(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  const NodeId x = activation(n.input(0), describe(n));
+  // The exponents exporters write (x^2 in a layer norm's variance, x^3 in
+  // the tanh GELU, x^0.5) as the operators they are: exact and vectorised,
+  // where pow is libm's, one lane at a time.
+  if (const runtime::NDArray* c = constant_of(n, 1); c && c->size() == 1) {
+    const float e = (*c)[0];
+    if (e == 1.0f) {
+      values_[n.output(0)] = value(n.input(0), describe(n));
+      return;
+    }
+    if (e == 2.0f) return set_output(n, b_.multiply(x, x, name_of(n)));
+    if (e == 3.0f) return set_output(n, b_.multiply(b_.multiply(x, x, name_of(n) + ".square"), x, name_of(n)));
+    if (e == 0.5f) return set_output(n, b_.add_node(Op::named("sqrt"), name_of(n), {x}));
+    if (e == -1.0f) return set_output(n, b_.add_node(Op::named("reciprocal"), name_of(n), {x}));
+  }
+  set_output(n, b_.add_node(Op::named("power"), name_of(n), {x, activation(n.input(1), describe(n))}));
+}
+
+void Importer::layer_norm(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty()) fail(describe(n) + ": its Mean and InvStdDev outputs are not supported at inference");
+  const NodeId x = activation(n.input(0), describe(n));
+  ops::LayerNormAttrs a;
+  a.axis = attr_int(n, "axis", -1);
+  a.epsilon = attr_float(n, "epsilon", 1e-5f);
+  const NodeId scale = activation(n.input(1), describe(n));
+  NodeId bias;
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    bias = activation(n.input(2), describe(n));
+  } else {
+    runtime::NDArray zeros(shape_of(scale));
+    bias = b_.constant(name_of(n) + ".bias", std::move(zeros));
+  }
+  set_output(n, b_.add_node(Op::named("layer_norm"), name_of(n), {x, scale, bias}, a));
 }
 
 void Importer::integer_binary(const onnx::NodeProto& n) {
@@ -375,17 +457,38 @@ void Importer::softmax(const onnx::NodeProto& n) {
   set_output(n, b_.transpose(b_.softmax(moved, -1, name_of(n) + ".softmax"), perm, name_of(n)));
 }
 
-void Importer::reduce_mean(const onnx::NodeProto& n) {
+void Importer::reduce(const onnx::NodeProto& n) {
   require_inputs(n, 1);
   const NodeId x = activation(n.input(0), describe(n));
-  std::vector<int64_t> axes = opset_ >= 18 && n.input_size() > 1 ? ints(n, 1) : attr_ints(n, "axes", {});
-  for (auto& a : axes) a = a < 0 ? a + static_cast<int64_t>(shape_of(x).size()) : a;
-  std::sort(axes.begin(), axes.end());
-  if (shape_of(x).size() != 4 || axes != std::vector<int64_t>{2, 3})
-    fail(describe(n) + ": only a mean over the spatial axes of an NCHW tensor is supported");
-  NodeId y = b_.global_avg_pool2d(x, "NCHW", name_of(n));
-  if (!attr_int(n, "keepdims", 1)) y = b_.reshape(y, {shape_of(x)[0], shape_of(x)[1]}, name_of(n) + ".squeeze");
-  set_output(n, y);
+  const std::string& op = n.op_type();
+  // The axes: an input from opset 13 for ReduceSum, from 18 for the others.
+  const bool axes_input = opset_ >= (op == "ReduceSum" ? 13 : 18);
+  std::vector<int64_t> axes =
+      axes_input ? (n.input_size() > 1 && !n.input(1).empty() ? ints(n, 1) : std::vector<int64_t>{})
+                 : attr_ints(n, "axes", {});
+  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0)) {
+    values_[n.output(0)] = value(n.input(0), describe(n));
+    return;
+  }
+  const bool keepdims = attr_int(n, "keepdims", 1) != 0;
+  const Shape shape = shape_of(x);  // a copy: adding nodes moves the graph's
+  std::vector<int64_t> normalized = axes;
+  for (auto& a : normalized) a = a < 0 ? a + static_cast<int64_t>(shape.size()) : a;
+  std::sort(normalized.begin(), normalized.end());
+  // A mean over an NCHW tensor's spatial axes is a global pool, which follows
+  // the convolution before it into its blocked layout.
+  if (op == "ReduceMean" && shape.size() == 4 && normalized == std::vector<int64_t>{2, 3}) {
+    NodeId y = b_.global_avg_pool2d(x, "NCHW", name_of(n));
+    if (!keepdims) y = b_.reshape(y, {shape[0], shape[1]}, name_of(n) + ".squeeze");
+    return set_output(n, y);
+  }
+  static const std::map<std::string, std::string> kReductions = {
+      {"ReduceSum", "reduce_sum"}, {"ReduceMean", "reduce_mean"}, {"ReduceMax", "reduce_max"},
+      {"ReduceMin", "reduce_min"}, {"ReduceL2", "reduce_l2"}};
+  ops::ReduceAttrs a;
+  a.axes = axes;
+  a.keepdims = keepdims;
+  set_output(n, b_.add_node(Op::named(kReductions.at(op)), name_of(n), {x}, a));
 }
 
 void Importer::constant(const onnx::NodeProto& n) {
@@ -451,10 +554,32 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   }
   if (op == "Relu") return unary(&GraphBuilder::relu);
   if (op == "Sigmoid") return unary(&GraphBuilder::sigmoid);
-  if (op == "HardSwish") {
+  // Unary operators without attributes, by the registry's names.
+  static const std::map<std::string, std::string> kUnary = {
+      {"HardSwish", "hard_swish"}, {"Erf", "erf"}, {"Tanh", "tanh"}, {"Exp", "exp"},
+      {"Log", "log"}, {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Neg", "negative"},
+      {"Abs", "abs"}};
+  if (auto it = kUnary.find(op); it != kUnary.end()) {
     require_inputs(n, 1);
-    return set_output(n, b_.add_node(Op::named("hard_swish"), name_of(n), {activation(n.input(0), describe(n))}));
+    return set_output(n, b_.add_node(Op::named(it->second), name_of(n), {activation(n.input(0), describe(n))}));
   }
+  if (op == "Gelu") {
+    require_inputs(n, 1);
+    const std::string form = attr_string(n, "approximate", "none");
+    if (form != "none" && form != "tanh") fail(describe(n) + ": approximate=" + support::quoted(form) + " (none or tanh)");
+    return set_output(n, b_.add_node(Op::named("gelu"), name_of(n), {activation(n.input(0), describe(n))},
+                                     ops::GeluAttrs{form == "tanh"}));
+  }
+  if (op == "HardSigmoid") {
+    require_inputs(n, 1);
+    ops::HardSigmoidAttrs a;
+    a.alpha = attr_float(n, "alpha", 0.2f);
+    a.beta = attr_float(n, "beta", 0.5f);
+    return set_output(n, b_.add_node(Op::named("hard_sigmoid"), name_of(n), {activation(n.input(0), describe(n))}, a));
+  }
+  if (op == "Max" || op == "Min") return extremum(n);
+  if (op == "Pow") return power(n);
+  if (op == "LayerNormalization") return layer_norm(n);
   if (op == "Clip") return clip(n);
   if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") return binary(n);
   if (op == "Concat") return concat(n);
@@ -472,7 +597,8 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   }
   if (op == "Pad") return pad(n);
   if (op == "Softmax") return softmax(n);
-  if (op == "ReduceMean") return reduce_mean(n);
+  if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceL2")
+    return reduce(n);
   if (op == "Dropout" || op == "Identity") {
     require_inputs(n, 1);
     if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty())

@@ -24,6 +24,8 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
   using Pass = std::function<Graph(const Graph&)>;
   std::vector<std::pair<const char*, Pass>> pipeline = {
       {"simplify_inference", simplify_inference},
+      {"recognize_layer_norm", [](const Graph& g) { return eliminate_dead_nodes(recognize_layer_norm(g)); }},
+      {"recognize_gelu", [](const Graph& g) { return eliminate_dead_nodes(recognize_gelu(g)); }},
       {"fold_batch_norm", options.fold_batch_norm ? Pass(fold_batch_norm) : Pass([](const Graph& g) { return g; })},
       {"fold_constants", fold_constants},
       {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd); }},

@@ -13,6 +13,17 @@ namespace tessera::graph {
 // x * scale + shift with constant per-channel scale and shift.
 Graph simplify_inference(const Graph& graph);
 
+// x * 0.5 * (1 + erf(x / sqrt 2)), as exporters wrote GELU before ONNX had
+// it (torch.onnx at opset 17), becomes one gelu node: one elementwise
+// operator, fused into the matrix product before it (the formula reads x
+// twice, which fusion cannot join).
+Graph recognize_gelu(const Graph& graph);
+
+// mean, subtract, square, mean, add epsilon, sqrt, divide (and a constant
+// scale and bias after), as exporters wrote a layer norm over trailing axes
+// before ONNX had LayerNormalization, becomes one layer_norm node.
+Graph recognize_layer_norm(const Graph& graph);
+
 // conv2d / dense followed by a multiply and an add with per-output-channel
 // constants (what batch_norm became) fold into the weights and a bias_add.
 Graph fold_batch_norm(const Graph& graph);
@@ -63,7 +74,8 @@ struct PassOptions {
   bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
 };
 
-// The pipeline: simplify_inference, fold_batch_norm, fold_constants,
+// The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
+// fold_batch_norm, fold_constants,
 // convert_layout, cancel_layout_transforms, fold_constants,
 // eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});

@@ -68,10 +68,12 @@ Expr cast(DType t, Expr v) {
   return Expr(std::make_shared<const CastNode>(t, std::move(v)));
 }
 Expr call(const std::string& name, std::vector<Expr> args) {
-  static const char* known[] = {"exp", "log", "sqrt", "tanh", "sigmoid", "fabs"};
+  static const char* known[] = {"exp", "log", "sqrt", "tanh", "sigmoid", "fabs", "erf", "pow"};
   bool ok = false;
   for (const char* k : known) ok |= name == k;
   if (!ok) throw Error("unknown intrinsic '" + name + "'");
+  if (args.size() != (name == "pow" ? 2u : 1u))
+    throw Error("intrinsic '" + name + "' takes " + (name == "pow" ? "two arguments" : "one argument"));
   for (auto& a : args) a = cast(DType::Float32, a);
   return Expr(std::make_shared<const CallNode>(name, std::move(args)));
 }

@@ -78,7 +78,8 @@ struct CastNode : ExprNode {
   CastNode(DType t, Expr v) : ExprNode(ExprKind::Cast, t), value(std::move(v)) {}
   const Expr value;
 };
-// Pure math intrinsics on fp32: exp, log, sqrt, tanh, sigmoid, fabs.
+// Pure math intrinsics on fp32: exp, log, sqrt, tanh, sigmoid, fabs, erf of
+// one argument; pow of two.
 struct CallNode : ExprNode {
   CallNode(std::string n, std::vector<Expr> a) : ExprNode(ExprKind::Call, DType::Float32), name(std::move(n)), args(std::move(a)) {}
   const std::string name;

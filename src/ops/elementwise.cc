@@ -1,5 +1,7 @@
 #include "ops/elementwise.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "ops/operator.h"
@@ -108,22 +110,36 @@ namespace tessera::ops {
 std::string ClipAttrs::to_string() const { return "min=" + number_to_string(min) + " max=" + number_to_string(max); }
 
 // ---------------------------------------------------------------------------
-// The add, multiply, bias_add, relu, clip and sigmoid operators.
+// The operators: binaries of two tensors with NumPy broadcasting (add and
+// multiply; subtract, divide, maximum, minimum and power for squeeze-
+// excitation scales, attention masks, the pieces of a layer norm older
+// exporters emit), bias_add, relu, clip and sigmoid. NaN propagates through
+// maximum and minimum, as in onnxruntime and PyTorch.
 
 namespace {
 
-Operator broadcast_operator(const std::string& name,
-                            void (*ref)(const float*, const Shape&, const float*, const Shape&, float*),
-                            ir::Tensor (*declare)(const ir::Tensor&, const ir::Tensor&)) {
+float maximum_of(float x, float y) { return x != x || y != y ? x + y : std::max(x, y); }
+float minimum_of(float x, float y) { return x != x || y != y ? x + y : std::min(x, y); }
+
+ir::Expr nan_or(ir::Expr x, ir::Expr y, ir::Expr value) {
+  return ir::select(x != x, x, ir::select(y != y, y, value));
+}
+
+// The operator whose reference applies `scalar` and whose declaration
+// `expression` to each pair of broadcast elements (T_<name>).
+Operator binary_operator(const std::string& name, float (*scalar)(float, float),
+                         ir::Expr (*expression)(ir::Expr, ir::Expr)) {
   Operator op;
   op.name = name;
   op.num_inputs = 2;
   op.pattern = FusionPattern::kElementwise;
   op.infer_shape = [name](const std::vector<Shape>& in, const Attrs&) { return broadcast_shape(name, in[0], in[1]); };
-  op.reference = [ref](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
-    ref(in[0], call.input_shapes[0], in[1], call.input_shapes[1], y);
+  op.reference = [name, scalar](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::broadcast_binary(in[0], call.input_shapes[0], in[1], call.input_shapes[1], y, scalar, name);
   };
-  op.compute = [declare](const OperatorCall&, const std::vector<ir::Tensor>& in) { return declare(in[0], in[1]); };
+  op.compute = [name, expression](const OperatorCall&, const std::vector<ir::Tensor>& in) {
+    return binary_op(name, "T_" + name, in[0], in[1], expression);
+  };
   return op;
 }
 
@@ -133,12 +149,50 @@ Operator broadcast_operator(const std::string& name,
 
 TESSERA_OPERATOR(add) {
   using namespace tessera::ops;
-  return broadcast_operator("add", reference::add, add);
+  using tessera::ir::Expr;
+  return binary_operator(
+      "add", [](float x, float y) { return x + y; }, [](Expr x, Expr y) { return x + y; });
 }
 
 TESSERA_OPERATOR(multiply) {
   using namespace tessera::ops;
-  return broadcast_operator("multiply", reference::multiply, multiply);
+  using tessera::ir::Expr;
+  return binary_operator(
+      "multiply", [](float x, float y) { return x * y; }, [](Expr x, Expr y) { return x * y; });
+}
+
+TESSERA_OPERATOR(subtract) {
+  using namespace tessera::ops;
+  using tessera::ir::Expr;
+  return binary_operator(
+      "subtract", [](float x, float y) { return x - y; }, [](Expr x, Expr y) { return x - y; });
+}
+
+TESSERA_OPERATOR(divide) {
+  using namespace tessera::ops;
+  using tessera::ir::Expr;
+  return binary_operator(
+      "divide", [](float x, float y) { return x / y; }, [](Expr x, Expr y) { return x / y; });
+}
+
+TESSERA_OPERATOR(maximum) {
+  using namespace tessera::ops;
+  using tessera::ir::Expr;
+  return binary_operator("maximum", maximum_of, [](Expr x, Expr y) { return nan_or(x, y, tessera::ir::max(x, y)); });
+}
+
+TESSERA_OPERATOR(minimum) {
+  using namespace tessera::ops;
+  using tessera::ir::Expr;
+  return binary_operator("minimum", minimum_of, [](Expr x, Expr y) { return nan_or(x, y, tessera::ir::min(x, y)); });
+}
+
+TESSERA_OPERATOR(power) {
+  using namespace tessera::ops;
+  using tessera::ir::Expr;
+  return binary_operator(
+      "power", [](float x, float y) { return static_cast<float>(std::pow(double{x}, double{y})); },
+      [](Expr x, Expr y) { return tessera::ir::call("pow", {x, y}); });
 }
 
 TESSERA_OPERATOR(bias_add) {

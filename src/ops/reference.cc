@@ -217,7 +217,6 @@ void bias_add(const float* x, const Shape& shape, const float* bias, const std::
   }
 }
 
-namespace {
 void broadcast_binary(const float* a, const Shape& as, const float* b, const Shape& bs, float* out,
                       const std::function<float(float, float)>& f, const std::string& op) {
   Shape os = broadcast_shape(op, as, bs);
@@ -238,7 +237,6 @@ void broadcast_binary(const float* a, const Shape& as, const float* b, const Sha
     out[i] = f(a[operand_offset(as, coord)], b[operand_offset(bs, coord)]);
   }
 }
-}  // namespace
 
 void add(const float* a, const Shape& as, const float* b, const Shape& bs, float* out) {
   broadcast_binary(a, as, b, bs, out, [](float x, float y) { return x + y; }, "add");

@@ -4,6 +4,7 @@
 // accumulating in double. Slow on purpose; tests and correctness checks compare
 // compiled kernels with these. Shapes are validated as by the declarations.
 // Elementwise references may write in place (out == x).
+#include <functional>
 #include <vector>
 
 #include "ops/common.h"
@@ -38,6 +39,9 @@ void softmax(const float* data, const Shape& shape, float* out);
 
 // out = x + bias, bias indexed by x's coordinates along `axes` (see ops::bias_add).
 void bias_add(const float* x, const Shape& shape, const float* bias, const std::vector<size_t>& axes, float* out);
+// out = f(a, b) with NumPy broadcasting; `op` names the operator in errors.
+void broadcast_binary(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out,
+                      const std::function<float(float, float)>& f, const std::string& op);
 // NumPy broadcasting.
 void add(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out);
 void multiply(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out);

@@ -34,7 +34,7 @@ void ExecutableGraph::validate() const {
       throw Error(where + " names tensor " + std::to_string(id) + ", but the graph has " + std::to_string(n));
   };
   for (int t = 0; t < n; ++t) {
-    if (tensors[t].shape.empty()) throw Error(describe(*this, t) + " has no shape");
+    // A shape of no axes is a scalar (a sum over every axis): one element.
     for (int64_t d : tensors[t].shape)
       if (d <= 0) throw Error(describe(*this, t) + " has a dimension of " + std::to_string(d));
     num_elements(t);  // throws on overflow

@@ -10,6 +10,7 @@
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
+#include "ops/reduce.h"
 #include "graph_test_util.h"
 
 namespace tessera::graph {
@@ -92,6 +93,87 @@ TEST(GraphPasses, FoldConstantsEvaluatesWhatDependsOnConstantsOnly) {
   EXPECT_EQ(count(f, Op::kRelu), 0);
   EXPECT_EQ(f.node(*f.find("relu_of_constants")).op, Op::kConstant);
   expect_same_outputs(g, eliminate_dead_nodes(f));
+}
+
+// dense -> bias -> GELU written out as torch.onnx exports it at opset 17:
+// x * (1 + erf(x * (1 / sqrt 2))) * 0.5 (`scale_first`: (x * 0.5) * (...)),
+// with `half` in place of 0.5 (a near miss when not 0.5).
+Graph gelu_formula_graph(bool scale_first, float half = 0.5f) {
+  GraphBuilder b(9);
+  NodeId x = b.input("x", {4, 32});
+  NodeId h = b.dense(x, b.random_constant("w", {24, 32}, -0.4f, 0.4f), "fc");
+  h = b.add(h, b.random_constant("bias", {24}, -0.5f, 0.5f), "fc.bias");
+  auto scalar = [&](const std::string& name, float v) {
+    runtime::NDArray a({1});
+    a[0] = v;
+    return b.constant(name, std::move(a));
+  };
+  NodeId e = b.add_node(Op::named("erf"), "erf", {b.multiply(h, scalar("inv_root2", 0.70710678f), "scaled")});
+  e = b.add(scalar("one", 1.0f), e, "one_plus");  // the constant first: either order is the formula
+  NodeId y = scale_first ? b.multiply(b.multiply(h, scalar("half", half), "half_x"), e, "gelu")
+                         : b.multiply(b.multiply(e, h, "x_times"), scalar("half", half), "gelu");
+  return b.finish({y});
+}
+
+TEST(GraphPasses, RecognizeGeluMakesTheErfFormulaOneNodeThatFusesIntoTheDense) {
+  for (bool scale_first : {false, true}) {
+    const Graph before = gelu_formula_graph(scale_first);
+    const Graph after = eliminate_dead_nodes(recognize_gelu(before));
+    EXPECT_EQ(count(after, Op::named("gelu")), 1) << scale_first;
+    EXPECT_EQ(count(after, Op::named("erf")), 0) << scale_first;
+    EXPECT_EQ(count(after, Op::kMultiply), 0) << scale_first;
+    EXPECT_EQ(after.node(after.outputs()[0]).name, "gelu");  // the output keeps its name
+    expect_same_outputs(before, after);
+    // The whole network is one kernel: dense, bias and gelu.
+    EXPECT_EQ(fuse_operators(optimize(before)).size(), 1u) << scale_first;
+  }
+  // 0.4 instead of 0.5 is another function: left as it is.
+  const Graph near_miss = gelu_formula_graph(false, 0.4f);
+  EXPECT_EQ(count(recognize_gelu(near_miss), Op::named("gelu")), 0);
+}
+
+// A layer norm over the last two axes written out as old exporters did:
+// mean, subtract, square, mean, add eps, sqrt, divide, scale, bias.
+Graph decomposed_layer_norm(bool with_scale_and_bias) {
+  GraphBuilder b(4);
+  NodeId x = b.input("x", {2, 3, 4, 6});
+  ops::ReduceAttrs mean;
+  mean.axes = {-2, -1};
+  NodeId m = b.add_node(Op::named("reduce_mean"), "mean", {x}, mean);
+  NodeId d = b.add_node(Op::named("subtract"), "centred", {x, m});
+  NodeId v = b.add_node(Op::named("reduce_mean"), "var", {b.multiply(d, d, "square")}, mean);
+  runtime::NDArray eps({1});
+  eps[0] = 1e-3f;
+  NodeId s = b.add_node(Op::named("sqrt"), "std", {b.add(v, b.constant("eps", std::move(eps)), "var_eps")});
+  NodeId y = b.add_node(Op::named("divide"), "normalised", {d, s});
+  if (with_scale_and_bias) {
+    y = b.multiply(y, b.random_constant("gamma", {1, 4, 6}, 0.5f, 1.5f), "scaled");
+    y = b.add(b.random_constant("beta", {4, 6}, -0.5f, 0.5f), y, "ln");
+  }
+  return b.finish({b.relu(y, "after")});
+}
+
+TEST(GraphPasses, RecognizeLayerNormMakesTheWrittenOutFormulaOneNode) {
+  for (bool with_scale_and_bias : {true, false}) {
+    const Graph before = decomposed_layer_norm(with_scale_and_bias);
+    const Graph after = eliminate_dead_nodes(recognize_layer_norm(before));
+    EXPECT_EQ(count(after, Op::named("layer_norm")), 1) << with_scale_and_bias;
+    EXPECT_EQ(count(after, Op::named("reduce_mean")), 0) << with_scale_and_bias;
+    EXPECT_EQ(count(after, Op::kMultiply) + count(after, Op::kAdd), 0) << with_scale_and_bias;
+    expect_same_outputs(before, after);
+  }
+  // A mean over a leading axis is not a layer norm's: left as it is.
+  GraphBuilder b;
+  NodeId x = b.input("x", {4, 6});
+  ops::ReduceAttrs first;
+  first.axes = {0};
+  NodeId d = b.add_node(Op::named("subtract"), "d", {x, b.add_node(Op::named("reduce_mean"), "m", {x}, first)});
+  NodeId v = b.add_node(Op::named("reduce_mean"), "v", {b.multiply(d, d, "sq")}, first);
+  runtime::NDArray eps({1});
+  eps[0] = 1e-5f;
+  NodeId s = b.add_node(Op::named("sqrt"), "s", {b.add(v, b.constant("eps", std::move(eps)), "ve")});
+  NodeId y = b.add_node(Op::named("divide"), "y", {d, s});
+  EXPECT_EQ(count(recognize_layer_norm(b.finish({y})), Op::named("layer_norm")), 0);
 }
 
 TEST(GraphPasses, EliminateDeadNodesKeepsOutputsAndInputs) {

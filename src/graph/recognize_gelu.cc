@@ -1,0 +1,70 @@
+// recognize_gelu (passes.h): GELU as exporters spell it before ONNX's Gelu
+// (opset 20): torch.onnx writes F.gelu as Div(x, sqrt 2), Erf, Add 1, Mul x,
+// Mul 0.5, which the importer makes multiply, erf, add, multiply, multiply.
+// Read twice, x cannot fuse with the matrix product that computes it; as one
+// gelu node it is that product's epilogue.
+#include <cmath>
+#include <optional>
+
+#include "graph/passes.h"
+#include "graph/pattern.h"
+#include "graph/rewriter.h"
+#include "ops/unary_math.h"
+
+namespace tessera::graph {
+namespace {
+
+class GeluMatcher {
+ public:
+  explicit GeluMatcher(const Graph& g) : g_(g) {}
+
+  // The x of gelu(x) when `y` computes it by the erf formula: (x * e) * 0.5 or
+  // (x * 0.5) * e, e = 1 + erf(x * (1 / sqrt 2)), operands in any order.
+  std::optional<NodeId> input_of(const Node& y) const {
+    if (y.op != Op::kMultiply) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const NodeId p = y.inputs[i], q = y.inputs[1 - i];
+      if (is_scalar(q, 0.5) && g_.node(p).op == Op::kMultiply)
+        for (int j = 0; j < 2; ++j) {
+          const NodeId x = g_.node(p).inputs[j];
+          if (is_one_plus_erf_of(g_.node(p).inputs[1 - j], x) && same_shape(y, x)) return x;
+        }
+      if (auto x = times_scalar(p, 0.5); x && is_one_plus_erf_of(q, *x) && same_shape(y, *x)) return x;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  bool is_scalar(NodeId id, double want) const { return pattern::is_scalar(g_, id, want); }
+  std::optional<NodeId> times_scalar(NodeId id, double want) const { return pattern::times_scalar(g_, id, want); }
+  bool is_one_plus_erf_of(NodeId id, NodeId x) const {
+    const Node& n = g_.node(id);
+    if (n.op != Op::kAdd) return false;
+    for (int i = 0; i < 2; ++i) {
+      const Node& e = g_.node(n.inputs[i]);
+      if (is_scalar(n.inputs[1 - i], 1.0) && e.op == Op::named("erf") && times_scalar(e.inputs[0], M_SQRT1_2) == x)
+        return true;
+    }
+    return false;
+  }
+  bool same_shape(const Node& y, NodeId x) const { return g_.node(x).type.shape == y.type.shape; }
+
+  const Graph& g_;
+};
+
+}  // namespace
+
+Graph recognize_gelu(const Graph& g) {
+  const GeluMatcher matcher(g);
+  Rewriter r(g);
+  for (const Node& n : g.nodes()) {
+    if (auto x = matcher.input_of(n)) {
+      r.replace(n.id, r.add(Op::named("gelu"), n.name, {r.mapped(*x)}, ops::GeluAttrs{}));
+    } else {
+      r.copy(n);  // the pattern's inner nodes: dead once nothing else reads them
+    }
+  }
+  return r.finish();
+}
+
+}  // namespace tessera::graph
