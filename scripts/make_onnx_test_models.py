@@ -252,6 +252,10 @@ def operator_models():
 
 
 def math_operator_models():
+    """Issue 28's operators, from their own seed: regenerating them leaves the
+    other models' files as they are (add new models at the end)."""
+    global rng
+    rng = np.random.default_rng(28)
     x4 = [("x", [1, 4, 7, 7])]
     # Issue 28's math operators. The activations, chained so each one's output
     # feeds another: Erf, Tanh, Exp, Reciprocal, Neg, Abs, Sqrt, Log,
@@ -328,6 +332,49 @@ def math_operator_models():
     op_model("op_matmul_4d_by_2d_opset13", 13, [
         helper.make_node("Relu", ["w"], ["wr"]), helper.make_node("MatMul", ["x", "wr"], ["y"])],
         [("x", [2, 3, 4, 5]), ("w", [5, 6])])
+    # Slice (negative steps, ends past the axis, axes listed) and Split.
+    op_model("op_slice_split_opset13", 13, [
+        helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1),
+        helper.make_node("Slice", ["b", "s1", "e1", "ax1", "st1"], ["r"]),
+        helper.make_node("Slice", ["a", "s2", "e2", "ax2", "st2"], ["c"]),
+        helper.make_node("Add", ["r", "c"], ["y"])], [("x", [1, 4, 6, 8])],
+        [const("sizes", np.array([1, 3], np.int64)),
+         const("s1", np.array([-1, 0], np.int64)), const("e1", np.array([-100, 8], np.int64)),
+         const("ax1", np.array([2, 3], np.int64)), const("st1", np.array([-2, 3], np.int64)),
+         const("s2", np.array([1, 0], np.int64)), const("e2", np.array([4, 2 ** 62], np.int64)),
+         const("ax2", np.array([-2, -1], np.int64)), const("st2", np.array([1, 3], np.int64))])
+    # Gather on a float tensor (a class token, two rows), Expand, Where with a
+    # mask known now.
+    op_model("op_gather_expand_where_opset13", 13, [
+        helper.make_node("Gather", ["x", "zero"], ["g"], axis=1),
+        helper.make_node("Gather", ["x", "rows"], ["g2"], axis=-2),
+        helper.make_node("Unsqueeze", ["g", "one"], ["u"]), helper.make_node("Expand", ["u", "shape"], ["e"]),
+        helper.make_node("Add", ["e", "g2"], ["s"]), helper.make_node("Where", ["mask", "s", "minus"], ["y"])],
+        [("x", [2, 5, 8])],
+        [const("zero", np.int64(0)), const("rows", np.array([4, -4], np.int64)), const("one", np.array([1], np.int64)),
+         const("shape", np.array([1, 2, 1], np.int64)), const("mask", np.ones((2, 1, 1), bool)),
+         const("minus", np.float32(-1e4))])
+    # A shape subgraph as transformer exports write them: the sequence length
+    # from Shape, positions from Range, ConstantOfShape, Equal/Not/Where and
+    # Cast on known integers, a Reshape target assembled by Concat.
+    op_model("op_shape_subgraph_opset13", 13, [
+        helper.make_node("Shape", ["x"], ["sh"]), helper.make_node("Gather", ["sh", "one"], ["seq"], axis=0),
+        helper.make_node("Range", ["zero", "seq", "one"], ["pos"]),
+        helper.make_node("Cast", ["pos"], ["posf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["posf", "ax1"], ["pos2"]),
+        helper.make_node("Unsqueeze", ["seq", "ax0"], ["seq1"]),
+        helper.make_node("Concat", ["seq1", "width"], ["ms"], axis=0),
+        helper.make_node("ConstantOfShape", ["ms"], ["half"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        helper.make_node("Mul", ["pos2", "half"], ["m"]),
+        helper.make_node("Equal", ["seq", "six"], ["eq"]), helper.make_node("Not", ["eq"], ["ne"]),
+        helper.make_node("Where", ["ne", "seq", "minus_one"], ["last"]),
+        helper.make_node("Unsqueeze", ["last", "ax0"], ["last1"]),
+        helper.make_node("Concat", ["batch", "seq1", "last1"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"]), helper.make_node("Add", ["r", "m"], ["y"])],
+        [("x", [1, 6, 16])],
+        [const("one", np.int64(1)), const("zero", np.int64(0)), const("six", np.int64(6)),
+         const("minus_one", np.int64(-1)), const("ax0", np.array([0], np.int64)), const("ax1", np.array([1], np.int64)),
+         const("width", np.array([16], np.int64)), const("batch", np.array([1], np.int64))])
     op_model("op_gelu_opset20", 20, [
         helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Gelu", ["x"], ["t"], approximate="tanh"),
         helper.make_node("Add", ["g", "t"], ["y"])], x4)

@@ -120,6 +120,19 @@ Value Importer::tensor_value(const onnx::TensorProto& t, const std::string& what
       return v;
     }
     case onnx::TensorProto::INT64: v.ints = elements<int64_t>(t, 8, t.int64_data(), count, what); break;
+    case onnx::TensorProto::BOOL: {  // masks known now: 0 and 1
+      std::vector<int64_t> bits;
+      if (t.has_raw_data()) {
+        auto bytes = elements<uint8_t>(t, 1, t.int32_data(), count, what);
+        bits.assign(bytes.begin(), bytes.end());
+      } else {
+        auto i32 = elements<int32_t>(t, 4, t.int32_data(), count, what);
+        bits.assign(i32.begin(), i32.end());
+      }
+      for (int64_t& b : bits) b = b != 0;
+      v.ints = std::move(bits);
+      break;
+    }
     case onnx::TensorProto::INT32: {
       auto i32 = elements<int32_t>(t, 4, t.int32_data(), count, what);
       v.ints = std::vector<int64_t>(i32.begin(), i32.end());

@@ -174,7 +174,41 @@ class Importer {
   // Shape -> Gather -> Concat chains over static shapes, folded into integers.
   void shape_op(const onnx::NodeProto& n);
 
+  // ---- selecting, repeating and making tensors (onnx_index_operators.cc) ----
+
+  // One axis's part of a strided slice, resolved: begin in range, end in
+  // -1..extent, step non-zero.
+  struct AxisRange {
+    size_t axis;
+    int64_t begin, end, step;
+  };
+  // x sliced along the given axes (whole along the others); x itself when
+  // nothing is cut.
+  NodeId slice_node(NodeId x, const std::vector<AxisRange>& ranges, const std::string& name);
+
+  void slice(const onnx::NodeProto& n);
+
+  // Split: a slice per output.
+  void split(const onnx::NodeProto& n);
+
+  // Gather with indices known now: of known integers (shape arithmetic),
+  // computed; of a float tensor, slices of the axis.
   void gather(const onnx::NodeProto& n);
+
+  void expand(const onnx::NodeProto& n);
+
+  void constant_of_shape(const onnx::NodeProto& n);
+
+  void range(const onnx::NodeProto& n);
+
+  // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not on
+  // known integers (booleans as 0 and 1).
+  void integer_logic(const onnx::NodeProto& n);
+
+  // Where with a condition known now.
+  void where(const onnx::NodeProto& n);
+
+  void cast(const onnx::NodeProto& n);
 
   void concat(const onnx::NodeProto& n);
 

@@ -370,21 +370,6 @@ void Importer::shape_op(const onnx::NodeProto& n) {
   set_ints(n, std::vector<int64_t>(s.begin() + start, s.begin() + std::max(start, end)), {std::max<int64_t>(0, end - start)});
 }
 
-void Importer::gather(const onnx::NodeProto& n) {
-  require_inputs(n, 2);
-  const auto& data = ints(n, 0);
-  const Value& idx = value(n.input(1), describe(n));
-  if (!idx.ints || attr_int(n, "axis", 0) != 0 || value(n.input(0), describe(n)).ints_shape.size() > 1)
-    fail(describe(n) + ": only gathers from a constant 1-D integer tensor are supported");
-  std::vector<int64_t> out;
-  for (int64_t i : *idx.ints) {
-    const int64_t k = i < 0 ? i + static_cast<int64_t>(data.size()) : i;
-    if (k < 0 || k >= static_cast<int64_t>(data.size())) fail(describe(n) + ": index " + std::to_string(i) + " out of range");
-    out.push_back(data[k]);
-  }
-  set_ints(n, out, idx.ints_shape);
-}
-
 void Importer::concat(const onnx::NodeProto& n) {
   require_inputs(n, 1);
   bool all_ints = true;
@@ -611,20 +596,16 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Gather") return gather(n);
   if (op == "Squeeze") return squeeze_unsqueeze(n, false);
   if (op == "Unsqueeze") return squeeze_unsqueeze(n, true);
-  if (op == "Cast") {
-    require_inputs(n, 1);
-    const Value& in = value(n.input(0), describe(n));
-    const int64_t to = attr_int(n, "to", 0);
-    if (in.ints && (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)) {
-      values_[n.output(0)] = in;
-      return;
-    }
-    if (!in.ints && to == onnx::TensorProto::FLOAT) {
-      values_[n.output(0)] = in;
-      return;
-    }
-    fail(describe(n) + ": a cast to " + element_type_name(static_cast<int>(to)) + " is not supported");
-  }
+  if (op == "Cast") return cast(n);
+  if (op == "Slice") return slice(n);
+  if (op == "Split") return split(n);
+  if (op == "Expand") return expand(n);
+  if (op == "ConstantOfShape") return constant_of_shape(n);
+  if (op == "Range") return range(n);
+  if (op == "Where") return where(n);
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
+      op == "And" || op == "Or" || op == "Xor" || op == "Not")
+    return integer_logic(n);
   fail(describe(n) + ": operator " + support::quoted(op) + " is not supported");
 }
 

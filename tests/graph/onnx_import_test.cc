@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "op_float_data_initializers", "op_unary_math_opset13", "op_binary_tensors_opset13",
                       "op_pow_constant_exponents_opset13", "op_layer_norm_opset17", "op_gelu_erf_pattern_opset17",
                       "op_gelu_opset20", "op_reductions_opset18", "op_reductions_opset13",
-                      "op_layer_norm_decomposed_opset13", "op_matmul_attention_opset13", "op_matmul_4d_by_2d_opset13"),
+                      "op_layer_norm_decomposed_opset13", "op_matmul_attention_opset13", "op_matmul_4d_by_2d_opset13",
+                      "op_slice_split_opset13", "op_gather_expand_where_opset13", "op_shape_subgraph_opset13"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(OnnxImport, OutputsKeepTheModelsNames) {

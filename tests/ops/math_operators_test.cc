@@ -15,6 +15,7 @@
 #include "ops/layer_norm.h"
 #include "ops/operator.h"
 #include "ops/reduce.h"
+#include "ops/slice.h"
 #include "ops/unary_math.h"
 #include "ops_test_util.h"
 #include "runtime/graph_executor.h"
@@ -311,6 +312,29 @@ TEST(MathOperators, ReductionsOverAnyAxesFollowTheirDefinitions) {
     graph::GraphBuilder b;
     EXPECT_THROW(b.add_node(graph::Op::named("reduce_sum"), "y", {b.input("x", shape)}, a), Error) << a.to_string();
   }
+}
+
+// strided_slice and broadcast_to refuse what selects nothing or does not
+// broadcast, naming the axis; what they accept matches onnxruntime in the
+// op_slice_split and op_gather_expand_where models (tests/graph).
+TEST(MathOperators, SlicesAndBroadcastsRefuseImpossibleShapes) {
+  const Operator& slice = find_operator("strided_slice");
+  auto slice_error = [&](StridedSliceAttrs a) {
+    try {
+      slice.infer_shape({{4, 6}}, a);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(slice.infer_shape({{4, 6}}, StridedSliceAttrs{{1, 5}, {4, -1}, {2, -2}}), (Shape{2, 3}));
+  EXPECT_NE(slice_error({{0, 0}, {4, 6}, {1, 0}}).find("axis 1 has step 0"), std::string::npos);
+  EXPECT_NE(slice_error({{4, 0}, {4, 6}, {1, 1}}).find("axis 0 begins at 4, outside 0..3"), std::string::npos);
+  EXPECT_NE(slice_error({{2, 0}, {2, 6}, {1, 1}}).find("axis 0 selects nothing"), std::string::npos);
+  EXPECT_NE(slice_error({{0}, {4}, {1}}).find("one entry per axis"), std::string::npos);
+  const Operator& broadcast = find_operator("broadcast_to");
+  EXPECT_EQ(broadcast.infer_shape({{3, 1}}, BroadcastToAttrs{{2, 1, 5}}), (Shape{2, 3, 5}));
+  EXPECT_THROW(broadcast.infer_shape({{3, 2}}, BroadcastToAttrs{{4}}), Error);
 }
 
 }  // namespace

@@ -1,0 +1,329 @@
+// The ONNX operators that select, repeat and make tensors from shapes:
+// Slice, Split, Gather, Expand, ConstantOfShape, Range, the comparisons and
+// logic, Where, Cast. On integers known at import (a shape subgraph: Shape
+// -> Gather -> arithmetic -> Reshape) they are computed now and cost nothing
+// at run time; on activations they become strided_slice and broadcast_to.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "graph/onnx_importer.h"
+#include "ops/slice.h"
+#include "support/checked_math.h"
+#include "support/quoted.h"
+
+namespace tessera::graph::onnx_importer {
+namespace {
+
+// ONNX Slice's rules for one axis of extent `dim`: negative starts and ends
+// count from the end, then both are clamped into the axis (for a negative
+// step, an end of -1 means "before the first element").
+struct AxisSlice {
+  int64_t begin, end, step;
+};
+
+AxisSlice resolve_slice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0) start = start < -dim ? 0 : start + dim;
+  if (end < 0) end = end < -dim ? -1 : end + dim;
+  if (step > 0) return {std::clamp<int64_t>(start, 0, dim), std::clamp<int64_t>(end, 0, dim), step};
+  return {std::clamp<int64_t>(start, 0, dim - 1), std::clamp<int64_t>(end, -1, dim - 1), step};
+}
+
+int64_t sliced_extent(const AxisSlice& s) {
+  return s.step > 0 ? std::max<int64_t>(0, (s.end - s.begin + s.step - 1) / s.step)
+                    : std::max<int64_t>(0, (s.begin - s.end - s.step - 1) / -s.step);
+}
+
+}  // namespace
+
+NodeId Importer::slice_node(NodeId x, const std::vector<AxisRange>& ranges, const std::string& name) {
+  const Shape shape = shape_of(x);
+  ops::StridedSliceAttrs a;
+  bool whole = true;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    a.begin.push_back(0), a.end.push_back(shape[d]), a.step.push_back(1);
+  }
+  for (const AxisRange& r : ranges) {
+    a.begin[r.axis] = r.begin, a.end[r.axis] = r.end, a.step[r.axis] = r.step;
+    whole = whole && r.begin == 0 && r.end == shape[r.axis] && r.step == 1;
+  }
+  if (whole) return x;
+  return b_.add_node(Op::named("strided_slice"), name, {x}, a);
+}
+
+void Importer::slice(const onnx::NodeProto& n) {
+  require_inputs(n, 3);
+  const std::vector<int64_t> starts = ints(n, 1), ends = ints(n, 2);
+  const Value& in = value(n.input(0), describe(n));
+  const Shape shape = in.ints ? in.ints_shape : shape_of(in.node);
+  const auto rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  if (n.input_size() > 3 && !n.input(3).empty()) axes = ints(n, 3);
+  if (n.input_size() > 4 && !n.input(4).empty()) steps = ints(n, 4);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    fail(describe(n) + ": starts, ends, axes and steps must have as many entries");
+  std::vector<AxisRange> ranges;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank) fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), axes[i], rank));
+    if (seen[static_cast<size_t>(axis)]) fail(fmt::format("{}: axis {} is given twice", describe(n), axes[i]));
+    seen[static_cast<size_t>(axis)] = true;
+    if (steps[i] == 0) fail(describe(n) + ": a step of 0");
+    const AxisSlice s = resolve_slice(starts[i], ends[i], steps[i], shape[static_cast<size_t>(axis)]);
+    if (sliced_extent(s) == 0) fail(fmt::format("{}: axis {} selects no elements (an empty tensor)", describe(n), axes[i]));
+    ranges.push_back({static_cast<size_t>(axis), s.begin, s.end, s.step});
+  }
+  if (in.ints) {  // shape arithmetic: a slice of known integers (a 1-D shape, usually)
+    if (rank != 1) fail(describe(n) + ": a slice of a " + std::to_string(rank) + "-D integer tensor is not supported");
+    std::vector<int64_t> out;
+    const AxisRange& r = ranges.empty() ? AxisRange{0, 0, shape[0], 1} : ranges[0];
+    for (int64_t i = r.begin; r.step > 0 ? i < r.end : i > r.end; i += r.step) out.push_back((*in.ints)[i]);
+    return set_ints(n, out, {static_cast<int64_t>(out.size())});
+  }
+  set_output(n, slice_node(in.node, ranges, name_of(n)));
+}
+
+void Importer::split(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const NodeId x = activation(n.input(0), describe(n));
+  const Shape shape = shape_of(x);
+  const auto rank = static_cast<int64_t>(shape.size());
+  int64_t axis = attr_int(n, "axis", 0);
+  if (axis < -rank || axis >= rank) fail(fmt::format("{}: axis {} is out of range", describe(n), axis));
+  if (axis < 0) axis += rank;
+  const int64_t dim = shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> sizes = opset_ >= 13 && n.input_size() > 1 && !n.input(1).empty() ? ints(n, 1)
+                                                                                          : attr_ints(n, "split", {});
+  if (sizes.empty()) {  // equal parts, the last smaller (opset 18's num_outputs)
+    const int64_t parts = n.output_size(), each = (dim + parts - 1) / parts;
+    for (int64_t p = 0, left = dim; p < parts; ++p, left -= each) sizes.push_back(std::min(each, left));
+  }
+  if (static_cast<int>(sizes.size()) != n.output_size())
+    fail(fmt::format("{}: {} sizes for {} outputs", describe(n), sizes.size(), n.output_size()));
+  int64_t begin = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] <= 0) fail(fmt::format("{}: part {} has {} elements", describe(n), i, sizes[i]));
+    if (begin + sizes[i] > dim) fail(fmt::format("{}: the parts sum past the axis's {} elements", describe(n), dim));
+    const std::string name = n.output(static_cast<int>(i)).empty() ? name_of(n) + "." + std::to_string(i)
+                                                                     : clean(n.output(static_cast<int>(i)));
+    set_output(n, slice_node(x, {{static_cast<size_t>(axis), begin, begin + sizes[i], 1}}, name), static_cast<int>(i));
+    begin += sizes[i];
+  }
+  if (begin != dim) fail(fmt::format("{}: the parts cover {} of the axis's {} elements", describe(n), begin, dim));
+}
+
+void Importer::gather(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  const Value& data = value(n.input(0), describe(n));
+  const Value& idx = value(n.input(1), describe(n));
+  if (!idx.ints) fail(describe(n) + ": indices computed at run time are not supported yet");
+  const Shape shape = data.ints ? data.ints_shape : shape_of(data.node);
+  const auto rank = static_cast<int64_t>(shape.size());
+  int64_t axis = attr_int(n, "axis", 0);
+  if (axis < -rank || axis >= rank) fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), axis, rank));
+  if (axis < 0) axis += rank;
+  const int64_t dim = shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> indices = *idx.ints;
+  for (int64_t& i : indices) {
+    const int64_t given = i;
+    i = i < 0 ? i + dim : i;
+    if (i < 0 || i >= dim) fail(fmt::format("{}: index {} is out of range for {} elements", describe(n), given, dim));
+  }
+  if (data.ints) {  // shape arithmetic: picking entries of a known shape
+    if (rank != 1) fail(describe(n) + ": only gathers from a 1-D integer tensor are supported");
+    std::vector<int64_t> out;
+    for (int64_t i : indices) out.push_back((*data.ints)[i]);
+    return set_ints(n, out, idx.ints_shape);
+  }
+  // A float tensor (a class token, one head): each index is a slice of the
+  // axis, the slices concatenated, the axis replaced by the indices' shape.
+  std::vector<NodeId> parts;
+  for (size_t k = 0; k < indices.size(); ++k)
+    parts.push_back(slice_node(data.node, {{static_cast<size_t>(axis), indices[k], indices[k] + 1, 1}},
+                               name_of(n) + ".at" + std::to_string(k)));
+  NodeId picked = parts.size() == 1 ? parts[0] : b_.concat(parts, axis, name_of(n) + ".picked");
+  Shape out(shape.begin(), shape.begin() + axis);
+  out.insert(out.end(), idx.ints_shape.begin(), idx.ints_shape.end());
+  out.insert(out.end(), shape.begin() + axis + 1, shape.end());
+  set_output(n, b_.reshape(picked, out, name_of(n)));
+}
+
+void Importer::expand(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  const Shape target = ints(n, 1);
+  const Value& in = value(n.input(0), describe(n));
+  if (in.ints) {  // known integers repeated: computed now
+    const Shape out = ops::broadcast_shape("Expand", in.ints_shape, target);
+    const int64_t count = support::bounded_product(out, describe(n));
+    std::vector<int64_t> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i, offset = 0, stride = 1;
+      for (size_t d = out.size(); d-- > 0;) {
+        const int64_t c = rest % out[d];
+        rest /= out[d];
+        const size_t lead = out.size() - in.ints_shape.size();
+        if (d >= lead) {
+          const int64_t extent = in.ints_shape[d - lead];
+          offset += (extent == 1 ? 0 : c) * stride;
+          stride *= extent;
+        }
+      }
+      values[static_cast<size_t>(i)] = (*in.ints)[static_cast<size_t>(offset)];
+    }
+    return set_ints(n, values, out);
+  }
+  const Shape out = ops::broadcast_shape("Expand", shape_of(in.node), target);
+  if (out == shape_of(in.node)) {  // nothing to repeat
+    values_[n.output(0)] = in;
+    return;
+  }
+  ops::BroadcastToAttrs a;
+  a.shape = out;
+  set_output(n, b_.add_node(Op::named("broadcast_to"), name_of(n), {in.node}, a));
+}
+
+void Importer::constant_of_shape(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const Shape shape = ints(n, 0);
+  for (int64_t d : shape)
+    if (d <= 0) fail(describe(n) + ": a shape with an extent of " + std::to_string(d) + " (an empty tensor)");
+  const int64_t count = support::bounded_product(shape, describe(n));
+  const auto* v = attr(n, "value");
+  const int type = v ? v->t().data_type() : onnx::TensorProto::FLOAT;
+  if (type == onnx::TensorProto::FLOAT) {
+    const Value fill = v ? tensor_value(v->t(), describe(n) + " value") : Value{};
+    const float f = v ? (*b_.graph().node(fill.node).value)[0] : 0.0f;
+    runtime::NDArray a(shape.empty() ? Shape{1} : shape);
+    std::fill(a.data(), a.data() + a.size(), f);
+    values_[n.output(0)] = Value{b_.constant(name_of(n), std::move(a)), std::nullopt, {}};
+    return;
+  }
+  const Value fill = tensor_value(v->t(), describe(n) + " value");
+  if (!fill.ints || fill.ints->size() != 1) fail(describe(n) + ": value must hold one element");
+  set_ints(n, std::vector<int64_t>(static_cast<size_t>(count), (*fill.ints)[0]), shape);
+}
+
+void Importer::range(const onnx::NodeProto& n) {
+  require_inputs(n, 3);
+  const Value &start = value(n.input(0), describe(n)), &limit = value(n.input(1), describe(n)),
+              &delta = value(n.input(2), describe(n));
+  if (start.ints && limit.ints && delta.ints) {
+    const int64_t s = (*start.ints).at(0), l = (*limit.ints).at(0), d = (*delta.ints).at(0);
+    if (d == 0) fail(describe(n) + ": a delta of 0");
+    std::vector<int64_t> out;
+    for (int64_t v = s; d > 0 ? v < l : v > l; v += d) {
+      out.push_back(v);
+      if (out.size() > (size_t{1} << 24)) fail(describe(n) + ": more than 2^24 values");
+    }
+    if (out.empty()) fail(describe(n) + ": an empty range");
+    return set_ints(n, out, {static_cast<int64_t>(out.size())});
+  }
+  const runtime::NDArray *s = constant_of(n, 0), *l = constant_of(n, 1), *d = constant_of(n, 2);
+  if (!s || !l || !d) fail(describe(n) + ": a range computed at run time is not supported");
+  const double s0 = (*s)[0], l0 = (*l)[0], d0 = (*d)[0];
+  if (d0 == 0 || !std::isfinite(s0) || !std::isfinite(l0) || !std::isfinite(d0)) fail(describe(n) + ": a bad delta or bound");
+  const double steps = std::ceil((l0 - s0) / d0);
+  if (!(steps >= 1) || steps > double(1 << 24)) fail(describe(n) + ": an empty or huge range");
+  runtime::NDArray a({static_cast<int64_t>(steps)});
+  for (int64_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(s0 + static_cast<double>(i) * d0);
+  values_[n.output(0)] = Value{b_.constant(name_of(n), std::move(a)), std::nullopt, {}};
+}
+
+void Importer::integer_logic(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  if (op == "Not") {
+    require_inputs(n, 1);
+    const Value& a = value(n.input(0), describe(n));
+    if (!a.ints) fail(describe(n) + ": logic on tensors computed at run time is not supported yet");
+    std::vector<int64_t> out;
+    for (int64_t v : *a.ints) out.push_back(v == 0);
+    return set_ints(n, out, a.ints_shape);
+  }
+  require_inputs(n, 2);
+  const Value& a = value(n.input(0), describe(n));
+  const Value& b = value(n.input(1), describe(n));
+  if (!a.ints || !b.ints) fail(describe(n) + ": comparisons of tensors computed at run time are not supported yet");
+  const Shape out_shape = ops::broadcast_shape(op, a.ints_shape, b.ints_shape);
+  const size_t na = a.ints->size(), nb = b.ints->size();
+  if (na != nb && na != 1 && nb != 1) fail(describe(n) + ": integer operands that broadcast on several axes");
+  std::vector<int64_t> out(std::max(na, nb));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = (*a.ints)[na == 1 ? 0 : i], y = (*b.ints)[nb == 1 ? 0 : i];
+    if (op == "Equal") out[i] = x == y;
+    else if (op == "Less") out[i] = x < y;
+    else if (op == "Greater") out[i] = x > y;
+    else if (op == "LessOrEqual") out[i] = x <= y;
+    else if (op == "GreaterOrEqual") out[i] = x >= y;
+    else if (op == "And") out[i] = x != 0 && y != 0;
+    else if (op == "Or") out[i] = x != 0 || y != 0;
+    else out[i] = (x != 0) != (y != 0);  // Xor
+  }
+  set_ints(n, out, out_shape);
+}
+
+void Importer::where(const onnx::NodeProto& n) {
+  require_inputs(n, 3);
+  const Value& cond = value(n.input(0), describe(n));
+  const Value& x = value(n.input(1), describe(n));
+  const Value& y = value(n.input(2), describe(n));
+  if (!cond.ints) fail(describe(n) + ": a condition computed at run time is not supported yet");
+  if (x.ints && y.ints) {  // shape arithmetic, usually: picks of known integers
+    const size_t nc = cond.ints->size(), nx = x.ints->size(), ny = y.ints->size();
+    const size_t count = std::max({nc, nx, ny});
+    for (size_t k : {nc, nx, ny})
+      if (k != count && k != 1) fail(describe(n) + ": integer operands that broadcast on several axes");
+    std::vector<int64_t> out(count);
+    for (size_t i = 0; i < count; ++i)
+      out[i] = (*cond.ints)[nc == 1 ? 0 : i] ? (*x.ints)[nx == 1 ? 0 : i] : (*y.ints)[ny == 1 ? 0 : i];
+    const Shape shape = ops::broadcast_shape("Where", cond.ints_shape,
+                                             ops::broadcast_shape("Where", x.ints_shape, y.ints_shape));
+    return set_ints(n, out, shape);
+  }
+  // A condition known now that picks one side everywhere (a mask that is all
+  // ones for this shape): that side, broadcast to the output's shape.
+  const bool all = std::all_of(cond.ints->begin(), cond.ints->end(), [](int64_t v) { return v != 0; });
+  const bool none = std::none_of(cond.ints->begin(), cond.ints->end(), [](int64_t v) { return v != 0; });
+  if (!all && !none) fail(describe(n) + ": a condition that mixes both sides is not supported yet");
+  const NodeId picked = activation(n.input(all ? 1 : 2), describe(n));
+  const Shape out = ops::broadcast_shape(
+      "Where", cond.ints_shape,
+      ops::broadcast_shape("Where", x.ints ? x.ints_shape : shape_of(activation(n.input(1), describe(n))),
+                           y.ints ? y.ints_shape : shape_of(activation(n.input(2), describe(n)))));
+  if (out == shape_of(picked)) return set_output(n, picked);
+  ops::BroadcastToAttrs a;
+  a.shape = out;
+  set_output(n, b_.add_node(Op::named("broadcast_to"), name_of(n), {picked}, a));
+}
+
+void Importer::cast(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const Value& in = value(n.input(0), describe(n));
+  const int64_t to = attr_int(n, "to", 0);
+  const bool to_int = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
+  if (in.ints && to_int) {
+    values_[n.output(0)] = in;
+    return;
+  }
+  if (in.ints && to == onnx::TensorProto::BOOL) {
+    std::vector<int64_t> out;
+    for (int64_t v : *in.ints) out.push_back(v != 0);
+    return set_ints(n, out, in.ints_shape);
+  }
+  if (in.ints && to == onnx::TensorProto::FLOAT) {  // known integers as a float constant
+    runtime::NDArray a(in.ints_shape.empty() ? Shape{1} : in.ints_shape);
+    for (int64_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((*in.ints)[static_cast<size_t>(i)]);
+    values_[n.output(0)] = Value{b_.constant(name_of(n), std::move(a)), std::nullopt, {}};
+    return;
+  }
+  if (!in.ints && to == onnx::TensorProto::FLOAT) {
+    values_[n.output(0)] = in;
+    return;
+  }
+  fail(describe(n) + ": a cast to " + element_type_name(static_cast<int>(to)) + " is not supported");
+}
+
+}  // namespace tessera::graph::onnx_importer
