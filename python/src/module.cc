@@ -398,6 +398,8 @@ PYBIND11_MODULE(_tessera, m) {
       .def("reshape", &graph::GraphBuilder::reshape, py::arg("x"), py::arg("shape"), py::arg("name") = "")
       .def("flatten", &graph::GraphBuilder::flatten, py::arg("x"), py::arg("axis") = 1, py::arg("name") = "")
       .def("softmax", &graph::GraphBuilder::softmax, py::arg("x"), py::arg("axis") = -1, py::arg("name") = "")
+      .def("transpose", &graph::GraphBuilder::transpose, py::arg("x"), py::arg("perm"), py::arg("name") = "")
+      .def("batch_matmul", &graph::GraphBuilder::batch_matmul, py::arg("a"), py::arg("b"), py::arg("name") = "")
       .def(
           "finish",
           [](graph::GraphBuilder& b, std::vector<graph::NodeId> outputs, const std::string& name) {

@@ -130,6 +130,20 @@ def _layer_norm(c, n):
     return c.builder.layer_norm(x, scale, shift, rank - len(row), c.number(_arg(n, 4, "eps", 1e-5)), n.name)
 
 
+def _softmax(c, n):
+    """Softmax over any axis: the kernels take the last, so another is moved
+    last and back."""
+    x = c.value(n.args[0])
+    rank = len(c.builder.shape(x))
+    dim = int(_arg(n, 1, "dim", -1)) % rank
+    if dim == rank - 1:
+        return c.builder.softmax(x, -1, n.name)
+    perm = list(range(rank))
+    perm[dim], perm[-1] = perm[-1], perm[dim]  # its own inverse
+    moved = c.builder.softmax(c.builder.transpose(x, perm, n.name + ".to_last"), -1, n.name + ".softmax")
+    return c.builder.transpose(moved, perm, n.name)
+
+
 def _flatten_ok(n):
     return int(_arg(n, 2, "end_dim", -1)) == -1
 
@@ -170,9 +184,121 @@ _RULES = {
     torch.cat: (lambda n: isinstance(n.args[0], (list, tuple)),
                 lambda c, n: c.builder.concat([c.value(a) for a in n.args[0]], int(_arg(n, 1, "dim", 0)), n.name)),
     F.dropout: (_dropout_ok, lambda c, n: c.value(n.args[0])),
-    F.softmax: (lambda n: _arg(n, 2, "_stacklevel", 3) is not None and _arg(n, 3, "dtype") is None,
-                lambda c, n: c.builder.softmax(c.value(n.args[0]), int(_arg(n, 1, "dim", -1)), n.name)),
+    F.softmax: (lambda n: _arg(n, 2, "_stacklevel", 3) is not None and _arg(n, 3, "dtype") is None, _softmax),
+    torch.softmax: (lambda n: _arg(n, 2, "dtype") is None, _softmax),
 }
+
+
+def _shape_of_node(n):
+    """The traced shape of the tensor node `n` makes (the target of a view,
+    reshape or flatten, its -1 resolved)."""
+    return [int(d) for d in _example(n).shape]
+
+
+def _binary(op):
+    """A binary of two tensors, or of a tensor and a Python number (a constant)."""
+    def convert(c, n):
+        a, b = n.args[0], n.args[1]
+        ids = [c.value(v) if _is_node(v) else c.constant(f"{n.name}.k{i}", np.array([float(v)], np.float32))
+               for i, v in enumerate((a, b))]
+        return c.builder.add_node(op, n.name, ids)
+    return convert
+
+
+def _binary_ok(n):
+    return (len(n.args) == 2 and any(_is_node(a) for a in n.args) and
+            all(_is_node(a) or isinstance(a, (int, float)) for a in n.args) and not n.kwargs)
+
+
+def _matmul_ids(c, a, b, name):
+    """a @ b for ranks 2 to 4 with NumPy's batch broadcasting, as batch_matmul
+    (which takes B as (batch, N, K)): one B for all of A's batches, or as many."""
+    sa, sb = c.builder.shape(a), c.builder.shape(b)
+    if len(sa) < 2 or len(sb) < 2:
+        raise _tessera.Error(f"matmul of shapes {sa} and {sb}: 1-D operands")
+    m, k, cols = sa[-2], sa[-1], sb[-1]
+    batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    perm = list(range(len(sb)))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    bt = c.builder.transpose(b, perm, name + ".bT")
+    batches, b_batches = int(np.prod(batch)), int(np.prod(sb[:-2]))
+    if b_batches == 1:
+        a3 = c.builder.reshape(a, [1, batches * m, k], name + ".a3")
+        b3 = c.builder.reshape(bt, [1, cols, k], name + ".b3")
+    elif int(np.prod(sa[:-2])) == batches and b_batches == batches:
+        a3 = c.builder.reshape(a, [batches, m, k], name + ".a3")
+        b3 = c.builder.reshape(bt, [batches, cols, k], name + ".b3")
+    else:
+        raise _tessera.Error(f"matmul of shapes {sa} and {sb}: batch axes that broadcast one operand over the other")
+    return c.builder.reshape(c.builder.batch_matmul(a3, b3, name + ".bmm"), batch + [m, cols], name)
+
+
+def _sdpa_ok(n):
+    return (_arg(n, 3, "attn_mask") is None and float(_arg(n, 4, "dropout_p", 0.0)) == 0.0
+            and not _arg(n, 5, "is_causal", False) and not n.kwargs.get("enable_gqa", False))
+
+
+def _sdpa(c, n):
+    """softmax(q k^T * scale) v, scale 1/sqrt(E) unless given."""
+    q, k, v = (c.value(a) for a in n.args[:3])
+    scale = _arg(n, 6, "scale")
+    scale = float(scale) if scale is not None else c.builder.shape(q)[-1] ** -0.5
+    rank = len(c.builder.shape(k))
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    scores = _matmul_ids(c, q, c.builder.transpose(k, perm, n.name + ".kT"), n.name + ".scores")
+    scores = c.builder.multiply(scores, c.constant(n.name + ".scale", np.array([scale], np.float32)), n.name + ".scaled")
+    return _matmul_ids(c, c.builder.softmax(scores, -1, n.name + ".p"), v, n.name)
+
+
+def _permute(c, n):
+    dims = _ints(n.args[1:] if len(n.args) > 2 else n.args[1])
+    return c.builder.transpose(c.value(n.args[0]), dims, n.name)
+
+
+def _swap_axes(c, n):
+    x = c.value(n.args[0])
+    rank = len(c.builder.shape(x))
+    d0, d1 = int(n.args[1]) % rank, int(n.args[2]) % rank
+    perm = list(range(rank))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return c.builder.transpose(x, perm, n.name)
+
+
+_RULES.update({
+    operator.mul: (_binary_ok, _binary("multiply")), torch.mul: (_binary_ok, _binary("multiply")),
+    operator.sub: (_binary_ok, _binary("subtract")), torch.sub: (_binary_ok, _binary("subtract")),
+    operator.truediv: (_binary_ok, _binary("divide")), torch.div: (_binary_ok, _binary("divide")),
+    torch.matmul: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    operator.matmul: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    torch.bmm: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
+    F.scaled_dot_product_attention: (_sdpa_ok, _sdpa),
+    torch.reshape: (None, lambda c, n: c.builder.reshape(c.value(n.args[0]), _shape_of_node(n), n.name)),
+    torch.permute: (None, _permute),
+    torch.transpose: (None, _swap_axes),
+})
+
+# Tensor methods (call_method nodes), by name.
+_METHOD_RULES = {
+    "view": (None, lambda c, n: c.builder.reshape(c.value(n.args[0]), _shape_of_node(n), n.name)),
+    "reshape": (None, lambda c, n: c.builder.reshape(c.value(n.args[0]), _shape_of_node(n), n.name)),
+    "flatten": (None, lambda c, n: c.builder.reshape(c.value(n.args[0]), _shape_of_node(n), n.name)),
+    "permute": (None, _permute),
+    "transpose": (None, _swap_axes),
+    "contiguous": (lambda n: len(n.args) == 1 and not n.kwargs, lambda c, n: c.value(n.args[0])),
+    "mul": (_binary_ok, _binary("multiply")),
+    "add": (lambda n: _binary_ok(n) and all(_is_node(a) for a in n.args), _binary("add")),
+    "sub": (_binary_ok, _binary("subtract")),
+    "div": (_binary_ok, _binary("divide")),
+}
+
+
+def _rule(node):
+    if node.op == "call_function":
+        return _RULES.get(node.target)
+    if node.op == "call_method":
+        return _METHOD_RULES.get(node.target)
+    return None
 
 
 # torch functions that are one of the registry's unary operators.
@@ -201,9 +327,9 @@ def _float32_ok(node):
 
 def supports(node):
     """Whether Tessera compiles this FX node; (False, reason) otherwise."""
-    if node.op != "call_function":
+    if node.op not in ("call_function", "call_method"):
         return False, f"{node.op} {node.target}"
-    rule = _RULES.get(node.target)
+    rule = _rule(node)
     if rule is None:
         return False, f"no Tessera operator for {getattr(node.target, '__name__', node.target)}"
     if rule[0] is not None and not rule[0](node):
@@ -212,6 +338,23 @@ def supports(node):
         return False, "makes no tensor (size arithmetic)"
     if not _float32_ok(node):
         return False, "not float32"
+    return _converts_alone(node)
+
+
+def _converts_alone(node):
+    """Whether the node's rule builds it, shape inference included, with its
+    inputs as placeholders of their traced shapes: whatever would fail in a
+    part (a rank the operator lacks, say) is left to PyTorch instead, so the
+    backend never fails a model that eager PyTorch runs."""
+    examples = {a.name: _example(a) if _example(a) is not None else a.meta.get("scalar") for a in node.all_input_nodes}
+    probe = _Converter("probe", examples)
+    for a in node.all_input_nodes:
+        example = examples[a.name]
+        probe.ids[a] = probe.builder.input(a.name, [int(d) for d in example.shape]) if hasattr(example, "shape") else None
+    try:
+        _rule(node)[1](probe, node)
+    except Exception as e:  # any reason at all: PyTorch runs it
+        return False, f"{getattr(node.target, '__name__', node.target)}: {e}"
     return True, ""
 
 
@@ -260,8 +403,8 @@ class _Converter:
                 self.inputs.append(i)
         outputs = None
         for n in part.graph.nodes:
-            if n.op == "call_function":
-                self.ids[n] = _RULES[n.target][1](self, n)
+            if n.op in ("call_function", "call_method"):
+                self.ids[n] = _rule(n)[1](self, n)
             elif n.op == "output":
                 outputs = n.args[0]
         self.single = not isinstance(outputs, (list, tuple))
@@ -275,23 +418,45 @@ class TesseraPart(torch.nn.Module):
 
     def __init__(self, part, frozen, examples, name, mode, options):
         super().__init__()
-        converter = _Converter(name, examples)
-        self.model = converter.convert(part, frozen)
-        self.inputs, self.single = converter.inputs, converter.single
+        self.part, self.name, self.fallback = part, name, None
         self.threads = int(options.get("threads", 0))
         self.records = options.get("records")
-        # Through the jit in every mode: compiled on the first call, and kept
-        # on disk, so a second process's first call loads instead of compiling.
-        self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
-                                autotune_minutes=float(options.get("autotune_minutes", 10)))
+        try:
+            converter = _Converter(name, examples)
+            self.model = converter.convert(part, frozen)
+            self.inputs, self.single = converter.inputs, converter.single
+            # Through the jit in every mode: compiled on the first call, and kept
+            # on disk, so a second process's first call loads instead of compiling.
+            self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
+                                    autotune_minutes=float(options.get("autotune_minutes", 10)))
+        except _tessera.Error as e:
+            self._give_up(e)
 
     def kernels(self):
         """The part's kernels (compiles it again: for explain)."""
+        if self.fallback is not None:
+            return []
         return _tessera.compile(self.model, threads=self.threads, records=self.records).kernels
 
+    def _give_up(self, error):
+        """A part Tessera cannot compile runs in PyTorch: the model still runs."""
+        import warnings
+        warnings.warn(f"tessera: part {self.name} runs in PyTorch: {error}")
+        self.fallback = error
+
     def forward(self, *args):
+        if self.fallback is not None:
+            return self.part(*args)
         arrays = [args[i].detach().contiguous().numpy() for i in self.inputs]
-        out = self.run(*arrays)
+        if not hasattr(self, "compiled_once"):  # the jit compiles on the first call
+            try:
+                out = self.run(*arrays)
+            except _tessera.Error as e:
+                self._give_up(e)
+                return self.part(*args)
+            self.compiled_once = True
+        else:
+            out = self.run(*arrays)
         if self.single:
             return torch.from_numpy(out)
         return tuple(torch.from_numpy(o) for o in out)
@@ -407,12 +572,23 @@ def tessera_backend(gm, example_inputs, mode=None, options=None):
     return module.forward
 
 
-try:
-    from torch._dynamo.backends.registry import register_backend
+def _register():
+    """backend="tessera" for a package used from its source tree. An installed
+    one is found through its entry point (pyproject.toml), which torch loads
+    and registers itself: registering here too would be a duplicate."""
+    from importlib.metadata import entry_points
 
-    register_backend(compiler_fn=tessera_backend, name="tessera")
-except Exception:  # another registration of the name: torch.compile(backend=tessera_backend) still works
-    pass
+    if "tessera" in entry_points(group="torch_dynamo_backends").names:
+        return
+    try:
+        from torch._dynamo.backends.registry import register_backend
+
+        register_backend(compiler_fn=tessera_backend, name="tessera")
+    except Exception:  # another registration of the name: torch.compile(backend=tessera_backend) still works
+        pass
+
+
+_register()
 
 
 class Explanation:

@@ -56,6 +56,27 @@ class TransformerPieces(torch.nn.Module):
         return self.ln2(y + torch.erf(x))
 
 
+class TinyAttention(torch.nn.Module):
+    """Multi-head self-attention as transformer code writes it: linears over
+    tokens, view and transpose into heads, q @ k^T, softmax, @ v, back, and
+    scaled_dot_product_attention beside it; a residual and a layer norm."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.q, self.k, self.v, self.out = (torch.nn.Linear(d, d) for _ in range(4))
+        self.ln = torch.nn.LayerNorm(d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.heads
+        q, k, v = (f(x).view(b, s, h, d // h).transpose(1, 2) for f in (self.q, self.k, self.v))
+        att = torch.softmax((q @ k.transpose(-2, -1)) * (d // h) ** -0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, s, d)
+        y2 = torch.nn.functional.scaled_dot_product_attention(q, k, v).permute(0, 2, 1, 3).contiguous().view(b, s, d)
+        return self.ln(x + self.out(y) - 0.5 * y2)
+
+
 class TorchBackend(unittest.TestCase):
     def check(self, model, x, **compile_args):
         torch._dynamo.reset()
@@ -82,6 +103,40 @@ class TorchBackend(unittest.TestCase):
     def test_transformer_activations_and_norms_compile_whole(self):
         self.check(TransformerPieces(), torch.randn(8, 32), fullgraph=True)
         self.check(TransformerPieces(), torch.randn(2, 8, 32), fullgraph=True)  # linear over (batch, tokens, features)
+
+    def test_attention_compiles_whole(self):
+        self.check(TinyAttention(), torch.randn(2, 6, 32), fullgraph=True)
+
+    def test_a_node_that_fails_to_convert_runs_in_pytorch(self):
+        class Unbatched(torch.nn.Module):  # a 3-D (C, H, W) input: Tessera's global pool takes 4-D
+            def forward(self, x):
+                return torch.nn.functional.adaptive_avg_pool2d(torch.relu(x), 1) + 1.0
+
+        self.check(Unbatched(), torch.randn(3, 8, 8))
+        breaks = tessera.torch_backend.explain(Unbatched(), torch.randn(3, 8, 8)).breaks
+        self.assertTrue(any("adaptive_avg_pool2d" in why for _, why in breaks), breaks)
+
+    def test_the_backend_is_found_by_its_entry_point_without_an_import(self):
+        import os
+        import subprocess
+        import tempfile
+        import tomllib
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "..", "pyproject.toml"), "rb") as f:
+            entry = tomllib.load(f)["project"]["entry-points"]["torch_dynamo_backends"]
+        with tempfile.TemporaryDirectory() as site:  # what `pip install` writes: the package's metadata
+            info = os.path.join(site, "tessera-0.1.0.dist-info")
+            os.makedirs(info)
+            with open(os.path.join(info, "METADATA"), "w") as f:
+                f.write("Metadata-Version: 2.1\nName: tessera\nVersion: 0.1.0\n")
+            with open(os.path.join(info, "entry_points.txt"), "w") as f:
+                f.write("[torch_dynamo_backends]\n" + "".join(f"{k} = {v}\n" for k, v in entry.items()))
+            code = ("import torch\nm = torch.nn.Linear(4, 3).eval()\nx = torch.randn(2, 4)\n"
+                    "with torch.no_grad():\n    print(float((torch.compile(m, backend='tessera')(x) - m(x)).abs().max()))\n")
+            env = dict(os.environ, PYTHONPATH=site + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+            self.assertLess(float(out.stdout.split()[-1]), 1e-5)
 
     def test_modes(self):
         x = torch.randn(1, 3, 224, 224)
