@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Which of torchvision's image classifiers Tessera imports and runs correctly.
+"""Which of torchvision's models (classification by default; segmentation and
+video with --family) Tessera imports and runs correctly.
 
 Each model (random weights, eval mode) is exported with torch.onnx.export at
 opset 17; onnxruntime's output for a seeded input is the reference; Tessera
@@ -7,7 +8,7 @@ compiles the .onnx file (`tessera compile`), runs it on the same input
 (`tessera run`) and the largest difference relative to the largest output is
 reported, or the one-line error that refused the model.
 
-    bench/.venv/bin/python bench/onnx_reach.py [--tessera build/tessera] [MODEL ...]
+    bench/.venv/bin/python bench/onnx_reach.py [--tessera build/tessera] [--family F] [MODEL ...]
 """
 import argparse
 import os
@@ -22,21 +23,50 @@ import torchvision
 DEFAULT = ["resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11_bn", "alexnet", "squeezenet1_1",
            "densenet121", "googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_small", "mnasnet1_0",
            "shufflenet_v2_x1_0", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny"]
+# torchvision.models.segmentation (their "out" map) and .video (clips of 16 frames).
+SEGMENTATION = ["fcn_resnet50", "deeplabv3_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
+VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18"]
+
+
+class OutMap(torch.nn.Module):
+    """A segmentation model's "out" map: the ONNX model's one output."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
+def build(name):
+    """(network in eval mode, its input)."""
+    g = torch.Generator().manual_seed(1)
+    if name in SEGMENTATION:
+        net = OutMap(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None))
+        return net.eval(), torch.randn(1, 3, 224, 224, generator=g)
+    if name in VIDEO:
+        return getattr(torchvision.models.video, name)(weights=None).eval(), torch.randn(1, 3, 16, 112, 112, generator=g)
+    size = 299 if name == "inception_v3" else 224
+    kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+    return getattr(torchvision.models, name)(weights=None, **kwargs).eval(), torch.randn(1, 3, size, size, generator=g)
 
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser()
     p.add_argument("--tessera", default=os.path.join(here, "..", "build", "tessera"))
-    p.add_argument("models", nargs="*", default=DEFAULT)
+    p.add_argument("--family", choices=["classification", "segmentation", "video", "all"], default="classification",
+                   help="which of torchvision's models, when none are named")
+    p.add_argument("models", nargs="*")
     args = p.parse_args()
+    families = {"classification": DEFAULT, "segmentation": SEGMENTATION, "video": VIDEO,
+                "all": DEFAULT + SEGMENTATION + VIDEO}
+    args.models = args.models or families[args.family]
     work = tempfile.mkdtemp(prefix="tessera-reach-")
     ok = 0
     for name in args.models:
-        size = 299 if name == "inception_v3" else 224
-        kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
-        net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
-        x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+        net, x = build(name)
         onnx_path = os.path.join(work, name + ".onnx")
         torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
         want = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"data": x.numpy()})[0]

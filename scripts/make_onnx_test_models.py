@@ -375,6 +375,26 @@ def math_operator_models():
         [const("one", np.int64(1)), const("zero", np.int64(0)), const("six", np.int64(6)),
          const("minus_one", np.int64(-1)), const("ax0", np.array([0], np.int64)), const("ax1", np.array([1], np.int64)),
          const("width", np.array([16], np.int64)), const("batch", np.array([1], np.int64))])
+    # Resize of H and W: bilinear as torch exports F.interpolate(scale_factor=2,
+    # align_corners=False); bilinear with align_corners to an odd size;
+    # nearest as torch exports it (asymmetric, floor) by 2 and 3; nearest
+    # half_pixel down to a smaller size.
+    empty = const("roi", np.array([], np.float32))
+    op_model("op_resize_linear_opset13", 13, [
+        helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="linear",
+                         coordinate_transformation_mode="pytorch_half_pixel")], x4,
+        [empty, const("scales", np.array([1, 1, 2, 2], np.float32))])
+    op_model("op_resize_linear_align_corners_opset13", 13, [
+        helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear",
+                         coordinate_transformation_mode="align_corners")], x4,
+        [empty, const("sizes", np.array([1, 4, 9, 11], np.int64))])
+    op_model("op_resize_nearest_opset13", 13, [
+        helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor")], x4,
+        [empty, const("scales", np.array([1, 1, 2, 3], np.float32))])
+    op_model("op_resize_nearest_down_opset13", 13, [
+        helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="nearest")], x4,
+        [empty, const("sizes", np.array([1, 4, 3, 5], np.int64))])
     op_model("op_gelu_opset20", 20, [
         helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Gelu", ["x"], ["t"], approximate="tanh"),
         helper.make_node("Add", ["g", "t"], ["y"])], x4)

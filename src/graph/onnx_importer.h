@@ -210,6 +210,9 @@ class Importer {
 
   void cast(const onnx::NodeProto& n);
 
+  // Resize of the last two axes (nearest or linear) to constant scales or sizes.
+  void resize(const onnx::NodeProto& n);
+
   void concat(const onnx::NodeProto& n);
 
   void pad(const onnx::NodeProto& n);

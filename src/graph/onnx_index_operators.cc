@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "graph/onnx_importer.h"
+#include "ops/resize.h"
 #include "ops/slice.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
@@ -297,6 +298,45 @@ void Importer::where(const onnx::NodeProto& n) {
   ops::BroadcastToAttrs a;
   a.shape = out;
   set_output(n, b_.add_node(Op::named("broadcast_to"), name_of(n), {picked}, a));
+}
+
+void Importer::resize(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const NodeId x = activation(n.input(0), describe(n));
+  const Shape shape = shape_of(x);
+  const size_t rank = shape.size();
+  if (rank < 3) fail(describe(n) + ": data of " + std::to_string(rank) + " axes (resizes the last two of N, C, H, W)");
+  ops::Resize2dAttrs a;
+  a.mode = attr_string(n, "mode", "nearest");
+  a.coordinates = attr_string(n, "coordinate_transformation_mode", "half_pixel");
+  a.nearest = attr_string(n, "nearest_mode", "round_prefer_floor");
+  if (a.mode == "cubic") fail(describe(n) + ": mode cubic is not supported (nearest or linear)");
+  if (attr_int(n, "antialias", 0)) fail(describe(n) + ": antialias is not supported");
+  if (attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+    fail(describe(n) + ": keep_aspect_ratio_policy other than stretch is not supported");
+  if (!attr_ints(n, "axes", {}).empty()) fail(describe(n) + ": an axes attribute is not supported");
+  // Scales (input 2) or sizes (input 3): only the last two axes may change.
+  std::vector<double> scales(rank, 1.0);
+  Shape sizes = shape;
+  const bool has_sizes = n.input_size() > 3 && !n.input(3).empty();
+  if (has_sizes) {
+    sizes = ints(n, 3);
+    if (sizes.size() != rank) fail(describe(n) + ": sizes must have one entry per axis");
+    for (size_t d = 0; d < rank; ++d) scales[d] = static_cast<double>(sizes[d]) / static_cast<double>(shape[d]);
+  } else {
+    const runtime::NDArray* s = n.input_size() > 2 && !n.input(2).empty() ? constant_of(n, 2) : nullptr;
+    if (!s || s->size() != static_cast<int64_t>(rank)) fail(describe(n) + ": needs constant scales or sizes, one per axis");
+    for (size_t d = 0; d < rank; ++d) {
+      scales[d] = (*s)[static_cast<int64_t>(d)];
+      if (!(scales[d] > 0)) fail(fmt::format("{}: scale {} for axis {}", describe(n), scales[d], d));
+      sizes[d] = static_cast<int64_t>(std::floor(static_cast<double>(shape[d]) * static_cast<float>(scales[d])));
+    }
+  }
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (sizes[d] != shape[d]) fail(describe(n) + ": only the last two axes can be resized");
+  a.out_h = sizes[rank - 2], a.out_w = sizes[rank - 1];
+  a.scale_h = scales[rank - 2], a.scale_w = scales[rank - 1];
+  set_output(n, b_.add_node(Op::named("resize2d"), name_of(n), {x}, a));
 }
 
 void Importer::cast(const onnx::NodeProto& n) {

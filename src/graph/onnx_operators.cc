@@ -597,6 +597,7 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Squeeze") return squeeze_unsqueeze(n, false);
   if (op == "Unsqueeze") return squeeze_unsqueeze(n, true);
   if (op == "Cast") return cast(n);
+  if (op == "Resize") return resize(n);
   if (op == "Slice") return slice(n);
   if (op == "Split") return split(n);
   if (op == "Expand") return expand(n);

@@ -77,8 +77,8 @@ void reference_reduce(Reduction r, const OperatorCall& call, const float* x, flo
   }
 }
 
-// The reduction over the output's coordinates; mean and l2 finish in a
-// second, elementwise stage.
+// The reduction over the output's coordinates; mean, l2, max and min finish
+// in a second, elementwise stage (max and min after a count of NaNs).
 ir::Tensor compute_reduce(Reduction r, const std::string& name, const ir::Tensor& x, const ReduceAttrs& a) {
   const Shape& shape = x->shape;
   const std::vector<bool> reduced = reduced_axes(a, shape.size());
@@ -119,7 +119,7 @@ ir::Tensor compute_reduce(Reduction r, const std::string& name, const ir::Tensor
   if (compares) {
     std::vector<ir::IterVar> k2;
     for (size_t i = 0; i < k.size(); ++i) k2.push_back(ir::reduce_axis(k[i].extent, "n" + std::to_string(i)));
-    std::swap(k, k2);
+    std::swap(k, k2);  // index() reads k: the count gets reduction axes of its own
     nans = ir::compute(
         out_shape,
         [&](const std::vector<ir::Var>& v) {
