@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -153,60 +154,72 @@ void Authenticator::handle() {
   socket_.send(zmq::str_buffer(""), zmq::send_flags::none);     // metadata
 }
 
-HandshakeMonitor::HandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched, std::string who)
-    : socket_(context, zmq::socket_type::pair), who_(std::move(who)) {
-  // Unique among the monitors alive in this process: this object's address.
-  const std::string endpoint = fmt::format("inproc://tessera-monitor-{}", static_cast<const void*>(this));
-  const int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+namespace {
+
+// Starts libzmq's monitor of `watched` for `events` and connects `monitor`
+// (a PAIR socket) to it. The endpoints are numbered, so unique in the
+// process even while an old socket's monitor is still being torn down (a
+// reconnect makes the next monitor first).
+void monitor_socket(zmq::socket_t& monitor, zmq::socket_t& watched, int events) {
+  static std::atomic<int> next{0};
+  const std::string endpoint = fmt::format("inproc://tessera-monitor-{}", next++);
   if (zmq_socket_monitor(watched.handle(), endpoint.c_str(), events) != 0)
     throw Error(std::string("cannot monitor a socket: ") + zmq_strerror(zmq_errno()));
-  socket_.set(zmq::sockopt::linger, 0);
-  socket_.connect(endpoint);
+  monitor.set(zmq::sockopt::linger, 0);
+  monitor.connect(endpoint);
+}
+
+struct MonitorEvent {
+  uint16_t id;
+  uint32_t value;
+  std::string endpoint;  // the peer's or the bound address
+};
+
+// The next pending event, or nullopt when none is pending.
+std::optional<MonitorEvent> next_event(zmq::socket_t& monitor) {
+  for (;;) {
+    zmq::message_t event, endpoint;
+    if (!monitor.recv(event, zmq::recv_flags::dontwait)) return std::nullopt;
+    if (event.more()) (void)monitor.recv(endpoint, zmq::recv_flags::none);
+    if (event.size() < 6) continue;
+    MonitorEvent e;
+    std::memcpy(&e.id, event.data(), 2);
+    std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
+    e.endpoint = endpoint.to_string();
+    return e;
+  }
+}
+
+}  // namespace
+
+HandshakeMonitor::HandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched, std::string who)
+    : socket_(context, zmq::socket_type::pair), who_(std::move(who)) {
+  monitor_socket(socket_, watched,
+                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
 }
 
 void HandshakeMonitor::handle() {
-  for (;;) {
-    zmq::message_t event, endpoint;
-    if (!socket_.recv(event, zmq::recv_flags::dontwait)) return;
-    if (event.more()) (void)socket_.recv(endpoint, zmq::recv_flags::none);
-    if (event.size() < 6) continue;
-    uint16_t id;
-    uint32_t value;
-    std::memcpy(&id, event.data(), 2);
-    std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+  while (const std::optional<MonitorEvent> e = next_event(socket_)) {
     ++failures_;
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) continue;  // the Authenticator logged it, with the key
-    const char* why = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error (not CURVE, or a bad key)"
-                                                                : "no detail";
-    log_line(who_, fmt::format("refused a peer on {}: handshake failed, {} (code {:#x})", endpoint.to_string(), why, value));
+    if (e->id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) continue;  // the Authenticator logged it, with the key
+    const char* why = e->id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error (not CURVE, or a bad key)"
+                                                                   : "no detail";
+    log_line(who_, fmt::format("refused a peer on {}: handshake failed, {} (code {:#x})", e->endpoint, why, e->value));
   }
 }
 
 ConnectHandshakeMonitor::ConnectHandshakeMonitor(zmq::context_t& context, zmq::socket_t& watched)
     : socket_(context, zmq::socket_type::pair) {
-  // A counter, not the address: a reconnect makes the next monitor before the
-  // old socket (and its monitor's endpoint) is gone.
-  static std::atomic<int> next{0};
-  const std::string endpoint = fmt::format("inproc://tessera-connect-monitor-{}", next++);
-  const int events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+  monitor_socket(socket_, watched,
+                 ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
                      ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-  if (zmq_socket_monitor(watched.handle(), endpoint.c_str(), events) != 0)
-    throw Error(std::string("cannot monitor a socket: ") + zmq_strerror(zmq_errno()));
-  socket_.set(zmq::sockopt::linger, 0);
-  socket_.connect(endpoint);
+                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
 }
 
 void ConnectHandshakeMonitor::handle() {
-  for (;;) {
-    zmq::message_t event, endpoint;
-    if (!socket_.recv(event, zmq::recv_flags::dontwait)) return;
-    if (event.more()) (void)socket_.recv(endpoint, zmq::recv_flags::none);
-    if (event.size() < 6) continue;
-    uint16_t id;
-    std::memcpy(&id, event.data(), 2);
-    switch (id) {
+  while (const std::optional<MonitorEvent> e = next_event(socket_)) {
+    switch (e->id) {
       case ZMQ_EVENT_CONNECTED:
         connected_ = true, handshaken_ = false;
         break;
