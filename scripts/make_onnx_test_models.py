@@ -399,6 +399,16 @@ def math_operator_models():
         helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Gelu", ["x"], ["t"], approximate="tanh"),
         helper.make_node("Add", ["g", "t"], ["y"])], x4)
 
+    # Conv with 5-D weights (strides, pads, dilation, groups, a bias), ReLU,
+    # and a GlobalAveragePool over (D, H, W) subtracted: a video network's pieces.
+    x5 = [("x", [1, 4, 5, 9, 8])]
+    op_model("op_conv3d_opset13", 13, [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[1, 2, 1], pads=[1, 1, 0, 1, 0, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Conv", ["r", "w2"], ["c2"], group=2, dilations=[2, 1, 1], kernel_shape=[2, 1, 3]),
+        helper.make_node("GlobalAveragePool", ["c2"], ["g"]), helper.make_node("Sub", ["c2", "g"], ["y"])], x5,
+        [const("w", f32(6, 4, 3, 3, 2)), const("b", f32(6)), const("w2", f32(4, 3, 2, 1, 3))])
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)

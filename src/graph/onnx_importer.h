@@ -131,6 +131,9 @@ class Importer {
 
   void conv(const onnx::NodeProto& n);
 
+  // Conv with 5-D data and weights (video networks).
+  void conv3d(const onnx::NodeProto& n, NodeId x, NodeId w);
+
   void pool(const onnx::NodeProto& n, bool is_max);
 
   // A constant's values transformed elementwise (Sub and Div by constants).

@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
 
 #include "graph/onnx_importer.h"
 #include "ops/common.h"
+#include "ops/conv3d.h"
 #include "ops/elementwise.h"
 #include "ops/layer_norm.h"
 #include "ops/reduce.h"
@@ -65,13 +67,36 @@ void Importer::conv(const onnx::NodeProto& n) {
   require_inputs(n, 2);
   const NodeId x = activation(n.input(0), describe(n)), w = activation(n.input(1), describe(n));
   const Shape& ws = shape_of(w);
-  if (ws.size() != 4 || shape_of(x).size() != 4) fail(describe(n) + ": only 2-D convolutions are supported");
+  if (ws.size() == 5 && shape_of(x).size() == 5) return conv3d(n, x, w);
+  if (ws.size() != 4 || shape_of(x).size() != 4) fail(describe(n) + ": only 2-D and 3-D convolutions are supported");
   const Window win = window(n, shape_of(x), ws[2], ws[3]);
   Conv2dAttrs a;
   a.stride_h = win.sh, a.stride_w = win.sw, a.dilation_h = win.dh, a.dilation_w = win.dw;
   a.pad_top = win.top, a.pad_left = win.left, a.pad_bottom = win.bottom, a.pad_right = win.right;
   a.groups = attr_int(n, "group", 1);
   NodeId y = b_.conv2d(x, w, a, name_of(n));
+  if (n.input_size() > 2 && !n.input(2).empty()) y = b_.bias_add(y, activation(n.input(2), describe(n)), 1, name_of(n) + ".bias");
+  set_output(n, y);
+}
+
+void Importer::conv3d(const onnx::NodeProto& n, NodeId x, NodeId w) {
+  const Shape xs = shape_of(x), ws = shape_of(w);
+  ops::Conv3dAttrs a;
+  auto three = [&](const std::string& name, std::array<int64_t, 3>& out) {
+    const std::vector<int64_t> v = attr_ints(n, name, {out[0], out[1], out[2]});
+    if (v.size() != 3) fail(describe(n) + ": " + name + " must have 3 values");
+    std::copy(v.begin(), v.end(), out.begin());
+  };
+  three("strides", a.strides);
+  three("dilations", a.dilations);
+  const std::vector<int64_t> pads = attr_ints(n, "pads", {0, 0, 0, 0, 0, 0});
+  if (pads.size() != 6) fail(describe(n) + ": pads must have 6 values");
+  std::copy(pads.begin(), pads.end(), a.pads.begin());
+  const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") a.pads.fill(0);
+  else if (auto_pad != "NOTSET") fail(describe(n) + ": auto_pad " + support::quoted(auto_pad) + " for a 3-D convolution");
+  a.groups = attr_int(n, "group", 1);
+  NodeId y = b_.add_node(Op::named("conv3d"), name_of(n), {x, w}, a);
   if (n.input_size() > 2 && !n.input(2).empty()) y = b_.bias_add(y, activation(n.input(2), describe(n)), 1, name_of(n) + ".bias");
   set_output(n, y);
 }
@@ -525,7 +550,13 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "AveragePool") return pool(n, false);
   if (op == "GlobalAveragePool") {
     require_inputs(n, 1);
-    return set_output(n, b_.global_avg_pool2d(activation(n.input(0), describe(n)), "NCHW", name_of(n)));
+    const NodeId x = activation(n.input(0), describe(n));
+    const auto rank = static_cast<int64_t>(shape_of(x).size());
+    if (rank == 4) return set_output(n, b_.global_avg_pool2d(x, "NCHW", name_of(n)));
+    if (rank < 3) fail(describe(n) + ": data of " + std::to_string(rank) + " axes");
+    ops::ReduceAttrs mean;  // a video's (N, C, D, H, W): the mean over every axis after C
+    for (int64_t d = 2; d < rank; ++d) mean.axes.push_back(d);
+    return set_output(n, b_.add_node(Op::named("reduce_mean"), name_of(n), {x}, mean));
   }
   if (op == "Gemm") return gemm(n);
   if (op == "MatMul") return matmul(n);
