@@ -409,6 +409,14 @@ def math_operator_models():
         helper.make_node("GlobalAveragePool", ["c2"], ["g"]), helper.make_node("Sub", ["c2", "g"], ["y"])], x5,
         [const("w", f32(6, 4, 3, 3, 2)), const("b", f32(6)), const("w2", f32(4, 3, 2, 1, 3))])
 
+    # DepthToSpace in both modes, SpaceToDepth back, Tile.
+    x8 = [("x", [1, 8, 3, 4])]
+    op_model("op_depth_space_tile_opset13", 13, [
+        helper.make_node("DepthToSpace", ["x"], ["d"], blocksize=2, mode="DCR"),
+        helper.make_node("SpaceToDepth", ["d"], ["s"], blocksize=2),
+        helper.make_node("DepthToSpace", ["s"], ["c"], blocksize=2, mode="CRD"),
+        helper.make_node("Tile", ["c", "reps"], ["y"])], x8, [const("reps", np.array([1, 2, 1, 3], np.int64))])
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)

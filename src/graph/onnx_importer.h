@@ -213,6 +213,12 @@ class Importer {
 
   void cast(const onnx::NodeProto& n);
 
+  // DepthToSpace (DCR or CRD) and SpaceToDepth: a reshape, a transpose, a reshape.
+  void depth_space(const onnx::NodeProto& n, bool to_space);
+
+  // Tile: each axis stretched (broadcast_to) between reshapes.
+  void tile(const onnx::NodeProto& n);
+
   // Resize of the last two axes (nearest or linear) to constant scales or sizes.
   void resize(const onnx::NodeProto& n);
 

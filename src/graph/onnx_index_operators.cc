@@ -339,6 +339,54 @@ void Importer::resize(const onnx::NodeProto& n) {
   set_output(n, b_.add_node(Op::named("resize2d"), name_of(n), {x}, a));
 }
 
+void Importer::depth_space(const onnx::NodeProto& n, bool to_space) {
+  require_inputs(n, 1);
+  const NodeId x = activation(n.input(0), describe(n));
+  const Shape s = shape_of(x);
+  const int64_t b = attr_int(n, "blocksize", 0);
+  if (s.size() != 4) fail(describe(n) + ": data must be (N, C, H, W), got " + ops::shape_to_string(s));
+  if (b < 1) fail(describe(n) + ": blocksize must be positive");
+  const int64_t batch = s[0], c = s[1], h = s[2], w = s[3];
+  if (to_space) {  // channels become b x b pixels
+    if (c % (b * b) != 0) fail(fmt::format("{}: {} channels do not split into {}x{} blocks", describe(n), c, b, b));
+    const bool crd = attr_string(n, "mode", "DCR") == "CRD";
+    const NodeId blocks = crd ? b_.reshape(x, {batch, c / (b * b), b, b, h, w}, name_of(n) + ".blocks")
+                              : b_.reshape(x, {batch, b, b, c / (b * b), h, w}, name_of(n) + ".blocks");
+    const NodeId moved = b_.transpose(blocks, crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2},
+                                      name_of(n) + ".moved");
+    return set_output(n, b_.reshape(moved, {batch, c / (b * b), h * b, w * b}, name_of(n)));
+  }
+  if (h % b != 0 || w % b != 0) fail(fmt::format("{}: {}x{} pixels do not split into {}x{} blocks", describe(n), h, w, b, b));
+  const NodeId blocks = b_.reshape(x, {batch, c, h / b, b, w / b, b}, name_of(n) + ".blocks");
+  const NodeId moved = b_.transpose(blocks, {0, 3, 5, 1, 2, 4}, name_of(n) + ".moved");
+  set_output(n, b_.reshape(moved, {batch, c * b * b, h / b, w / b}, name_of(n)));
+}
+
+void Importer::tile(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  const NodeId x = activation(n.input(0), describe(n));
+  const Shape s = shape_of(x);
+  const std::vector<int64_t> repeats = ints(n, 1);
+  if (repeats.size() != s.size()) fail(describe(n) + ": repeats must have one entry per axis");
+  // Each axis d as (1, s[d]) stretched to (repeats[d], s[d]), merged back.
+  Shape split, stretched, out;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (repeats[d] < 1) fail(fmt::format("{}: a repeat of {} (an empty tensor)", describe(n), repeats[d]));
+    split.push_back(1), split.push_back(s[d]);
+    stretched.push_back(repeats[d]), stretched.push_back(s[d]);
+    out.push_back(support::checked_mul(repeats[d], s[d], describe(n)));
+  }
+  if (out == s) {
+    values_[n.output(0)] = value(n.input(0), describe(n));
+    return;
+  }
+  ops::BroadcastToAttrs a;
+  a.shape = stretched;
+  const NodeId big = b_.add_node(Op::named("broadcast_to"), name_of(n) + ".stretched",
+                                 {b_.reshape(x, split, name_of(n) + ".split")}, a);
+  set_output(n, b_.reshape(big, out, name_of(n)));
+}
+
 void Importer::cast(const onnx::NodeProto& n) {
   require_inputs(n, 1);
   const Value& in = value(n.input(0), describe(n));

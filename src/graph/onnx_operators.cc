@@ -629,6 +629,8 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Unsqueeze") return squeeze_unsqueeze(n, true);
   if (op == "Cast") return cast(n);
   if (op == "Resize") return resize(n);
+  if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(n, op == "DepthToSpace");
+  if (op == "Tile") return tile(n);
   if (op == "Slice") return slice(n);
   if (op == "Split") return split(n);
   if (op == "Expand") return expand(n);
