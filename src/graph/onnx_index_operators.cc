@@ -160,20 +160,10 @@ void Importer::expand(const onnx::NodeProto& n) {
   if (in.ints) {  // known integers repeated: computed now
     const Shape out = ops::broadcast_shape("Expand", in.ints_shape, target);
     const int64_t count = support::bounded_product(out, describe(n));
-    std::vector<int64_t> values(static_cast<size_t>(count));
+    std::vector<int64_t> values(static_cast<size_t>(count)), coord;
     for (int64_t i = 0; i < count; ++i) {
-      int64_t rest = i, offset = 0, stride = 1;
-      for (size_t d = out.size(); d-- > 0;) {
-        const int64_t c = rest % out[d];
-        rest /= out[d];
-        const size_t lead = out.size() - in.ints_shape.size();
-        if (d >= lead) {
-          const int64_t extent = in.ints_shape[d - lead];
-          offset += (extent == 1 ? 0 : c) * stride;
-          stride *= extent;
-        }
-      }
-      values[static_cast<size_t>(i)] = (*in.ints)[static_cast<size_t>(offset)];
+      ops::unravel(i, out, coord);
+      values[static_cast<size_t>(i)] = (*in.ints)[static_cast<size_t>(ops::broadcast_offset(in.ints_shape, coord))];
     }
     return set_ints(n, values, out);
   }

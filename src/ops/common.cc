@@ -16,6 +16,18 @@ std::string shape_to_string(const Shape& shape) {
   return s + "]";
 }
 
+void unravel(int64_t index, const Shape& shape, std::vector<int64_t>& coord) {
+  coord.resize(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) coord[d] = index % shape[d], index /= shape[d];
+}
+
+int64_t broadcast_offset(const Shape& operand, const std::vector<int64_t>& coord) {
+  const size_t lead = coord.size() - operand.size();
+  int64_t offset = 0;
+  for (size_t d = 0; d < operand.size(); ++d) offset = offset * operand[d] + (operand[d] == 1 ? 0 : coord[lead + d]);
+  return offset;
+}
+
 int64_t num_elements(const Shape& shape) { return support::bounded_product(shape, [&] { return "shape " + shape_to_string(shape); }); }
 
 std::string number_to_string(double value) {

@@ -17,6 +17,12 @@ using Shape = std::vector<int64_t>;
 // "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& shape);
 int64_t num_elements(const Shape& shape);
+// The coordinates of element `index` of a row-major tensor of `shape`.
+void unravel(int64_t index, const Shape& shape, std::vector<int64_t>& coord);
+// The row-major offset in `operand` of the element NumPy broadcasting reads
+// at output coordinates `coord`: axes aligned at the last, extents of 1
+// stretched.
+int64_t broadcast_offset(const Shape& operand, const std::vector<int64_t>& coord);
 // A number as attributes print it: "6", "0.5", "1e-05".
 std::string number_to_string(double value);
 

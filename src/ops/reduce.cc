@@ -55,10 +55,10 @@ void reference_reduce(Reduction r, const OperatorCall& call, const float* x, flo
   std::vector<double> acc(static_cast<size_t>(out_size), identity_of(r));
   int64_t count = 1;
   for (size_t d = 0; d < shape.size(); ++d) count *= reduced[d] ? shape[d] : 1;
-  std::vector<int64_t> coord(shape.size(), 0);
+  std::vector<int64_t> coord;
   for (int64_t i = 0; i < num_elements(shape); ++i) {
-    int64_t rest = i, out = 0;
-    for (size_t d = shape.size(); d-- > 0;) coord[d] = rest % shape[d], rest /= shape[d];
+    unravel(i, shape, coord);
+    int64_t out = 0;
     for (size_t d = 0; d < shape.size(); ++d)
       if (!reduced[d]) out = out * shape[d] + coord[d];
     double& a = acc[static_cast<size_t>(out)];

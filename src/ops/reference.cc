@@ -219,22 +219,11 @@ void bias_add(const float* x, const Shape& shape, const float* bias, const std::
 
 void broadcast_binary(const float* a, const Shape& as, const float* b, const Shape& bs, float* out,
                       const std::function<float(float, float)>& f, const std::string& op) {
-  Shape os = broadcast_shape(op, as, bs);
-  const size_t rank = os.size();
-  // Offset into an operand of the output coordinate `coord`, stretching size-1 dims.
-  auto operand_offset = [&](const Shape& s, const std::vector<int64_t>& coord) {
-    int64_t off = 0;
-    for (size_t d = 0; d < s.size(); ++d) off = off * s[d] + (s[d] == 1 ? 0 : coord[rank - s.size() + d]);
-    return off;
-  };
-  std::vector<int64_t> coord(rank, 0);
+  const Shape os = broadcast_shape(op, as, bs);
+  std::vector<int64_t> coord;
   for (int64_t i = 0; i < num_elements(os); ++i) {
-    int64_t rest = i;
-    for (size_t d = rank; d-- > 0;) {
-      coord[d] = rest % os[d];
-      rest /= os[d];
-    }
-    out[i] = f(a[operand_offset(as, coord)], b[operand_offset(bs, coord)]);
+    unravel(i, os, coord);
+    out[i] = f(a[broadcast_offset(as, coord)], b[broadcast_offset(bs, coord)]);
   }
 }
 

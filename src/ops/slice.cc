@@ -32,11 +32,10 @@ Shape sliced_shape(const Shape& x, const StridedSliceAttrs& a) {
 // y[i] = value(the coordinates of element i of `out`), for every i.
 template <class Value>
 void for_each_element(const Shape& out, Value value, float* y) {
-  std::vector<int64_t> coord(out.size(), 0);
+  std::vector<int64_t> coord;
   const int64_t n = num_elements(out);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t rest = i;
-    for (size_t d = out.size(); d-- > 0;) coord[d] = rest % out[d], rest /= out[d];
+    unravel(i, out, coord);
     y[i] = value(coord);
   }
 }
@@ -87,13 +86,7 @@ TESSERA_OPERATOR(broadcast_to) {
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     const Shape& x = call.input_shapes[0];
-    const Shape& out = call.output_shape;
-    const size_t lead = out.size() - x.size();
-    for_each_element(out, [&](const std::vector<int64_t>& c) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < x.size(); ++d) offset = offset * x[d] + (x[d] == 1 ? 0 : c[lead + d]);
-      return in[0][offset];
-    }, y);
+    for_each_element(call.output_shape, [&](const std::vector<int64_t>& c) { return in[0][broadcast_offset(x, c)]; }, y);
   };
   op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
     const tessera::ir::Tensor& x = in[0];

@@ -116,13 +116,9 @@ void layout_transform(const float* data, const Shape& shape, const Layout& src, 
   // of each axis -> its coordinates in src -> the source offset.
   std::vector<int64_t> primal(128, 0);  // by letter
   const int64_t total = ops::num_elements(out_shape);
-  std::vector<int64_t> coord(out_shape.size(), 0);
+  std::vector<int64_t> coord;
   for (int64_t i = 0; i < total; ++i) {
-    int64_t rest = i;
-    for (size_t d = out_shape.size(); d-- > 0;) {
-      coord[d] = rest % out_shape[d];
-      rest /= out_shape[d];
-    }
+    ops::unravel(i, out_shape, coord);
     for (auto& p : primal) p = 0;
     for (size_t d = 0; d < out_shape.size(); ++d) {
       const Layout::Axis& a = dst.axes()[d];

@@ -58,6 +58,12 @@ std::vector<std::string> split(const std::string& text) {
   return words;
 }
 
+// Whether the stream's next bytes are the magic.
+bool read_magic(std::istream& in) {
+  char magic[sizeof(kMagic)] = {};
+  return in.read(magic, sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
+}
+
 // Reads an artifact's fields from its file in order; running past the end is
 // a truncation. Nothing is read before the magic shows it is an artifact, so
 // a large file of something else costs nothing.
@@ -69,8 +75,7 @@ class Reader {
     if (size < 0) throw Error("cannot read artifact '" + path + "': not a regular file");
     size_ = static_cast<uint64_t>(size);
     in_.seekg(0);
-    char magic[sizeof(kMagic)] = {};
-    if (size_ < sizeof(kMagic) || !in_.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
+    if (!read_magic(in_))
       throw Error("'" + path + "' is not a Tessera artifact (it does not start with TESSERA)");
     pos_ = sizeof(kMagic);
   }
@@ -172,8 +177,7 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
 
 bool is_artifact_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  char magic[sizeof(kMagic)] = {};
-  return in && in.read(magic, sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
+  return in && read_magic(in);
 }
 
 ExecutableGraph graph_from(const std::string& text, const std::string& path) {

@@ -95,6 +95,13 @@ TEST(GraphPasses, FoldConstantsEvaluatesWhatDependsOnConstantsOnly) {
   expect_same_outputs(g, eliminate_dead_nodes(f));
 }
 
+// A constant of one element.
+NodeId scalar(GraphBuilder& b, const std::string& name, float value) {
+  runtime::NDArray a({1});
+  a[0] = value;
+  return b.constant(name, std::move(a));
+}
+
 // dense -> bias -> GELU written out as torch.onnx exports it at opset 17:
 // x * (1 + erf(x * (1 / sqrt 2))) * 0.5 (`scale_first`: (x * 0.5) * (...)),
 // with `half` in place of 0.5 (a near miss when not 0.5).
@@ -103,15 +110,10 @@ Graph gelu_formula_graph(bool scale_first, float half = 0.5f) {
   NodeId x = b.input("x", {4, 32});
   NodeId h = b.dense(x, b.random_constant("w", {24, 32}, -0.4f, 0.4f), "fc");
   h = b.add(h, b.random_constant("bias", {24}, -0.5f, 0.5f), "fc.bias");
-  auto scalar = [&](const std::string& name, float v) {
-    runtime::NDArray a({1});
-    a[0] = v;
-    return b.constant(name, std::move(a));
-  };
-  NodeId e = b.add_node(Op::named("erf"), "erf", {b.multiply(h, scalar("inv_root2", 0.70710678f), "scaled")});
-  e = b.add(scalar("one", 1.0f), e, "one_plus");  // the constant first: either order is the formula
-  NodeId y = scale_first ? b.multiply(b.multiply(h, scalar("half", half), "half_x"), e, "gelu")
-                         : b.multiply(b.multiply(e, h, "x_times"), scalar("half", half), "gelu");
+  NodeId e = b.add_node(Op::named("erf"), "erf", {b.multiply(h, scalar(b, "inv_root2", 0.70710678f), "scaled")});
+  e = b.add(scalar(b, "one", 1.0f), e, "one_plus");  // the constant first: either order is the formula
+  NodeId y = scale_first ? b.multiply(b.multiply(h, scalar(b, "half", half), "half_x"), e, "gelu")
+                         : b.multiply(b.multiply(e, h, "x_times"), scalar(b, "half", half), "gelu");
   return b.finish({y});
 }
 
@@ -142,9 +144,7 @@ Graph decomposed_layer_norm(bool with_scale_and_bias) {
   NodeId m = b.add_node(Op::named("reduce_mean"), "mean", {x}, mean);
   NodeId d = b.add_node(Op::named("subtract"), "centred", {x, m});
   NodeId v = b.add_node(Op::named("reduce_mean"), "var", {b.multiply(d, d, "square")}, mean);
-  runtime::NDArray eps({1});
-  eps[0] = 1e-3f;
-  NodeId s = b.add_node(Op::named("sqrt"), "std", {b.add(v, b.constant("eps", std::move(eps)), "var_eps")});
+  NodeId s = b.add_node(Op::named("sqrt"), "std", {b.add(v, scalar(b, "eps", 1e-3f), "var_eps")});
   NodeId y = b.add_node(Op::named("divide"), "normalised", {d, s});
   if (with_scale_and_bias) {
     y = b.multiply(y, b.random_constant("gamma", {1, 4, 6}, 0.5f, 1.5f), "scaled");
@@ -169,9 +169,7 @@ TEST(GraphPasses, RecognizeLayerNormMakesTheWrittenOutFormulaOneNode) {
   first.axes = {0};
   NodeId d = b.add_node(Op::named("subtract"), "d", {x, b.add_node(Op::named("reduce_mean"), "m", {x}, first)});
   NodeId v = b.add_node(Op::named("reduce_mean"), "v", {b.multiply(d, d, "sq")}, first);
-  runtime::NDArray eps({1});
-  eps[0] = 1e-5f;
-  NodeId s = b.add_node(Op::named("sqrt"), "s", {b.add(v, b.constant("eps", std::move(eps)), "ve")});
+  NodeId s = b.add_node(Op::named("sqrt"), "s", {b.add(v, scalar(b, "eps", 1e-5f), "ve")});
   NodeId y = b.add_node(Op::named("divide"), "y", {d, s});
   EXPECT_EQ(count(recognize_layer_norm(b.finish({y})), Op::named("layer_norm")), 0);
 }
