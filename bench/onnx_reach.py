@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Which of torchvision's models (classification by default; segmentation and
-video with --family) Tessera imports and runs correctly.
+"""Which of torchvision's models (classification by default; segmentation,
+video and transformers with --family) Tessera imports and runs correctly.
 
-Each model (random weights, eval mode) is exported with torch.onnx.export at
-opset 17; onnxruntime's output for a seeded input is the reference; Tessera
+Each model (random weights, eval mode; the transformers built from their
+configs, nothing downloaded) is exported with torch.onnx.export at opset 17
+(or --opset); onnxruntime's output for a seeded input is the reference; Tessera
 compiles the .onnx file (`tessera compile`), runs it on the same input
 (`tessera run`) and the largest difference relative to the largest output is
 reported, or the one-line error that refused the model.
 
-    bench/.venv/bin/python bench/onnx_reach.py [--tessera build/tessera] [--family F] [MODEL ...]
+    bench/.venv/bin/python bench/onnx_reach.py [--tessera build/tessera] [--family F] [--opset N] [MODEL ...]
 """
 import argparse
 import os
@@ -26,6 +27,37 @@ DEFAULT = ["resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11_
 # torchvision.models.segmentation (their "out" map) and .video (clips of 16 frames).
 SEGMENTATION = ["fcn_resnet50", "deeplabv3_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
 VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18"]
+# Hugging Face transformers at their default (base) configs; text models read
+# 128 token ids, vision models a 224x224 image.
+TRANSFORMERS = ["bert_base", "distilbert", "gpt2", "vit_b_16", "swin_t"]
+
+
+class FirstOutput(torch.nn.Module):
+    """A transformers model's last hidden state: the ONNX model's one output."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)[0]
+
+
+def build_transformer(name, g):
+    import transformers
+    if name == "bert_base":
+        net = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
+    elif name == "distilbert":
+        net = transformers.DistilBertModel(transformers.DistilBertConfig())
+    elif name == "gpt2":
+        net = transformers.GPT2Model(transformers.GPT2Config())
+    elif name == "vit_b_16":
+        net = transformers.ViTModel(transformers.ViTConfig(), add_pooling_layer=False)
+    else:
+        net = transformers.SwinModel(transformers.SwinConfig())
+    if name in ("vit_b_16", "swin_t"):
+        return FirstOutput(net).eval(), torch.randn(1, 3, 224, 224, generator=g)
+    return FirstOutput(net).eval(), torch.randint(0, 30000, (1, 128), generator=g)
 
 
 class OutMap(torch.nn.Module):
@@ -42,6 +74,8 @@ class OutMap(torch.nn.Module):
 def build(name):
     """(network in eval mode, its input)."""
     g = torch.Generator().manual_seed(1)
+    if name in TRANSFORMERS:
+        return build_transformer(name, g)
     if name in SEGMENTATION:
         net = OutMap(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None))
         return net.eval(), torch.randn(1, 3, 224, 224, generator=g)
@@ -52,23 +86,39 @@ def build(name):
     return getattr(torchvision.models, name)(weights=None, **kwargs).eval(), torch.randn(1, 3, size, size, generator=g)
 
 
+def export(net, x, path, opset):
+    """Exports at `opset`; past the exporter's newest, exports at that and
+    converts with onnx's version converter (what a user upgrading a model does)."""
+    from torch.onnx import _constants
+    newest_exported = _constants.ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET
+    torch.onnx.export(net, x, path, opset_version=min(opset, newest_exported), input_names=["data"], dynamo=False)
+    if opset > newest_exported:
+        import onnx
+        onnx.save(onnx.version_converter.convert_version(onnx.load(path), opset), path)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser()
     p.add_argument("--tessera", default=os.path.join(here, "..", "build", "tessera"))
-    p.add_argument("--family", choices=["classification", "segmentation", "video", "all"], default="classification",
-                   help="which of torchvision's models, when none are named")
+    p.add_argument("--family", choices=["classification", "segmentation", "video", "transformers", "all"],
+                   default="classification", help="which family of models, when none are named")
+    p.add_argument("--opset", default="17", help="the ONNX opset to export at: a number, or 'newest' (the newest "
+                   "onnx knows)")
     p.add_argument("models", nargs="*")
     args = p.parse_args()
     families = {"classification": DEFAULT, "segmentation": SEGMENTATION, "video": VIDEO,
-                "all": DEFAULT + SEGMENTATION + VIDEO}
+                "transformers": TRANSFORMERS, "all": DEFAULT + SEGMENTATION + VIDEO + TRANSFORMERS}
+    import onnx
+    opset = onnx.defs.onnx_opset_version() if args.opset == "newest" else int(args.opset)
+    print(f"opset {opset}", flush=True)
     args.models = args.models or families[args.family]
     work = tempfile.mkdtemp(prefix="tessera-reach-")
     ok = 0
     for name in args.models:
         net, x = build(name)
         onnx_path = os.path.join(work, name + ".onnx")
-        torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
+        export(net, x, onnx_path, opset)
         want = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"]).run(None, {"data": x.numpy()})[0]
         np.save(os.path.join(work, "in.npy"), x.numpy())
         tsr, out = os.path.join(work, name + ".tsr"), os.path.join(work, "out.npy")

@@ -26,11 +26,7 @@ int main(int argc, char** argv) {
   try {
     runtime::GraphExecutor executor = runtime::GraphExecutor::load(argv[1]);
     int number = 10, repeat = 3;
-    for (int i = 0; i < executor.num_inputs(); ++i) {
-      runtime::NDArray x(executor.input_shape(i));
-      x.fill_random(42 + i);
-      executor.set_input(i, x);
-    }
+    executor.set_random_inputs();
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string flag = argv[i], value = argv[i + 1];
       if (flag == "--threads") {

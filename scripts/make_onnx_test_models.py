@@ -15,6 +15,10 @@ the committed files.
   in eval mode, on 1x3x64x64 inputs.
 - op_*: one small model per importer operator, written with onnx.helper, at
   the opsets where the operator's definition changed.
+- bert_tiny, gpt2_tiny, vit_tiny: Hugging Face transformers' BertModel,
+  GPT2Model and ViTModel built from small configs (2 layers, 2 heads, width
+  32; nothing downloaded), their last hidden state exported at opset 17 on
+  8 token ids or a 1x3x32x32 image.
 """
 import os
 
@@ -36,8 +40,8 @@ def save(name, model_bytes, inputs):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
     expected = session.run(None, feed)[0]
-    for k, x in enumerate(inputs):
-        np.save(os.path.join(OUT, f"{name}.input{k}.npy"), x.astype(np.float32))
+    for k, x in enumerate(inputs):  # integers (token ids, masks) stay int64, as a user saves them
+        np.save(os.path.join(OUT, f"{name}.input{k}.npy"), x if x.dtype == np.int64 else x.astype(np.float32))
     np.save(os.path.join(OUT, name + ".expected.npy"), expected.astype(np.float32))
     print(f"{name}: {os.path.getsize(path)} bytes, output {expected.shape}")
 
@@ -124,13 +128,17 @@ def const(name, array):
 
 
 def op_model(name, opset, nodes, inputs, initializers=()):
-    """inputs: [(name, shape)], all float32; the first node output of the last node is the output."""
+    """inputs: [(name, shape)] of float32, or (name, shape, upper bound) of
+    int64 ids in [0, bound); the first node output of the last node is the output."""
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        nodes, name, [helper.make_tensor_value_info(i[0], TensorProto.FLOAT if len(i) == 2 else TensorProto.INT64,
+                                                    i[1]) for i in inputs],
         [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)], list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
-    save(name, model.SerializeToString(), [rng.standard_normal(s).astype(np.float32) for _, s in inputs])
+    values = [rng.standard_normal(i[1]).astype(np.float32) if len(i) == 2 else rng.integers(0, i[2], i[1])
+              for i in inputs]
+    save(name, model.SerializeToString(), values)
 
 
 def f32(*shape):
@@ -418,6 +426,62 @@ def math_operator_models():
         helper.make_node("Tile", ["c", "reps"], ["y"])], x8, [const("reps", np.array([1, 2, 1, 3], np.int64))])
 
 
+def transformer_models():
+    """Issue 28's lookups, masks and tiny transformers, from their own seed."""
+    global rng
+    rng = np.random.default_rng(29)
+    # An embedding of int64 ids, masked by an int64 mask and by a comparison
+    # of the ids; Not and Cast to bool; Trilu and GatherElements on floats;
+    # Mod on integers known now (a window size).
+    ids = [("ids", [2, 5], 10), ("mask", [2, 5], 2)]
+    op_model("op_lookup_and_masks_opset14", 14, [
+        helper.make_node("Gather", ["table", "ids"], ["e"]),
+        helper.make_node("Cast", ["mask"], ["mf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["mf", "two"], ["mu"]), helper.make_node("Mul", ["e", "mu"], ["em"]),
+        helper.make_node("Equal", ["ids", "three"], ["eq"]), helper.make_node("Unsqueeze", ["eq", "two"], ["equ"]),
+        helper.make_node("Where", ["equ", "negone", "em"], ["w"]),
+        helper.make_node("Cast", ["mask"], ["mb"], to=TensorProto.BOOL), helper.make_node("Not", ["mb"], ["nm"]),
+        helper.make_node("Unsqueeze", ["nm", "two"], ["nmu"]), helper.make_node("Where", ["nmu", "half", "w"], ["w2"]),
+        helper.make_node("Trilu", ["w2", "one"], ["t"], upper=0),
+        helper.make_node("Mod", ["seven", "five"], ["k"]),  # 2
+        helper.make_node("Add", ["t", "kf"], ["tk"]),
+        helper.make_node("GatherElements", ["tk", "picks"], ["y"], axis=2)], ids,
+        [const("table", f32(10, 6)), const("two", np.array([2], np.int64)), const("three", np.array(3, np.int64)),
+         const("negone", np.float32(-1.0)), const("half", np.float32(0.5)), const("one", np.array(1, np.int64)),
+         const("seven", np.array([7], np.int64)), const("five", np.array([5], np.int64)),
+         const("kf", np.float32(2.0)), const("picks", rng.integers(-6, 6, (2, 5, 3)).astype(np.int64))])
+
+    import transformers
+    torch.manual_seed(0)
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    bert = transformers.BertModel(transformers.BertConfig(vocab_size=100, max_position_embeddings=16, **small),
+                                  add_pooling_layer=False)
+    gpt2 = transformers.GPT2Model(transformers.GPT2Config(vocab_size=100, n_positions=16, n_embd=32, n_layer=2,
+                                                          n_head=2, bos_token_id=0,
+                                                          eos_token_id=0))
+    vit = transformers.ViTModel(transformers.ViTConfig(image_size=32, patch_size=8, **small), add_pooling_layer=False)
+    export_hidden_state("bert_tiny", bert, torch.randint(0, 100, (1, 8)))
+    export_hidden_state("gpt2_tiny", gpt2, torch.randint(0, 100, (1, 8)))
+    export_hidden_state("vit_tiny", vit, torch.randn(1, 3, 32, 32))
+
+
+class LastHiddenState(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)[0]
+
+
+def export_hidden_state(name, net, x):
+    path = os.path.join(OUT, name + ".onnx")
+    torch.onnx.export(LastHiddenState(net).eval(), x, path, opset_version=17, input_names=["data"],
+                      output_names=["hidden"], dynamo=False)
+    with open(path, "rb") as f:
+        save(name, f.read(), [x.numpy()])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -426,6 +490,7 @@ def main():
     export_torch("squeezenet1_1_narrow", narrow_squeezenet1_1())
     operator_models()
     math_operator_models()
+    transformer_models()
 
 
 if __name__ == "__main__":

@@ -80,14 +80,6 @@ runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const target::
   return runtime::GraphExecutor(std::move(built.artifact), o.model);
 }
 
-void fill_random_inputs(runtime::GraphExecutor& ex) {
-  for (int i = 0; i < ex.num_inputs(); ++i) {
-    runtime::NDArray x(ex.input_shape(i));
-    x.fill_random(42 + i);
-    ex.set_input(i, x);
-  }
-}
-
 // Each kernel call's mean time, slowest first, with its share of the total.
 void print_profile(runtime::GraphExecutor& ex, int runs) {
   const std::vector<double> seconds = ex.profile(runs);
@@ -165,8 +157,7 @@ int run_compile(const ModelCommandOptions& o) {
   runtime::set_num_threads(target.threads);
   std::vector<runtime::NDArray> inputs;
   for (int i = 0; i < ex.num_inputs(); ++i) {
-    inputs.emplace_back(ex.input_shape(i));
-    inputs.back().fill_random(42 + i);
+    inputs.push_back(ex.random_input(i, 42 + static_cast<uint64_t>(i)));
     ex.set_input(i, inputs.back());
   }
   ex.run();
@@ -189,7 +180,7 @@ int run_model(const ModelCommandOptions& o) {
   }
   runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.model);
   ex.set_threads(o.threads);  // 0: the artifact's own count
-  fill_random_inputs(ex);
+  ex.set_random_inputs();
   for (size_t i = 0; i < o.inputs.size(); ++i) {
     const std::string& spec = o.inputs[i];
     const size_t eq = spec.find('=');
@@ -237,7 +228,7 @@ int run_bench(const ModelCommandOptions& o) {
     threads = resolve_threads(ex.threads());
   }
   runtime::set_num_threads(threads);
-  fill_random_inputs(ex);
+  ex.set_random_inputs();
   const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
   fmt::print("{} (input {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model, fmt::join(ex.input_shape(0), "x"),
              threads, r.min() * 1e3, r.median() * 1e3);

@@ -81,14 +81,24 @@ graph::Pool2dAttrs pool_attrs(const std::vector<int64_t>& kernel, const std::vec
   return a;
 }
 
-// float32 only (a guard, not a silent conversion); C-contiguous, or a
-// contiguous copy when the layout does not allow reading in place.
+// float32, or integers (token ids, masks: read as float32, which holds them
+// exactly up to 2^24); float64 is refused rather than silently rounded.
+// C-contiguous, or a contiguous copy when the layout does not allow reading
+// in place.
 FloatArray as_input(const py::handle& value, size_t index) {
   py::array a = py::array::ensure(value);
   if (!a) throw py::type_error("input " + std::to_string(index) + " is not an array");
+  const char kind = a.dtype().kind();
+  if (kind == 'i' || kind == 'u' || kind == 'b') {
+    a = a.attr("astype")("int64");
+    if (a.size() > 0 && py::cast<int64_t>(a.attr("__abs__")().attr("max")()) > (int64_t{1} << 24))
+      throw py::value_error("input " + std::to_string(index) +
+                            " holds integers beyond 2^24, which float32 cannot hold exactly");
+    return FloatArray::ensure(a.attr("astype")("float32"));
+  }
   if (!a.dtype().is(py::dtype::of<float>()))
     throw py::type_error("input " + std::to_string(index) + " has dtype " + std::string(py::str(a.dtype())) +
-                         "; Tessera's models take float32 (convert with .astype(numpy.float32))");
+                         "; Tessera's models take float32 or integers (convert with .astype(numpy.float32))");
   return FloatArray::ensure(a);
 }
 

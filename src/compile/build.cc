@@ -33,6 +33,7 @@ class Builder {
   BuildResult run() {
     for (NodeId id : g_.input_ids()) {
       result_.artifact.graph.inputs.push_back(new_tensor(g_.node(id).name, g_.node(id).type.shape));
+      result_.artifact.graph.tensors.back().integer = g_.node(id).type.dtype == graph::DataType::kInt64;
       tensor_of_[id] = result_.artifact.graph.inputs.back();
     }
     for (const graph::FusedGroup& group : graph::fuse_operators(g_, options_.fuse)) add_kernel_call(group);

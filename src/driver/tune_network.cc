@@ -78,12 +78,7 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
     options.warnings = &warnings;
     executors.emplace_back(compile(model, target, options).artifact, "network");
   }
-  for (runtime::GraphExecutor& ex : executors)
-    for (int i = 0; i < ex.num_inputs(); ++i) {
-      runtime::NDArray x(ex.input_shape(i));
-      x.fill_random(42 + i);
-      ex.set_input(i, x);
-    }
+  for (runtime::GraphExecutor& ex : executors) ex.set_random_inputs();
   std::vector<runtime::BenchmarkResult> results(executors.size());
   for (int r = 0; r < o.eval_repeat; ++r)
     for (size_t s = 0; s < executors.size(); ++s)

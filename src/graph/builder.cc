@@ -49,11 +49,12 @@ NodeId GraphBuilder::add_node(Op op, const std::string& name, std::vector<NodeId
   return append(std::move(node));
 }
 
-NodeId GraphBuilder::input(const std::string& name, Shape shape) {
+NodeId GraphBuilder::input(const std::string& name, Shape shape, DataType dtype) {
   Node node;
   node.name = name;
   node.op = Op::kInput;
   node.type.shape = std::move(shape);
+  node.type.dtype = dtype;
   return append(std::move(node));
 }
 

@@ -25,7 +25,7 @@ class GraphBuilder {
   // `seed` makes random_constant's values reproducible.
   explicit GraphBuilder(uint64_t seed = 0) : seed_(seed) {}
 
-  NodeId input(const std::string& name, Shape shape);
+  NodeId input(const std::string& name, Shape shape, DataType dtype = DataType::kFloat32);
   NodeId constant(const std::string& name, runtime::NDArray value);
   NodeId constant(const std::string& name, std::shared_ptr<const runtime::NDArray> value);
   // Uniform values in [lo, hi) drawn from the builder's seed and `name`, so a

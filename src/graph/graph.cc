@@ -10,6 +10,7 @@ namespace tessera::graph {
 std::string dtype_name(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat32: return "float32";
+    case DataType::kInt64: return "int64";
   }
   return "unknown";
 }

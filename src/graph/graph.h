@@ -21,7 +21,10 @@ namespace tessera::graph {
 
 using NodeId = int64_t;
 
-enum class DataType { kFloat32 };
+// What a tensor holds. Every value computes in float32; kInt64 marks a graph
+// input the caller gives as integers (token ids, positions), which the
+// runtime holds as exact float32 values (integers up to 2^24).
+enum class DataType { kFloat32, kInt64 };
 std::string dtype_name(DataType dtype);
 
 struct TensorType {

@@ -152,8 +152,12 @@ void Importer::add_input(const onnx::ValueInfoProto& in) {
   const std::string what = "input " + support::quoted(in.name());
   if (!in.type().has_tensor_type()) fail(what + " is not a tensor");
   const auto& tt = in.type().tensor_type();
-  if (tt.elem_type() != onnx::TensorProto::FLOAT)
-    fail(what + " has element type " + element_type_name(tt.elem_type()) + "; Tessera runs float32 models");
+  // Integer inputs (token ids, masks) compute as float32, exact up to 2^24.
+  const bool integer = tt.elem_type() == onnx::TensorProto::INT64 || tt.elem_type() == onnx::TensorProto::INT32 ||
+                       tt.elem_type() == onnx::TensorProto::BOOL;
+  if (tt.elem_type() != onnx::TensorProto::FLOAT && !integer)
+    fail(what + " has element type " + element_type_name(tt.elem_type()) +
+         "; Tessera runs float32 models with float32 or integer inputs");
   Shape shape;
   if (auto it = options_.input_shapes.find(in.name()); it != options_.input_shapes.end()) {
     shape = it->second;
@@ -184,7 +188,7 @@ void Importer::add_input(const onnx::ValueInfoProto& in) {
   }
   support::bounded_product(shape, [&] { return "ONNX model '" + path_ + "': " + what; });
   Value v;
-  v.node = b_.input(clean(in.name()), shape);
+  v.node = b_.input(clean(in.name()), shape, integer ? DataType::kInt64 : DataType::kFloat32);
   values_[in.name()] = v;
 }
 
@@ -246,6 +250,21 @@ NodeId Importer::activation(const std::string& name, const std::string& who) {
   runtime::NDArray a(v.ints_shape.empty() ? Shape{1} : v.ints_shape);
   for (size_t i = 0; i < v.ints->size(); ++i) a[static_cast<int64_t>(i)] = static_cast<float>((*v.ints)[i]);
   return b_.constant(clean(name), std::move(a));
+}
+
+void Importer::set_broadcast_ints(const onnx::NodeProto& n, const std::vector<const Value*>& operands,
+                                  const std::function<int64_t(const std::vector<int64_t>&)>& f) {
+  Shape out;
+  for (const Value* v : operands) out = ops::broadcast_shape(n.op_type(), out, v->ints_shape);
+  std::vector<int64_t> values(static_cast<size_t>(support::bounded_product(out, describe(n)))), coord,
+      args(operands.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    ops::unravel(static_cast<int64_t>(i), out, coord);
+    for (size_t k = 0; k < operands.size(); ++k)
+      args[k] = (*operands[k]->ints)[static_cast<size_t>(ops::broadcast_offset(operands[k]->ints_shape, coord))];
+    values[i] = f(args);
+  }
+  set_ints(n, std::move(values), out);
 }
 
 const std::vector<int64_t>& Importer::ints(const onnx::NodeProto& n, int input) const {

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -106,6 +107,10 @@ class Importer {
   void set_output(const onnx::NodeProto& n, NodeId id, int index = 0);
 
   void set_ints(const onnx::NodeProto& n, std::vector<int64_t> v, Shape shape);
+  // f applied to the known integers of `operands` with NumPy broadcasting,
+  // set as n's output.
+  void set_broadcast_ints(const onnx::NodeProto& n, const std::vector<const Value*>& operands,
+                          const std::function<int64_t(const std::vector<int64_t>&)>& f);
 
   // ---- attributes --------------------------------------------------------
 
@@ -197,6 +202,9 @@ class Importer {
   // Gather with indices known now: of known integers (shape arithmetic),
   // computed; of a float tensor, slices of the axis.
   void gather(const onnx::NodeProto& n);
+  void transpose(const onnx::NodeProto& n);
+  void gather_elements(const onnx::NodeProto& n);
+  void trilu(const onnx::NodeProto& n);
 
   void expand(const onnx::NodeProto& n);
 
@@ -210,6 +218,8 @@ class Importer {
 
   // Where with a condition known now.
   void where(const onnx::NodeProto& n);
+  // Where as a kernel: a condition known only at run time, or mixing both sides.
+  void where_kernel(const onnx::NodeProto& n);
 
   void cast(const onnx::NodeProto& n);
 

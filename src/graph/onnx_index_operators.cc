@@ -1,6 +1,6 @@
 // The ONNX operators that select, repeat and make tensors from shapes:
-// Slice, Split, Gather, Expand, ConstantOfShape, Range, the comparisons and
-// logic, Where, Cast. On integers known at import (a shape subgraph: Shape
+// Slice, Split, Gather, GatherElements, Trilu, Expand, ConstantOfShape,
+// Range, the comparisons and logic, Where, Cast. On integers known at import (a shape subgraph: Shape
 // -> Gather -> arithmetic -> Reshape) they are computed now and cost nothing
 // at run time; on activations they become strided_slice and broadcast_to.
 #include <fmt/format.h>
@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "graph/onnx_importer.h"
 #include "ops/resize.h"
 #include "ops/slice.h"
+#include "ops/take.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
 
@@ -79,11 +81,19 @@ void Importer::slice(const onnx::NodeProto& n) {
     ranges.push_back({static_cast<size_t>(axis), s.begin, s.end, s.step});
   }
   if (in.ints) {  // shape arithmetic: a slice of known integers (a 1-D shape, usually)
-    if (rank != 1) fail(describe(n) + ": a slice of a " + std::to_string(rank) + "-D integer tensor is not supported");
-    std::vector<int64_t> out;
-    const AxisRange& r = ranges.empty() ? AxisRange{0, 0, shape[0], 1} : ranges[0];
-    for (int64_t i = r.begin; r.step > 0 ? i < r.end : i > r.end; i += r.step) out.push_back((*in.ints)[i]);
-    return set_ints(n, out, {static_cast<int64_t>(out.size())});
+    std::vector<AxisSlice> box;
+    for (int64_t d : shape) box.push_back({0, d, 1});
+    for (const AxisRange& r : ranges) box[r.axis] = {r.begin, r.end, r.step};
+    Shape out_shape;
+    for (const AxisSlice& b : box) out_shape.push_back(sliced_extent(b));
+    std::vector<int64_t> out(static_cast<size_t>(support::bounded_product(out_shape, describe(n)))), coord;
+    for (size_t i = 0; i < out.size(); ++i) {
+      ops::unravel(static_cast<int64_t>(i), out_shape, coord);
+      int64_t offset = 0;
+      for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + box[d].begin + coord[d] * box[d].step;
+      out[i] = (*in.ints)[static_cast<size_t>(offset)];
+    }
+    return set_ints(n, std::move(out), out_shape);
   }
   set_output(n, slice_node(in.node, ranges, name_of(n)));
 }
@@ -121,12 +131,15 @@ void Importer::gather(const onnx::NodeProto& n) {
   require_inputs(n, 2);
   const Value& data = value(n.input(0), describe(n));
   const Value& idx = value(n.input(1), describe(n));
-  if (!idx.ints) fail(describe(n) + ": indices computed at run time are not supported yet");
   const Shape shape = data.ints ? data.ints_shape : shape_of(data.node);
   const auto rank = static_cast<int64_t>(shape.size());
   int64_t axis = attr_int(n, "axis", 0);
   if (axis < -rank || axis >= rank) fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), axis, rank));
   if (axis < 0) axis += rank;
+  if (!idx.ints) {  // ids known at run time only (an embedding of token ids): a take kernel
+    if (data.ints) fail(describe(n) + ": picks from integers known now by indices known only at run time");
+    return set_output(n, b_.add_node(Op::named("take"), name_of(n), {data.node, idx.node}, ops::TakeAttrs{axis}));
+  }
   const int64_t dim = shape[static_cast<size_t>(axis)];
   std::vector<int64_t> indices = *idx.ints;
   for (int64_t& i : indices) {
@@ -140,8 +153,18 @@ void Importer::gather(const onnx::NodeProto& n) {
     for (int64_t i : indices) out.push_back((*data.ints)[i]);
     return set_ints(n, out, idx.ints_shape);
   }
-  // A float tensor (a class token, one head): each index is a slice of the
-  // axis, the slices concatenated, the axis replaced by the indices' shape.
+  if (indices.size() > 1) {  // many rows (position embeddings): one take, folded when the table is a constant
+    runtime::NDArray at(idx.ints_shape.empty() ? Shape{1} : idx.ints_shape);
+    std::copy(indices.begin(), indices.end(), at.data());
+    const NodeId ids = b_.constant(name_of(n) + ".indices", std::move(at));
+    const NodeId taken = b_.add_node(Op::named("take"), name_of(n), {data.node, ids}, ops::TakeAttrs{axis});
+    if (!idx.ints_shape.empty()) return set_output(n, taken);
+    Shape out(shape.begin(), shape.begin() + axis);  // a scalar index drops the axis
+    out.insert(out.end(), shape.begin() + axis + 1, shape.end());
+    return set_output(n, b_.reshape(taken, out, name_of(n) + ".dropped"));
+  }
+  // A float tensor (a class token, one head): the index is a slice of the
+  // axis, the axis replaced by the indices' shape.
   std::vector<NodeId> parts;
   for (size_t k = 0; k < indices.size(); ++k)
     parts.push_back(slice_node(data.node, {{static_cast<size_t>(axis), indices[k], indices[k] + 1, 1}},
@@ -151,6 +174,70 @@ void Importer::gather(const onnx::NodeProto& n) {
   out.insert(out.end(), idx.ints_shape.begin(), idx.ints_shape.end());
   out.insert(out.end(), shape.begin() + axis + 1, shape.end());
   set_output(n, b_.reshape(picked, out, name_of(n)));
+}
+
+void Importer::gather_elements(const onnx::NodeProto& n) {
+  require_inputs(n, 2);
+  const Value& data = value(n.input(0), describe(n));
+  const Value& idx = value(n.input(1), describe(n));
+  if (!idx.ints) fail(describe(n) + ": indices computed at run time are not supported");
+  const Shape shape = data.ints ? data.ints_shape : shape_of(data.node);
+  const auto rank = static_cast<int64_t>(shape.size());
+  int64_t axis = attr_int(n, "axis", 0);
+  if (axis < -rank || axis >= rank) fail(fmt::format("{}: axis {} is out of range for {} axes", describe(n), axis, rank));
+  if (axis < 0) axis += rank;
+  const Shape& out = idx.ints_shape;
+  if (static_cast<int64_t>(out.size()) != rank) fail(describe(n) + ": indices and data differ in rank");
+  for (size_t d = 0; d < out.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && out[d] > shape[d])
+      fail(fmt::format("{}: indices are {} on axis {}, data only {}", describe(n), out[d], d, shape[d]));
+  // The element of data each output element reads, as an offset into data.
+  std::vector<int64_t> offsets(idx.ints->size()), coord;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    ops::unravel(static_cast<int64_t>(i), out, coord);
+    int64_t& at = coord[static_cast<size_t>(axis)];
+    const int64_t given = (*idx.ints)[i], dim = shape[static_cast<size_t>(axis)];
+    at = given < 0 ? given + dim : given;
+    if (at < 0 || at >= dim) fail(fmt::format("{}: index {} is out of range for {} elements", describe(n), given, dim));
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + coord[d];
+    offsets[i] = offset;
+  }
+  if (data.ints) {
+    std::vector<int64_t> picked;
+    for (int64_t o : offsets) picked.push_back((*data.ints)[static_cast<size_t>(o)]);
+    return set_ints(n, std::move(picked), out);
+  }
+  runtime::NDArray at(out);
+  std::copy(offsets.begin(), offsets.end(), at.data());
+  const NodeId flat = b_.reshape(data.node, {support::bounded_product(shape, describe(n))}, name_of(n) + ".flat");
+  const NodeId ids = b_.constant(name_of(n) + ".offsets", std::move(at));
+  set_output(n, b_.add_node(Op::named("take"), name_of(n), {flat, ids}, ops::TakeAttrs{0}));
+}
+
+void Importer::trilu(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const Value& in = value(n.input(0), describe(n));
+  const int64_t k = n.input_size() > 1 && !n.input(1).empty() ? ints(n, 1).at(0) : 0;
+  const bool upper = attr_int(n, "upper", 1) != 0;
+  const Shape shape = in.ints ? in.ints_shape : shape_of(in.node);
+  if (shape.size() < 2) fail(describe(n) + ": needs a tensor of at least 2 axes");
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  // Whether element (i, j) of each matrix is kept: on or above diagonal k
+  // (upper), on or below it (lower).
+  auto kept = [&](int64_t i, int64_t j) { return upper ? j - i >= k : j - i <= k; };
+  if (in.ints) {
+    std::vector<int64_t> out = *in.ints;
+    for (size_t e = 0; e < out.size(); ++e) {
+      const auto i = static_cast<int64_t>(e) / cols % rows, j = static_cast<int64_t>(e) % cols;
+      if (!kept(i, j)) out[e] = 0;
+    }
+    return set_ints(n, std::move(out), shape);
+  }
+  runtime::NDArray mask({rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask[i * cols + j] = kept(i, j) ? 1.0f : 0.0f;
+  set_output(n, b_.multiply(in.node, b_.constant(name_of(n) + ".mask", std::move(mask)), name_of(n)));
 }
 
 void Importer::expand(const onnx::NodeProto& n) {
@@ -229,7 +316,7 @@ void Importer::integer_logic(const onnx::NodeProto& n) {
   if (op == "Not") {
     require_inputs(n, 1);
     const Value& a = value(n.input(0), describe(n));
-    if (!a.ints) fail(describe(n) + ": logic on tensors computed at run time is not supported yet");
+    if (!a.ints) return set_output(n, b_.add_node(Op::named("logical_not"), name_of(n), {a.node}));
     std::vector<int64_t> out;
     for (int64_t v : *a.ints) out.push_back(v == 0);
     return set_ints(n, out, a.ints_shape);
@@ -237,23 +324,25 @@ void Importer::integer_logic(const onnx::NodeProto& n) {
   require_inputs(n, 2);
   const Value& a = value(n.input(0), describe(n));
   const Value& b = value(n.input(1), describe(n));
-  if (!a.ints || !b.ints) fail(describe(n) + ": comparisons of tensors computed at run time are not supported yet");
-  const Shape out_shape = ops::broadcast_shape(op, a.ints_shape, b.ints_shape);
-  const size_t na = a.ints->size(), nb = b.ints->size();
-  if (na != nb && na != 1 && nb != 1) fail(describe(n) + ": integer operands that broadcast on several axes");
-  std::vector<int64_t> out(std::max(na, nb));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t x = (*a.ints)[na == 1 ? 0 : i], y = (*b.ints)[nb == 1 ? 0 : i];
-    if (op == "Equal") out[i] = x == y;
-    else if (op == "Less") out[i] = x < y;
-    else if (op == "Greater") out[i] = x > y;
-    else if (op == "LessOrEqual") out[i] = x <= y;
-    else if (op == "GreaterOrEqual") out[i] = x >= y;
-    else if (op == "And") out[i] = x != 0 && y != 0;
-    else if (op == "Or") out[i] = x != 0 || y != 0;
-    else out[i] = (x != 0) != (y != 0);  // Xor
+  if (!a.ints || !b.ints) {  // on run-time values (a mask from an input): a kernel of 1.0 and 0.0
+    static const std::map<std::string, std::string> kOperator = {
+        {"Equal", "equal"}, {"Less", "less"},       {"Greater", "greater"},      {"LessOrEqual", "less_equal"},
+        {"GreaterOrEqual", "greater_equal"},        {"And", "logical_and"},      {"Or", "logical_or"},
+        {"Xor", "logical_xor"}};
+    return set_output(n, b_.add_node(Op::named(kOperator.at(op)), name_of(n),
+                                     {activation(n.input(0), describe(n)), activation(n.input(1), describe(n))}));
   }
-  set_ints(n, out, out_shape);
+  set_broadcast_ints(n, {&a, &b}, [&](const std::vector<int64_t>& v) -> int64_t {
+    const int64_t x = v[0], y = v[1];
+    if (op == "Equal") return x == y;
+    if (op == "Less") return x < y;
+    if (op == "Greater") return x > y;
+    if (op == "LessOrEqual") return x <= y;
+    if (op == "GreaterOrEqual") return x >= y;
+    if (op == "And") return x != 0 && y != 0;
+    if (op == "Or") return x != 0 || y != 0;
+    return (x != 0) != (y != 0);  // Xor
+  });
 }
 
 void Importer::where(const onnx::NodeProto& n) {
@@ -261,24 +350,15 @@ void Importer::where(const onnx::NodeProto& n) {
   const Value& cond = value(n.input(0), describe(n));
   const Value& x = value(n.input(1), describe(n));
   const Value& y = value(n.input(2), describe(n));
-  if (!cond.ints) fail(describe(n) + ": a condition computed at run time is not supported yet");
-  if (x.ints && y.ints) {  // shape arithmetic, usually: picks of known integers
-    const size_t nc = cond.ints->size(), nx = x.ints->size(), ny = y.ints->size();
-    const size_t count = std::max({nc, nx, ny});
-    for (size_t k : {nc, nx, ny})
-      if (k != count && k != 1) fail(describe(n) + ": integer operands that broadcast on several axes");
-    std::vector<int64_t> out(count);
-    for (size_t i = 0; i < count; ++i)
-      out[i] = (*cond.ints)[nc == 1 ? 0 : i] ? (*x.ints)[nx == 1 ? 0 : i] : (*y.ints)[ny == 1 ? 0 : i];
-    const Shape shape = ops::broadcast_shape("Where", cond.ints_shape,
-                                             ops::broadcast_shape("Where", x.ints_shape, y.ints_shape));
-    return set_ints(n, out, shape);
-  }
+  if (!cond.ints) return where_kernel(n);
+  if (x.ints && y.ints)  // shape arithmetic, usually: picks of known integers
+    return set_broadcast_ints(n, {&cond, &x, &y},
+                              [](const std::vector<int64_t>& v) { return v[0] != 0 ? v[1] : v[2]; });
   // A condition known now that picks one side everywhere (a mask that is all
   // ones for this shape): that side, broadcast to the output's shape.
   const bool all = std::all_of(cond.ints->begin(), cond.ints->end(), [](int64_t v) { return v != 0; });
   const bool none = std::none_of(cond.ints->begin(), cond.ints->end(), [](int64_t v) { return v != 0; });
-  if (!all && !none) fail(describe(n) + ": a condition that mixes both sides is not supported yet");
+  if (!all && !none) return where_kernel(n);  // a causal mask: both sides, by position
   const NodeId picked = activation(n.input(all ? 1 : 2), describe(n));
   const Shape out = ops::broadcast_shape(
       "Where", cond.ints_shape,
@@ -288,6 +368,12 @@ void Importer::where(const onnx::NodeProto& n) {
   ops::BroadcastToAttrs a;
   a.shape = out;
   set_output(n, b_.add_node(Op::named("broadcast_to"), name_of(n), {picked}, a));
+}
+
+void Importer::where_kernel(const onnx::NodeProto& n) {
+  std::vector<NodeId> in;
+  for (int i = 0; i < 3; ++i) in.push_back(activation(n.input(i), describe(n)));
+  set_output(n, b_.add_node(Op::named("where"), name_of(n), std::move(in)));
 }
 
 void Importer::resize(const onnx::NodeProto& n) {
@@ -400,6 +486,26 @@ void Importer::cast(const onnx::NodeProto& n) {
   if (!in.ints && to == onnx::TensorProto::FLOAT) {
     values_[n.output(0)] = in;
     return;
+  }
+  const Node& source = b_.graph().node(in.node);
+  if (to_int && source.op == Op::kConstant) {  // floats known now, truncated as ONNX casts them
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < source.value->size(); ++i) {
+      const float v = (*source.value)[i];
+      if (!std::isfinite(v) || std::fabs(v) > 9.0e18f) fail(describe(n) + ": a value beyond the integers");
+      out.push_back(static_cast<int64_t>(v));
+    }
+    return set_ints(n, std::move(out), source.value->shape());
+  }
+  if (to_int && source.op == Op::kInput && source.type.dtype == DataType::kInt64) {  // integers stay integers
+    values_[n.output(0)] = in;
+    return;
+  }
+  if (to == onnx::TensorProto::BOOL) {  // run-time values as 1.0 and 0.0
+    runtime::NDArray zero({1});
+    zero[0] = 0.0f;
+    return set_output(n, b_.add_node(Op::named("not_equal"), name_of(n),
+                                     {in.node, b_.constant(name_of(n) + ".zero", std::move(zero))}));
   }
   fail(describe(n) + ": a cast to " + element_type_name(static_cast<int>(to)) + " is not supported");
 }

@@ -298,22 +298,47 @@ void Importer::layer_norm(const onnx::NodeProto& n) {
 }
 
 void Importer::integer_binary(const onnx::NodeProto& n) {
-  const Value& a = value(n.input(0), describe(n));
-  const Value& b = value(n.input(1), describe(n));
-  const size_t na = a.ints->size(), nb = b.ints->size();
-  if (na != nb && na != 1 && nb != 1)
-    fail(describe(n) + ": integer operands of " + std::to_string(na) + " and " + std::to_string(nb) + " values");
   const std::string& op = n.op_type();
-  std::vector<int64_t> out(std::max(na, nb));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t x = (*a.ints)[na == 1 ? 0 : i], y = (*b.ints)[nb == 1 ? 0 : i];
-    if (op == "Add") out[i] = support::checked_add(x, y, describe(n));
-    else if (op == "Sub") out[i] = support::checked_add(x, -std::max(y, -std::numeric_limits<int64_t>::max()), describe(n));
-    else if (op == "Mul") out[i] = support::checked_mul(x, y, describe(n));
-    else if (y == 0 || (y == -1 && x == std::numeric_limits<int64_t>::min())) fail(describe(n) + ": integer division by zero");
-    else out[i] = x / y;
+  const bool c_remainder = attr_int(n, "fmod", 0) != 0;
+  set_broadcast_ints(n, {&value(n.input(0), describe(n)), &value(n.input(1), describe(n))},
+                     [&](const std::vector<int64_t>& v) -> int64_t {
+                       const int64_t x = v[0], y = v[1];
+                       if (op == "Add") return support::checked_add(x, y, describe(n));
+                       if (op == "Sub")
+                         return support::checked_add(x, -std::max(y, -std::numeric_limits<int64_t>::max()), describe(n));
+                       if (op == "Mul") return support::checked_mul(x, y, describe(n));
+                       if (y == 0 || (y == -1 && x == std::numeric_limits<int64_t>::min()))
+                         fail(describe(n) + ": integer division by zero");
+                       if (op == "Mod") return c_remainder ? x % y : ((x % y) + y) % y;  // C's sign of x; Python's of y
+                       return x / y;
+                     });
+}
+
+void Importer::transpose(const onnx::NodeProto& n) {
+  require_inputs(n, 1);
+  const Value& in = value(n.input(0), describe(n));
+  const Shape shape = in.ints ? in.ints_shape : shape_of(in.node);
+  std::vector<int64_t> perm(shape.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+  perm = attr_ints(n, "perm", perm);
+  if (!in.ints) return set_output(n, b_.transpose(in.node, perm, name_of(n)));
+  // Known integers (window indices of a shifted-window attention): moved now.
+  if (perm.size() != shape.size()) fail(describe(n) + ": perm has " + std::to_string(perm.size()) + " entries for " +
+                                        std::to_string(shape.size()) + " axes");
+  Shape out_shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(shape.size())) fail(describe(n) + ": perm entry " + std::to_string(p) + " is out of range");
+    out_shape.push_back(shape[static_cast<size_t>(p)]);
   }
-  set_ints(n, std::move(out), na >= nb ? a.ints_shape : b.ints_shape);
+  std::vector<int64_t> out(in.ints->size()), coord, from(shape.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    ops::unravel(static_cast<int64_t>(i), out_shape, coord);
+    for (size_t d = 0; d < perm.size(); ++d) from[static_cast<size_t>(perm[d])] = coord[d];
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + from[d];
+    out[i] = (*in.ints)[static_cast<size_t>(offset)];
+  }
+  set_ints(n, std::move(out), out_shape);
 }
 
 void Importer::reshape(const onnx::NodeProto& n) {
@@ -604,13 +629,7 @@ void Importer::convert_op(const onnx::NodeProto& n) {
     require_inputs(n, 1);
     return set_output(n, b_.flatten(activation(n.input(0), describe(n)), attr_int(n, "axis", 1), name_of(n)));
   }
-  if (op == "Transpose") {
-    require_inputs(n, 1);
-    const NodeId x = activation(n.input(0), describe(n));
-    std::vector<int64_t> reverse(shape_of(x).size());
-    for (size_t i = 0; i < reverse.size(); ++i) reverse[i] = static_cast<int64_t>(reverse.size() - 1 - i);
-    return set_output(n, b_.transpose(x, attr_ints(n, "perm", reverse), name_of(n)));
-  }
+  if (op == "Transpose") return transpose(n);
   if (op == "Pad") return pad(n);
   if (op == "Softmax") return softmax(n);
   if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceL2")
@@ -625,6 +644,14 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Constant") return constant(n);
   if (op == "Shape") return shape_op(n);
   if (op == "Gather") return gather(n);
+  if (op == "GatherElements") return gather_elements(n);
+  if (op == "Trilu") return trilu(n);
+  if (op == "Mod") {
+    require_inputs(n, 2);
+    if (!value(n.input(0), describe(n)).ints || !value(n.input(1), describe(n)).ints)
+      fail(describe(n) + ": a remainder of values computed at run time is not supported");
+    return integer_binary(n);
+  }
   if (op == "Squeeze") return squeeze_unsqueeze(n, false);
   if (op == "Unsqueeze") return squeeze_unsqueeze(n, true);
   if (op == "Cast") return cast(n);

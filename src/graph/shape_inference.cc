@@ -31,7 +31,7 @@ Shape infer_shape(const Graph& graph, const Node& node) {
 
 TensorType infer_type(const Graph& graph, const Node& node) {
   try {
-    TensorType type{infer_shape(graph, node), DataType::kFloat32};
+    TensorType type{infer_shape(graph, node), node.op == Op::kInput ? node.type.dtype : DataType::kFloat32};
     ops::num_elements(type.shape);  // throws past 2^40 elements
     return type;
   } catch (const Error& e) {

@@ -25,9 +25,6 @@ Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b) {
   return out;
 }
 
-namespace {
-
-// Indices into `t` for output position v under broadcasting to an output of rank v.size().
 std::vector<ir::Expr> broadcast_index(const ir::Tensor& t, const std::vector<ir::Var>& v) {
   const size_t offset = v.size() - t->shape.size();
   std::vector<ir::Expr> idx;
@@ -35,6 +32,8 @@ std::vector<ir::Expr> broadcast_index(const ir::Tensor& t, const std::vector<ir:
     idx.push_back(t->shape[d] == 1 && v.size() > 0 ? ir::Expr(int64_t{0}) : ir::Expr(v[offset + d]));
   return idx;
 }
+
+namespace {
 
 ir::Tensor binary_op(const std::string& op, const std::string& name, const ir::Tensor& a, const ir::Tensor& b,
                      ir::Expr (*combine)(ir::Expr, ir::Expr)) {
@@ -125,8 +124,8 @@ ir::Expr nan_or(ir::Expr x, ir::Expr y, ir::Expr value) {
   return ir::select(x != x, x, ir::select(y != y, y, value));
 }
 
-// The operator whose reference applies `scalar` and whose declaration
-// `expression` to each pair of broadcast elements (T_<name>).
+}  // namespace
+
 Operator binary_operator(const std::string& name, float (*scalar)(float, float),
                          ir::Expr (*expression)(ir::Expr, ir::Expr)) {
   Operator op;
@@ -142,8 +141,6 @@ Operator binary_operator(const std::string& name, float (*scalar)(float, float),
   };
   return op;
 }
-
-}  // namespace
 
 }  // namespace tessera::ops
 

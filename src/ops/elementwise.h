@@ -24,6 +24,15 @@ struct ClipAttrs {
 
 // NumPy broadcasting: shapes aligned at the last axis; a dimension of 1 stretches.
 Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b);
+// Indices into `t` for output position v under broadcasting to an output of rank v.size().
+std::vector<ir::Expr> broadcast_index(const ir::Tensor& t, const std::vector<ir::Var>& v);
+
+struct Operator;
+// The operator of two broadcast inputs whose reference applies `scalar` and
+// whose declaration `expression` to each pair of elements (T_<name>):
+// elementwise, fused as an epilogue.
+Operator binary_operator(const std::string& name, float (*scalar)(float, float),
+                         ir::Expr (*expression)(ir::Expr, ir::Expr));
 
 // T_add(ax..) = data[ax..] + bias[ax[axes[0]], ax[axes[1]], ...]; bias has one
 // dimension per entry of `axes`, equal to data's extent there (e.g. axes {1} for

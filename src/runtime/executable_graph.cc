@@ -87,6 +87,7 @@ nlohmann::json ExecutableGraph::to_json() const {
   for (const auto& t : tensors) {
     nlohmann::json tensor = {{"name", t.name}, {"shape", t.shape}};
     if (t.view_of >= 0) tensor["view_of"] = t.view_of;
+    if (t.integer) tensor["integer"] = true;
     j["tensors"].push_back(tensor);
   }
   j["inputs"] = inputs;
@@ -107,7 +108,7 @@ ExecutableGraph ExecutableGraph::from_json(const nlohmann::json& j, const std::s
                   std::to_string(kFormatVersion));
     for (const auto& t : j.at("tensors"))
       g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>(),
-                           t.value("view_of", -1)});
+                           t.value("view_of", -1), t.value("integer", false)});
     g.inputs = j.at("inputs").get<std::vector<int>>();
     g.constants = j.at("constants").get<std::vector<int>>();
     g.outputs = j.at("outputs").get<std::vector<int>>();

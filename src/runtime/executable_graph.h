@@ -19,6 +19,9 @@ struct ExecutableGraph {
     // A view: this tensor is the bytes of an earlier tensor (same element
     // count), as a reshape or flatten leaves them. Nothing writes a view.
     int view_of = -1;
+    // An input the caller gives as integers (token ids): the runtime holds
+    // them as float32, exact up to 2^24.
+    bool integer = false;
   };
   struct Call {
     std::string kernel;

@@ -208,6 +208,26 @@ const std::vector<int64_t>& GraphExecutor::input_shape(int index) const {
   return graph_.tensors[graph_.inputs[index]].shape;
 }
 
+bool GraphExecutor::input_is_integer(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].integer;
+}
+
+NDArray GraphExecutor::random_input(int index, uint64_t seed) const {
+  NDArray x(input_shape(index));
+  if (!input_is_integer(index)) {
+    x.fill_random(seed);
+    return x;
+  }
+  x.fill_random(seed, 0.0f, 2.0f);
+  for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = std::floor(x.data()[i]);
+  return x;
+}
+
+void GraphExecutor::set_random_inputs(uint64_t seed) {
+  for (int i = 0; i < num_inputs(); ++i) set_input(i, random_input(i, seed + static_cast<uint64_t>(i)));
+}
+
 const std::vector<int64_t>& GraphExecutor::output_shape(int index) const {
   check_index(index, graph_.outputs.size(), "output");
   return graph_.tensors[graph_.outputs[index]].shape;
@@ -226,6 +246,11 @@ void GraphExecutor::set_input(int index, const NDArray& value) {
   if (value.shape() != shape)
     throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(shape) + ", got " +
                 shape_text(value.shape()));
+  if (input_is_integer(index))
+    for (int64_t i = 0; i < value.size(); ++i)
+      if (value.data()[i] != std::nearbyint(value.data()[i]))
+        throw Error("input " + support::quoted(input_name(index)) + " holds integers (token ids); element " +
+                    std::to_string(i) + " is " + std::to_string(value.data()[i]));
   point_input_at(index, tensor_data(graph_.inputs[index]));
   bound_[static_cast<size_t>(index)] = nullptr;
   std::memcpy(tensor_data(graph_.inputs[index]), value.data(), value.size() * sizeof(float));

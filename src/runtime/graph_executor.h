@@ -37,6 +37,14 @@ class GraphExecutor {
   const std::vector<int64_t>& output_shape(int index) const;
   int input_index(const std::string& name) const;  // throws listing the inputs
   int output_index(const std::string& name) const;
+  // Whether the input takes integers (token ids): set_input checks each value is one.
+  bool input_is_integer(int index) const;
+  // A seeded stand-in for input `index` when the user gives none: floats in
+  // [-1, 1), or for an integer input 0s and 1s (a valid token id, token type
+  // and mask for any vocabulary). The same seed gives the same values.
+  NDArray random_input(int index, uint64_t seed = 42) const;
+  // Every input set to random_input(i, seed + i).
+  void set_random_inputs(uint64_t seed = 42);
 
   // The value must have the input's shape.
   void set_input(int index, const NDArray& value);

@@ -114,6 +114,34 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
+// The element types read_npy takes: float32 as is, integers converted.
+struct ElementType {
+  const char* descr;
+  uint64_t bytes;
+  bool is_integer;
+  int64_t (*read)(const char*);
+};
+
+template <typename T>
+int64_t read_as_int(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return static_cast<int64_t>(v);
+}
+
+constexpr int64_t kExactInFloat = int64_t{1} << 24;
+
+const ElementType* element_type(const std::string& descr) {
+  static const ElementType kTypes[] = {
+      {"<f4", 4, false, nullptr},           {"float32", 4, false, nullptr},       {"<i8", 8, true, read_as_int<int64_t>},
+      {"int64", 8, true, read_as_int<int64_t>}, {"<i4", 4, true, read_as_int<int32_t>}, {"int32", 4, true, read_as_int<int32_t>},
+      {"|u1", 1, true, read_as_int<uint8_t>}, {"|b1", 1, true, read_as_int<uint8_t>}, {"|i1", 1, true, read_as_int<int8_t>},
+  };
+  for (const ElementType& t : kTypes)
+    if (descr == t.descr) return &t;
+  return nullptr;
+}
+
 }  // namespace
 
 NDArray read_npy(const std::string& path) {
@@ -139,8 +167,10 @@ NDArray read_npy(const std::string& path) {
   if (!in.read(header.data(), header_length)) throw Error("'" + path + "': the .npy header is truncated");
 
   const NpyHeader h = HeaderParser(header, path).parse();
-  if (h.descr != "<f4" && h.descr != "float32")
-    throw Error("'" + path + "': dtype " + h.descr.substr(0, 16) + ", Tessera reads float32 ('<f4')");
+  const ElementType* element = element_type(h.descr);
+  if (!element)
+    throw Error("'" + path + "': dtype " + h.descr.substr(0, 16) +
+                ", Tessera reads float32 ('<f4') and integers ('<i8', '<i4', '|u1', '|b1')");
   if (h.fortran_order)
     throw Error("'" + path + "': Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
   std::vector<int64_t> shape = h.shape;
@@ -152,7 +182,7 @@ NDArray read_npy(const std::string& path) {
   in.seekg(0, std::ios::end);
   const auto file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(static_cast<std::streamoff>(data_start));
-  const uint64_t needed = static_cast<uint64_t>(elements) * sizeof(float);
+  const uint64_t needed = static_cast<uint64_t>(elements) * element->bytes;
   const uint64_t held = file_size - data_start;
   if (held < needed)
     throw Error("'" + path + "' is shorter than its shape needs: " + std::to_string(held) + " bytes of data for " +
@@ -160,8 +190,21 @@ NDArray read_npy(const std::string& path) {
   if (held > needed)
     throw Error("'" + path + "' has " + std::to_string(held - needed) + " bytes after the data its shape holds");
   NDArray a(shape);
-  if (!in.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(needed)))
-    throw Error("cannot read '" + path + "'");
+  if (element->bytes == sizeof(float) && !element->is_integer) {
+    if (!in.read(reinterpret_cast<char*>(a.data()), static_cast<std::streamsize>(needed)))
+      throw Error("cannot read '" + path + "'");
+    return a;
+  }
+  std::string bytes(needed, '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(needed))) throw Error("cannot read '" + path + "'");
+  for (int64_t i = 0; i < elements; ++i) {
+    const int64_t v = element->read(bytes.data() + i * element->bytes);
+    // Integers (token ids) compute as float32, which holds them exactly up to 2^24.
+    if (v > kExactInFloat || v < -kExactInFloat)
+      throw Error("'" + path + "': element " + std::to_string(i) + " is " + std::to_string(v) +
+                  ", beyond the integers float32 holds exactly (|v| <= 2^24)");
+    a.data()[i] = static_cast<float>(v);
+  }
   return a;
 }
 

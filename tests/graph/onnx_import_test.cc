@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "op_slice_split_opset13", "op_gather_expand_where_opset13", "op_shape_subgraph_opset13",
                       "op_resize_linear_opset13", "op_resize_linear_align_corners_opset13",
                       "op_resize_nearest_opset13", "op_resize_nearest_down_opset13", "op_conv3d_opset13",
-                      "op_depth_space_tile_opset13"),
+                      "op_depth_space_tile_opset13", "op_lookup_and_masks_opset14", "bert_tiny", "gpt2_tiny",
+                      "vit_tiny"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(OnnxImport, OutputsKeepTheModelsNames) {

@@ -431,7 +431,8 @@ TEST(Npy, RoundTripsAndRefusesOtherDtypes) {
     read_npy(path);
     FAIL() << "read float64 as float32";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("dtype <f8, Tessera reads float32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dtype <f8, Tessera reads float32 ('<f4') and integers"), std::string::npos)
+        << e.what();
   }
   std::string shortened = read_bytes(path);
   write_bytes(path, shortened.substr(0, shortened.size() - 4));
@@ -462,6 +463,28 @@ void expect_npy_error(const std::string& bytes, const std::string& message) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
   unlink(path.c_str());
+}
+
+TEST(Npy, IntegersAreReadAsExactFloatsAndHugeOnesRefused) {
+  // Token ids as numpy saves them (int64), and a boolean mask.
+  const std::vector<int64_t> ids = {0, 7, -3, 50256, (int64_t{1} << 24)};
+  const std::string path = temp_path("ids.npy");
+  write_bytes(path, npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (5,), }",
+                              std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * 8)));
+  NDArray a = read_npy(path);
+  ASSERT_EQ(a.shape(), (std::vector<int64_t>{5}));
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(a[static_cast<int64_t>(i)], static_cast<float>(ids[i]));
+  write_bytes(path, npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (1, 3), }", std::string("\1\0\1", 3)));
+  a = read_npy(path);
+  EXPECT_EQ(a[0], 1.0f);
+  EXPECT_EQ(a[1], 0.0f);
+  EXPECT_EQ(a[2], 1.0f);
+  unlink(path.c_str());
+  // 2^24 + 1 has no float32: refused, not rounded to a neighbouring id.
+  const int64_t huge = (int64_t{1} << 24) + 1;
+  expect_npy_error(npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                             std::string(reinterpret_cast<const char*>(&huge), 8)),
+                   "element 0 is 16777217, beyond the integers float32 holds exactly");
 }
 
 TEST(Npy, AHeaderIsParsedAsADictNotSearchedForWords) {
