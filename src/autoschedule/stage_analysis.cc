@@ -88,7 +88,10 @@ std::vector<int> consumers(const State& state, int stage) {
 
 bool is_strictly_inlineable(const State& state, int stage) {
   const ir::Tensor& t = state.stages()[stage].tensor;
-  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || schedule::is_cache_read_copy(*t))
+  // A copy into another layout (attrs "layout_copy") exists so that its
+  // reader's vectors are contiguous: inlining it would undo that.
+  if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || schedule::is_cache_read_copy(*t) ||
+      t->attrs.count("layout_copy"))
     return false;
   bool calls = false;
   std::map<const ir::TensorNode*, int> reads;

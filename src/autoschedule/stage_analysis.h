@@ -19,7 +19,8 @@ std::vector<int> consumers(const schedule::State& state, int stage);
 // (an inlined exp would run once per consumer element, not once per element),
 // each input read once per element (a stencil such as Winograd's input
 // transform, 16 reads per element, would be recomputed for every consumer
-// iteration), not a cache_read copy (made to be computed).
+// iteration), not a cache_read copy or a layout copy (made to be computed:
+// attrs "layout_copy", as batch_matmul's transposed B).
 bool is_strictly_inlineable(const schedule::State& state, int stage);
 
 // A reduction that reuses its inputs: some input is not indexed by every

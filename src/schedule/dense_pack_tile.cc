@@ -18,6 +18,24 @@ int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit) {
   return 1;
 }
 
+DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit) {
+  if (m == 1) return {.tx = dense_pack_tile(blocks, bn, unit)};
+  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
+  const int64_t accumulators = std::max(1, unit.registers / 2);
+  DensePackPlan plan;
+  plan.ty = std::clamp<int64_t>(accumulators / vectors_per_block, 1, std::min<int64_t>(m, 4));
+  plan.tx = 1;
+  for (int64_t d = accumulators / (plan.ty * vectors_per_block); d > 1; --d)
+    if (blocks % d == 0) {
+      plan.tx = d;
+      break;
+    }
+  if (k % 8 == 0) plan.tk = 8, plan.unroll_k = true;
+  plan.parallel = "cols";
+  return plan;
+}
+
 Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan) {
   const ir::Tensor dense = stage_by_tag(dag, "dense_pack", "dense_pack_tile_trace");
   const ir::Tensor out = dag.outputs().at(0);

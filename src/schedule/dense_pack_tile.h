@@ -26,6 +26,16 @@ struct DensePackPlan {
 // `blocks` blocks: the largest divisor giving about 12 vector accumulators.
 int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
 
+// The hand-written plan for an (m, k) x (k, blocks * bn) dense. One row (a
+// classifier's batch 1): a row of tiles, K whole. Several rows (a
+// transformer's tokens): tiles of up to 4 rows, so each weight vector loaded
+// serves them all, within half the vector registers as accumulators; the
+// column tiles outermost and parallel, so one weight block stays in cache
+// while every row passes it; K split by 8 and unrolled. On AVX-512 with
+// 128x768x3072 this ran 12x faster than the one-row plan (11 -> 136 GFLOPS,
+// oneDNN 128).
+DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit);
+
 // The trace of `plan` for the DAG's stage tagged "dense_pack".
 Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule/batch_matmul_tile.h"
 #include "schedule/default_schedule.h"
 #include "schedule/depthwise_projection_tile.h"
 #include "schedule/winograd_tile.h"
@@ -34,7 +35,8 @@ Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   ir::Tensor dense = find_by_tag(dag, "dense_pack");
   if (!dense) throw Error("dense_pack_schedule: the DAG has no dense_pack stage");
   const int64_t bn = std::stoll(dense->attrs.at("bn"));
-  return dense_pack_tile_trace(dag, {.tx = dense_pack_tile(dense->shape[1] / bn, bn, unit)});
+  return dense_pack_tile_trace(dag, dense_pack_default_plan(dense->shape[0], dense->reduce_axes[0].extent,
+                                                           dense->shape[1] / bn, bn, unit));
 }
 
 NchwcTilePlan depthwise_nchwc_plan(const ir::Tensor& conv) {
@@ -94,6 +96,43 @@ Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag) {
   return t;
 }
 
+Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  const ir::Tensor out = dag.outputs().at(0);
+  if (out->tag != "softmax" || out->shape.size() < 2)
+    throw Error("softmax_rows_schedule: the DAG's output is not a softmax of rank >= 2");
+  const auto o = axis_names(out);
+  const std::vector<std::string> rows(o.begin(), o.end() - 1);
+  Trace t;
+  std::string row = rows[0];
+  if (rows.size() > 1) {
+    t.fuse(out->name, rows);
+    row = fused_name(rows);
+  }
+  t.parallel(out->name, row);
+  // Vector loops of the unit's lanes (codegen keeps wider ones serial).
+  const int64_t lanes = std::max(1, unit.bits / 32);
+  auto vectorize_row = [&](const ir::Tensor& stage) {
+    const std::string last = axis_names(stage).back();
+    t.split(stage->name, last, {lanes});
+    t.vectorize(stage->name, split_part(last, 1));
+  };
+  vectorize_row(out);
+  // Consumers first: a stage moves inside the row loop once what reads it is there.
+  const auto& stages = dag.tensors();
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+    const ir::Tensor& stage = *it;
+    if (stage->is_placeholder() || stage == out) continue;
+    if (stage->tag != "softmax") {  // an elementwise prologue
+      t.compute_inline(stage->name);
+      continue;
+    }
+    // The row's maximum, exponentials and sum, each computed for this row only.
+    t.compute_at(stage->name, out->name, row);
+    if (stage->shape.size() == out->shape.size()) vectorize_row(stage);
+  }
+  return t;
+}
+
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "conv2d_winograd_nchwc")) return winograd_trace(dag, default_winograd_plan(dag, unit));
   if (find_by_tag(dag, "depthwise_conv2d_nchwc") && find_by_tag(dag, "conv2d_nchwc"))
@@ -103,6 +142,10 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
+  if (dag.outputs().at(0)->tag == "softmax" && dag.outputs().at(0)->shape.size() >= 2)
+    return softmax_rows_schedule(dag, unit);
+  if (ir::Tensor mm = find_by_tag(dag, "batch_matmul"))
+    return batch_matmul_tile_trace(dag, batch_matmul_default_plan(mm->shape[1], mm->shape[2], unit));
   if (ir::Tensor pool = find_by_tag(dag, "global_pool_sum"); pool && pool->shape.size() == 5)
     return global_pool_nchwc_schedule(dag);
   return default_schedule(dag);

@@ -33,6 +33,11 @@ Trace pool_nchwc_schedule(const ir::ComputeDAG& dag);
 // Global average pooling over NCHW[x]c data: each block's sum in one vector.
 Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag);
 
+// Softmax over the last axis: one row per parallel iteration, its maximum,
+// exponentials and sum computed inside it (a row stays in cache), the
+// exponentials and the normalisation vectorized.
+Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+
 // The hand-written schedule of any DAG: by its main stage's tag (a depthwise
 // + projection kernel when both convolutions are there), else the default.
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);

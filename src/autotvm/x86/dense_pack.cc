@@ -44,7 +44,15 @@ Template dense_pack_template() {
     s.define_split("tile_k", k, SplitPolicy::Factors, 2, 16);
     s.define_knob("unroll_k", {false, true});
     s.define_knob("parallel", {"fused", "rows", "cols"});
-    s.set_fallback({{"tile_y", {m, 1}}, {"tile_x", {blocks / manual_tile, manual_tile}}, {"tile_k", {k, 1}}});
+    // The hand-written plan, its row tile rounded down to a divisor of M.
+    const schedule::DensePackPlan plan = schedule::dense_pack_default_plan(m, k, blocks, bn, target.vector_unit());
+    int64_t ty = plan.ty;
+    while (m % ty != 0) --ty;
+    s.set_fallback({{"tile_y", {m / ty, ty}},
+                    {"tile_x", {blocks / plan.tx, plan.tx}},
+                    {"tile_k", {k / plan.tk, plan.tk}},
+                    {"unroll_k", plan.unroll_k},
+                    {"parallel", plan.parallel}});
     return s;
   };
   t.apply = dense_pack_trace;
