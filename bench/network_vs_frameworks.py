@@ -28,6 +28,13 @@ auto-scheduler's NHWC path:
 
 The models are the same architectures on both sides (Tessera's zoo follows
 torchvision's), with random weights: timing does not depend on the values.
+Models outside the zoo (issue 28's: bert-base, distilbert and gpt2 at 128
+tokens, vit-b-16, convnext-t, mobilenet-v3-l, regnet-x-1.6gf, resnext-50;
+--models transformers or --models modern for the groups) reach Tessera as the
+ONNX file onnxruntime runs; the transformers are built from their configs,
+nothing downloaded. Where onnxruntime's transformer optimizer applies (BERT,
+DistilBERT, GPT-2, ViT), its fused-attention model is the side
+"onnxruntime fused".
 """
 import argparse
 import json
@@ -39,10 +46,66 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, ".venv")
-PACKAGES = ["torch", "torchvision", "onnx", "onnxruntime", "onnxscript", "numpy"]
+PACKAGES = ["torch", "torchvision", "onnx", "onnxruntime", "onnxscript", "numpy", "transformers"]
 TORCHVISION = {"resnet-18": "resnet18", "resnet-50": "resnet50", "mobilenet-v2": "mobilenet_v2",
                "resnet-34": "resnet34", "vgg-16": "vgg16", "squeezenet_v1.1": "squeezenet1_1",
                "mobilenet": None, "inception_v3": "inception_v3"}
+
+
+# Issue 28's models outside the zoo: torchvision's by name, the transformers
+# (the ONNX model's input name, how onnxruntime's optimizer knows it).
+MODERN = {"convnext-t": "convnext_tiny", "mobilenet-v3-l": "mobilenet_v3_large", "regnet-x-1.6gf": "regnet_x_1_6gf",
+          "resnext-50": "resnext50_32x4d"}
+TRANSFORMERS = {"bert-base": "bert", "distilbert": "bert", "gpt2": "gpt2", "vit-b-16": "vit"}
+GROUPS = {"transformers": list(TRANSFORMERS), "modern": list(MODERN)}
+
+
+def build_model(model, torch, torchvision):
+    """(network in eval mode, its input, whether Tessera takes the zoo name)."""
+    g = torch.Generator().manual_seed(1)
+    if model in TORCHVISION and TORCHVISION[model]:
+        size = 299 if model == "inception_v3" else 224
+        return getattr(torchvision.models, TORCHVISION[model])(weights=None).eval(), \
+            torch.randn(1, 3, size, size, generator=g), True
+    if model in MODERN:
+        return getattr(torchvision.models, MODERN[model])(weights=None).eval(), torch.randn(1, 3, 224, 224, generator=g), \
+            False
+    import transformers
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            return self.net(x)[0]
+
+    if model == "bert-base":
+        net = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
+    elif model == "distilbert":
+        net = transformers.DistilBertModel(transformers.DistilBertConfig())
+    elif model == "gpt2":
+        net = transformers.GPT2Model(transformers.GPT2Config())
+    elif model == "vit-b-16":
+        net = transformers.ViTModel(transformers.ViTConfig(), add_pooling_layer=False)
+        return Hidden(net).eval(), torch.randn(1, 3, 224, 224, generator=g), False
+    else:
+        return None, None, False
+    return Hidden(net).eval(), torch.randint(0, 30000, (1, 128), generator=g), False
+
+
+def ort_fused(onnx_path, model):
+    """onnxruntime's transformer optimizer's model (fused attention, layer
+    norm and GELU) for `model`, or None where it does not apply."""
+    kind = TRANSFORMERS.get(model)
+    if not kind:
+        return None
+    from onnxruntime.transformers import optimizer
+    fused = onnx_path[:-len(".onnx")] + ".ort_fused.onnx"
+    if not os.path.exists(fused):
+        optimizer.optimize_model(onnx_path, model_type=kind, num_heads=12, hidden_size=768,
+                                 opt_level=1).save_model_to_file(fused)
+    return fused
 
 
 def ensure_venv():
@@ -137,21 +200,21 @@ def main():
     os.makedirs(args.artifacts, exist_ok=True)
     print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, cpu: {cpu_name()}")
     rows = []
-    for model in args.models.split(","):
-        tv = TORCHVISION.get(model)
-        if tv is None:
-            print(f"{model}: no torchvision counterpart, skipped")
+    models = [m for name in args.models.split(",") for m in GROUPS.get(name, [name])]
+    for model in models:
+        net, x, zoo = build_model(model, torch, torchvision)
+        if net is None:
+            print(f"{model}: no torchvision or transformers counterpart, skipped")
             continue
-        size = 299 if model == "inception_v3" else 224
-        net = getattr(torchvision.models, tv)(weights=None).eval()
-        x = torch.randn(1, 3, size, size)
         onnx_path = os.path.join(args.artifacts, f"{model}.onnx")
         if not os.path.exists(onnx_path):
             torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
+        fused = ort_fused(onnx_path, model)
         for threads in [int(t) for t in args.threads.split(",")]:
             torch.set_num_threads(threads)
             artifact = os.path.join(args.artifacts, f"{model}.t{threads}.tsr")
-            command = [args.tessera, "compile", model, "--threads", str(threads), "-o", artifact]
+            source = model if zoo else onnx_path
+            command = [args.tessera, "compile", source, "--threads", str(threads), "-o", artifact]
             records = records_for(args.records_dir, model, threads)
             if records:
                 command += ["--records", records]
@@ -160,12 +223,13 @@ def main():
             extra = extra_sides(args, model, threads)
             if args.baseline_tessera:
                 before = os.path.join(args.artifacts, f"{model}.t{threads}.before.tsr")
-                subprocess.run([args.baseline_tessera, "compile", model, "--threads", str(threads), "-o", before]
+                subprocess.run([args.baseline_tessera, "compile", source, "--threads", str(threads), "-o", before]
                                + (["--records", records] if records else []), check=True, capture_output=True)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
             session = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+            fused_session = ort.InferenceSession(fused, opts, providers=["CPUExecutionProvider"]) if fused else None
             feed = {"data": x.numpy()}
             with torch.no_grad():
                 torch._inductor.config.freezing = True  # weights as constants, as our build does
@@ -177,7 +241,10 @@ def main():
                     "torch eager": lambda: time_callable(lambda: net(x), args.number),
                     "torch.compile": lambda: time_callable(lambda: compiled(x), args.number),
                 }
-                for label, path in extra:
+                if fused_session:
+                    sides["onnxruntime fused"] = lambda: time_callable(lambda: fused_session.run(None, feed),
+                                                                       args.number)
+            for label, path in extra:
                     sides[label] = lambda path=path: tessera_round(args.tessera, path, threads, args.number)
                 if args.baseline_tessera:
                     sides["tessera before"] = lambda: tessera_round(args.baseline_tessera, before, threads, args.number)
@@ -193,9 +260,9 @@ def main():
             for name in sides:
                 rows.append((model, threads, name, min(times[name]) * 1e3, median(times[name]) * 1e3,
                              min(times[name]) / best_framework))
-    print(f"\n{'model':<14} {'thr':>3} {'side':<14} {'min ms':>9} {'median ms':>10} {'/ fastest framework':>20}")
+    print(f"\n{'model':<14} {'thr':>3} {'side':<18} {'min ms':>9} {'median ms':>10} {'/ fastest framework':>20}")
     for model, threads, name, lo, med, ratio in rows:
-        print(f"{model:<14} {threads:>3} {name:<14} {lo:>9.2f} {med:>10.2f} {ratio:>20.2f}")
+        print(f"{model:<14} {threads:>3} {name:<18} {lo:>9.2f} {med:>10.2f} {ratio:>20.2f}")
 
 
 def cpu_name():

@@ -1,5 +1,6 @@
 #include "runtime/executable_graph.h"
 
+#include <algorithm>
 #include <set>
 
 #include "support/checked_math.h"
@@ -57,6 +58,9 @@ void ExecutableGraph::validate() const {
   };
   mark_given(inputs, "an input");
   mark_given(constants, "a constant");
+  for (int t = 0; t < n; ++t)
+    if (tensors[t].integer && std::find(inputs.begin(), inputs.end(), t) == inputs.end())
+      throw Error(describe(*this, t) + " is marked integer, which only an input may be");
   for (size_t c = 0; c < calls.size(); ++c) {
     const Call& call = calls[c];
     const std::string where = "call " + std::to_string(c) + " (" + support::quoted(call.kernel) + ")";
