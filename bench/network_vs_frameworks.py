@@ -244,7 +244,7 @@ def main():
                 if fused_session:
                     sides["onnxruntime fused"] = lambda: time_callable(lambda: fused_session.run(None, feed),
                                                                        args.number)
-            for label, path in extra:
+                for label, path in extra:
                     sides[label] = lambda path=path: tessera_round(args.tessera, path, threads, args.number)
                 if args.baseline_tessera:
                     sides["tessera before"] = lambda: tessera_round(args.baseline_tessera, before, threads, args.number)

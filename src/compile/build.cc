@@ -55,7 +55,12 @@ class Builder {
   // constants are stored once per form the kernels need.
   int value_tensor(NodeId id, const Node* reader, size_t index) {
     const Node& n = g_.node(id);
-    if (n.op != graph::Op::kConstant) return tensor_of_.at(id);
+    if (n.op != graph::Op::kConstant) {
+      // A view read by a kernel fused ahead of the view's own place in the
+      // order (the fuser lets an epilogue read a reshape of an earlier value).
+      if (!tensor_of_.count(id) && keeps_bytes(n)) add_view(n);
+      return tensor_of_.at(id);
+    }
     const Node& as = reader ? *reader : n;
     if (!reader) index = 0;
     const auto key = std::make_pair(id, kernel_constant_shape(g_, as, index, n.value->shape()));
@@ -86,7 +91,7 @@ class Builder {
   void add_kernel_call(const graph::FusedGroup& group) {
     if (group.nodes.size() == 1 && keeps_bytes(g_.node(group.anchor())) &&
         g_.node(g_.node(group.anchor()).inputs[0]).op != graph::Op::kConstant) {
-      add_view(g_.node(group.anchor()));
+      if (!tensor_of_.count(group.anchor())) add_view(g_.node(group.anchor()));
       return;
     }
     const FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {

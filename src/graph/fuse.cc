@@ -53,10 +53,15 @@ std::vector<FusedGroup> fuse_operators(const Graph& g, const FuseOptions& option
         if (gi < 0 || groups[gi].output() != in || consumers[in] != 1) continue;
         if (g.node(in).type.shape != n.type.shape || !takes_epilogue(g.node(groups[gi].anchor()).op)) continue;
         // Every other input must be computed before this group's kernel runs
-        // (by an earlier group, or given): groups run in their order.
+        // (by an earlier group, or given): groups run in their order. A
+        // reshape of a computed value is its bytes (a view, no kernel):
+        // ready with them (compile makes the view when the kernel reads it).
         bool ready = true;
-        for (NodeId other : n.inputs)
+        for (NodeId other : n.inputs) {
+          while (g.node(other).op == Op::kReshape && g.node(g.node(other).inputs[0]).op != Op::kConstant)
+            other = g.node(other).inputs[0];
           if (other != in && group_of[other] >= gi) ready = false;
+        }
         if (!ready) continue;
         groups[gi].nodes.push_back(n.id);
         group_of[n.id] = gi;

@@ -24,6 +24,16 @@ Graph recognize_gelu(const Graph& graph);
 // before ONNX had LayerNormalization, becomes one layer_norm node.
 Graph recognize_layer_norm(const Graph& graph);
 
+// An elementwise node reading a reshape (a bias add, GELU or residual add
+// after a MatMul of 3-D activations, which the importers compute as reshape
+// -> dense -> reshape) moves before it, its other operands reshaped alike
+// (a same-shaped tensor, or a row along the last axis), so it fuses into the
+// dense as an epilogue.
+Graph move_elementwise_before_reshape(const Graph& graph);
+
+// transpose(transpose(x)) is one transpose of x, or x itself.
+Graph compose_transposes(const Graph& graph);
+
 // conv2d / dense followed by a multiply and an add with per-output-channel
 // constants (what batch_norm became) fold into the weights and a bias_add.
 Graph fold_batch_norm(const Graph& graph);
@@ -75,7 +85,8 @@ struct PassOptions {
 };
 
 // The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
-// fold_batch_norm, fold_constants,
+// fold_batch_norm, fold_constants, move_elementwise_before_reshape,
+// compose_transposes,
 // convert_layout, cancel_layout_transforms, fold_constants,
 // eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});

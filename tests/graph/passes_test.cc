@@ -11,6 +11,8 @@
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
 #include "ops/reduce.h"
+#include "ops/transform.h"
+#include "ops/unary_math.h"
 #include "graph_test_util.h"
 
 namespace tessera::graph {
@@ -132,6 +134,72 @@ TEST(GraphPasses, RecognizeGeluMakesTheErfFormulaOneNodeThatFusesIntoTheDense) {
   // 0.4 instead of 0.5 is another function: left as it is.
   const Graph near_miss = gelu_formula_graph(false, 0.4f);
   EXPECT_EQ(count(recognize_gelu(near_miss), Op::named("gelu")), 0);
+}
+
+// A transformer's feed-forward step as the importer builds MatMul of a 3-D
+// activation: reshape -> dense -> reshape, then bias (a row), GELU and the
+// residual add (a same-shaped tensor), and a scale by a scalar after a
+// transpose.
+Graph tokens_feed_forward() {
+  GraphBuilder b(11);
+  NodeId x = b.input("x", {1, 4, 8});
+  NodeId rows = b.reshape(x, {4, 8}, "rows");
+  NodeId h = b.reshape(b.dense(rows, b.random_constant("w", {8, 8}, -0.4f, 0.4f), "fc"), {1, 4, 8}, "fc.tokens");
+  h = b.add(h, b.random_constant("bias", {8}, -0.5f, 0.5f), "bias");
+  h = b.add_node(Op::named("gelu"), "gelu", {h}, ops::GeluAttrs{});
+  h = b.add(h, x, "residual");
+  NodeId heads = b.transpose(b.reshape(h, {1, 4, 2, 4}, "split"), {0, 2, 1, 3}, "heads");
+  NodeId y = b.multiply(heads, scalar(b, "scale", 0.5f), "scaled");
+  return b.finish({y});
+}
+
+TEST(GraphPasses, ElementwiseAfterAReshapeMovesBeforeItAndFusesIntoTheDense) {
+  const Graph before = tokens_feed_forward();
+  const Graph after = move_elementwise_before_reshape(before);
+  expect_same_outputs(before, after);
+  // The bias, GELU, residual add and scale read no reshape or transpose now.
+  for (const Node& n : after.nodes())
+    if (n.op == Op::kAdd || n.op == Op::kMultiply || n.op == Op::named("gelu"))
+      for (NodeId in : n.inputs)
+        if (after.node(in).op == Op::kTranspose || (after.node(in).op == Op::kReshape && n.op != Op::kAdd))
+          ADD_FAILURE() << n.describe() << " still reads " << after.node(in).describe();
+  // One kernel computes dense, bias, GELU, residual and scale; the transpose another.
+  const Graph optimized = optimize(before);
+  bool one_kernel = false;
+  std::string groups;
+  for (const FusedGroup& group : fuse_operators(optimized)) {
+    std::vector<std::string> ops;
+    for (NodeId id : group.nodes) ops.push_back(op_name(optimized.node(id).op));
+    for (const auto& o : ops) groups += o + " ";
+    groups += "| ";
+    one_kernel = one_kernel || ops == std::vector<std::string>{"dense", "add", "gelu", "add", "multiply"};
+  }
+  EXPECT_TRUE(one_kernel) << groups;
+  expect_same_outputs(before, optimized);
+  // A bias along another axis than the last stays after the reshape.
+  GraphBuilder b(3);
+  NodeId x = b.input("x", {4, 6});
+  NodeId y = b.add(b.reshape(b.relu(x, "r"), {2, 2, 6}, "split"), b.random_constant("c", {2, 1, 1}, -1, 1), "per_row");
+  const Graph other_axis = b.finish({y});
+  EXPECT_EQ(move_elementwise_before_reshape(other_axis).node(
+                move_elementwise_before_reshape(other_axis).outputs()[0]).op, Op::kAdd);
+}
+
+TEST(GraphPasses, ComposeTransposesMergesAndDropsInversePairs) {
+  GraphBuilder b(2);
+  NodeId x = b.input("x", {2, 3, 4, 5});
+  NodeId t1 = b.transpose(x, {0, 2, 3, 1}, "t1");      // (2, 4, 5, 3)
+  NodeId back = b.transpose(t1, {0, 3, 1, 2}, "back");  // x again
+  NodeId t2 = b.transpose(b.relu(back, "r"), {1, 0, 2, 3}, "t2");
+  NodeId t3 = b.transpose(t2, {0, 1, 3, 2}, "t3");  // one transpose {1, 0, 3, 2}
+  const Graph before = b.finish({t3});
+  const Graph after = eliminate_dead_nodes(compose_transposes(before));
+  EXPECT_EQ(count(after, Op::kTranspose), 1);
+  const Node& out = after.node(after.outputs()[0]);
+  ASSERT_EQ(out.op, Op::kTranspose);
+  EXPECT_EQ(out.attrs_as<ops::TransposeAttrs>().perm, (std::vector<int64_t>{1, 0, 3, 2}));
+  EXPECT_EQ(after.node(after.node(out.inputs[0]).inputs[0]).op, Op::kInput);  // relu reads x itself
+  expect_same_outputs(before, after);
 }
 
 // A layer norm over the last two axes written out as old exporters did:
