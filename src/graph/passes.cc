@@ -29,6 +29,7 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
       {"fold_batch_norm", options.fold_batch_norm ? Pass(fold_batch_norm) : Pass([](const Graph& g) { return g; })},
       {"fold_constants", fold_constants},
       {"move_elementwise_before_reshape", move_elementwise_before_reshape},
+      {"recognize_attention", [](const Graph& g) { return eliminate_dead_nodes(recognize_attention(g)); }},
       {"compose_transposes", [](const Graph& g) { return eliminate_dead_nodes(compose_transposes(g)); }},
       {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd); }},
       {"cancel_layout_transforms", cancel_layout_transforms},

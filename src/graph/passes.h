@@ -31,6 +31,11 @@ Graph recognize_layer_norm(const Graph& graph);
 // dense as an epilogue.
 Graph move_elementwise_before_reshape(const Graph& graph);
 
+// batch_matmul(Q, K) -> [scale] -> [mask add] -> softmax over the keys ->
+// batch_matmul(P, V^T), reshapes between allowed, becomes one attention
+// node (ops/attention.h), whose kernel never writes the score matrix.
+Graph recognize_attention(const Graph& graph);
+
 // transpose(transpose(x)) is one transpose of x, or x itself.
 Graph compose_transposes(const Graph& graph);
 
@@ -86,7 +91,7 @@ struct PassOptions {
 
 // The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
-// compose_transposes,
+// recognize_attention, compose_transposes,
 // convert_layout, cancel_layout_transforms, fold_constants,
 // eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});

@@ -96,6 +96,35 @@ Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag) {
   return t;
 }
 
+namespace {
+
+// The widest partial-result vector for a reduction over `extent` elements:
+// the largest divisor of the extent up to the lanes (1: none helps).
+int64_t partial_lanes(int64_t extent, int64_t lanes) {
+  for (int64_t d = std::min(lanes, extent); d > 1; --d)
+    if (extent % d == 0) return d;
+  return 1;
+}
+
+// A row reduction `stage` (reduce axis j) computed inside `target`'s loop
+// `at`, through vectors of `partial` partial results first: stage.rf(.., j_i)
+// reduces j_o with its lanes side by side, then the stage reduces the
+// lanes. A serial chain of scalar steps otherwise. The rfactor step itself
+// must come before the stage's loops change (place it first).
+void place_vector_reduction(Trace& t, const ir::Tensor& stage, const std::string& target, const std::string& at,
+                            int64_t partial) {
+  t.compute_at(stage->name, target, at);
+  if (partial <= 1) return;
+  const std::string rf = rfactor_name(stage->name), j = reduce_names(stage)[0];
+  t.compute_at(rf, target, at);
+  std::vector<std::string> order = axis_names(stage);
+  order.insert(order.end(), {rfactor_outer(j), rfactor_inner(j)});
+  t.reorder(rf, order);
+  t.vectorize(rf, rfactor_inner(j));
+}
+
+}  // namespace
+
 Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor out = dag.outputs().at(0);
   if (out->tag != "softmax" || out->shape.size() < 2)
@@ -117,8 +146,12 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     t.vectorize(stage->name, split_part(last, 1));
   };
   vectorize_row(out);
-  // Consumers first: a stage moves inside the row loop once what reads it is there.
+  const int64_t partial = partial_lanes(out->shape.back(), lanes);
   const auto& stages = dag.tensors();
+  for (const auto& stage : stages)
+    if (stage->tag == "softmax" && stage->is_reduction() && partial > 1)
+      t.rfactor(stage->name, reduce_names(stage)[0], partial);
+  // Consumers first: a stage moves inside the row loop once what reads it is there.
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const ir::Tensor& stage = *it;
     if (stage->is_placeholder() || stage == out) continue;
@@ -127,9 +160,86 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
       continue;
     }
     // The row's maximum, exponentials and sum, each computed for this row only.
-    t.compute_at(stage->name, out->name, row);
-    if (stage->shape.size() == out->shape.size()) vectorize_row(stage);
+    if (stage->is_reduction()) {
+      place_vector_reduction(t, stage, out->name, row, partial);
+    } else {
+      t.compute_at(stage->name, out->name, row);
+      vectorize_row(stage);
+    }
   }
+  return t;
+}
+
+Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  const ir::Tensor out = dag.outputs().at(0);
+  if (out->tag != "attention") throw Error("attention_schedule: the DAG's output is not an attention");
+  const int64_t rows = std::stoll(out->attrs.at("rows"));
+  const int64_t lanes = std::max(1, unit.bits / 32);
+  const ir::Tensor kt = stage_by_tag(dag, "attention_transpose_k", "attention_schedule");
+  const ir::Tensor scores = stage_by_tag(dag, "attention_scores", "attention_schedule");
+  const ir::Tensor weighted = stage_by_tag(dag, "attention_values", "attention_schedule");
+  Trace t;
+  t.parallel(kt->name, axis_names(kt)[0]);
+  // The two products accumulate a vector per query row in registers.
+  t.cache_write(scores->name);
+  t.cache_write(weighted->name);
+  // Each row's maximum and sum over the keys as vectors of partial results
+  // first (a serial chain of N scalar steps otherwise), where a vector's
+  // width of lanes divides N.
+  const int64_t partial = partial_lanes(scores->shape[2], lanes);
+  std::vector<ir::Tensor> row_reductions;
+  for (const auto& stage : dag.tensors())
+    if (stage->tag == "attention_softmax" && stage->shape.size() == 2) row_reductions.push_back(stage);
+  if (partial > 1)
+    for (const ir::Tensor& r : row_reductions) t.rfactor(r->name, reduce_names(r)[0], partial);
+  // A tile of query rows per parallel iteration.
+  const auto o = axis_names(out);  // b, i, c
+  t.split(out->name, o[1], {rows});
+  t.fuse(out->name, {o[0], split_part(o[1], 0)});
+  const std::string tile = fused_name({o[0], split_part(o[1], 0)});
+  t.parallel(out->name, tile);
+  t.split(out->name, o[2], {lanes});
+  t.vectorize(out->name, split_part(o[2], 1));
+  // Consumers first: a stage moves inside the tile once what reads it is there.
+  const auto& stages = dag.tensors();
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+    const ir::Tensor& stage = *it;
+    if (stage->is_placeholder() || stage == out || stage == kt) continue;
+    if (stage->tag == "attention_softmax" && stage->shape.size() == 2)
+      place_vector_reduction(t, stage, out->name, tile, partial);
+    else
+      t.compute_at(stage->name, out->name, tile);
+  }
+  // Scores: per vector of keys (k transposed: contiguous), the tile's rows
+  // accumulate over D, each key vector loaded once for every row.
+  const auto s = axis_names(scores);  // b, i, j
+  t.split(scores->name, s[2], {lanes});
+  t.reorder(scores->name, {s[0], split_part(s[2], 0), s[1], split_part(s[2], 1)});
+  t.vectorize(scores->name, split_part(s[2], 1));
+  const std::string scores_local = cache_write_name(scores->name);
+  t.compute_at(scores_local, scores->name, split_part(s[2], 0));
+  const auto sl = axis_names(scores);
+  const std::string c = reduce_names(scores)[0];
+  t.reorder(scores_local, {sl[0], c, sl[1], sl[2]});
+  t.unroll(scores_local, sl[1]);
+  t.vectorize(scores_local, sl[2]);
+  for (const auto& stage : stages)
+    if (stage->tag == "attention_softmax" && stage->shape.size() == 3) {  // the exponentials
+      const std::string j = axis_names(stage)[2];
+      t.split(stage->name, j, {lanes});
+      t.vectorize(stage->name, split_part(j, 1));
+    }
+  // The weighted values: per vector of D, the rows accumulate over the keys.
+  const auto w = axis_names(weighted);  // b, i, c
+  t.split(weighted->name, w[2], {lanes});
+  t.reorder(weighted->name, {w[0], split_part(w[2], 0), w[1], split_part(w[2], 1)});
+  t.vectorize(weighted->name, split_part(w[2], 1));
+  const std::string weighted_local = cache_write_name(weighted->name);
+  t.compute_at(weighted_local, weighted->name, split_part(w[2], 0));
+  const std::string j = reduce_names(weighted)[0];
+  t.reorder(weighted_local, {w[0], j, w[1], w[2]});
+  t.unroll(weighted_local, w[1]);
+  t.vectorize(weighted_local, w[2]);
   return t;
 }
 
@@ -142,6 +252,7 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
+  if (dag.outputs().at(0)->tag == "attention") return attention_schedule(dag, unit);
   if (dag.outputs().at(0)->tag == "softmax" && dag.outputs().at(0)->shape.size() >= 2)
     return softmax_rows_schedule(dag, unit);
   if (ir::Tensor mm = find_by_tag(dag, "batch_matmul"))

@@ -38,6 +38,11 @@ Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag);
 // exponentials and the normalisation vectorized.
 Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
+// Attention (ops/attention.cc): a tile of query rows per parallel
+// iteration, their scores (vectors of keys, each serving every row),
+// softmax and weighted values computed inside it; K transposed once before.
+Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+
 // The hand-written schedule of any DAG: by its main stage's tag (a depthwise
 // + projection kernel when both convolutions are there), else the default.
 Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);

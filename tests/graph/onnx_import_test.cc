@@ -77,6 +77,23 @@ INSTANTIATE_TEST_SUITE_P(
                       "vit_tiny"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// The tiny transformers' attention becomes one kernel per layer: BERT's and
+// ViT's (products, scale, softmax), GPT-2's with its causal mask (an added
+// constant once the exporter's where of known positions is folded).
+TEST(OnnxImport, TransformerAttentionIsOneNodePerLayer) {
+  const std::vector<std::pair<std::string, int>> models = {{"bert_tiny", 2}, {"vit_tiny", 2}, {"gpt2_tiny", 2}};
+  for (const auto& [name, layers] : models) {
+    const Graph g = build::optimize_for_target(import_onnx(kData + name + ".onnx"), target::Target::host());
+    int attention = 0, softmax = 0;
+    for (const Node& n : g.nodes()) {
+      attention += n.op == Op::named("attention");
+      softmax += n.op == Op::named("softmax");
+    }
+    EXPECT_EQ(attention, layers) << name;
+    EXPECT_EQ(softmax, 2 - layers) << name;
+  }
+}
+
 TEST(OnnxImport, OutputsKeepTheModelsNames) {
   Graph g = import_onnx(kData + "resnet18_narrow.onnx");
   ASSERT_EQ(g.outputs().size(), 1u);

@@ -10,7 +10,9 @@
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
+#include "ops/attention.h"
 #include "ops/reduce.h"
+#include "ops/softmax.h"
 #include "ops/transform.h"
 #include "ops/unary_math.h"
 #include "graph_test_util.h"
@@ -183,6 +185,41 @@ TEST(GraphPasses, ElementwiseAfterAReshapeMovesBeforeItAndFusesIntoTheDense) {
   const Graph other_axis = b.finish({y});
   EXPECT_EQ(move_elementwise_before_reshape(other_axis).node(
                 move_elementwise_before_reshape(other_axis).outputs()[0]).op, Op::kAdd);
+}
+
+// Attention as the importer leaves a MatMul of 4-D heads: batch_matmul of
+// (groups * heads) rows, the scores reshaped to (groups, heads, M, N),
+// divided by sqrt(D), a padding mask (groups, 1, 1, N) added, softmax over
+// the keys, and batch_matmul with the values transposed.
+Graph attention_graph(bool read_scores_twice) {
+  GraphBuilder b(12);
+  const int64_t groups = 2, heads = 3, m = 5, n = 6, d = 4;
+  NodeId q = b.input("q", {groups * heads, m, d}), k = b.input("k", {groups * heads, n, d});
+  NodeId v = b.input("v", {groups, heads, n, d}), mask = b.input("mask", {groups, 1, 1, n});
+  NodeId s = b.reshape(b.batch_matmul(q, k, "qk"), {groups, heads, m, n}, "scores");
+  s = b.add_node(Op::named("divide"), "scaled", {s, scalar(b, "root_d", 2.0f)});
+  s = b.add(s, mask, "masked");
+  NodeId p = b.add_node(Op::named("softmax"), "p", {s}, ops::SoftmaxAttrs{-1});
+  NodeId vt = b.reshape(b.transpose(v, {0, 1, 3, 2}, "vT"), {groups * heads, d, n}, "vT3");
+  NodeId out = b.batch_matmul(b.reshape(p, {groups * heads, m, n}, "p3"), vt, "pv");
+  return b.finish(read_scores_twice ? std::vector<NodeId>{out, p} : std::vector<NodeId>{out});
+}
+
+TEST(GraphPasses, RecognizeAttentionMakesProductsSoftmaxAndMaskOneNode) {
+  const Graph before = attention_graph(false);
+  const Graph after = eliminate_dead_nodes(recognize_attention(before));
+  ASSERT_EQ(count(after, Op::named("attention")), 1);
+  EXPECT_EQ(count(after, Op::named("softmax")), 0);
+  EXPECT_EQ(count(after, Op::named("batch_matmul")), 0);
+  EXPECT_EQ(count(after, Op::kTranspose), 0);  // the values' transpose undone, not redone
+  const Node& att = after.node(after.outputs()[0]);
+  const auto& a = att.attrs_as<ops::AttentionAttrs>();
+  EXPECT_DOUBLE_EQ(a.scale, 0.5);
+  EXPECT_EQ(a.heads, 3);
+  EXPECT_TRUE(a.has_mask);
+  expect_same_outputs(before, after);
+  // Scores someone else reads stay as they are.
+  EXPECT_EQ(count(recognize_attention(attention_graph(true)), Op::named("attention")), 0);
 }
 
 TEST(GraphPasses, ComposeTransposesMergesAndDropsInversePairs) {
