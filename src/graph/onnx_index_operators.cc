@@ -1,8 +1,9 @@
 // The ONNX operators that select, repeat and make tensors from shapes:
 // Slice, Split, Gather, GatherElements, Trilu, Expand, ConstantOfShape,
-// Range, the comparisons and logic, Where, Cast. On integers known at import (a shape subgraph: Shape
-// -> Gather -> arithmetic -> Reshape) they are computed now and cost nothing
-// at run time; on activations they become strided_slice and broadcast_to.
+// Range, the comparisons and logic, Where, Cast. On integers known at import
+// (a shape subgraph: Shape -> Gather -> arithmetic -> Reshape) they are
+// computed now and cost nothing at run time; on activations they become
+// strided_slice, broadcast_to, take, where and the comparison kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -208,6 +209,9 @@ void Importer::gather_elements(const onnx::NodeProto& n) {
     for (int64_t o : offsets) picked.push_back((*data.ints)[static_cast<size_t>(o)]);
     return set_ints(n, std::move(picked), out);
   }
+  // take reads its indices as float32, exact up to 2^24.
+  if (support::bounded_product(shape, describe(n)) > (int64_t{1} << 24))
+    fail(describe(n) + ": data of more than 2^24 elements");
   runtime::NDArray at(out);
   std::copy(offsets.begin(), offsets.end(), at.data());
   const NodeId flat = b_.reshape(data.node, {support::bounded_product(shape, describe(n))}, name_of(n) + ".flat");
