@@ -70,28 +70,10 @@ def build_model(model, torch, torchvision):
     if model in MODERN:
         return getattr(torchvision.models, MODERN[model])(weights=None).eval(), torch.randn(1, 3, 224, 224, generator=g), \
             False
-    import transformers
-
-    class Hidden(torch.nn.Module):
-        def __init__(self, net):
-            super().__init__()
-            self.net = net
-
-        def forward(self, x):
-            return self.net(x)[0]
-
-    if model == "bert-base":
-        net = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
-    elif model == "distilbert":
-        net = transformers.DistilBertModel(transformers.DistilBertConfig())
-    elif model == "gpt2":
-        net = transformers.GPT2Model(transformers.GPT2Config())
-    elif model == "vit-b-16":
-        net = transformers.ViTModel(transformers.ViTConfig(), add_pooling_layer=False)
-        return Hidden(net).eval(), torch.randn(1, 3, 224, 224, generator=g), False
-    else:
+    if model not in TRANSFORMERS:
         return None, None, False
-    return Hidden(net).eval(), torch.randint(0, 30000, (1, 128), generator=g), False
+    import transformer_models
+    return (*transformer_models.build(model, g), False)
 
 
 def ort_fused(onnx_path, model):

@@ -21,61 +21,23 @@ import onnxruntime as ort
 import torch
 import torchvision
 
+import transformer_models
+
 DEFAULT = ["resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11_bn", "alexnet", "squeezenet1_1",
            "densenet121", "googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_small", "mnasnet1_0",
            "shufflenet_v2_x1_0", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny"]
 # torchvision.models.segmentation (their "out" map) and .video (clips of 16 frames).
 SEGMENTATION = ["fcn_resnet50", "deeplabv3_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
 VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18"]
-# Hugging Face transformers at their default (base) configs; text models read
-# 128 token ids, vision models a 224x224 image.
-TRANSFORMERS = ["bert_base", "distilbert", "gpt2", "vit_b_16", "swin_t"]
-
-
-class FirstOutput(torch.nn.Module):
-    """A transformers model's last hidden state: the ONNX model's one output."""
-
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x):
-        return self.net(x)[0]
-
-
-def build_transformer(name, g):
-    import transformers
-    if name == "bert_base":
-        net = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
-    elif name == "distilbert":
-        net = transformers.DistilBertModel(transformers.DistilBertConfig())
-    elif name == "gpt2":
-        net = transformers.GPT2Model(transformers.GPT2Config())
-    elif name == "vit_b_16":
-        net = transformers.ViTModel(transformers.ViTConfig(), add_pooling_layer=False)
-    else:
-        net = transformers.SwinModel(transformers.SwinConfig())
-    if name in ("vit_b_16", "swin_t"):
-        return FirstOutput(net).eval(), torch.randn(1, 3, 224, 224, generator=g)
-    return FirstOutput(net).eval(), torch.randint(0, 30000, (1, 128), generator=g)
-
-
-class OutMap(torch.nn.Module):
-    """A segmentation model's "out" map: the ONNX model's one output."""
-
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x):
-        return self.net(x)["out"]
+# Hugging Face transformers (bench/transformer_models.py).
+TRANSFORMERS = transformer_models.NAMES
 
 
 def build(name):
     """(network in eval mode, its input)."""
     g = torch.Generator().manual_seed(1)
     if name in TRANSFORMERS:
-        return build_transformer(name, g)
+        return transformer_models.build(name, g)
     if name in SEGMENTATION:
         net = OutMap(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None))
         return net.eval(), torch.randn(1, 3, 224, 224, generator=g)
