@@ -4,6 +4,7 @@
 // attention node: one kernel that computes the scores a tile of query rows
 // at a time instead of writing the (batch, M, N) score matrix to memory and
 // reading it back three times.
+#include <algorithm>
 #include <optional>
 
 #include "graph/passes.h"
@@ -16,10 +17,19 @@
 namespace tessera::graph {
 namespace {
 
+// A mask's shape as (groups, heads, M, N) for scores of `rank` axes: (B,
+// M, N) scores have one group per row of B and one head.
+Shape mask4(Shape mask, size_t rank) {
+  mask.insert(mask.begin(), rank - std::min(rank, mask.size()), 1);
+  if (rank == 3) mask.insert(mask.begin() + 1, 1);
+  return mask;
+}
+
 struct Match {
   NodeId q = -1, k = -1, v_nt = -1;  // v_nt: (B, D, N), batch_matmul's second operand
   std::optional<NodeId> mask;
   Shape scores4;  // the scores as (groups, heads, M, N)
+  size_t rank = 4;  // of the scores the softmax reads
   double scale = 1.0;
 };
 
@@ -37,6 +47,7 @@ class AttentionMatcher {
     const int64_t rank = static_cast<int64_t>(softmax.type.shape.size());
     const int64_t axis = softmax.attrs_as<ops::SoftmaxAttrs>().axis;
     if (axis != -1 && axis != rank - 1) return std::nullopt;
+    m.rank = static_cast<size_t>(rank);
     if (rank == 4) m.scores4 = softmax.type.shape;
     else if (rank == 3) m.scores4 = {softmax.type.shape[0], 1, softmax.type.shape[1], softmax.type.shape[2]};
     else return std::nullopt;
@@ -54,7 +65,7 @@ class AttentionMatcher {
         continue;
       }
       if (n.op == Op::kAdd && !m.mask) {
-        const int side = mask_side(n, m.scores4);
+        const int side = mask_side(n, m);
         if (side < 0) return std::nullopt;
         m.mask = n.inputs[side];
         at = n.inputs[1 - side];
@@ -98,13 +109,13 @@ class AttentionMatcher {
 
   // Which input of the add is a mask broadcasting to the scores (the other
   // having their shape), or -1.
-  int mask_side(const Node& add, const Shape& scores4) const {
+  int mask_side(const Node& add, const Match& m) const {
     for (int i = 0; i < 2; ++i) {
-      Shape mask = g_.node(add.inputs[i]).type.shape;
-      if (g_.node(add.inputs[1 - i]).type.shape != add.type.shape || mask.size() > 4) continue;
-      mask.insert(mask.begin(), 4 - mask.size(), 1);
+      const Shape& given = g_.node(add.inputs[i]).type.shape;
+      if (g_.node(add.inputs[1 - i]).type.shape != add.type.shape || given.size() > m.rank) continue;
+      const Shape mask = mask4(given, m.rank);
       bool fits = true;
-      for (size_t d = 0; d < 4; ++d) fits = fits && (mask[d] == 1 || mask[d] == scores4[d]);
+      for (size_t d = 0; d < 4; ++d) fits = fits && (mask[d] == 1 || mask[d] == m.scores4[d]);
       if (fits) return i;
     }
     return -1;
@@ -122,7 +133,8 @@ NodeId values(const Graph& g, Rewriter& r, NodeId v_nt, const std::string& name)
   const Node& reshape = g.node(v_nt);
   if (reshape.op == Op::kReshape) {
     const Node& t = g.node(reshape.inputs[0]);
-    if (t.op == Op::kTranspose) {
+    const Shape& ts = t.type.shape;  // (..., D, N), its leading axes merged into B
+    if (t.op == Op::kTranspose && ts.size() >= 2 && ts[ts.size() - 2] == nt[1] && ts.back() == nt[2]) {
       const std::vector<int64_t>& perm = t.attrs_as<ops::TransposeAttrs>().perm;
       const size_t rank = perm.size();
       bool swaps_last_two = rank >= 2 && perm[rank - 2] == static_cast<int64_t>(rank - 1) &&
@@ -150,8 +162,7 @@ Graph recognize_attention(const Graph& g) {
     const NodeId v = values(g, r, m->v_nt, n.name + ".values");
     std::vector<NodeId> inputs = {r.mapped(m->q), r.mapped(m->k), v};
     if (m->mask) {
-      Shape mask = g.node(*m->mask).type.shape;
-      mask.insert(mask.begin(), 4 - mask.size(), 1);
+      const Shape mask = mask4(g.node(*m->mask).type.shape, m->rank);
       inputs.push_back(r.add(Op::kReshape, n.name + ".mask", {r.mapped(*m->mask)}, ops::ReshapeAttrs{mask}));
     }
     ops::AttentionAttrs a;

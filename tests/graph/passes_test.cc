@@ -220,6 +220,17 @@ TEST(GraphPasses, RecognizeAttentionMakesProductsSoftmaxAndMaskOneNode) {
   expect_same_outputs(before, after);
   // Scores someone else reads stay as they are.
   EXPECT_EQ(count(recognize_attention(attention_graph(true)), Op::named("attention")), 0);
+  // Scores of three axes (B, M, N) with a mask per row of B: B groups of one head.
+  GraphBuilder b(13);
+  NodeId q = b.input("q", {4, 3, 8}), k = b.input("k", {4, 5, 8}), v = b.input("v", {4, 5, 8});
+  NodeId mask = b.input("mask", {4, 1, 5});
+  NodeId p = b.add_node(Op::named("softmax"), "p", {b.add(b.batch_matmul(q, k, "qk"), mask, "masked")},
+                        ops::SoftmaxAttrs{2});
+  const Graph three_axes = b.finish({b.batch_matmul(p, b.transpose(v, {0, 2, 1}, "vT"), "pv")});
+  const Graph fused = eliminate_dead_nodes(recognize_attention(three_axes));
+  ASSERT_EQ(count(fused, Op::named("attention")), 1);
+  EXPECT_EQ(fused.node(fused.outputs()[0]).attrs_as<ops::AttentionAttrs>().heads, 1);
+  expect_same_outputs(three_axes, fused);
 }
 
 TEST(GraphPasses, ComposeTransposesMergesAndDropsInversePairs) {
