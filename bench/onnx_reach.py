@@ -33,6 +33,17 @@ VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18"]
 TRANSFORMERS = transformer_models.NAMES
 
 
+class OutMap(torch.nn.Module):
+    """A segmentation model's "out" map: the ONNX model's one output."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
 def build(name):
     """(network in eval mode, its input)."""
     g = torch.Generator().manual_seed(1)
