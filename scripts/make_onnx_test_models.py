@@ -21,6 +21,7 @@ the committed files.
   8 token ids or a 1x3x32x32 image.
 """
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -465,16 +466,9 @@ def transformer_models():
     export_hidden_state("vit_tiny", vit, torch.randn(1, 3, 32, 32))
 
 
-class LastHiddenState(torch.nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x):
-        return self.net(x)[0]
-
-
 def export_hidden_state(name, net, x):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    from transformer_models import LastHiddenState
     path = os.path.join(OUT, name + ".onnx")
     torch.onnx.export(LastHiddenState(net).eval(), x, path, opset_version=17, input_names=["data"],
                       output_names=["hidden"], dynamo=False)
