@@ -200,9 +200,7 @@ void Importer::gather_elements(const onnx::NodeProto& n) {
     const int64_t given = (*idx.ints)[i], dim = shape[static_cast<size_t>(axis)];
     at = given < 0 ? given + dim : given;
     if (at < 0 || at >= dim) fail(fmt::format("{}: index {} is out of range for {} elements", describe(n), given, dim));
-    int64_t offset = 0;
-    for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + coord[d];
-    offsets[i] = offset;
+    offsets[i] = ops::broadcast_offset(shape, coord);  // coord lies inside shape: the row-major offset
   }
   if (data.ints) {
     std::vector<int64_t> picked;

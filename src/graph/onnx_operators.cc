@@ -334,9 +334,7 @@ void Importer::transpose(const onnx::NodeProto& n) {
   for (size_t i = 0; i < out.size(); ++i) {
     ops::unravel(static_cast<int64_t>(i), out_shape, coord);
     for (size_t d = 0; d < perm.size(); ++d) from[static_cast<size_t>(perm[d])] = coord[d];
-    int64_t offset = 0;
-    for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + from[d];
-    out[i] = (*in.ints)[static_cast<size_t>(offset)];
+    out[i] = (*in.ints)[static_cast<size_t>(ops::broadcast_offset(shape, from))];
   }
   set_ints(n, std::move(out), out_shape);
 }

@@ -45,12 +45,9 @@ Shape attention_shape(const std::vector<Shape>& in, const AttentionAttrs& a) {
   return q;
 }
 
-// The mask's offset for score (b, i, j).
+// The mask's offset for score (b, i, j): (group, head, i, j) broadcast.
 int64_t mask_offset(const Shape& m, int64_t heads, int64_t b, int64_t i, int64_t j) {
-  const int64_t at[4] = {b / heads, b % heads, i, j};
-  int64_t offset = 0;
-  for (size_t d = 0; d < 4; ++d) offset = offset * m[d] + (m[d] == 1 ? 0 : at[d]);
-  return offset;
+  return broadcast_offset(m, {b / heads, b % heads, i, j});
 }
 
 void reference_attention(const OperatorCall& call, const std::vector<const float*>& in, float* y) {

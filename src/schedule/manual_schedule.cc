@@ -123,6 +123,29 @@ void place_vector_reduction(Trace& t, const ir::Tensor& stage, const std::string
   t.vectorize(rf, rfactor_inner(j));
 }
 
+// The stage's last axis as vector loops of `lanes` (codegen keeps wider ones serial).
+void vectorize_last_axis(Trace& t, const ir::Tensor& stage, int64_t lanes) {
+  const std::string last = axis_names(stage).back();
+  t.split(stage->name, last, {lanes});
+  t.vectorize(stage->name, split_part(last, 1));
+}
+
+// A (b, i, x) product reduced over one axis, inside its tile of rows i: per
+// vector of x, every row accumulates in registers (its cache_write stage,
+// made before) across the whole reduction, each loaded vector serving all
+// rows.
+void rows_times_vectors(Trace& t, const ir::Tensor& stage, int64_t lanes) {
+  const auto a = axis_names(stage);  // b, i, x
+  t.split(stage->name, a[2], {lanes});
+  t.reorder(stage->name, {a[0], split_part(a[2], 0), a[1], split_part(a[2], 1)});
+  t.vectorize(stage->name, split_part(a[2], 1));
+  const std::string local = cache_write_name(stage->name);
+  t.compute_at(local, stage->name, split_part(a[2], 0));
+  t.reorder(local, {a[0], reduce_names(stage)[0], a[1], a[2]});
+  t.unroll(local, a[1]);
+  t.vectorize(local, a[2]);
+}
+
 }  // namespace
 
 Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
@@ -138,14 +161,8 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     row = fused_name(rows);
   }
   t.parallel(out->name, row);
-  // Vector loops of the unit's lanes (codegen keeps wider ones serial).
   const int64_t lanes = std::max(1, unit.bits / 32);
-  auto vectorize_row = [&](const ir::Tensor& stage) {
-    const std::string last = axis_names(stage).back();
-    t.split(stage->name, last, {lanes});
-    t.vectorize(stage->name, split_part(last, 1));
-  };
-  vectorize_row(out);
+  vectorize_last_axis(t, out, lanes);
   const int64_t partial = partial_lanes(out->shape.back(), lanes);
   const auto& stages = dag.tensors();
   for (const auto& stage : stages)
@@ -164,7 +181,7 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
       place_vector_reduction(t, stage, out->name, row, partial);
     } else {
       t.compute_at(stage->name, out->name, row);
-      vectorize_row(stage);
+      vectorize_last_axis(t, stage, lanes);
     }
   }
   return t;
@@ -198,8 +215,7 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   t.fuse(out->name, {o[0], split_part(o[1], 0)});
   const std::string tile = fused_name({o[0], split_part(o[1], 0)});
   t.parallel(out->name, tile);
-  t.split(out->name, o[2], {lanes});
-  t.vectorize(out->name, split_part(o[2], 1));
+  vectorize_last_axis(t, out, lanes);
   // Consumers first: a stage moves inside the tile once what reads it is there.
   const auto& stages = dag.tensors();
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
@@ -210,36 +226,12 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     else
       t.compute_at(stage->name, out->name, tile);
   }
-  // Scores: per vector of keys (k transposed: contiguous), the tile's rows
-  // accumulate over D, each key vector loaded once for every row.
-  const auto s = axis_names(scores);  // b, i, j
-  t.split(scores->name, s[2], {lanes});
-  t.reorder(scores->name, {s[0], split_part(s[2], 0), s[1], split_part(s[2], 1)});
-  t.vectorize(scores->name, split_part(s[2], 1));
-  const std::string scores_local = cache_write_name(scores->name);
-  t.compute_at(scores_local, scores->name, split_part(s[2], 0));
-  const auto sl = axis_names(scores);
-  const std::string c = reduce_names(scores)[0];
-  t.reorder(scores_local, {sl[0], c, sl[1], sl[2]});
-  t.unroll(scores_local, sl[1]);
-  t.vectorize(scores_local, sl[2]);
+  // Scores per vector of keys (k transposed: contiguous), accumulated over
+  // D; the exponentials; the weighted values per vector of D, over the keys.
+  rows_times_vectors(t, scores, lanes);
   for (const auto& stage : stages)
-    if (stage->tag == "attention_softmax" && stage->shape.size() == 3) {  // the exponentials
-      const std::string j = axis_names(stage)[2];
-      t.split(stage->name, j, {lanes});
-      t.vectorize(stage->name, split_part(j, 1));
-    }
-  // The weighted values: per vector of D, the rows accumulate over the keys.
-  const auto w = axis_names(weighted);  // b, i, c
-  t.split(weighted->name, w[2], {lanes});
-  t.reorder(weighted->name, {w[0], split_part(w[2], 0), w[1], split_part(w[2], 1)});
-  t.vectorize(weighted->name, split_part(w[2], 1));
-  const std::string weighted_local = cache_write_name(weighted->name);
-  t.compute_at(weighted_local, weighted->name, split_part(w[2], 0));
-  const std::string j = reduce_names(weighted)[0];
-  t.reorder(weighted_local, {w[0], j, w[1], w[2]});
-  t.unroll(weighted_local, w[1]);
-  t.vectorize(weighted_local, w[2]);
+    if (stage->tag == "attention_softmax" && stage->shape.size() == 3) vectorize_last_axis(t, stage, lanes);
+  rows_times_vectors(t, weighted, lanes);
   return t;
 }
 
