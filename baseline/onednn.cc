@@ -74,7 +74,7 @@ int64_t Conv2dParams::out_width() const {
   return (width + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1;
 }
 double Conv2dParams::flop_count() const {
-  return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h *
+  return 2.0 * batch * out_channels * out_height() * out_width() * (in_channels / groups) * kernel_h *
          kernel_w;
 }
 double DenseParams::flop_count() const { return 2.0 * batch * out_features * in_features; }
@@ -167,18 +167,23 @@ static std::unique_ptr<OneDnnLayer::Impl> make_conv2d(const Conv2dParams& p, con
                                                       const float* weight, const float* bias) {
   const std::string what = fmt::format(
       "oneDNN conv2d (input {}x{}x{}x{}, weight {}x{}x{}x{}, stride {}, pad {},{},{},{}, dilation "
-      "{})",
-      p.batch, p.in_channels, p.height, p.width, p.out_channels, p.in_channels, p.kernel_h,
-      p.kernel_w, p.stride_h, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h);
+      "{}, groups {})",
+      p.batch, p.in_channels, p.height, p.width, p.out_channels, p.groups > 0 ? p.in_channels / p.groups : 0,
+      p.kernel_h, p.kernel_w, p.stride_h, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h,
+      p.groups);
   if (p.out_height() <= 0 || p.out_width() <= 0 || p.stride_h < 1 || p.stride_w < 1 ||
-      p.dilation_h < 1 || p.dilation_w < 1 ||
+      p.dilation_h < 1 || p.dilation_w < 1 || p.groups < 1 || p.in_channels % p.groups ||
+      p.out_channels % p.groups ||
       std::min({p.pad_top, p.pad_left, p.pad_bottom, p.pad_right}) < 0)
     throw Error(what + ": impossible shape");
   if (bias == nullptr && p.bias) throw Error(what + ": bias requested but no bias data given");
   try {
     auto impl = std::make_unique<OneDnnLayer::Impl>();
     const memory::dims src{p.batch, p.in_channels, p.height, p.width};
-    const memory::dims wei{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
+    // Grouped: oneDNN's weights carry the group as a leading axis (goihw).
+    const memory::dims wei = p.groups == 1 ? memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w}
+                                           : memory::dims{p.groups, p.out_channels / p.groups,
+                                                          p.in_channels / p.groups, p.kernel_h, p.kernel_w};
     const memory::dims dst{p.batch, p.out_channels, p.out_height(), p.out_width()};
     const memory::dims strides{p.stride_h, p.stride_w};
     const memory::dims dilates{p.dilation_h - 1, p.dilation_w - 1};
@@ -199,7 +204,7 @@ static std::unique_ptr<OneDnnLayer::Impl> make_conv2d(const Conv2dParams& p, con
     Conv::primitive_desc pd(desc, relu_attr(p.relu), impl->engine);
 #endif
     set_up<Conv::primitive_desc, Conv>(*impl, pd, plain_desc(src, tag::nchw),
-                                       plain_desc(wei, tag::oihw), bias_md, input, weight,
+                                       plain_desc(wei, p.groups == 1 ? tag::oihw : tag::goihw), bias_md, input, weight,
                                        p.bias ? bias : nullptr);
     impl->plain_dst = plain_desc(dst, tag::nchw);
     impl->flop_count = p.flop_count();

@@ -32,6 +32,7 @@ struct Conv2dParams {
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;  // 1 = dense kernel (oneDNN itself counts from 0)
+  int64_t groups = 1;                      // each group: in_channels/groups in, out_channels/groups out
   bool bias = false;
   bool relu = false;
 

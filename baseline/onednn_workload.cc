@@ -39,19 +39,23 @@ void match_target_isa(const target::Target& target) {
   if (target.isa != target::Target::host().isa) set_max_isa(target.isa);
 }
 
-bool has_onednn_counterpart(const std::string& op) { return op == "conv2d" || op == "dense" || op == "softmax"; }
+bool has_onednn_counterpart(const std::string& op) {
+  return op == "conv2d" || op == "group_conv2d" || op == "dense" || op == "softmax";
+}
 
 OneDnnLayer make_onednn_layer(const std::string& op, const ops::OpArgs& args) {
-  if (op == "conv2d") {
+  if (op == "conv2d" || op == "group_conv2d") {
     check_rank(op, "input (N, C, H, W)", args.input, 4);
     check_rank(op, "weight (O, I, KH, KW)", args.weight, 4);
     Conv2dParams p;
     p.batch = args.input[0], p.in_channels = args.input[1];
     p.height = args.input[2], p.width = args.input[3];
     p.out_channels = args.weight[0], p.kernel_h = args.weight[2], p.kernel_w = args.weight[3];
-    if (args.weight[1] != p.in_channels)
-      throw Error("oneDNN conv2d: weight has " + std::to_string(args.weight[1]) +
-                  " input channels, input has " + std::to_string(p.in_channels));
+    p.groups = op == "group_conv2d" ? args.groups : 1;
+    if (args.weight[1] * p.groups != p.in_channels)
+      throw Error("oneDNN conv2d: weight has " + std::to_string(args.weight[1]) + " input channels" +
+                  (p.groups > 1 ? " per group (groups=" + std::to_string(p.groups) + ")" : "") + ", input has " +
+                  std::to_string(p.in_channels));
     p.stride_h = p.stride_w = args.stride;
     p.dilation_h = p.dilation_w = args.dilation;
     set_padding(p, args);

@@ -49,6 +49,8 @@ void add_operator_flags(CLI::App* cmd, OperatorFlags& f) {
   cmd->add_option("--clip-min", a.clip_min, "clip lower bound")->capture_default_str();
   cmd->add_option("--clip-max", a.clip_max, "clip upper bound")->capture_default_str();
   cmd->add_option("--axis", a.axis, "bias_add channel axis")->capture_default_str();
+  cmd->add_option("--groups", a.groups, "group_conv2d: groups (weight OIHW with I = input channels / groups)")
+      ->capture_default_str();
   cmd->add_option("--winograd-tile", a.winograd_tile, "conv2d_winograd: output tile m of F(m x m, 3 x 3), 2 or 4")
       ->capture_default_str();
 }

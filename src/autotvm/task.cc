@@ -13,8 +13,9 @@ using nlohmann::json;
 std::string Task::describe() const {
   std::string s = name();
   for (const auto& p : workload.dag.placeholders()) s += " " + p->name + "=" + ops::shape_to_string(p->shape);
-  if (op == "conv2d" || op == "conv2d_winograd" || op == "depthwise_conv2d") {
+  if (op == "conv2d" || op == "conv2d_winograd" || op == "depthwise_conv2d" || op == "group_conv2d") {
     s += " stride=" + std::to_string(args.stride) + " dilation=" + std::to_string(args.dilation);
+    if (op == "group_conv2d") s += " groups=" + std::to_string(args.groups);
     s += args.padding.empty() ? " pad=" + std::to_string(args.pad) : " padding=" + ops::shape_to_string(args.padding);
   }
   if (args.bias) s += " +bias";
@@ -66,6 +67,7 @@ void for_each_arg(Args& a, Visit&& visit) {
   visit("padding", a.padding);
   visit("layout", a.layout);
   visit("ic_bn", a.ic_bn);
+  visit("groups", a.groups);
   visit("oc_bn", a.oc_bn);
   visit("bias", a.bias);
   visit("relu", a.relu);

@@ -331,7 +331,9 @@ class GraphTuner {
   // batch_matmul), so that the file builds the whole network.
   void add_other_tasks() {
     for (const NetworkTask& t : extract_tasks(optimize_for_target(model_, target_, {}, options_.winograd), target_)) {
-      if (t.task.op == "conv2d" || t.task.op == "conv2d_winograd" || t.task.op == "depthwise_conv2d") continue;
+      if (t.task.op == "conv2d" || t.task.op == "conv2d_winograd" || t.task.op == "depthwise_conv2d" ||
+          t.task.op == "group_conv2d")
+        continue;
       if (auto best = history_.query(t.task.workload_key(), target_)) result_.records.push_back(*best);
     }
   }

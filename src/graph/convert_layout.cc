@@ -101,17 +101,21 @@ class LayoutConverter {
     const int64_t in_channels = in[channel_axis(a.data_layout)];
     const int64_t out_channels = n.type.shape[channel_axis(a.data_layout)];
     const bool depthwise = a.groups == in_channels && a.groups == out_channels;
-    if (a.groups != 1 && !depthwise) return false;  // grouped: stays as it is
+    // Grouped, a block holds channels of one group: its blocks divide a
+    // group's channels (the weight's layout transform then packs each
+    // group's (O/groups, C/groups) slices as it packs any OIHW weight).
+    const int64_t groups = depthwise ? 1 : a.groups;
+    const int64_t group_in = in_channels / groups, group_out = out_channels / groups;
 
-    int64_t oc_bn = block_for(out_channels, block_);
-    int64_t ic_bn = depthwise ? oc_bn : block_for(in_channels, block_);
+    int64_t oc_bn = block_for(group_out, block_);
+    int64_t ic_bn = depthwise ? oc_bn : block_for(group_in, block_);
     if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
       const ConvBlocks& b = chosen->second;
-      if (b.ic_bn <= 0 || b.oc_bn <= 0 || in_channels % b.ic_bn != 0 || out_channels % b.oc_bn != 0 ||
+      if (b.ic_bn <= 0 || b.oc_bn <= 0 || group_in % b.ic_bn != 0 || group_out % b.oc_bn != 0 ||
           (depthwise && b.ic_bn != b.oc_bn))
         throw Error(n.describe() + ": channel blocks " + std::to_string(b.ic_bn) + " and " + std::to_string(b.oc_bn) +
-                    " do not divide its " + std::to_string(in_channels) + " input and " + std::to_string(out_channels) +
-                    " output channels" + (depthwise ? " (or differ: depthwise)" : ""));
+                    " do not divide its " + std::to_string(group_in) + " input and " + std::to_string(group_out) +
+                    " output channels" + (groups > 1 ? " per group" : "") + (depthwise ? " (or differ: depthwise)" : ""));
       ic_bn = b.ic_bn;
       oc_bn = b.oc_bn;
     }

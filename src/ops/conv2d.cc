@@ -136,7 +136,11 @@ Shape conv2d_nhwc_output_shape(const Shape& data, const Shape& weight, const Con
 Shape conv2d_nchwc_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& attrs) {
   const std::string op = "conv2d_nchwc";
   check_conv_operands(op, "data (N, C/ic_bn, H, W, ic_bn)", data, 5, "weight (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn)", weight, 6);
-  check_channels(op, "input channel blocks", data[1], weight[1]);
+  check_positive(op, "groups", attrs.groups);
+  if (weight[0] % attrs.groups != 0)
+    fail(op, "the weight's " + std::to_string(weight[0]) + " output channel blocks do not divide into groups=" +
+                 std::to_string(attrs.groups) + " (oc_bn must divide the output channels of a group)");
+  check_channels(op, "input channel blocks", data[1], weight[1] * attrs.groups);
   check_channels(op, "ic_bn", data[4], weight[4]);
   auto [oh, ow] = spatial_output(op, data[2], data[3], weight[2], weight[3], attrs);
   return {data[0], weight[0], oh, ow, weight[5]};
@@ -179,7 +183,8 @@ ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const C
                      {"nn", "ff", "yy", "xx"}, a.to_attrs());
 }
 
-ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a, int64_t groups) {
+ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
+  const int64_t groups = a.groups;
   check_positive("group_conv2d_nchw", "groups", groups);
   const Shape& w = weight->shape;
   check_rank("group_conv2d_nchw", "weight", w, 4);
@@ -234,6 +239,13 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
   // The input channel is split into two reduce axes instead of one axis with
   // div/mod, so that the inner block indexes both operands directly.
   ir::IterVar ic_outer = ir::reduce_axis(weight->shape[1], "ic_outer");
+  // Grouped: output chunk oc_chunk belongs to group oc_chunk / (its group's
+  // chunks) and reads that group's input chunks only.
+  const int64_t oc_chunks_per_group = weight->shape[0] / a.groups;
+  auto input_chunk = [&](const ir::Var& oc_chunk) -> ir::Expr {
+    if (a.groups == 1) return ic_outer.var;
+    return plus(scaled(ir::floordiv(oc_chunk, ir::Expr(oc_chunks_per_group)), weight->shape[1]), ic_outer.var);
+  };
   ir::IterVar ry = ir::reduce_axis(weight->shape[2], "ry");
   ir::IterVar rx = ir::reduce_axis(weight->shape[3], "rx");
   ir::IterVar ic_inner = ir::reduce_axis(weight->shape[4], "ic_inner");
@@ -242,7 +254,7 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
     // Flattened: v[3] is the position oh * OW + ow (and v[2] is 0).
     const ir::Expr oh = flat ? ir::floordiv(v[3], ir::Expr(out_w)) : ir::Expr(v[2]);
     const ir::Expr ow = flat ? ir::floormod(v[3], ir::Expr(out_w)) : ir::Expr(v[3]);
-    return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.stride_h, a.dilation_h),
+    return ir::sum(ir::load(padded, {n, input_chunk(oc_chunk), window_index(oh, ry.var, a.stride_h, a.dilation_h),
                                      window_index(ow, rx.var, a.stride_w, a.dilation_w), ic_inner.var}) *
                        ir::load(weight, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block}),
                    {ic_outer, ry, rx, ic_inner});
@@ -250,6 +262,7 @@ ir::Tensor conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weight, const 
   auto attrs = a.to_attrs();
   attrs["ic_bn"] = std::to_string(weight->shape[4]);
   attrs["oc_bn"] = std::to_string(weight->shape[5]);
+  if (a.groups != 1) attrs["groups"] = std::to_string(a.groups);
   if (flat) attrs["spatial"] = "flattened";
   return ir::compute(out, body, unique_name("conv2d_NCHWc", {padded, weight}), "conv2d_nchwc",
                      {"n", "oc_chunk", "oh", flat ? "ohw" : "ow", "oc_block"}, attrs);
@@ -402,9 +415,10 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
   const Shape& w = call.input_shapes[1];  // (O/o, I/i, KH, KW, i, o)
   if (d.size() != 5 || w.size() != 6) return std::nullopt;
   const bool depthwise = is_depthwise_conv2d(a, d);
-  if (!depthwise && a.groups != 1) return std::nullopt;
+  const bool grouped = !depthwise && a.groups != 1;
   TemplateCall t;
-  t.op = depthwise ? "depthwise_conv2d" : a.winograd_tile > 0 ? "conv2d_winograd" : "conv2d";
+  t.op = depthwise ? "depthwise_conv2d" : grouped ? "group_conv2d" : a.winograd_tile > 0 ? "conv2d_winograd" : "conv2d";
+  if (grouped) t.args.groups = a.groups;
   t.args.winograd_tile = a.winograd_tile > 0 ? a.winograd_tile : t.args.winograd_tile;
   t.args.input = {d[0], d[1] * d[4], d[2], d[3]};
   t.args.weight = depthwise ? Shape{w[0] * w[5], 1, w[2], w[3]} : Shape{w[0] * w[5], w[1] * w[4], w[2], w[3]};
@@ -440,10 +454,10 @@ TESSERA_OPERATOR(conv2d) {
   op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
     const auto& a = call.attrs.as<Conv2dAttrs>();
     const bool depthwise = is_depthwise_conv2d(a, call.input_shapes[0]);
-    if (a.groups != 1 && !depthwise) {
+    if (a.groups != 1 && !depthwise && !is_blocked_conv(a)) {
       if (a.data_layout != "NCHW")
         throw tessera::Error("a grouped convolution in " + a.data_layout + " is not supported by the build yet");
-      return group_conv2d_nchw(in[0], in[1], a, a.groups);
+      return group_conv2d_nchw(in[0], in[1], a);
     }
     if (a.data_layout == "NCHW") return depthwise ? depthwise_conv2d_nchw(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
     if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);

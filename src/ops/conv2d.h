@@ -88,14 +88,16 @@ Shape depthwise_conv2d_nhwc_output_shape(const Shape& data, const Shape& weight,
 
 // Stages: [pad_temp] -> conv2d_nchw(nn, ff, yy, xx), reduce rc, ry, rx. Tag "conv2d_nchw".
 ir::Tensor conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
-// Grouped: weight (O, C/groups, KH, KW); output channel ff reads the input
-// channels of its group. Tag "group_conv2d_nchw".
-ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs,
-                             int64_t groups);
+// Grouped (attrs.groups): weight (O, C/groups, KH, KW); output channel ff
+// reads the input channels of its group. Tag "group_conv2d_nchw".
+ir::Tensor group_conv2d_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 // Stages: [PaddedInput] -> Conv2dOutput(nn, yy, xx, ff), reduce ry, rx, rc. Tag "conv2d_nhwc".
 ir::Tensor conv2d_nhwc(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& attrs);
 // Stages: [data_pad] -> conv2d_NCHWc(n, oc_chunk, oh, ow, oc_block), reduce ic_outer, ry, rx,
-// ic_inner. Tag "conv2d_nchwc"; attrs carry "ic_bn" and "oc_bn".
+// ic_inner. Tag "conv2d_nchwc"; attrs carry "ic_bn" and "oc_bn" (and "groups" when grouped).
+// Grouped (attrs.groups > 1): the weight is (O/oc_bn, I/groups/ic_bn, KH, KW, ic_bn, oc_bn),
+// the blocks dividing a group's channels, and output chunk oc_chunk reads
+// the input chunks of its group only; the schedules are the same.
 // An unpadded 1x1 convolution is declared over its output positions flattened
 // (see nchwc_flattens_spatial): shape (N, O/oc_bn, 1, OH*OW, oc_bn), axes
 // n, oc_chunk, oh (extent 1), ohw, oc_block; the same memory as the 5-D output.

@@ -85,21 +85,26 @@ void conv2d_nchwc(const float* data, const Shape& ds, const float* weight, const
                   float* out) {
   Shape os = conv2d_nchwc_output_shape(ds, ws, a);
   const int64_t ic_bn = ds[4], oc_bn = ws[5];
+  // Per group: its output channels, and its input channels (all of them when ungrouped).
+  const int64_t out_per_group = os[1] * oc_bn / a.groups, in_per_group = ws[1] * ic_bn;
   for (int64_t n = 0; n < os[0]; ++n)
     for (int64_t oc_chunk = 0; oc_chunk < os[1]; ++oc_chunk)
       for (int64_t oh = 0; oh < os[2]; ++oh)
         for (int64_t ow = 0; ow < os[3]; ++ow)
           for (int64_t oc_block = 0; oc_block < oc_bn; ++oc_block) {
+            const int64_t first_ic = (oc_chunk * oc_bn + oc_block) / out_per_group * in_per_group;
             double acc = 0;
-            // Every input channel, addressed as (chunk, position in block).
-            for (int64_t ic = 0; ic < ds[1] * ic_bn; ++ic)
+            // The group's input channels; data addressed as (chunk, position in
+            // block), the weight by the channel within the group.
+            for (int64_t g_ic = 0; g_ic < in_per_group; ++g_ic)
               for (int64_t kh = 0; kh < ws[2]; ++kh)
                 for (int64_t kw = 0; kw < ws[3]; ++kw) {
                   int64_t h = oh * a.stride_h - a.pad_top + kh * a.dilation_h;
                   int64_t w = ow * a.stride_w - a.pad_left + kw * a.dilation_w;
                   if (!inside(h, ds[2]) || !inside(w, ds[3])) continue;
+                  const int64_t ic = first_ic + g_ic;
                   acc += double(data[offset(ds, {n, ic / ic_bn, h, w, ic % ic_bn})]) *
-                         weight[offset(ws, {oc_chunk, ic / ic_bn, kh, kw, ic % ic_bn, oc_block})];
+                         weight[offset(ws, {oc_chunk, g_ic / ic_bn, kh, kw, g_ic % ic_bn, oc_block})];
                 }
             out[offset(os, {n, oc_chunk, oh, ow, oc_block})] = float(acc);
           }

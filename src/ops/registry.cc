@@ -26,7 +26,7 @@ std::array<int64_t, 4> resolve_padding(const std::string& op, const OpArgs& a) {
 }
 
 Conv2dAttrs conv_attrs(const std::string& op, const OpArgs& a) {
-  Conv2dAttrs c = Conv2dAttrs::symmetric(a.stride, 0, a.dilation);
+  Conv2dAttrs c = Conv2dAttrs::symmetric(a.stride, 0, a.dilation, a.groups);
   auto p = resolve_padding(op, a);
   c.pad_top = p[0], c.pad_left = p[1], c.pad_bottom = p[2], c.pad_right = p[3];
   return c;
@@ -65,6 +65,25 @@ Workload conv2d(const OpArgs& a) {
   return conv2d_nchwc_workload(nchwc_shape(x, b.ic_bn), oihwio_shape(w, b.ic_bn, b.oc_bn), attrs, e);
 }
 
+// A grouped convolution: NCHW, or NCHW[x]c with blocks that divide one
+// group's channels (the same kernels as conv2d's, each output chunk reading
+// its group's input chunks).
+Workload group_conv2d(const OpArgs& a) {
+  check_conv2d_args(a);
+  const Conv2dAttrs attrs = conv_attrs("group_conv2d", a);
+  const Epilogue e{a.bias, a.relu};
+  check_positive("group_conv2d", "groups", a.groups);
+  const Shape& x = a.input;
+  const Shape& w = a.weight;
+  if (x[1] != w[1] * a.groups || w[0] % a.groups != 0)
+    fail("group_conv2d", "weight " + shape_to_string(w) + " and input " + shape_to_string(x) + " do not form " +
+                             std::to_string(a.groups) + " groups");
+  if (a.layout == "NCHW") return group_conv2d_nchw_workload(x, w, attrs, e);
+  require_layout("group_conv2d", a, "NCHWc");
+  const NchwcBlocking b = nchwc_blocking(a);
+  return conv2d_nchwc_workload(nchwc_shape(x, b.ic_bn), oihwio_shape(w, b.ic_bn, b.oc_bn), attrs, e);
+}
+
 // conv2d by Winograd: data blocked as NCHWc, the weight transformed
 // (winograd_transform_weight of the NCHWc-packed weight).
 Workload conv2d_winograd(const OpArgs& a) {
@@ -98,6 +117,7 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"conv2d", conv2d},
       {"conv2d_winograd", conv2d_winograd},
+      {"group_conv2d", group_conv2d},
       {"depthwise_conv2d",
        [](const OpArgs& a) {
          if (a.layout == "NCHWc") {
@@ -191,6 +211,8 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"conv2d", kConv},
       {"conv2d_winograd", {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
       {"depthwise_conv2d", kConv},
+      {"group_conv2d", {"input", "weight", "stride", "pad", "dilation", "padding", "layout", "ic_bn", "oc_bn", "bias",
+                        "relu", "groups"}},
       {"dense", {"input", "weight", "layout", "oc_bn", "bias", "relu"}},
       {"batch_matmul", {"input", "weight"}},
       {"max_pool", {"input", "pool", "stride", "pad", "padding", "layout"}},
@@ -236,9 +258,11 @@ OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vec
   if (op == "depthwise_conv2d") {
     // One block for input and output: a block given for either is the block.
     if (!a.ic_bn && !a.oc_bn) a.ic_bn = a.oc_bn = choose_channel_block(a.input[1], vector_lanes);
-  } else if (op == "conv2d" || op == "conv2d_winograd") {
-    if (!a.ic_bn) a.ic_bn = choose_channel_block(a.input[1], vector_lanes);
-    if (!a.oc_bn) a.oc_bn = choose_channel_block(a.weight[0], vector_lanes);
+  } else if (op == "conv2d" || op == "conv2d_winograd" || op == "group_conv2d") {
+    // Grouped, the blocks divide one group's channels (bad groups fail in make_workload).
+    const int64_t groups = std::max<int64_t>(a.groups, 1);
+    if (!a.ic_bn) a.ic_bn = choose_channel_block(a.input[1] / groups, vector_lanes);
+    if (!a.oc_bn) a.oc_bn = choose_channel_block(a.weight[0] / groups, vector_lanes);
   }
   return a;
 }
@@ -246,11 +270,16 @@ OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vec
 NchwcBlocking nchwc_blocking(const OpArgs& a) {
   check_conv2d_args(a);
   NchwcBlocking b;
-  b.ic_bn = a.ic_bn ? a.ic_bn : choose_channel_block(a.input[1]);
-  b.oc_bn = a.oc_bn ? a.oc_bn : choose_channel_block(a.weight[0]);
+  // Grouped, the blocks divide one group's channels (weight[1] is a group's inputs).
+  const int64_t group_outputs = a.groups > 0 ? a.weight[0] / a.groups : a.weight[0];
+  b.ic_bn = a.ic_bn ? a.ic_bn : choose_channel_block(a.weight[1]);
+  b.oc_bn = a.oc_bn ? a.oc_bn : choose_channel_block(group_outputs);
   // Negative or non-dividing blocks are rejected here, naming ic_bn / oc_bn.
   nchwc_shape(a.input, b.ic_bn);
   oihwio_shape(a.weight, b.ic_bn, b.oc_bn);
+  if (group_outputs % b.oc_bn != 0)
+    fail("group_conv2d", "oc_bn=" + std::to_string(b.oc_bn) + " does not divide the " + std::to_string(group_outputs) +
+                             " output channels of a group");
   return b;
 }
 
@@ -273,7 +302,9 @@ std::vector<float> conv2d_weight_to_layout(const OpArgs& a, const float* oihw) {
 
 std::vector<float> conv2d_output_to_nchw(const OpArgs& a, const float* output) {
   check_conv2d_args(a);
-  Shape out = conv2d_nchw_output_shape(a.input, a.weight, conv_attrs("conv2d", a));
+  // The weight's output channels, whatever the groups.
+  Shape out = conv2d_nchw_output_shape(a.input, {a.weight[0], a.input[1], a.weight[2], a.weight[3]},
+                                       conv_attrs("conv2d", a));
   if (a.layout == "NHWC") return nhwc_to_nchw(output, {out[0], out[2], out[3], out[1]});
   if (a.layout == "NCHWc") {
     int64_t oc_bn = nchwc_blocking(a).oc_bn;

@@ -28,6 +28,9 @@ struct OpArgs {
   // bn = oc_bn or dense_pack_block(N)).
   std::string layout = "NCHW";
   int64_t ic_bn = 0, oc_bn = 0;  // NCHWc blocks; 0 = largest of 16, 8, 4, 2, 1 dividing the channels
+  // group_conv2d: the groups (weight (O, C/groups, KH, KW)); layout NCHW or
+  // NCHWc, whose blocks divide the channels of one group.
+  int64_t groups = 1;
   bool bias = false, relu = false;  // epilogue of conv2d, depthwise_conv2d, dense
   int64_t pool = 2;                 // pooling window (square); pools use `stride` and `pad` too
   bool count_include_pad = false;   // avg_pool
@@ -38,7 +41,7 @@ struct OpArgs {
   int64_t winograd_tile = 4;
 };
 
-// conv2d, conv2d_winograd, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
+// conv2d, conv2d_winograd, group_conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
 // global_avg_pool, softmax, relu, clip, add, multiply, bias_add; and every
 // operator of the registry (ops/operator.h) that takes one input (sigmoid,
 // hard_swish, ...), declared with its default attributes. Sorted.

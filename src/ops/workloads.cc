@@ -60,6 +60,12 @@ Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv
   return conv_workload("conv2d_nchw", conv2d_nchw, reference::conv2d_nchw, data, kernel, attrs, e, {1});
 }
 
+Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {
+  const auto reference = [](const float* x, const Shape& xs, const float* w, const Shape& ws, const Conv2dAttrs& a,
+                            float* y) { reference::conv2d_grouped_nchw(x, xs, w, ws, a, a.groups, y); };
+  return conv_workload("group_conv2d_nchw", group_conv2d_nchw, reference, data, kernel, attrs, e, {1});
+}
+
 Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {
   return conv_workload("conv2d_nhwc", conv2d_nhwc, reference::conv2d_nhwc, data, kernel, attrs, e, {3});
 }

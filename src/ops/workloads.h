@@ -20,8 +20,10 @@ struct Epilogue {
 // Shapes are those of the placeholders, in the operator's own layout.
 // Placeholders are named data, kernel (weight for dense), bias.
 Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
+// Grouped (attrs.groups): kernel (O, C/groups, KH, KW).
+Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
-// data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/ic_bn, KH, KW, ic_bn, oc_bn);
+// data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/groups/ic_bn, KH, KW, ic_bn, oc_bn);
 // the bias is (O/oc_bn, oc_bn), which has the same memory layout as a flat (O).
 Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 // data (N, C/ic_bn, H, W, ic_bn), kernel transformed for tile m

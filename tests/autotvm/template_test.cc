@@ -97,6 +97,25 @@ void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::
 }
 
 // 64 output channels: 4 chunks of 16 on AVX-512 (8 of 8 on AVX2).
+// Grouped convolutions take the same templates, their blocks dividing one
+// group's channels: 24 per group (RegNet's width) gives blocks of 8; four
+// groups of 4 (ResNeXt's first stage, scaled down) blocks of 4.
+TEST(AutotvmTemplate, GroupConv2dSampledConfigsMatchReference) {
+  ops::OpArgs regnet = args({1, 48, 9, 9}, {48, 24, 3, 3}, 2, 1, true);
+  regnet.groups = 2;
+  expect_sampled_configs_match("group_conv2d", regnet, "conv2d_NCHWc.x86", 11);
+  ops::OpArgs resnext = args({1, 16, 10, 10}, {16, 4, 3, 3}, 1, 1);
+  resnext.groups = 4;
+  expect_sampled_configs_match("group_conv2d", resnext, "conv2d_NCHWc.x86", 12);
+  ops::OpArgs pointwise = args({1, 32, 7, 7}, {64, 8, 1, 1}, 1, 0, true);
+  pointwise.groups = 4;
+  expect_sampled_configs_match("group_conv2d", pointwise, "conv2d_NCHWc_1x1.x86", 13);
+  const Task task = create_task("group_conv2d", regnet, host_with_width(512));
+  EXPECT_EQ(task.args.ic_bn, 8);
+  EXPECT_EQ(task.args.oc_bn, 8);
+  EXPECT_NE(task.describe().find("groups=2"), std::string::npos) << task.describe();
+}
+
 TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
   for (int bits : kWidths) {
   SCOPED_TRACE("vector width " + std::to_string(bits));

@@ -14,6 +14,7 @@
 #include "autotvm/tune_tasks.h"
 #include "compile/build.h"
 #include "compile/network_check.h"
+#include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "graph/onnx_import.h"
@@ -172,6 +173,66 @@ TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSche
   EXPECT_EQ(count, 12u) << text;  // one per task, not per kernel
   EXPECT_NE(text.find("A fallback configuration is used, which may bring great performance regression."),
             std::string::npos);
+}
+
+// ResNeXt's bottleneck at a few channels: 1x1, a grouped 3x3 (4 groups of
+// 8 channels), 1x1, the residual add.
+graph::Graph grouped_bottleneck() {
+  graph::GraphBuilder b(11);
+  const graph::NodeId x = b.input("data", {1, 32, 10, 10});
+  graph::NodeId y = b.conv2d(x, b.random_constant("a.w", {32, 32, 1, 1}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 0),
+                             "a");
+  y = b.relu(y, "a.relu");
+  y = b.conv2d(y, b.random_constant("b.w", {32, 8, 3, 3}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 1, 1, 4), "b");
+  y = b.relu(y, "b.relu");
+  y = b.conv2d(y, b.random_constant("c.w", {32, 32, 1, 1}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 0), "c");
+  return b.finish({b.relu(b.add(y, x, "residual"), "out")});
+}
+
+TEST(ExtractTasks, AGroupedConvolutionIsATaskWhoseTunedKernelMatchesTheInterpreter) {
+  const graph::Graph model = grouped_bottleneck();
+  target::Target target = target::Target::host();
+  target.threads = 2;
+  const std::vector<NetworkTask> tasks = extract_tasks(optimize_for_target(model, target), target);
+  const auto grouped =
+      std::find_if(tasks.begin(), tasks.end(), [](const NetworkTask& t) { return t.task.op == "group_conv2d"; });
+  ASSERT_NE(grouped, tasks.end()) << print_tasks(tasks);
+  EXPECT_EQ(grouped->task.name(), "conv2d_NCHWc.x86");
+  EXPECT_EQ(grouped->task.args.groups, 4);
+  EXPECT_EQ(grouped->task.args.weight, (ops::Shape{32, 8, 3, 3}));
+  EXPECT_EQ(8 % grouped->task.args.ic_bn, 0);  // blocks within a group
+  EXPECT_EQ(grouped->task.epilogue, "relu");
+
+  // Its log holds searched configs only (not the fallback), so the build
+  // runs a schedule the tuner chose.
+  const std::string log = "/tmp/tessera-group-tune-" + std::to_string(getpid()) + ".log";
+  std::filesystem::remove(log);
+  autotvm::TuneTasksOptions options;
+  options.tuner = "random";
+  options.n_trial = 4;
+  options.log = log;
+  options.confirm_leaders = 0;
+  options.seed = 3;
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner(measure::LocalRunnerOptions{.num_threads = 2});
+  std::ostringstream out, warnings;
+  autotvm::tune_tasks({{&grouped->task, 1}}, options, {&builder, &runner}, out, warnings);
+  std::vector<records::Record> searched;
+  for (const records::Record& r : records::load_records(log, warnings))
+    if (r.config_index != grouped->task.space.fallback().index() && r.valid()) searched.push_back(r);
+  ASSERT_FALSE(searched.empty()) << out.str();
+  records::write_records(log, searched);
+
+  std::ostringstream dispatch_warnings;
+  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, dispatch_warnings);
+  BuildOptions with_log;
+  with_log.history = &history;
+  with_log.warnings = &dispatch_warnings;
+  BuildResult built = build::build(model, target, with_log);
+  const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const KernelSummary& k) { return k.tuned; });
+  EXPECT_EQ(tuned, 1) << dispatch_warnings.str();
+  test::expect_matches_interpreter(model, std::move(built));
+  std::filesystem::remove(log);
 }
 
 }  // namespace

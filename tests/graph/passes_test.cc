@@ -16,6 +16,7 @@
 #include "ops/transform.h"
 #include "ops/unary_math.h"
 #include "graph_test_util.h"
+#include "tessera/error.h"
 
 namespace tessera::graph {
 namespace {
@@ -321,6 +322,32 @@ TEST(GraphPasses, ConvertLayoutBlocksConvolutionsAndTheirEpilogues) {
   Graph cancelled = cancel_layout_transforms(c);
   EXPECT_EQ(count(cancelled, Op::kLayoutTransform), 2) << "one into the block layout, one out of it";
   expect_same_outputs(g, cancelled);
+}
+
+// A grouped convolution between two plain ones (ResNeXt's bottleneck):
+// blocked like them, its blocks dividing one group's channels (24 per group:
+// blocks of 8 where the vector holds 16), and its weight packed group by group.
+TEST(GraphPasses, ConvertLayoutBlocksGroupedConvolutionsWithinTheirGroups) {
+  GraphBuilder b(7);
+  NodeId x = b.input("data", {1, 16, 8, 8});
+  x = b.conv2d(x, b.random_constant("reduce.w", {48, 16, 1, 1}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 0), "reduce");
+  x = b.relu(x, "reduce.relu");
+  x = b.conv2d(x, b.random_constant("group.w", {48, 24, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(2, 1, 1, 2),
+               "group");
+  x = b.relu(x, "group.relu");
+  x = b.conv2d(x, b.random_constant("expand.w", {32, 48, 1, 1}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 0), "expand");
+  Graph g = b.finish({x});
+  Graph c = cancel_layout_transforms(convert_layout(g, 16));
+  const Node& group = c.node(*c.find("group"));
+  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().data_layout, "NCHW8c");
+  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().kernel_layout, "OIHW8i8o");
+  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().groups, 2);
+  EXPECT_EQ(c.node(group.inputs[1]).type.shape, (Shape{6, 3, 3, 3, 8, 8}));
+  EXPECT_EQ(group.type.shape, (Shape{1, 6, 4, 4, 8}));
+  expect_same_outputs(g, c);
+  // Blocks chosen for it (a graph tuner's) must divide a group's channels.
+  EXPECT_NO_THROW(convert_layout(g, 16, {{"group", ConvBlocks{4, 12}}}));
+  EXPECT_THROW(convert_layout(g, 16, {{"group", ConvBlocks{16, 16}}}), Error);
 }
 
 TEST(GraphPasses, GlobalPoolingFollowsTheConvolutionIntoItsBlocks) {

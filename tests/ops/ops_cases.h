@@ -43,6 +43,23 @@ inline std::vector<Case> registry_cases() {
   nchwc_blocks.bias = true;
   cases.push_back({"conv2d", nchwc_blocks});
 
+  // Grouped: NCHW and blocked (the blocks divide a group's channels), with a
+  // window, stride 2 and an epilogue, and unpadded 1x1 (flattened positions).
+  for (const char* layout : {"NCHW", "NCHWc"}) {
+    OpArgs grouped = conv_args({1, 12, 9, 7}, {18, 4, 3, 3}, 2, 1, layout);
+    grouped.groups = 3;
+    grouped.bias = grouped.relu = true;
+    cases.push_back({"group_conv2d", grouped});
+    OpArgs pointwise = conv_args({2, 8, 5, 5}, {8, 2, 1, 1}, 1, 0, layout);
+    pointwise.groups = 4;
+    cases.push_back({"group_conv2d", pointwise});
+  }
+  OpArgs group_blocks = conv_args({1, 16, 6, 6}, {16, 8, 3, 3}, 1, 1, "NCHWc");
+  group_blocks.groups = 2;
+  group_blocks.ic_bn = 4;
+  group_blocks.oc_bn = 2;
+  cases.push_back({"group_conv2d", group_blocks});
+
   cases.push_back({"depthwise_conv2d", conv_args({1, 3, 13, 13}, {3, 1, 3, 3}, 1, 1)});
   OpArgs dw = conv_args({2, 4, 9, 7}, {4, 2, 3, 3}, 2, 1);
   dw.bias = dw.relu = true;
@@ -108,7 +125,7 @@ inline std::vector<Case> registry_cases() {
 inline std::string describe(const Case& c) {
   return c.op + " input=" + shape_to_string(c.args.input) + " weight=" + shape_to_string(c.args.weight) +
          " layout=" + c.args.layout + " stride=" + std::to_string(c.args.stride) +
-         " pad=" + std::to_string(c.args.pad) +
+         " pad=" + std::to_string(c.args.pad) + (c.args.groups != 1 ? " groups=" + std::to_string(c.args.groups) : "") +
          (c.args.padding.empty() ? "" : " padding=" + shape_to_string(c.args.padding)) +
          (c.args.bias ? " bias" : "") + (c.args.relu ? " relu" : "") +
          (c.args.count_include_pad ? " count_include_pad" : "");

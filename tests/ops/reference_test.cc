@@ -93,6 +93,41 @@ TEST(OpsReference, ConvLayoutsAndIm2colAgree) {
   }
 }
 
+// The blocked reference of a grouped convolution (each output chunk reading
+// its group's input chunks) equals the grouped NCHW reference on packed data,
+// for every pair of blocks that divides a group's channels.
+TEST(OpsReference, GroupedNchwcEqualsGroupedNchw) {
+  struct GroupCase {
+    Shape data, weight;
+    int64_t groups, stride, pad;
+  };
+  for (const GroupCase& c : {GroupCase{{1, 8, 7, 6}, {12, 4, 3, 3}, 2, 1, 1}, GroupCase{{2, 12, 5, 5}, {6, 4, 3, 2}, 3, 2, 0},
+                             GroupCase{{1, 16, 4, 4}, {8, 2, 1, 1}, 8, 1, 0}}) {
+    SCOPED_TRACE(shape_to_string(c.data) + " * " + shape_to_string(c.weight) + " groups " + std::to_string(c.groups));
+    Conv2dAttrs a = Conv2dAttrs::symmetric(c.stride, c.pad, 1, c.groups);
+    auto x = random_data(num_elements(c.data), 3);
+    auto w = random_data(num_elements(c.weight), 4);
+    const int64_t oh = (c.data[2] + 2 * c.pad - c.weight[2]) / c.stride + 1;
+    const int64_t ow = (c.data[3] + 2 * c.pad - c.weight[3]) / c.stride + 1;
+    const Shape os = {c.data[0], c.weight[0], oh, ow};
+    std::vector<float> nchw(num_elements(os));
+    reference::conv2d_grouped_nchw(x.data(), c.data, w.data(), c.weight, a, c.groups, nchw.data());
+    int compared = 0;
+    for (int64_t ic_bn : {1, 2, 4})
+      for (int64_t oc_bn : {1, 2, 3, 4}) {
+        if (c.weight[1] % ic_bn || (c.weight[0] / c.groups) % oc_bn) continue;
+        std::vector<float> packed_out(nchw.size());
+        reference::conv2d_nchwc(pack_nchw_to_nchwc(x.data(), c.data, ic_bn).data(), nchwc_shape(c.data, ic_bn),
+                                pack_oihw_to_oihwio(w.data(), c.weight, ic_bn, oc_bn).data(),
+                                oihwio_shape(c.weight, ic_bn, oc_bn), a, packed_out.data());
+        auto unpacked = unpack_nchwc_to_nchw(packed_out.data(), {os[0], os[1] / oc_bn, os[2], os[3], oc_bn});
+        EXPECT_LT(max_relative_error(unpacked, nchw), 1e-6) << "ic_bn=" << ic_bn << " oc_bn=" << oc_bn;
+        ++compared;
+      }
+    EXPECT_GE(compared, 2);  // one output channel per group in the last case: oc_bn 1 only
+  }
+}
+
 TEST(OpsReference, ConvSmallCaseByHand) {
   // 1x1x3x3 input 1..9, 2x2 kernel of ones, no padding: sums of 2x2 windows.
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w = {1, 1, 1, 1}, out(4);

@@ -16,15 +16,19 @@ namespace {
 
 const char* kTag = "conv2d_nchwc";
 
-bool is_conv(const std::string& op, const ops::OpArgs& args) { return op == "conv2d" && args.weight.size() == 4; }
-
 }  // namespace
+
+bool is_nchwc_conv(const std::string& op, const ops::OpArgs& args) {
+  return (op == "conv2d" || op == "group_conv2d") && args.weight.size() == 4;
+}
 
 ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const target::Target& target) {
   ops::OpArgs a = args;
   a.layout = "NCHWc";
-  if (!a.ic_bn && a.input.size() == 4) a.ic_bn = channel_block(a.input[1], target);
-  if (!a.oc_bn) a.oc_bn = channel_block(a.weight[0], target);
+  // Grouped, the blocks divide one group's channels.
+  const int64_t groups = std::max<int64_t>(a.groups, 1);
+  if (!a.ic_bn && a.input.size() == 4) a.ic_bn = channel_block(a.input[1] / groups, target);
+  if (!a.oc_bn) a.oc_bn = channel_block(a.weight[0] / groups, target);
   return a;
 }
 
@@ -69,7 +73,7 @@ Template conv2d_nchwc_template() {
   t.name = "conv2d_NCHWc.x86";
   t.target_kind = "llvm";
   t.matches = [](const std::string& op, const ops::OpArgs& args) {
-    return is_conv(op, args) && (args.weight[2] != 1 || args.weight[3] != 1);
+    return is_nchwc_conv(op, args) && (args.weight[2] != 1 || args.weight[3] != 1);
   };
   t.declare = declare_conv2d_nchwc;
   t.define_space = [](const ops::Workload& w, const target::Target& target) {

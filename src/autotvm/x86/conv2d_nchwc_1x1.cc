@@ -52,7 +52,7 @@ Template conv2d_nchwc_1x1_template() {
   t.name = "conv2d_NCHWc_1x1.x86";
   t.target_kind = "llvm";
   t.matches = [](const std::string& op, const ops::OpArgs& args) {
-    return op == "conv2d" && args.weight.size() == 4 && args.weight[2] == 1 && args.weight[3] == 1;
+    return is_nchwc_conv(op, args) && args.weight[2] == 1 && args.weight[3] == 1;
   };
   t.declare = declare_conv2d_nchwc;
   t.define_space = [](const ops::Workload& w, const target::Target& target) {

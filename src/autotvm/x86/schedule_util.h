@@ -34,6 +34,9 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 // the knobs for parallel granularity ("parallel_fuse") and padding ("pad",
 // only when the DAG pads).
 ops::OpArgs declare_conv2d_nchwc(const ops::OpArgs& args, const target::Target& target);
+// conv2d or group_conv2d (the same NCHWc kernels; a grouped one's output
+// chunks read their group's input chunks), with an OIHW weight.
+bool is_nchwc_conv(const std::string& op, const ops::OpArgs& args);
 void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag);
 // "tile_ow": output columns per register tile (see the definition for which).
 // `manual`: the hand-written schedule's width, always among them.
