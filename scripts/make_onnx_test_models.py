@@ -466,6 +466,23 @@ def transformer_models():
     export_hidden_state("vit_tiny", vit, torch.randn(1, 3, 32, 32))
 
 
+def einsum_models():
+    """Einsum's forms, from their own seed: attention's products, an
+    ellipsis, a transpose, a letter only one operand has (summed), an
+    elementwise product (no contracted letter)."""
+    global rng
+    rng = np.random.default_rng(31)
+    op_model("op_einsum_opset12", 12, [
+        helper.make_node("Einsum", ["q", "k"], ["s"], equation="bhid,bhjd->bhij"),
+        helper.make_node("Einsum", ["s", "v"], ["o"], equation="bhij, bhjd -> bhid"),
+        helper.make_node("Einsum", ["o", "w"], ["p"], equation="...id,de->...ie"),
+        helper.make_node("Einsum", ["p"], ["t"], equation="bhie->beih"),
+        helper.make_node("Einsum", ["t", "g"], ["r"], equation="beih,xh->bei"),
+        helper.make_node("Einsum", ["r", "m"], ["y"], equation="bei,ie->bie")],
+        [("q", [2, 3, 4, 5]), ("k", [2, 3, 6, 5]), ("v", [2, 3, 6, 5])],
+        [const("w", f32(5, 7)), const("g", f32(9, 3)), const("m", f32(4, 7))])
+
+
 def export_hidden_state(name, net, x):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
     from transformer_models import LastHiddenState
@@ -485,6 +502,7 @@ def main():
     operator_models()
     math_operator_models()
     transformer_models()
+    einsum_models()
 
 
 if __name__ == "__main__":

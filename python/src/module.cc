@@ -22,10 +22,16 @@
 #include "compile/build.h"
 #include "target/target.h"
 #include "graph/builder.h"
+#include "graph/einsum.h"
 #include "graph/model_source.h"
 #include "graph/printer.h"
 #include "jit/jit_model.h"
+#include "ops/conv3d.h"
 #include "ops/layer_norm.h"
+#include "ops/reduce.h"
+#include "ops/resize.h"
+#include "ops/slice.h"
+#include "ops/take.h"
 #include "ops/operator.h"
 #include "ops/unary_math.h"
 #include "driver/compile.h"
@@ -312,9 +318,12 @@ PYBIND11_MODULE(_tessera, m) {
   // node ids out; each method checks its operands' shapes (tessera.Error).
   py::class_<graph::GraphBuilder>(m, "GraphBuilder")
       .def(py::init<>())
-      .def("input", [](graph::GraphBuilder& b, const std::string& name, std::vector<int64_t> shape) {
-        return b.input(name, std::move(shape));
-      })
+      .def(
+          "input",
+          [](graph::GraphBuilder& b, const std::string& name, std::vector<int64_t> shape, bool integer) {
+            return b.input(name, std::move(shape), integer ? graph::DataType::kInt64 : graph::DataType::kFloat32);
+          },
+          py::arg("name"), py::arg("shape"), py::arg("integer") = false)
       .def("constant", [](graph::GraphBuilder& b, const std::string& name, const py::handle& value) {
         return b.constant(name, to_ndarray(as_input(value, 0)));
       })
@@ -334,6 +343,67 @@ PYBIND11_MODULE(_tessera, m) {
           },
           py::arg("x"), py::arg("weight"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
           py::arg("groups"), py::arg("name") = "")
+      .def(
+          "conv3d",
+          [](graph::GraphBuilder& b, graph::NodeId x, graph::NodeId w, const std::array<int64_t, 3>& stride,
+             const std::array<int64_t, 3>& padding, const std::array<int64_t, 3>& dilation, int64_t groups,
+             const std::string& name) {
+            ops::Conv3dAttrs a;
+            a.strides = stride;
+            a.dilations = dilation;
+            for (size_t i = 0; i < 3; ++i) a.pads[i] = a.pads[i + 3] = padding[i];  // symmetric, as torch pads
+            a.groups = groups;
+            return b.add_node(graph::Op::named("conv3d"), name, {x, w}, a);
+          },
+          py::arg("x"), py::arg("weight"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+          py::arg("groups"), py::arg("name") = "")
+      // Rows of `data` along `axis` picked by run-time indices (an embedding).
+      .def(
+          "take",
+          [](graph::GraphBuilder& b, graph::NodeId data, graph::NodeId indices, int64_t axis, const std::string& name) {
+            const int64_t rank = static_cast<int64_t>(b.shape(data).size());
+            if (axis < -rank || axis >= rank)
+              throw Error("take: axis " + std::to_string(axis) + " of data of rank " + std::to_string(rank));
+            return b.add_node(graph::Op::named("take"), name, {data, indices}, ops::TakeAttrs{(axis + rank) % rank});
+          },
+          py::arg("data"), py::arg("indices"), py::arg("axis") = 0, py::arg("name") = "")
+      // begin/end/step per axis, as Python's slices resolve them (end clamped).
+      .def(
+          "strided_slice",
+          [](graph::GraphBuilder& b, graph::NodeId x, std::vector<int64_t> begin, std::vector<int64_t> end,
+             std::vector<int64_t> step, const std::string& name) {
+            return b.add_node(graph::Op::named("strided_slice"), name, {x},
+                              ops::StridedSliceAttrs{std::move(begin), std::move(end), std::move(step)});
+          },
+          py::arg("x"), py::arg("begin"), py::arg("end"), py::arg("step"), py::arg("name") = "")
+      .def(
+          "resize2d",
+          [](graph::GraphBuilder& b, graph::NodeId x, int64_t out_h, int64_t out_w, double scale_h, double scale_w,
+             const std::string& mode, const std::string& coordinates, const std::string& nearest,
+             const std::string& name) {
+            ops::Resize2dAttrs a;
+            a.out_h = out_h, a.out_w = out_w, a.scale_h = scale_h, a.scale_w = scale_w;
+            a.mode = mode, a.coordinates = coordinates, a.nearest = nearest;
+            return b.add_node(graph::Op::named("resize2d"), name, {x}, a);
+          },
+          py::arg("x"), py::arg("out_h"), py::arg("out_w"), py::arg("scale_h"), py::arg("scale_w"),
+          py::arg("mode") = "nearest", py::arg("coordinates") = "asymmetric", py::arg("nearest") = "floor",
+          py::arg("name") = "")
+      .def(
+          "einsum",
+          [](graph::GraphBuilder& b, const std::string& equation, std::vector<graph::NodeId> operands,
+             const std::string& name) { return graph::einsum(b, equation, std::move(operands), name); },
+          py::arg("equation"), py::arg("operands"), py::arg("name") = "")
+      // reduce_sum, reduce_mean, reduce_max, reduce_min over `axes` (empty: all).
+      .def(
+          "reduce",
+          [](graph::GraphBuilder& b, const std::string& op, graph::NodeId x, std::vector<int64_t> axes, bool keepdims,
+             const std::string& name) {
+            if (op != "reduce_sum" && op != "reduce_mean" && op != "reduce_max" && op != "reduce_min")
+              throw Error("reduce: '" + op + "' is none of reduce_sum, reduce_mean, reduce_max, reduce_min");
+            return b.add_node(graph::Op::named(op), name, {x}, ops::ReduceAttrs{std::move(axes), keepdims});
+          },
+          py::arg("op"), py::arg("x"), py::arg("axes"), py::arg("keepdims") = false, py::arg("name") = "")
       .def("dense", &graph::GraphBuilder::dense, py::arg("x"), py::arg("weight"), py::arg("name") = "")
       .def(
           "batch_norm",

@@ -64,6 +64,145 @@ def _conv2d(c, n):
     return c.builder.bias_add(x, c.value(bias), 1, n.name + ".bias") if bias is not None else x
 
 
+def _conv3d(c, n):
+    def three(value):
+        v = _ints(value)
+        return v * 3 if len(v) == 1 else v
+    x = c.builder.conv3d(c.value(n.args[0]), c.value(n.args[1]), three(_arg(n, 3, "stride", 1)),
+                         three(_arg(n, 4, "padding", 0)), three(_arg(n, 5, "dilation", 1)), int(_arg(n, 6, "groups", 1)),
+                         n.name)
+    bias = _arg(n, 2, "bias")
+    return c.builder.bias_add(x, c.value(bias), 1, n.name + ".bias") if bias is not None else x
+
+
+def _embedding_ok(n):
+    return _arg(n, 3, "max_norm") is None
+
+
+def _embedding(c, n):
+    """Rows of the table picked by the (integer) ids: take along axis 0."""
+    return c.builder.take(c.value(n.args[1]), c.value(n.args[0]), 0, n.name)
+
+
+def _interpolate_ok(n):
+    x = _example(n.args[0]) if _is_node(n.args[0]) else None
+    return (x is not None and x.dim() == 4 and _arg(n, 3, "mode", "nearest") in ("nearest", "bilinear")
+            and not _arg(n, 6, "antialias", False))
+
+
+def _interpolate(c, n):
+    """nearest: the source pixel floor(dst * in / out); bilinear: PyTorch's
+    half-pixel centres, or the corners aligned. A scale_factor given (and not
+    recomputed) maps coordinates back by itself, as PyTorch does."""
+    x = c.value(n.args[0])
+    _, _, h, w = c.builder.shape(x)
+    _, _, out_h, out_w = _shape_of_node(n)
+    scale_h, scale_w = out_h / h, out_w / w
+    factor = _arg(n, 2, "scale_factor")
+    if factor is not None and not _arg(n, 5, "recompute_scale_factor", False):
+        scale_h, scale_w = ([float(f) for f in factor] if isinstance(factor, (list, tuple)) else [float(factor)] * 2)
+    if _arg(n, 3, "mode", "nearest") == "nearest":
+        return c.builder.resize2d(x, out_h, out_w, scale_h, scale_w, "nearest", "asymmetric", "floor", n.name)
+    coordinates = "align_corners" if _arg(n, 4, "align_corners", False) else "pytorch_half_pixel"
+    return c.builder.resize2d(x, out_h, out_w, scale_h, scale_w, "linear", coordinates, "floor", n.name)
+
+
+def _index_items(n):
+    """x[index] as a list of per-item (kind, value): int, slice, None (a new
+    axis) or Ellipsis; None when the index holds anything else (a tensor)."""
+    index = n.args[1]
+    items = list(index) if isinstance(index, tuple) else [index]
+    for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, int) or
+                (isinstance(item, slice) and all(v is None or isinstance(v, int) for v in (item.start, item.stop, item.step)))):
+            return None
+    return items
+
+
+def _reduce_ok(n):
+    # A dtype to accumulate in is PyTorch's to honour.
+    return _arg(n, 3, "dtype") is None and _is_node(n.args[0]) and _example(n.args[0]) is not None
+
+
+def _reduce(op):
+    """sum / mean / amax / amin over dims (every axis when none), keepdim or not."""
+    def convert(c, n):
+        dims = _arg(n, 1, "dim")
+        axes = [] if dims is None else _ints(dims)
+        return c.builder.reduce(op, c.value(n.args[0]), axes, bool(_arg(n, 2, "keepdim", False)), n.name)
+    return convert
+
+
+def _pieces(node):
+    """The tensors, as traced, of a node that makes a tuple of them (split,
+    chunk); None for any other node."""
+    meta = node.meta.get("tensor_meta")
+    value = meta if isinstance(meta, (list, tuple)) else node.meta.get("example_value", node.meta.get("val"))
+    if isinstance(value, (list, tuple)) and value and all(hasattr(t, "shape") for t in value):
+        return list(value)
+    return None
+
+
+def _split_ok(n):
+    # Its pieces are read by indexing only, so the part that holds it holds them.
+    return (_pieces(n) is not None and _is_node(n.args[0]) and _example(n.args[0]) is not None
+            and all(u.target is operator.getitem for u in n.users))
+
+
+def _split(c, n):
+    """split / chunk: one strided slice per piece, of the traced sizes."""
+    x = c.value(n.args[0])
+    shape = c.builder.shape(x)
+    dim = int(_arg(n, 2, "dim", 0)) % len(shape)
+    ids, at = [], 0
+    for i, piece in enumerate(_pieces(n)):
+        begin, end = [0] * len(shape), list(shape)
+        begin[dim], end[dim] = at, at + int(piece.shape[dim])
+        ids.append(c.builder.strided_slice(x, begin, end, [1] * len(shape), f"{n.name}.{i}"))
+        at = end[dim]
+    return ids
+
+
+def _getitem_ok(n):
+    if not _is_node(n.args[0]):
+        return False
+    if _pieces(n.args[0]) is not None:
+        return isinstance(n.args[1], int)  # a piece of a split
+    return _example(n.args[0]) is not None and _index_items(n) is not None
+
+
+def _getitem(c, n):
+    """Basic indexing: the slices and integers as one strided slice, then the
+    integers' axes dropped and None's axes added by a reshape to the traced
+    shape. A piece of a split is that piece."""
+    if _pieces(n.args[0]) is not None:
+        return c.value(n.args[0])[n.args[1]]
+    x = c.value(n.args[0])
+    shape = c.builder.shape(x)
+    items = _index_items(n)
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + [slice(None)] * (len(shape) - consumed) + items[at + 1:]
+    items = [i for i in items if i is not None]
+    items += [slice(None)] * (len(shape) - len(items))
+    begin, end, step = [], [], []
+    for size, item in zip(shape, items):
+        if isinstance(item, int):
+            b = item % size
+            begin.append(b), end.append(b + 1), step.append(1)
+        else:
+            b, e, st = item.indices(size)
+            if st <= 0 or e <= b:
+                raise _tessera.Error(f"getitem: slice {item} of an axis of {size}")
+            begin.append(b), end.append(e), step.append(st)
+    y = x
+    if begin != [0] * len(shape) or end != list(shape) or step != [1] * len(shape):
+        y = c.builder.strided_slice(x, begin, end, step, n.name + ".slice")
+    out = _shape_of_node(n)
+    return c.builder.reshape(y, out, n.name) if c.builder.shape(y) != out else y
+
+
 def _batch_norm_ok(n):
     return not _arg(n, 5, "training", False)
 
@@ -75,10 +214,6 @@ def _batch_norm(c, n):
     beta = c.value(bias) if bias is not None else c.constant(n.name + ".beta", np.zeros(channels, np.float32))
     return c.builder.batch_norm(c.value(n.args[0]), gamma, beta, c.value(n.args[1]), c.value(n.args[2]),
                                 c.number(_arg(n, 7, "eps", 1e-5)), n.name)
-
-
-def _add_ok(n):
-    return len(n.args) == 2 and all(_is_node(a) for a in n.args) and "alpha" not in n.kwargs
 
 
 def _max_pool_ok(n):
@@ -144,6 +279,31 @@ def _softmax(c, n):
     return c.builder.transpose(moved, perm, n.name)
 
 
+def _cat(c, n):
+    """Concatenation; empty tensors (a key cache's first step) add nothing."""
+    parts = [c.value(a) for a in n.args[0] if c.value(a) is not None]
+    if len(parts) == 1:
+        return parts[0]
+    return c.builder.concat(parts, int(_arg(n, 1, "dim", 0)), n.name)
+
+
+def _addmm_ok(n):
+    return float(n.kwargs.get("beta", 1)) == 1.0 and float(n.kwargs.get("alpha", 1)) == 1.0
+
+
+def _addmm(c, n):
+    """bias + a @ b (GPT-2's Conv1D): dense over b transposed, the bias added."""
+    b = c.value(n.args[2])
+    y = c.builder.dense(c.value(n.args[1]), c.builder.transpose(b, [1, 0], n.name + ".bT"), n.name + ".mm")
+    return c.builder.add(y, c.value(n.args[0]), n.name)
+
+
+def _einsum_operands(n):
+    """einsum(equation, a, b) or einsum(equation, [a, b])."""
+    rest = n.args[1:]
+    return list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (list, tuple)) else list(rest)
+
+
 def _flatten_ok(n):
     return int(_arg(n, 2, "end_dim", -1)) == -1
 
@@ -171,9 +331,7 @@ _RULES = {
     F.silu: (None, lambda c, n: c.builder.add_node("silu", n.name, [c.value(n.args[0])])),
     F.layer_norm: (lambda n: all(_arg(n, i, k) is None or _is_node(_arg(n, i, k)) for i, k in ((2, "weight"), (3, "bias"))),
                    _layer_norm),
-    operator.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
-    operator.iadd: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
-    torch.add: (_add_ok, lambda c, n: c.builder.add(c.value(n.args[0]), c.value(n.args[1]), n.name)),
+
     F.max_pool2d: (_max_pool_ok, _max_pool),
     F.avg_pool2d: (_avg_pool_ok, _avg_pool),
     F.adaptive_avg_pool2d: (lambda n: _ints(n.args[1]) in ([1], [1, 1]),
@@ -181,8 +339,7 @@ _RULES = {
     torch.flatten: (_flatten_ok, lambda c, n: c.builder.flatten(c.value(n.args[0]), int(_arg(n, 1, "start_dim", 0)), n.name)),
     F.linear: (None, _linear),
     torch._C._nn.linear: (None, _linear),
-    torch.cat: (lambda n: isinstance(n.args[0], (list, tuple)),
-                lambda c, n: c.builder.concat([c.value(a) for a in n.args[0]], int(_arg(n, 1, "dim", 0)), n.name)),
+    torch.cat: (lambda n: isinstance(n.args[0], (list, tuple)), _cat),
     F.dropout: (_dropout_ok, lambda c, n: c.value(n.args[0])),
     F.softmax: (lambda n: _arg(n, 2, "_stacklevel", 3) is not None and _arg(n, 3, "dtype") is None, _softmax),
     torch.softmax: (lambda n: _arg(n, 2, "dtype") is None, _softmax),
@@ -234,12 +391,16 @@ def _matmul_ids(c, a, b, name):
 
 
 def _sdpa_ok(n):
-    return (_arg(n, 3, "attn_mask") is None and float(_arg(n, 4, "dropout_p", 0.0)) == 0.0
-            and not _arg(n, 5, "is_causal", False) and not n.kwargs.get("enable_gqa", False))
+    mask = _arg(n, 3, "attn_mask")
+    float_mask = mask is None or (_is_node(mask) and _example(mask) is not None and _example(mask).dtype == torch.float32)
+    return (float_mask and float(_arg(n, 4, "dropout_p", 0.0)) == 0.0 and not (mask is not None and _arg(n, 5, "is_causal", False))
+            and not n.kwargs.get("enable_gqa", False))
 
 
 def _sdpa(c, n):
-    """softmax(q k^T * scale) v, scale 1/sqrt(E) unless given."""
+    """softmax(q k^T * scale + mask) v, scale 1/sqrt(E) unless given; the mask
+    an additive float tensor, or causal (query i sees keys 0..i, as
+    PyTorch's lower-left triangle)."""
     q, k, v = (c.value(a) for a in n.args[:3])
     scale = _arg(n, 6, "scale")
     scale = float(scale) if scale is not None else c.builder.shape(q)[-1] ** -0.5
@@ -248,6 +409,13 @@ def _sdpa(c, n):
     perm[-1], perm[-2] = perm[-2], perm[-1]
     scores = _matmul_ids(c, q, c.builder.transpose(k, perm, n.name + ".kT"), n.name + ".scores")
     scores = c.builder.multiply(scores, c.constant(n.name + ".scale", np.array([scale], np.float32)), n.name + ".scaled")
+    mask = _arg(n, 3, "attn_mask")
+    if mask is not None:
+        scores = c.builder.add(scores, c.value(mask), n.name + ".masked")
+    elif _arg(n, 5, "is_causal", False):
+        rows, cols = c.builder.shape(scores)[-2:]
+        causal = np.where(np.tril(np.ones((rows, cols), bool)), 0.0, np.finfo(np.float32).min).astype(np.float32)
+        scores = c.builder.add(scores, c.constant(n.name + ".causal", causal), n.name + ".masked")
     return _matmul_ids(c, c.builder.softmax(scores, -1, n.name + ".p"), v, n.name)
 
 
@@ -266,13 +434,27 @@ def _swap_axes(c, n):
 
 
 _RULES.update({
+    # add of two tensors, or of a tensor and a number (without torch.add's alpha)
+    operator.add: (_binary_ok, _binary("add")), operator.iadd: (_binary_ok, _binary("add")),
+    torch.add: (_binary_ok, _binary("add")),
     operator.mul: (_binary_ok, _binary("multiply")), torch.mul: (_binary_ok, _binary("multiply")),
     operator.sub: (_binary_ok, _binary("subtract")), torch.sub: (_binary_ok, _binary("subtract")),
     operator.truediv: (_binary_ok, _binary("divide")), torch.div: (_binary_ok, _binary("divide")),
+    operator.pow: (_binary_ok, _binary("power")), torch.pow: (_binary_ok, _binary("power")),
     torch.matmul: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
     operator.matmul: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
     torch.bmm: (None, lambda c, n: _matmul_ids(c, c.value(n.args[0]), c.value(n.args[1]), n.name)),
     F.scaled_dot_product_attention: (_sdpa_ok, _sdpa),
+    F.conv3d: (_conv2d_ok, _conv3d), torch.conv3d: (_conv2d_ok, _conv3d),
+    F.embedding: (_embedding_ok, _embedding),
+    torch.addmm: (_addmm_ok, _addmm),
+    torch.einsum: (lambda n: isinstance(n.args[0], str) and all(_is_node(a) for a in _einsum_operands(n)),
+                   lambda c, n: c.builder.einsum(n.args[0], [c.value(a) for a in _einsum_operands(n)], n.name)),
+    F.interpolate: (_interpolate_ok, _interpolate),
+    operator.getitem: (_getitem_ok, _getitem),
+    torch.split: (_split_ok, _split), torch.chunk: (_split_ok, _split),
+    torch.mean: (_reduce_ok, _reduce("reduce_mean")), torch.sum: (_reduce_ok, _reduce("reduce_sum")),
+    torch.amax: (_reduce_ok, _reduce("reduce_max")), torch.amin: (_reduce_ok, _reduce("reduce_min")),
     torch.reshape: (None, lambda c, n: c.builder.reshape(c.value(n.args[0]), _shape_of_node(n), n.name)),
     torch.permute: (None, _permute),
     torch.transpose: (None, _swap_axes),
@@ -287,9 +469,16 @@ _METHOD_RULES = {
     "transpose": (None, _swap_axes),
     "contiguous": (lambda n: len(n.args) == 1 and not n.kwargs, lambda c, n: c.value(n.args[0])),
     "mul": (_binary_ok, _binary("multiply")),
-    "add": (lambda n: _binary_ok(n) and all(_is_node(a) for a in n.args), _binary("add")),
+    "add": (_binary_ok, _binary("add")),
     "sub": (_binary_ok, _binary("subtract")),
     "div": (_binary_ok, _binary("divide")),
+    "pow": (_binary_ok, _binary("power")),
+    "split": (_split_ok, _split),
+    "mean": (_reduce_ok, _reduce("reduce_mean")),
+    "sum": (_reduce_ok, _reduce("reduce_sum")),
+    "amax": (_reduce_ok, _reduce("reduce_max")),
+    "amin": (_reduce_ok, _reduce("reduce_min")),
+    "chunk": (_split_ok, _split),
 }
 
 
@@ -319,9 +508,18 @@ def _example(node):
     return value if isinstance(value, torch.Tensor) else None
 
 
+# Calls that read integer tensors (as the graph's integer inputs): the ids of an embedding.
+_INTEGER_ARGS = {F.embedding: (0,)}
+_INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
 def _float32_ok(node):
-    """Every tensor the node makes or reads is float32 (Tessera's type)."""
-    tensors = [_example(node)] + [_example(a) for a in node.all_input_nodes]
+    """Every tensor the node makes or reads is float32 (Tessera's type), but
+    the integer ids some calls take."""
+    integer = [node.args[i] for i in _INTEGER_ARGS.get(node.target, ()) if i < len(node.args)]
+    if any(_example(a) is None or _example(a).dtype not in _INTEGER_DTYPES for a in integer):
+        return False
+    tensors = [_example(node)] + (_pieces(node) or []) + [_example(a) for a in node.all_input_nodes if a not in integer]
     return all(t is None or t.dtype == torch.float32 for t in tensors)
 
 
@@ -334,7 +532,7 @@ def supports(node):
         return False, f"no Tessera operator for {getattr(node.target, '__name__', node.target)}"
     if rule[0] is not None and not rule[0](node):
         return False, f"{getattr(node.target, '__name__', node.target)} with these arguments"
-    if _example(node) is None:
+    if _example(node) is None and _pieces(node) is None:
         return False, "makes no tensor (size arithmetic)"
     if not _float32_ok(node):
         return False, "not float32"
@@ -348,14 +546,26 @@ def _converts_alone(node):
     backend never fails a model that eager PyTorch runs."""
     examples = {a.name: _example(a) if _example(a) is not None else a.meta.get("scalar") for a in node.all_input_nodes}
     probe = _Converter("probe", examples)
-    for a in node.all_input_nodes:
-        example = examples[a.name]
-        probe.ids[a] = probe.builder.input(a.name, [int(d) for d in example.shape]) if hasattr(example, "shape") else None
-    try:
+    try:  # the inputs too: an empty tensor is no Tessera input
+        for a in node.all_input_nodes:
+            example = examples[a.name]
+            probe.ids[a] = (probe.builder.input(a.name, [int(d) for d in example.shape], _is_integer(example))
+                            if hasattr(example, "shape") and not _is_empty(example) else None)
+            if _pieces(a) is not None:  # a split's pieces, as inputs
+                probe.ids[a] = [probe.builder.input(f"{a.name}.{i}", [int(d) for d in t.shape])
+                                for i, t in enumerate(_pieces(a))]
         _rule(node)[1](probe, node)
     except Exception as e:  # any reason at all: PyTorch runs it
         return False, f"{getattr(node.target, '__name__', node.target)}: {e}"
     return True, ""
+
+
+def _is_empty(example):
+    return any(int(d) == 0 for d in example.shape)
+
+
+def _is_integer(example):
+    return getattr(example, "dtype", None) in _INTEGER_DTYPES
 
 
 class _Support(OperatorSupportBase):
@@ -396,10 +606,12 @@ class _Converter:
                 example = _example(p)
                 if example is None:
                     example = self.examples.get(p.name)
-                if not hasattr(example, "shape"):  # a scalar: read through number(), or ignored (momentum)
+                if not hasattr(example, "shape") or _is_empty(example):
+                    # a scalar: read through number(), or ignored (momentum); an
+                    # empty tensor: nothing to compute (rules skip None)
                     self.ids[p] = None
                     continue
-                self.ids[p] = self.builder.input(p.name, [int(d) for d in example.shape])
+                self.ids[p] = self.builder.input(p.name, [int(d) for d in example.shape], _is_integer(example))
                 self.inputs.append(i)
         outputs = None
         for n in part.graph.nodes:

@@ -77,6 +77,48 @@ class TinyAttention(torch.nn.Module):
         return self.ln(x + self.out(y) - 0.5 * y2)
 
 
+class TinyDecoder(torch.nn.Module):
+    """A decoder on int64 token ids: an embedding, a split, causal attention,
+    an attention with an additive float mask, one written with einsum, and
+    indexing (the last token, a stride over the features, a new axis)."""
+
+    def __init__(self, vocab=50, d=32, heads=4):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.heads = heads
+        self.register_buffer("mask", torch.randn(1, 1, 7, 7))
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        b, s, d = x.shape
+        q, k, v = (t.view(b, s, self.heads, d // self.heads).transpose(1, 2) for t in self.qkv(x).split(d, dim=-1))
+        F = torch.nn.functional
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y + F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask)
+        y = y + torch.softmax(torch.einsum("bhid,bhjd->bhij", q, k), dim=-1) @ v * 0.5
+        y = y.transpose(1, 2).reshape(b, s, d)
+        return y[:, -1, ::2][:, None] + y[..., 1:3, :16]
+
+
+class Clips(torch.nn.Module):
+    """A video stem and a decoder's upsampling: conv3d, a frame picked by
+    indexing, nearest and bilinear interpolation (corners aligned or not)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv3d = torch.nn.Conv3d(3, 8, (3, 3, 3), stride=(1, 2, 2), padding=1)
+        self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        frame = torch.relu(self.conv3d(x))[:, :, 1]
+        y = self.conv(F.interpolate(frame, scale_factor=2, mode="nearest"))
+        y = y + F.interpolate(frame, size=(10, 12), mode="bilinear", align_corners=False).mean(dim=(2, 3), keepdim=True)
+        y = y - y.sum(-1, keepdim=True) * 0.1 + torch.amax(y, dim=1)[:, None]
+        return F.interpolate(y, size=(7, 9), mode="bilinear", align_corners=True) + F.interpolate(frame, size=(7, 9))
+
+
 class TorchBackend(unittest.TestCase):
     def check(self, model, x, **compile_args):
         torch._dynamo.reset()
@@ -106,6 +148,15 @@ class TorchBackend(unittest.TestCase):
 
     def test_attention_compiles_whole(self):
         self.check(TinyAttention(), torch.randn(2, 6, 32), fullgraph=True)
+
+    def test_embeddings_masks_and_indexing_compile_whole(self):
+        self.check(TinyDecoder(), torch.randint(0, 50, (2, 7)), fullgraph=True)
+
+    def test_conv3d_interpolation_and_reductions_compile_whole(self):
+        self.check(Clips(), torch.randn(1, 3, 4, 10, 12), fullgraph=True)
+        breaks = tessera.torch_backend.explain(Clips(), torch.randn(1, 3, 4, 10, 12)).breaks
+        names = " ".join(why for _, why in breaks)
+        self.assertEqual(breaks, [])  # every node converted: conv3d, interpolate, getitem, the reductions
 
     def test_a_node_that_fails_to_convert_runs_in_pytorch(self):
         class Unbatched(torch.nn.Module):  # a 3-D (C, H, W) input: Tessera's global pool takes 4-D

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "graph/onnx_importer.h"
@@ -105,8 +106,52 @@ Shape Importer::dims_of(const onnx::TensorProto& t, const std::string& what) con
   return dims;
 }
 
+std::string Importer::external_bytes(const onnx::TensorProto& t, const std::string& what) const {
+  std::string location;
+  int64_t offset = 0;
+  for (const auto& entry : t.external_data()) {
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") {
+      try {
+        offset = std::stoll(entry.value());
+      } catch (const std::exception&) {
+        fail(what + ": external data offset " + support::quoted(entry.value()) + " is not a number");
+      }
+    }
+  }
+  if (location.empty()) fail(what + " keeps its data in an external file but names none");
+  const std::filesystem::path relative(location);
+  const bool escapes = std::any_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; });
+  if (relative.is_absolute() || escapes)
+    fail(what + ": its external file " + support::quoted(location) + " lies outside the model's folder");
+  size_t element = 0;
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: element = 4; break;
+    case onnx::TensorProto::INT64: element = 8; break;
+    case onnx::TensorProto::BOOL: element = 1; break;
+    default: fail(what + " has element type " + element_type_name(t.data_type()) + " (float32 or integer shapes only)");
+  }
+  const size_t length = static_cast<size_t>(support::bounded_product(dims_of(t, what), "dims")) * element;
+  const std::filesystem::path file = std::filesystem::path(path_).parent_path() / relative;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(what + ": its external file " + support::quoted(file.string()) + " cannot be opened");
+  in.seekg(offset);
+  std::string bytes(length, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(length));
+  if (offset < 0 || static_cast<size_t>(in.gcount()) != length)
+    fail(fmt::format("{}: its external file {} holds {} of the {} bytes at offset {} (truncated?)", what,
+                     support::quoted(file.string()), std::max<std::streamsize>(in.gcount(), 0), length, offset));
+  return bytes;
+}
+
 Value Importer::tensor_value(const onnx::TensorProto& t, const std::string& what) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) fail(what + " keeps its data in an external file");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    onnx::TensorProto inline_copy = t;  // the metadata; its data is in the file
+    inline_copy.clear_external_data();
+    inline_copy.set_data_location(onnx::TensorProto::DEFAULT);
+    inline_copy.set_raw_data(external_bytes(t, what));
+    return tensor_value(inline_copy, what);
+  }
   if (t.has_segment()) fail(what + " is segmented (not supported)");
   const Shape dims = dims_of(t, what);
   const int64_t count = support::bounded_product(dims, "dims");

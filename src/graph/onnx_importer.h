@@ -1,8 +1,9 @@
 #pragma once
-// The ONNX importer's state, shared by its two halves: onnx_import.cc reads
-// the model (the file, tensors, inputs, node order, values, attributes) and
-// onnx_operators.cc converts each ONNX operator to graph nodes. Included by
-// those two files only (it needs the ONNX headers and their definitions).
+// The ONNX importer's state, shared by its parts: onnx_import.cc reads the
+// model (the file, tensors, inputs, node order, values, attributes) and
+// onnx_operators.cc converts each ONNX operator to graph nodes, with
+// onnx_index_operators.cc. Included by those files only (it needs the ONNX
+// headers and their definitions).
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -79,6 +80,10 @@ class Importer {
   }
 
   Value tensor_value(const onnx::TensorProto& t, const std::string& what);
+  // The bytes of a tensor kept in an external file (models over 2 GiB):
+  // its "location" relative to the model's folder (never outside it), at
+  // "offset", as many as its dims and element type need.
+  std::string external_bytes(const onnx::TensorProto& t, const std::string& what) const;
 
   void add_initializer(const onnx::TensorProto& t);
 

@@ -12,6 +12,7 @@
 
 #include "graph/onnx_importer.h"
 #include "ops/common.h"
+#include "graph/einsum.h"
 #include "ops/conv3d.h"
 #include "ops/elementwise.h"
 #include "ops/layer_norm.h"
@@ -583,6 +584,15 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   }
   if (op == "Gemm") return gemm(n);
   if (op == "MatMul") return matmul(n);
+  if (op == "Einsum") {
+    std::vector<NodeId> operands;
+    for (int i = 0; i < n.input_size(); ++i) operands.push_back(activation(n.input(i), describe(n)));
+    try {
+      return set_output(n, graph::einsum(b_, attr_string(n, "equation", ""), operands, name_of(n)));
+    } catch (const Error& e) {
+      fail(describe(n) + ": " + e.what());
+    }
+  }
   if (op == "BatchNormalization") {
     require_inputs(n, 5);
     std::vector<NodeId> in;

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -74,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "op_resize_linear_opset13", "op_resize_linear_align_corners_opset13",
                       "op_resize_nearest_opset13", "op_resize_nearest_down_opset13", "op_conv3d_opset13",
                       "op_depth_space_tile_opset13", "op_lookup_and_masks_opset14", "bert_tiny", "gpt2_tiny",
-                      "vit_tiny"),
+                      "vit_tiny", "op_einsum_opset12"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The tiny transformers' attention becomes one kernel per layer: BERT's and
@@ -153,6 +154,52 @@ TEST(OnnxImport, OutputsKeepTheModelsNamesThroughBiasesAndLayouts) {
   EXPECT_EQ(ex.output_name(1), name);
 }
 
+// A model over 2 GiB keeps its weights in files beside it (onnx's
+// save_as_external_data): every initializer moved into one file, at offsets,
+// imports to the same graph; a file cut short is one line naming it.
+TEST(OnnxImport, ExternalDataIsReadFromTheModelsFolder) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
+  const std::string dir = "/tmp/tessera-external-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string weights;
+  for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+    if (!init.has_raw_data()) continue;
+    auto add = [&](const std::string& key, const std::string& value) {
+      auto* entry = init.add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    };
+    add("location", "weights.bin");
+    add("offset", std::to_string(weights.size()));
+    add("length", std::to_string(init.raw_data().size()));
+    weights += init.raw_data();
+    init.clear_raw_data();
+    init.set_data_location(onnx::TensorProto::EXTERNAL);
+  }
+  ASSERT_GT(weights.size(), 1000u);
+  std::ofstream(dir + "/model.onnx", std::ios::binary) << m.SerializeAsString();
+  std::ofstream(dir + "/weights.bin", std::ios::binary) << weights;
+  const Graph inline_model = import_onnx(kData + "resnet18_narrow.onnx");
+  const Graph external_model = import_onnx(dir + "/model.onnx");
+  std::vector<runtime::NDArray> x;
+  x.push_back(runtime::read_npy(kData + "resnet18_narrow.input0.npy"));
+  const std::vector<runtime::NDArray> outs_a = interpret(external_model, x), outs_b = interpret(inline_model, x);
+  const runtime::NDArray &a = outs_a.at(0), &b = outs_b.at(0);
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+
+  std::ofstream(dir + "/weights.bin", std::ios::binary) << weights.substr(0, weights.size() / 2);
+  try {
+    import_onnx(dir + "/model.onnx");
+    ADD_FAILURE() << "a truncated weights file imported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weights.bin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(truncated?)"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   expect_refused("unknown operator", [](onnx::ModelProto& m) { first(m, "Relu").set_op_type("FancyRelu"); },
                  "operator 'FancyRelu' is not supported");
@@ -177,9 +224,21 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
         auto* init = m.mutable_graph()->mutable_initializer(0);
         init->set_raw_data(init->raw_data().substr(0, 10));
       }, "raw_data holds 10 bytes");
-  expect_refused("external data", [](onnx::ModelProto& m) {
+  expect_refused("external data without a file", [](onnx::ModelProto& m) {
         m.mutable_graph()->mutable_initializer(0)->set_data_location(onnx::TensorProto::EXTERNAL);
-      }, "keeps its data in an external file");
+      }, "keeps its data in an external file but names none");
+  auto external = [](const std::string& location) {
+    return [location](onnx::ModelProto& m) {
+      auto* init = m.mutable_graph()->mutable_initializer(0);
+      init->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* entry = init->add_external_data();
+      entry->set_key("location");
+      entry->set_value(location);
+    };
+  };
+  expect_refused("external data outside the folder", external("../../etc/passwd"), "lies outside the model's folder");
+  expect_refused("external data at an absolute path", external("/etc/passwd"), "lies outside the model's folder");
+  expect_refused("external data missing", external("no-such-file.bin"), "cannot be opened");
   expect_refused("bad pads", [](onnx::ModelProto& m) {
         for (auto& a : *first(m, "Conv").mutable_attribute())
           if (a.name() == "pads") a.mutable_ints()->RemoveLast();
