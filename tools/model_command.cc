@@ -44,7 +44,7 @@ bool is_artifact(const std::string& path) {
   return (path.size() > 4 && path.substr(path.size() - 4) == ".tsr") || runtime::is_artifact_file(path);
 }
 
-graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, {o.batch, o.layout}); }
+graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, o.model_flags.options()); }
 
 build::BuildResult compile(const ModelCommandOptions& o, const target::Target& target) {
   const graph::Graph model = load(o);
@@ -111,7 +111,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   ModelCommands c;
   c.compile = app.add_subcommand("compile", "compile a network into one artifact file");
   c.compile->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(c.compile, o.batch, o.layout, o.no_winograd, o.keep_layout);
+  add_model_flags(c.compile, o.model_flags, o.no_winograd, o.keep_layout);
   add_fuse_flag(c.compile, o);
   add_target_flag(c.compile, o.target, "target to compile for");
   add_threads_flag(c.compile, o);
@@ -128,7 +128,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
   c.bench->add_option("model", o.model, "zoo name, .onnx file or .tsr artifact")->required();
-  add_model_flags(c.bench, o.batch, o.layout, o.no_winograd, o.keep_layout);
+  add_model_flags(c.bench, o.model_flags, o.no_winograd, o.keep_layout);
   add_fuse_flag(c.bench, o);
   add_target_flag(c.bench, o.target, "target to compile for");
   add_threads_flag(c.bench, o);
@@ -139,7 +139,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
-  add_model_flags(c.show, o.batch, o.layout, o.no_winograd, o.keep_layout);
+  add_model_flags(c.show, o.model_flags, o.no_winograd, o.keep_layout);
   add_target_flag(c.show, o.target, "target whose vector width picks the channel blocks");
   c.show->add_flag("--tasks", o.tasks, "print the tuning tasks (what tessera tune tunes) instead");
   return c;
@@ -209,8 +209,8 @@ int run_bench(const ModelCommandOptions& o) {
   if (is_artifact(o.model)) {
     // An artifact is compiled already: flags that shape a compilation would be ignored, so they are refused.
     const ModelCommandOptions defaults;
-    for (const auto& [given, flag] : {std::pair{o.batch != defaults.batch, "--batch"},
-                                      {o.layout != defaults.layout, "--layout"}, {!o.target.empty(), "--target"},
+    for (const auto& [given, flag] : {std::pair{o.model_flags.given(), "--batch, --layout, --shape or --dim"},
+                                      {!o.target.empty(), "--target"},
                                       {!o.records.empty(), "--records"}, {o.no_winograd, "--no-winograd"},
                                       {o.keep_layout, "--keep-layout"},
                                       {o.fuse_depthwise_rows != defaults.fuse_depthwise_rows, "--fuse-depthwise-rows"}})

@@ -14,12 +14,13 @@
 
 #include "graph/fuse.h"
 
+#include "model_flags.h"
+
 namespace tessera::cli {
 
 struct ModelCommandOptions {
   std::string model;       // zoo name, .onnx file, or (run, bench) an artifact
-  int64_t batch = 0;       // 0: the model's own (1 for the zoo)
-  std::string layout = "NCHW";
+  ModelFlags model_flags;  // --batch, --layout, --shape, --dim
   std::string target;      // empty: the host
   int threads = 0;         // 0: the target's, else one per core
   std::string output;      // compile: the artifact; run: the first output as .npy

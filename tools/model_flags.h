@@ -1,24 +1,48 @@
 #pragma once
-// --batch and --layout: how a network (zoo name or .onnx file) is loaded, and
+// --batch, --layout, --shape, --dim: how a network (zoo name or .onnx file) is loaded, and
 // --no-winograd, --keep-layout: how it is compiled; shared by the whole-network verbs
 // (model_command.h, network_tune_command.h).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "graph/model_source.h"
 
 #include "flag_checks.h"
 
 namespace tessera::cli {
 
-inline void add_model_flags(CLI::App* cmd, int64_t& batch, std::string& layout, bool& no_winograd, bool& keep_layout) {
+// How a network is loaded: --batch, --layout, and for ONNX models --shape
+// NAME=DIMS and --dim SYMBOL=N.
+struct ModelFlags {
+  int64_t batch = 0;  // 0: the model's own (1 for the zoo and a symbolic ONNX batch)
+  std::string layout = "NCHW";
+  std::vector<std::string> shapes, dims;
+
+  // The flags parsed (throws tessera::Error naming a malformed one).
+  graph::ModelOptions options() const {
+    graph::ModelOptions o{batch, layout, {}, {}};
+    for (const std::string& s : shapes) graph::parse_shape_flag(s, o);
+    for (const std::string& d : dims) graph::parse_dim_flag(d, o);
+    return o;
+  }
+  bool given() const { return batch != 0 || layout != "NCHW" || !shapes.empty() || !dims.empty(); }
+};
+
+inline void add_model_flags(CLI::App* cmd, ModelFlags& model, bool& no_winograd, bool& keep_layout) {
   cmd->add_flag("--no-winograd", no_winograd, "compute every convolution directly (no Winograd F(4x4, 3x3))");
   cmd->add_flag("--keep-layout", keep_layout,
                 "kernels compute in the model's layout (--layout), not NCHW<lanes>c: the auto-scheduler's path");
-  cmd->add_option("--batch", batch, "batch size (default: the model's own; 1 for the zoo and a symbolic ONNX batch)")
+  cmd->add_option("--batch", model.batch,
+                  "batch size (default: the model's own; 1 for the zoo and a symbolic ONNX batch)")
       ->check(at_least(1));
-  cmd->add_option("--layout", layout, "activation layout of the model")
+  cmd->add_option("--layout", model.layout, "activation layout of the model")
       ->check(CLI::IsMember({"NCHW", "NHWC"}))
       ->capture_default_str();
+  cmd->add_option("--shape", model.shapes, "ONNX: an input's shape, NAME=DIMS (e.g. input_ids=1x128); repeatable");
+  cmd->add_option("--dim", model.dims,
+                  "ONNX: the size of a symbolic dimension in every input, SYMBOL=N (e.g. sequence=128); repeatable");
 }
 
 }  // namespace tessera::cli

@@ -39,7 +39,7 @@ std::string default_log(const std::string& model, const std::string& suffix = ""
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
   CLI::App* cmd = app.add_subcommand("tune", "tune every task of a network, then compile and time it");
   cmd->add_option("model", o.model, "zoo name (e.g. resnet-18) or .onnx file")->required();
-  add_model_flags(cmd, o.batch, o.layout, o.no_winograd, o.tune.keep_layout);
+  add_model_flags(cmd, o.model_flags, o.no_winograd, o.tune.keep_layout);
   add_target_flag(cmd, o.target, "target to tune for; must run on this host");
   cmd->add_option("--threads", o.threads, "threads the kernels run with (0: the target's, else one per core)")
       ->check(at_least(0))
@@ -111,7 +111,7 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.stop = &g_stop;
   // With --runner rpc the devices measure; this host still runs the evaluation.
   if (!o.measure.remote() || tune.evaluate) target::require_runnable_here(target);
-  const graph::Graph model = graph::load_model(o.model, {o.batch, o.layout});
+  const graph::Graph model = graph::load_model(o.model, o.model_flags.options());
   fmt::print("{}: tuning for {} ({})\n", o.model, target.str(), target.match_key());
   std::fflush(stdout);
   g_stop = false;

@@ -23,14 +23,15 @@
 #include "driver/tune_network.h"
 #include "measure_flags.h"
 
+#include "model_flags.h"
+
 namespace tessera::cli {
 
 // The model and target flags, and driver::TuneOptions, whose fields the
 // other flags set one to one (the --no-X flags negate theirs).
 struct NetworkTuneOptions {
   std::string model;
-  int64_t batch = 0;  // 0: the model's own (1 for the zoo)
-  std::string layout = "NCHW";
+  ModelFlags model_flags;  // --batch, --layout, --shape, --dim
   std::string target;
   int threads = 0;
   driver::TuneOptions tune;  // tune.log empty: MODEL.log; tune.graph_log empty: MODEL_graph_opt.log

@@ -307,12 +307,14 @@ PYBIND11_MODULE(_tessera, m) {
       });
   m.def(
       "load_model",
-      [](const std::string& source, int64_t batch, const std::string& layout) {
+      [](const std::string& source, int64_t batch, const std::string& layout,
+         const std::map<std::string, std::vector<int64_t>>& shapes, const std::map<std::string, int64_t>& dims) {
         if (batch < 0) throw py::value_error("batch must be at least 1 (0: the model's own), got " + std::to_string(batch));
         py::gil_scoped_release release;
-        return Model{source, layout, graph::load_model(source, {batch, layout}), false};
+        return Model{source, layout, graph::load_model(source, {batch, layout, shapes, dims}), false};
       },
-      py::arg("model"), py::arg("batch") = 0, py::arg("layout") = "NCHW");
+      py::arg("model"), py::arg("batch") = 0, py::arg("layout") = "NCHW", py::arg("shapes") = py::dict(),
+      py::arg("dims") = py::dict());
 
   // Networks from elsewhere (the torch backend's FX graphs): node ids in,
   // node ids out; each method checks its operands' shapes (tessera.Error).

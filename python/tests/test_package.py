@@ -51,6 +51,12 @@ class Package(unittest.TestCase):
         # The saved artifact loads back and gives the same answer.
         self.assertTrue(np.array_equal(tessera.load(artifact)(x), y))
 
+    def test_an_onnx_input_takes_another_shape(self):
+        model = tessera.load_model(NARROW, shapes={"data": [2, 3, 32, 32]})
+        self.assertEqual(model.inputs[0][1], [2, 3, 32, 32])
+        with self.assertRaisesRegex(tessera.Error, "which no input has"):
+            tessera.load_model(NARROW, dims={"sequence": 8})
+
     def test_zoo_model_compiles_and_runs_on_numpy(self):
         model = tessera.load_model("squeezenet_v1.1")
         module = tessera.compile(model, threads=2)

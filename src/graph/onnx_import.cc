@@ -48,6 +48,14 @@ Graph Importer::run() {
   for (const auto& [name, shape] : options_.input_shapes)
     if (!std::any_of(g.input().begin(), g.input().end(), [&](const auto& in) { return in.name() == name; }))
       fail("a shape is given for input " + support::quoted(name) + ", which the model does not have");
+  for (const auto& [symbol, size] : options_.dims) {
+    if (size <= 0) fail("dimension " + support::quoted(symbol) + " is given size " + std::to_string(size));
+    const bool used = std::any_of(g.input().begin(), g.input().end(), [&](const auto& in) {
+      const auto& dims = in.type().tensor_type().shape().dim();
+      return std::any_of(dims.begin(), dims.end(), [&](const auto& d) { return d.dim_param() == symbol; });
+    });
+    if (!used) fail("a size is given for dimension " + support::quoted(symbol) + ", which no input has");
+  }
   for (const onnx::NodeProto* node : topological_order(g)) convert(*node);
   std::vector<NodeId> outputs;
   for (const auto& out : g.output()) outputs.push_back(activation(out.name(), "graph output"));
@@ -221,13 +229,17 @@ void Importer::add_input(const onnx::ValueInfoProto& in) {
                            "axis)",
                            what, dim.dim_value(), options_.batch));
         shape.push_back(dim.dim_value());
+      } else if (auto named = dim.has_dim_param() ? options_.dims.find(dim.dim_param()) : options_.dims.end();
+                 named != options_.dims.end()) {
+        shape.push_back(named->second);
       } else if (d == 0 && (options_.batch > 0 || options_.default_batch > 0)) {
         shape.push_back(options_.batch > 0 ? options_.batch : options_.default_batch);
       } else {
         const std::string symbol = dim.has_dim_param() ? " (" + support::quoted(dim.dim_param(), 32) + ")" : "";
         fail(what + " dimension " + std::to_string(d) + symbol + " is not fixed" +
              (d == 0 ? ": give a batch size (--batch N, OnnxImportOptions::batch)"
-                     : ": give the input's shape (OnnxImportOptions::input_shapes)"));
+                     : ": give its size (" + (dim.has_dim_param() ? "--dim " + dim.dim_param() + "=N or " : std::string()) +
+                           "--shape " + in.name() + "=DIMS)"));
       }
     }
   }

@@ -20,8 +20,11 @@ struct OnnxImportOptions {
   // A symbolic first dimension's size when no batch is asked for (0: none:
   // such an input is an error asking for a batch).
   int64_t default_batch = 0;
-  // Fixes whole input shapes by input name; wins over `batch`.
+  // Fixes whole input shapes by input name; wins over `batch` and `dims`.
   std::map<std::string, Shape> input_shapes;
+  // Fixes symbolic dimensions by their name (dim_param "sequence" -> 128) in
+  // every input that has them; wins over `batch`.
+  std::map<std::string, int64_t> dims;
 };
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});

@@ -121,6 +121,17 @@ add_test(NAME Cli.RunRefusesToOverwriteItsArtifact
          COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} -o cli_run_self.tsr > /dev/null && cp cli_run_self.tsr cli_run_copy.tsr && $<TARGET_FILE:tessera_cli> run cli_run_self.tsr --output cli_run_self.tsr; cmp -s cli_run_self.tsr cli_run_copy.tsr && echo artifact-intact")
 set_tests_properties(Cli.RunRefusesToOverwriteItsArtifact PROPERTIES PASS_REGULAR_EXPRESSION
                      "is the input artifact; refusing to overwrite it.*artifact-intact")
+# --shape fixes an ONNX input's shape (here another batch and image size); a
+# range is refused until dimensions may vary at run time; --dim names a
+# symbolic dimension the model must have.
+add_test(NAME Cli.ShapeFlagCompilesAnOnnxModelAtAnotherShape
+         COMMAND tessera_cli compile ${NARROW_ONNX} --shape data=2x3x32x32 -o cli_shape.tsr --check)
+set_tests_properties(Cli.ShapeFlagCompilesAnOnnxModelAtAnotherShape PROPERTIES PASS_REGULAR_EXPRESSION
+                     "output 'logits': .*correct")
+add_test(NAME Cli.ShapeRangeAndUnknownDimAreOneLineErrors
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} --shape data=1x3x1..64x64 -o cli_range.tsr; $<TARGET_FILE:tessera_cli> compile ${NARROW_ONNX} --dim seq=4 -o cli_range.tsr")
+set_tests_properties(Cli.ShapeRangeAndUnknownDimAreOneLineErrors PROPERTIES PASS_REGULAR_EXPRESSION
+                     "--shape 'data=1x3x1..64x64': a range of sizes \\(1..64\\).*a size is given for dimension 'seq', which no input has")
 add_test(NAME Cli.CompileToStandardOutputIsRefused COMMAND tessera_cli compile ${NARROW_ONNX} -o -)
 set_tests_properties(Cli.CompileToStandardOutputIsRefused PROPERTIES PASS_REGULAR_EXPRESSION
                      "tessera: error: -o -: writing to standard output is not supported")

@@ -325,6 +325,36 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   unlink(path.c_str());
 }
 
+// Symbolic dimensions other than the batch (an image side, a sequence) are
+// fixed by name; unnamed, the refusal says which flag names them.
+TEST(OnnxImport, SymbolicDimensionsAreFixedByName) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
+  auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(0)->set_dim_param("N");
+  shape->mutable_dim(2)->set_dim_param("side");
+  shape->mutable_dim(3)->set_dim_param("side");
+  const std::string path = "/tmp/tessera-onnx-dims-" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  OnnxImportOptions options;
+  options.dims = {{"N", 2}, {"side", 32}};
+  const Graph g = import_onnx(path, options);
+  EXPECT_EQ(g.node(g.input_ids().at(0)).type.shape, (Shape{2, 3, 32, 32}));
+  options.dims = {{"N", 2}};
+  try {
+    import_onnx(path, options);
+    ADD_FAILURE() << "imported with 'side' unknown";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 2 ('side') is not fixed: give its size (--dim side=N or --shape "
+                                         "data=DIMS)"),
+              std::string::npos)
+        << e.what();
+  }
+  options.dims = {{"N", 2}, {"side", 32}, {"sequence", 8}};
+  EXPECT_THROW(import_onnx(path, options), Error);  // no input has 'sequence'
+  unlink(path.c_str());
+}
+
 // After the Relu, a node of `op` reading its output; the Flatten reads the new node's output.
 onnx::NodeProto& insert_after_relu(onnx::ModelProto& m, const std::string& op) {
   onnx::NodeProto& relu = first(m, "Relu");
