@@ -483,6 +483,30 @@ def einsum_models():
         [const("w", f32(5, 7)), const("g", f32(9, 3)), const("m", f32(4, 7))])
 
 
+def known_tensor_models():
+    """Tensors a model builds from its shapes, as Swin's shifted-window mask:
+    ScatterND into zeros (index tuples concatenated along their last axis,
+    updates expanded from a constant), and an empty slice of a shape
+    concatenated into another shape; from their own seed."""
+    global rng
+    rng = np.random.default_rng(37)
+    op_model("op_scatter_nd_known_opset13", 13, [
+        helper.make_node("Shape", ["x"], ["xs"]),
+        helper.make_node("ConstantOfShape", ["xs"], ["zeros"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
+        helper.make_node("Unsqueeze", ["rows", "last"], ["ru"]), helper.make_node("Unsqueeze", ["cols", "last"], ["cu"]),
+        helper.make_node("Concat", ["ru", "cu"], ["idx"], axis=-1),
+        helper.make_node("Expand", ["three", "count"], ["upd"]),
+        helper.make_node("ScatterND", ["zeros", "idx", "upd"], ["mask"]),
+        helper.make_node("Slice", ["xs", "two", "big", "zero"], ["none"]),  # xs[2:] of a 2-D shape: empty
+        helper.make_node("Concat", ["xs", "none"], ["same"], axis=0),
+        helper.make_node("Reshape", ["mask", "same"], ["m2"]),
+        helper.make_node("Add", ["x", "m2"], ["y"])], [("x", [4, 5])],
+        [const("rows", np.array([[0, 1], [3, 3]], np.int64)), const("cols", np.array([[4, 0], [2, 3]], np.int64)),
+         const("last", np.array([-1], np.int64)), const("three", np.array([3.0], np.float32)),
+         const("count", np.array([2, 2], np.int64)), const("two", np.array([2], np.int64)),
+         const("big", np.array([2 ** 62], np.int64)), const("zero", np.array([0], np.int64))])
+
+
 def export_hidden_state(name, net, x):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
     from transformer_models import LastHiddenState
@@ -503,6 +527,7 @@ def main():
     math_operator_models()
     transformer_models()
     einsum_models()
+    known_tensor_models()
 
 
 if __name__ == "__main__":

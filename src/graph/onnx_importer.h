@@ -106,6 +106,9 @@ class Importer {
 
   // A float tensor known now (an initializer or folded constant), or none.
   const runtime::NDArray* constant_of(const onnx::NodeProto& n, int input) const;
+  // The values of a node computed from constants alone (through at most 32
+  // nodes), evaluated now by the reference interpreter; nullopt otherwise.
+  std::optional<std::vector<float>> constant_values(NodeId id, int depth = 0) const;
 
   const Shape& shape_of(NodeId id) const { return b_.graph().node(id).type.shape; }
 
@@ -210,6 +213,9 @@ class Importer {
   void transpose(const onnx::NodeProto& n);
   void gather_elements(const onnx::NodeProto& n);
   void trilu(const onnx::NodeProto& n);
+  // ScatterND (reduction none) on tensors known now (a mask a model builds
+  // from its shapes, as Swin's shifted windows): computed at import.
+  void scatter_nd(const onnx::NodeProto& n);
 
   void expand(const onnx::NodeProto& n);
 

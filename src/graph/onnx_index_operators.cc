@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "graph/interpreter.h"
 #include "graph/onnx_importer.h"
 #include "ops/resize.h"
 #include "ops/slice.h"
@@ -78,7 +79,10 @@ void Importer::slice(const onnx::NodeProto& n) {
     seen[static_cast<size_t>(axis)] = true;
     if (steps[i] == 0) fail(describe(n) + ": a step of 0");
     const AxisSlice s = resolve_slice(starts[i], ends[i], steps[i], shape[static_cast<size_t>(axis)]);
-    if (sliced_extent(s) == 0) fail(fmt::format("{}: axis {} selects no elements (an empty tensor)", describe(n), axes[i]));
+    // Known integers may come out empty (shape[2:] of a 2-D shape, concatenated
+    // into another shape); an activation may not.
+    if (sliced_extent(s) == 0 && !in.ints)
+      fail(fmt::format("{}: axis {} selects no elements (an empty tensor)", describe(n), axes[i]));
     ranges.push_back({static_cast<size_t>(axis), s.begin, s.end, s.step});
   }
   if (in.ints) {  // shape arithmetic: a slice of known integers (a 1-D shape, usually)
@@ -240,6 +244,78 @@ void Importer::trilu(const onnx::NodeProto& n) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) mask[i * cols + j] = kept(i, j) ? 1.0f : 0.0f;
   set_output(n, b_.multiply(in.node, b_.constant(name_of(n) + ".mask", std::move(mask)), name_of(n)));
+}
+
+std::optional<std::vector<float>> Importer::constant_values(NodeId id, int depth) const {
+  const Node& node = b_.graph().node(id);
+  if (node.op == Op::kConstant) return std::vector<float>(node.value->data(), node.value->data() + node.value->size());
+  if (node.op == Op::kInput || node.inputs.empty() || depth > 32) return std::nullopt;
+  std::vector<runtime::NDArray> args;
+  for (NodeId in : node.inputs) {
+    std::optional<std::vector<float>> v = constant_values(in, depth + 1);
+    if (!v) return std::nullopt;
+    args.emplace_back(shape_of(in));
+    std::copy(v->begin(), v->end(), args.back().data());
+  }
+  std::vector<const runtime::NDArray*> pointers;
+  for (const runtime::NDArray& a : args) pointers.push_back(&a);
+  const runtime::NDArray out = evaluate(b_.graph(), node, pointers);
+  return std::vector<float>(out.data(), out.data() + out.size());
+}
+
+void Importer::scatter_nd(const onnx::NodeProto& n) {
+  require_inputs(n, 3);
+  if (attr_string(n, "reduction", "none") != "none")
+    fail(describe(n) + ": reduction " + support::quoted(attr_string(n, "reduction", "none")) + " is not supported");
+  // The data and updates as doubles (exact for both kinds), and whether they are integers.
+  auto known = [&](int input, Shape& shape) -> std::optional<std::vector<double>> {
+    const Value& v = value(n.input(input), describe(n));
+    if (v.ints) {
+      shape = v.ints_shape;
+      return std::vector<double>(v.ints->begin(), v.ints->end());
+    }
+    std::optional<std::vector<float>> folded = constant_values(v.node);
+    if (!folded) return std::nullopt;
+    shape = shape_of(v.node);
+    return std::vector<double>(folded->begin(), folded->end());
+  };
+  Shape data_shape, update_shape;
+  std::optional<std::vector<double>> data = known(0, data_shape), updates = known(2, update_shape);
+  const Value& idx = value(n.input(1), describe(n));
+  if (!data || !updates || !idx.ints)
+    fail(describe(n) + ": a scatter into or from a tensor computed at run time is not supported (only into one "
+                       "known at import)");
+  const Shape& idx_shape = idx.ints_shape;
+  const size_t k = idx_shape.empty() ? 0 : static_cast<size_t>(idx_shape.back());
+  if (idx_shape.empty() || k == 0 || k > data_shape.size())
+    fail(describe(n) + ": indices " + ops::shape_to_string(idx_shape) + " do not index data " +
+         ops::shape_to_string(data_shape));
+  // Each index tuple picks a slice of data (its trailing axes); updates hold
+  // one such slice per tuple.
+  const Shape slice_shape(data_shape.begin() + static_cast<std::ptrdiff_t>(k), data_shape.end());
+  const int64_t slice = support::bounded_product(slice_shape, describe(n));
+  const int64_t tuples = static_cast<int64_t>(idx.ints->size() / k);
+  Shape want(idx_shape.begin(), idx_shape.end() - 1);
+  want.insert(want.end(), slice_shape.begin(), slice_shape.end());
+  if (update_shape != want)
+    fail(describe(n) + ": updates " + ops::shape_to_string(update_shape) + " should be " + ops::shape_to_string(want));
+  std::vector<double> out = *data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < k; ++d) {
+      int64_t i = (*idx.ints)[static_cast<size_t>(t) * k + d];
+      if (i < 0) i += data_shape[d];
+      if (i < 0 || i >= data_shape[d])
+        fail(fmt::format("{}: index {} is outside axis {} of {}", describe(n), i, d, data_shape[d]));
+      offset = offset * data_shape[d] + i;
+    }
+    std::copy_n(updates->begin() + t * slice, slice, out.begin() + offset * slice);
+  }
+  if (value(n.input(0), describe(n)).ints)
+    return set_ints(n, std::vector<int64_t>(out.begin(), out.end()), data_shape);
+  runtime::NDArray result(data_shape.empty() ? Shape{1} : data_shape);
+  std::transform(out.begin(), out.end(), result.data(), [](double v) { return static_cast<float>(v); });
+  set_output(n, b_.constant(name_of(n), std::move(result)));
 }
 
 void Importer::expand(const onnx::NodeProto& n) {

@@ -423,13 +423,35 @@ void Importer::concat(const onnx::NodeProto& n) {
   require_inputs(n, 1);
   bool all_ints = true;
   for (const auto& in : n.input()) all_ints = all_ints && value(in, describe(n)).ints.has_value();
-  if (all_ints) {
-    std::vector<int64_t> out;
+  if (all_ints) {  // known integers (shapes, index tuples), along any axis
+    const Shape& first = value(n.input(0), describe(n)).ints_shape;
+    const auto rank = static_cast<int64_t>(std::max<size_t>(first.size(), 1));
+    int64_t axis = attr_int(n, "axis", 0);
+    if (axis < -rank || axis >= rank) fail(describe(n) + ": axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += rank;
+    Shape out_shape = first.empty() ? Shape{1} : first;
+    out_shape[static_cast<size_t>(axis)] = 0;
     for (const auto& in : n.input()) {
-      const auto& v = *value(in, describe(n)).ints;
-      out.insert(out.end(), v.begin(), v.end());
+      const Value& v = value(in, describe(n));
+      Shape s = v.ints_shape.empty() ? Shape{static_cast<int64_t>(v.ints->size())} : v.ints_shape;
+      const int64_t along = s.size() == out_shape.size() ? s[static_cast<size_t>(axis)] : -1;
+      s[static_cast<size_t>(axis)] = out_shape[static_cast<size_t>(axis)];
+      if (along < 0 || s != out_shape)
+        fail(describe(n) + ": cannot concatenate " + ops::shape_to_string(v.ints_shape) + " with " +
+             ops::shape_to_string(first) + " along axis " + std::to_string(axis));
+      out_shape[static_cast<size_t>(axis)] += along;
     }
-    set_ints(n, out, {static_cast<int64_t>(out.size())});
+    // Row-major: the blocks before the axis, each input's slab in turn.
+    const int64_t outer = support::bounded_product(Shape(out_shape.begin(), out_shape.begin() + axis), describe(n));
+    std::vector<int64_t> out;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const auto& in : n.input()) {
+        const auto& v = *value(in, describe(n)).ints;
+        const size_t slab = v.size() / static_cast<size_t>(outer);
+        out.insert(out.end(), v.begin() + static_cast<std::ptrdiff_t>(o * slab),
+                   v.begin() + static_cast<std::ptrdiff_t>((o + 1) * slab));
+      }
+    set_ints(n, std::move(out), out_shape);
     return;
   }
   std::vector<NodeId> xs;
@@ -654,6 +676,7 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Gather") return gather(n);
   if (op == "GatherElements") return gather_elements(n);
   if (op == "Trilu") return trilu(n);
+  if (op == "ScatterND") return scatter_nd(n);
   if (op == "Mod") {
     require_inputs(n, 2);
     if (!value(n.input(0), describe(n)).ints || !value(n.input(1), describe(n)).ints)

@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "op_resize_linear_opset13", "op_resize_linear_align_corners_opset13",
                       "op_resize_nearest_opset13", "op_resize_nearest_down_opset13", "op_conv3d_opset13",
                       "op_depth_space_tile_opset13", "op_lookup_and_masks_opset14", "bert_tiny", "gpt2_tiny",
-                      "vit_tiny", "op_einsum_opset12"),
+                      "vit_tiny", "op_einsum_opset12", "op_scatter_nd_known_opset13"),
     [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The tiny transformers' attention becomes one kernel per layer: BERT's and
