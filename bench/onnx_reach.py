@@ -70,7 +70,9 @@ def build(name):
     # The size the model's published weights were evaluated at (their metadata, nothing downloaded).
     size = torchvision.models.get_model_weights(name).DEFAULT.transforms().crop_size[0]
     kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
-    return getattr(torchvision.models, name)(weights=None, **kwargs).eval(), torch.randn(1, 3, size, size, generator=g)
+    net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    size = getattr(net, "image_size", size)  # a ViT built without its weights takes its own size (vit_h_14: 224)
+    return net, torch.randn(1, 3, size, size, generator=g)
 
 
 def export(net, x, path, opset):

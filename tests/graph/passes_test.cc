@@ -139,6 +139,33 @@ TEST(GraphPasses, RecognizeGeluMakesTheErfFormulaOneNodeThatFusesIntoTheDense) {
   EXPECT_EQ(count(recognize_gelu(near_miss), Op::named("gelu")), 0);
 }
 
+// GPT-2's GELU as the importer builds it: 0.5 x (1 + tanh(sqrt(2/pi) (x +
+// 0.044715 x^3))), x^3 as (x * x) * x; `cubic` another coefficient.
+Graph tanh_gelu_formula_graph(float cubic = 0.044715f) {
+  GraphBuilder b(13);
+  NodeId x = b.input("x", {4, 32});
+  NodeId h = b.dense(x, b.random_constant("w", {24, 32}, -0.4f, 0.4f), "fc");
+  h = b.add(h, b.random_constant("bias", {24}, -0.5f, 0.5f), "fc.bias");
+  NodeId cube = b.multiply(b.multiply(h, h, "square"), h, "cube");
+  NodeId inner = b.add(h, b.multiply(scalar(b, "c", cubic), cube, "c_cube"), "x_plus");
+  NodeId t = b.add_node(Op::named("tanh"), "tanh", {b.multiply(inner, scalar(b, "k", 0.7978845608f), "scaled")});
+  NodeId e = b.add(t, scalar(b, "one", 1.0f), "one_plus");
+  return b.finish({b.multiply(b.multiply(scalar(b, "half", 0.5f), h, "half_x"), e, "gelu")});
+}
+
+TEST(GraphPasses, RecognizeGeluMakesGpt2sTanhFormulaOneNodeThatFusesIntoTheDense) {
+  const Graph before = tanh_gelu_formula_graph();
+  const Graph after = eliminate_dead_nodes(recognize_gelu(before));
+  ASSERT_EQ(count(after, Op::named("gelu")), 1);
+  for (const Node& n : after.nodes())
+    if (n.op == Op::named("gelu")) EXPECT_TRUE(n.attrs_as<ops::GeluAttrs>().tanh_approximation);
+  EXPECT_EQ(count(after, Op::named("tanh")), 0);
+  EXPECT_EQ(count(after, Op::kMultiply), 0);
+  expect_same_outputs(before, after);
+  EXPECT_EQ(fuse_operators(optimize(before)).size(), 1u);
+  EXPECT_EQ(count(recognize_gelu(tanh_gelu_formula_graph(0.05f)), Op::named("gelu")), 0);
+}
+
 // A transformer's feed-forward step as the importer builds MatMul of a 3-D
 // activation: reshape -> dense -> reshape, then bias (a row), GELU and the
 // residual add (a same-shaped tensor), and a scale by a scalar after a
