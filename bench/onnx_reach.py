@@ -72,6 +72,10 @@ def build(name):
     kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
     net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
     size = getattr(net, "image_size", size)  # a ViT built without its weights takes its own size (vit_h_14: 224)
+    with torch.no_grad():  # a head initialised to zeros (torchvision's ViT) would make every output 0
+        for p in net.parameters():
+            if p.dim() > 1 and not p.any():
+                p.normal_(0.0, 0.02, generator=g)
     return net, torch.randn(1, 3, size, size, generator=g)
 
 

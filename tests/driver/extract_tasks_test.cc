@@ -99,6 +99,16 @@ TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
   EXPECT_NE(text.find("T_relu("), std::string::npos);
 }
 
+// The model built with the best records of `log` (dispatch warnings into `warnings`).
+BuildResult build_with_log(const graph::Graph& model, const target::Target& target, const std::string& log,
+                           std::ostringstream& warnings) {
+  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, warnings);
+  BuildOptions with_log;
+  with_log.history = &history;
+  with_log.warnings = &warnings;
+  return build::build(model, target, with_log);
+}
+
 TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   // PyTorch's resnet18 topology at a few channels (tests/data/onnx).
   const graph::Graph model = test::narrow_resnet18();
@@ -135,11 +145,7 @@ TEST(ExtractTasks, TunedNetworkBuiltFromTheLogMatchesTheInterpreter) {
   records::write_records(log, searched);
 
   std::ostringstream dispatch_warnings;
-  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, dispatch_warnings);
-  BuildOptions with_log;
-  with_log.history = &history;
-  with_log.warnings = &dispatch_warnings;
-  BuildResult built = build::build(model, target, with_log);
+  BuildResult built = build_with_log(model, target, log, dispatch_warnings);
   // Every kernel of a tuned task takes a record, those whose epilogue differs
   // from their task's (the residual adds) included.
   int tunable = 0, tuned = 0;
@@ -224,11 +230,7 @@ TEST(ExtractTasks, AGroupedConvolutionIsATaskWhoseTunedKernelMatchesTheInterpret
   records::write_records(log, searched);
 
   std::ostringstream dispatch_warnings;
-  records::ApplyHistoryBest history = records::ApplyHistoryBest::from_file(log, dispatch_warnings);
-  BuildOptions with_log;
-  with_log.history = &history;
-  with_log.warnings = &dispatch_warnings;
-  BuildResult built = build::build(model, target, with_log);
+  BuildResult built = build_with_log(model, target, log, dispatch_warnings);
   const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const KernelSummary& k) { return k.tuned; });
   EXPECT_EQ(tuned, 1) << dispatch_warnings.str();
   test::expect_matches_interpreter(model, std::move(built));
