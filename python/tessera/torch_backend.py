@@ -331,7 +331,6 @@ _RULES = {
     F.silu: (None, lambda c, n: c.builder.add_node("silu", n.name, [c.value(n.args[0])])),
     F.layer_norm: (lambda n: all(_arg(n, i, k) is None or _is_node(_arg(n, i, k)) for i, k in ((2, "weight"), (3, "bias"))),
                    _layer_norm),
-
     F.max_pool2d: (_max_pool_ok, _max_pool),
     F.avg_pool2d: (_avg_pool_ok, _avg_pool),
     F.adaptive_avg_pool2d: (lambda n: _ints(n.args[1]) in ([1], [1, 1]),

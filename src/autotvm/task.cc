@@ -67,8 +67,8 @@ void for_each_arg(Args& a, Visit&& visit) {
   visit("padding", a.padding);
   visit("layout", a.layout);
   visit("ic_bn", a.ic_bn);
-  visit("groups", a.groups);
   visit("oc_bn", a.oc_bn);
+  visit("groups", a.groups);
   visit("bias", a.bias);
   visit("relu", a.relu);
   visit("pool", a.pool);

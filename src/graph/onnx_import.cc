@@ -142,13 +142,17 @@ std::string Importer::external_bytes(const onnx::TensorProto& t, const std::stri
   const size_t length = static_cast<size_t>(support::bounded_product(dims_of(t, what), "dims")) * element;
   const std::filesystem::path file = std::filesystem::path(path_).parent_path() / relative;
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(what + ": its external file " + support::quoted(file.string()) + " cannot be opened");
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!in || ec) fail(what + ": its external file " + support::quoted(file.string()) + " cannot be opened");
+  // Checked before allocating: a hostile file's dims can claim terabytes.
+  if (offset < 0 || static_cast<uintmax_t>(offset) > size || size - static_cast<uintmax_t>(offset) < length)
+    fail(fmt::format("{}: its external file {} holds {} bytes, not the {} its dims need at offset {} (truncated?)",
+                     what, support::quoted(file.string()), size, length, offset));
   in.seekg(offset);
   std::string bytes(length, '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(length));
-  if (offset < 0 || static_cast<size_t>(in.gcount()) != length)
-    fail(fmt::format("{}: its external file {} holds {} of the {} bytes at offset {} (truncated?)", what,
-                     support::quoted(file.string()), std::max<std::streamsize>(in.gcount(), 0), length, offset));
+  if (static_cast<size_t>(in.gcount()) != length) fail(what + ": reading " + support::quoted(file.string()) + " failed");
   return bytes;
 }
 

@@ -239,6 +239,11 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   expect_refused("external data outside the folder", external("../../etc/passwd"), "lies outside the model's folder");
   expect_refused("external data at an absolute path", external("/etc/passwd"), "lies outside the model's folder");
   expect_refused("external data missing", external("no-such-file.bin"), "cannot be opened");
+  expect_refused("external data claiming gigabytes", [&](onnx::ModelProto& m) {
+        // The model file itself: it exists, far shorter than the dims claim.
+        external("tessera-onnx-" + std::to_string(getpid()) + ".onnx")(m);
+        m.mutable_graph()->mutable_initializer(0)->add_dims(int64_t{1} << 20);
+      }, "its dims need at offset 0 (truncated?)");
   expect_refused("bad pads", [](onnx::ModelProto& m) {
         for (auto& a : *first(m, "Conv").mutable_attribute())
           if (a.name() == "pads") a.mutable_ints()->RemoveLast();
