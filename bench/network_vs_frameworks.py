@@ -123,8 +123,9 @@ def records_for(directory, model, threads):
     return None
 
 
-def extra_sides(args, model, threads):
-    """Compiles each --extra-tessera side of `model`: [(label, artifact)]."""
+def extra_sides(args, model, source, threads):
+    """Compiles each --extra-tessera side of `model` (from `source`: its zoo
+    name or its .onnx file): [(label, artifact)]."""
     out = []
     for i, spec in enumerate(args.extra_tessera):
         label, equals, extra = spec.partition("=")
@@ -134,7 +135,7 @@ def extra_sides(args, model, threads):
         if "--records" in words and not os.path.exists(words[words.index("--records") + 1]):
             continue
         artifact = os.path.join(args.artifacts, f"{model}.t{threads}.extra{i}.tsr")
-        command = [args.tessera, "compile", model, "--threads", str(threads), "-o", artifact] + words
+        command = [args.tessera, "compile", source, "--threads", str(threads), "-o", artifact] + words
         print(f"{model} {threads} threads: {label}: {' '.join(words)}", flush=True)
         subprocess.run(command, check=True, capture_output=True)
         out.append((label, artifact))
@@ -202,7 +203,7 @@ def main():
                 command += ["--records", records]
             print(f"{model} {threads} threads: tessera {'with ' + records if records else 'untuned'}", flush=True)
             subprocess.run(command, check=True, capture_output=True)
-            extra = extra_sides(args, model, threads)
+            extra = extra_sides(args, model, source, threads)
             if args.baseline_tessera:
                 before = os.path.join(args.artifacts, f"{model}.t{threads}.before.tsr")
                 subprocess.run([args.baseline_tessera, "compile", source, "--threads", str(threads), "-o", before]

@@ -38,6 +38,12 @@ def main():
             # graph untouched), then the backend itself.
             seen["graphs"] += 1
             for node in gm.graph.nodes:
+                # Calls that neither read nor make a tensor (torchvision's usage
+                # logging) are no computation to leave anywhere.
+                tensors = [node] + list(node.all_input_nodes)
+                if not any(isinstance(t.meta.get("example_value", t.meta.get("val")), (torch.Tensor, tuple, list))
+                           for t in tensors):
+                    continue
                 if node.op in ("call_function", "call_method"):
                     supported, why = tessera_backend.supports(node)
                     if not supported:
