@@ -352,8 +352,10 @@ TEST(GraphPasses, ConvertLayoutBlocksConvolutionsAndTheirEpilogues) {
 }
 
 // A grouped convolution between two plain ones (ResNeXt's bottleneck):
-// blocked like them, its blocks dividing one group's channels (24 per group:
-// blocks of 8 where the vector holds 16), and its weight packed group by group.
+// blocked like them, its blocks dividing one group's channels, and its weight
+// packed group by group. 24 per group: blocks of 24 where the vector holds 16
+// (a vector and a half in two instructions, fuller than half-vector blocks
+// of 8), of 8 where it holds 8.
 TEST(GraphPasses, ConvertLayoutBlocksGroupedConvolutionsWithinTheirGroups) {
   GraphBuilder b(7);
   NodeId x = b.input("data", {1, 16, 8, 8});
@@ -366,12 +368,18 @@ TEST(GraphPasses, ConvertLayoutBlocksGroupedConvolutionsWithinTheirGroups) {
   Graph g = b.finish({x});
   Graph c = cancel_layout_transforms(convert_layout(g, 16));
   const Node& group = c.node(*c.find("group"));
-  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().data_layout, "NCHW8c");
-  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().kernel_layout, "OIHW8i8o");
+  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().data_layout, "NCHW24c");
+  EXPECT_EQ(group.attrs_as<Conv2dAttrs>().kernel_layout, "OIHW24i24o");
   EXPECT_EQ(group.attrs_as<Conv2dAttrs>().groups, 2);
-  EXPECT_EQ(c.node(group.inputs[1]).type.shape, (Shape{6, 3, 3, 3, 8, 8}));
-  EXPECT_EQ(group.type.shape, (Shape{1, 6, 4, 4, 8}));
+  EXPECT_EQ(c.node(group.inputs[1]).type.shape, (Shape{2, 1, 3, 3, 24, 24}));
+  EXPECT_EQ(group.type.shape, (Shape{1, 2, 4, 4, 24}));
+  // Its neighbours block their 48 channels by 16: into the network's blocks,
+  // 16 -> 24 and back around the grouped convolution, out of them.
+  EXPECT_EQ(count(c, Op::kLayoutTransform), 4);
   expect_same_outputs(g, c);
+  Graph narrow = convert_layout(g, 8);
+  EXPECT_EQ(narrow.node(*narrow.find("group")).attrs_as<Conv2dAttrs>().data_layout, "NCHW8c");
+  expect_same_outputs(g, narrow);
   // Blocks chosen for it (a graph tuner's) must divide a group's channels.
   EXPECT_NO_THROW(convert_layout(g, 16, {{"group", ConvBlocks{4, 12}}}));
   EXPECT_THROW(convert_layout(g, 16, {{"group", ConvBlocks{16, 16}}}), Error);
