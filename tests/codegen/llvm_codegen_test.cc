@@ -81,6 +81,23 @@ TEST(CodegenLLVM, VectorisedInnerLoopBecomesVectorFma) {
   EXPECT_NE(ir.find("load <32 x float>"), std::string::npos) << ir;
 }
 
+// A vector loop of no power of two runs as pieces that are (24: 16 then 8;
+// 7: 4, 2, then a scalar lane), each piece reading and writing its own lanes.
+TEST(CodegenLLVM, VectorLoopsOfOddWidthRunAsPowerOfTwoPieces) {
+  for (int64_t n : {24, 7}) {
+    SCOPED_TRACE(n);
+    auto f = matmul_kernel(5, n, 9, ForKind::Serial, ForKind::Vectorized);
+    NDArray a({5, 9}), b({9, n}), c({5, n});
+    a.fill_random(7), b.fill_random(8);
+    run(f, {&a, &b, &c});
+    expect_near_all(c, reference_matmul(a, b));
+    const std::string ir = emit_llvm_ir(f, Target::host());
+    EXPECT_EQ(ir.find("x float> @llvm.fmuladd.v" + std::to_string(n) + "f32"), std::string::npos) << ir;
+    for (const char* piece : n == 24 ? std::vector<const char*>{"v16f32", "v8f32"} : std::vector<const char*>{"v4f32", "v2f32"})
+      EXPECT_NE(ir.find(std::string("@llvm.fmuladd.") + piece), std::string::npos) << piece << "\n" << ir;
+  }
+}
+
 // A 4x16 accumulator tile: rows unrolled, columns vectorised, reduction loop
 // outside them. The tile must live in ymm registers across the k loop.
 tir::LoweredFunc register_blocked_matmul(int64_t m, int64_t n, int64_t k, ForKind outer_kind) {
