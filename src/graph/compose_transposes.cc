@@ -1,8 +1,6 @@
 // compose_transposes (passes.h): a transpose of a transpose is one transpose,
 // and none when the two undo each other, as batch_matmul's (batch, N, K)
 // operand made of an exported K^T does. Each would be a copy kernel.
-#include <numeric>
-
 #include "graph/passes.h"
 #include "graph/rewriter.h"
 #include "ops/transform.h"
@@ -38,10 +36,9 @@ Graph compose_transposes(const Graph& g) {
     const std::vector<int64_t> outer = perm_of(n, rank), first = perm_of(inner, rank);
     std::vector<int64_t> perm(rank);
     for (size_t i = 0; i < rank; ++i) perm[i] = first[static_cast<size_t>(outer[i])];
-    std::vector<int64_t> identity(rank);
-    std::iota(identity.begin(), identity.end(), 0);
     const NodeId x = inner.inputs[0];
-    r.replace(n.id, perm == identity ? x : r.add(Op::kTranspose, n.name, {x}, ops::TransposeAttrs{perm}));
+    r.replace(n.id, ops::is_identity_permutation(perm) ? x
+                                                       : r.add(Op::kTranspose, n.name, {x}, ops::TransposeAttrs{perm}));
   }
   return r.finish();
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ops/reduce.h"
+#include "ops/transform.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
@@ -84,12 +85,6 @@ std::vector<int64_t> permutation(const std::string& from, const std::string& to)
   return perm;
 }
 
-bool is_identity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 }  // namespace
 
 NodeId einsum(GraphBuilder& b, const std::string& equation, std::vector<NodeId> x, const std::string& name) {
@@ -133,7 +128,7 @@ NodeId einsum(GraphBuilder& b, const std::string& equation, std::vector<NodeId> 
   }
   auto transposed = [&](NodeId v, const std::string& from, const std::string& to, const std::string& suffix) {
     const std::vector<int64_t> perm = permutation(from, to);
-    return is_identity(perm) ? v : b.transpose(v, perm, name + suffix);
+    return ops::is_identity_permutation(perm) ? v : b.transpose(v, perm, name + suffix);
   };
   if (x.size() == 1) return transposed(x[0], terms[0], e.output, "");
 

@@ -1,7 +1,6 @@
 #include "ops/transform.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "ops/operator.h"
 #include "ops/reference.h"
@@ -156,6 +155,12 @@ ir::Tensor layout_transform(const ir::Tensor& data, const std::string& src, cons
                      {{"src_layout", src}, {"dst_layout", dst}});
 }
 
+bool is_identity_permutation(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 }  // namespace tessera::ops
 
 
@@ -303,9 +308,7 @@ TESSERA_OPERATOR(transpose) {
     const std::vector<int64_t> perm = transpose_perm(attrs.as<TransposeAttrs>(), in[0].size());
     std::vector<int64_t> sorted = perm;
     std::sort(sorted.begin(), sorted.end());
-    std::vector<int64_t> identity(in[0].size());
-    std::iota(identity.begin(), identity.end(), 0);
-    if (sorted != identity)
+    if (sorted.size() != in[0].size() || !is_identity_permutation(sorted))
       shape_error("perm " + shape_to_string(perm) + " is not a permutation of the axes of data " +
                   shape_to_string(in[0]));
     Shape out;

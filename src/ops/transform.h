@@ -49,6 +49,8 @@ struct LayoutTransformAttrs {
 ir::Tensor reshape(const ir::Tensor& data, const Shape& newshape);
 // out axis i is data axis perm[i].
 ir::Tensor transpose(const ir::Tensor& data, const std::vector<int64_t>& perm);
+// Whether perm is 0, 1, ..., n-1 (a transpose that moves nothing).
+bool is_identity_permutation(const std::vector<int64_t>& perm);
 // Along `axis`; every other extent must agree.
 ir::Tensor concat(const std::vector<ir::Tensor>& inputs, int64_t axis);
 ir::Tensor sigmoid(const ir::Tensor& x);
