@@ -19,6 +19,11 @@ the committed files.
   GPT2Model and ViTModel built from small configs (2 layers, 2 heads, width
   32; nothing downloaded), their last hidden state exported at opset 17 on
   8 token ids or a 1x3x32x32 image.
+- bert_tiny_dynamic, gpt2_tiny_dynamic, resnet18_narrow_dynamic: models whose
+  sequence (BERT with its attention mask, GPT-2) or batch (the narrow
+  ResNet-18) is a symbolic dimension, each with onnxruntime's outputs at three
+  sizes (NAME.sN.input*.npy, NAME.sN.expected.npy): what one artifact
+  compiled for a range of sizes is checked against.
 """
 import os
 import sys
@@ -517,6 +522,69 @@ def export_hidden_state(name, net, x):
         save(name, f.read(), [x.numpy()])
 
 
+class HiddenStateWithMask(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, ids, mask):
+        return self.net(input_ids=ids, attention_mask=mask)[0]
+
+
+def save_sizes(name, path, make_inputs, sizes):
+    """onnxruntime's output of the model at `path` for the inputs of each size."""
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for n in sizes:
+        inputs = make_inputs(n)
+        feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+        expected = session.run(None, feed)[0]
+        for k, x in enumerate(inputs):
+            np.save(os.path.join(OUT, f"{name}.s{n}.input{k}.npy"), x)
+        np.save(os.path.join(OUT, f"{name}.s{n}.expected.npy"), expected.astype(np.float32))
+    print(f"{name}: {os.path.getsize(path)} bytes, sizes {sizes}")
+
+
+def varying_models():
+    """Models with a symbolic sequence or batch dimension (from their own seed)."""
+    import transformers
+    torch.manual_seed(3)
+    gen = np.random.default_rng(41)
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    bert = transformers.BertModel(transformers.BertConfig(vocab_size=100, max_position_embeddings=16, **small),
+                                  add_pooling_layer=False).eval()
+    path = os.path.join(OUT, "bert_tiny_dynamic.onnx")
+    ids, mask = torch.randint(0, 100, (1, 8)), torch.ones(1, 8, dtype=torch.int64)
+    torch.onnx.export(HiddenStateWithMask(bert), (ids, mask), path, opset_version=17, input_names=["ids", "mask"],
+                      output_names=["hidden"], dynamic_axes={"ids": {1: "sequence"}, "mask": {1: "sequence"},
+                                                             "hidden": {1: "sequence"}}, dynamo=False)
+
+    def bert_inputs(n):  # the last token masked out, as a padded batch has it
+        m = np.ones((1, n), np.int64)
+        m[0, -1] = 0
+        return [gen.integers(0, 100, (1, n)).astype(np.int64), m]
+    save_sizes("bert_tiny_dynamic", path, bert_inputs, [3, 8, 13])
+
+    gpt2 = transformers.GPT2Model(transformers.GPT2Config(vocab_size=100, n_positions=16, n_embd=32, n_layer=2,
+                                                          n_head=2, bos_token_id=0, eos_token_id=0)).eval()
+    path = os.path.join(OUT, "gpt2_tiny_dynamic.onnx")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    from transformer_models import LastHiddenState
+    torch.onnx.export(LastHiddenState(gpt2), torch.randint(0, 100, (1, 8)), path, opset_version=17,
+                      input_names=["ids"], output_names=["hidden"],
+                      dynamic_axes={"ids": {1: "sequence"}, "hidden": {1: "sequence"}}, dynamo=False)
+    save_sizes("gpt2_tiny_dynamic", path, lambda n: [gen.integers(0, 100, (1, n)).astype(np.int64)], [3, 8, 13])
+
+    net = NarrowResNet18()
+    randomize_batch_norms(net)
+    net.eval()
+    path = os.path.join(OUT, "resnet18_narrow_dynamic.onnx")
+    torch.onnx.export(net, torch.randn(1, 3, 32, 32), path, opset_version=17, input_names=["data"],
+                      output_names=["logits"], dynamic_axes={"data": {0: "batch"}, "logits": {0: "batch"}},
+                      dynamo=False)
+    save_sizes("resnet18_narrow_dynamic", path,
+               lambda n: [gen.standard_normal((n, 3, 32, 32)).astype(np.float32)], [1, 3, 4])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -528,6 +596,7 @@ def main():
     transformer_models()
     einsum_models()
     known_tensor_models()
+    varying_models()
 
 
 if __name__ == "__main__":

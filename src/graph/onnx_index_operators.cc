@@ -391,12 +391,12 @@ void Importer::range(const onnx::NodeProto& n) {
 
 void Importer::integer_logic(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
-  if (op == "Not") {
+  if (op == "Not" || op == "IsNaN") {
     require_inputs(n, 1);
     const Value& a = value(n.input(0), describe(n));
-    if (!a.ints) return set_output(n, b_.add_node(Op::named("logical_not"), name_of(n), {a.node}));
+    if (!a.ints) return set_output(n, b_.add_node(Op::named(op == "Not" ? "logical_not" : "is_nan"), name_of(n), {a.node}));
     std::vector<int64_t> out;
-    for (int64_t v : *a.ints) out.push_back(v == 0);
+    for (int64_t v : *a.ints) out.push_back(op == "Not" ? v == 0 : 0);  // an integer is never NaN
     return set_ints(n, out, a.ints_shape);
   }
   require_inputs(n, 2);

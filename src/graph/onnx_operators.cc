@@ -551,8 +551,13 @@ void Importer::constant(const onnx::NodeProto& n) {
   const std::string what = describe(n);
   if (const auto* a = attr(n, "value")) {
     onnx::TensorProto t = a->t();
-    if (std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d <= 0; }))
+    if (std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d <= 0; })) {
+      // An empty integer vector is a known shape of rank 0 (BERT's exporter
+      // feeds one to ConstantOfShape for a scalar); an empty float tensor has no use.
+      if (t.data_type() == onnx::TensorProto::INT64 && t.dims_size() == 1 && t.dims(0) == 0)
+        return set_ints(n, {}, {0});
       fail(what + ": an empty Constant (a dimension of 0) has no value");
+    }
     if (t.name().empty()) t.set_name(n.output(0));
     values_[n.output(0)] = tensor_value(t, what);
   } else if (const auto* f = attr(n, "value_float")) {
@@ -696,7 +701,7 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   if (op == "Range") return range(n);
   if (op == "Where") return where(n);
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-      op == "And" || op == "Or" || op == "Xor" || op == "Not")
+      op == "And" || op == "Or" || op == "Xor" || op == "Not" || op == "IsNaN")
     return integer_logic(n);
   fail(describe(n) + ": operator " + support::quoted(op) + " is not supported");
 }

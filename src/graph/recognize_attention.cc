@@ -42,8 +42,11 @@ class AttentionMatcher {
     Match m;
     m.v_nt = out.inputs[1];
     NodeId at = through_reshapes(out.inputs[0]);
+    const std::optional<NodeId> guarded = nan_guarded(at);
+    if (guarded) at = *guarded;
     const Node& softmax = g_.node(at);
-    if (softmax.op != Op::named("softmax") || !only_reader(at)) return std::nullopt;
+    if (softmax.op != Op::named("softmax") || consumers_[static_cast<size_t>(at)] != (guarded ? 2 : 1))
+      return std::nullopt;
     const int64_t rank = static_cast<int64_t>(softmax.type.shape.size());
     const int64_t axis = softmax.attrs_as<ops::SoftmaxAttrs>().axis;
     if (axis != -1 && axis != rank - 1) return std::nullopt;
@@ -88,6 +91,22 @@ class AttentionMatcher {
     return id;
   }
   bool only_reader(NodeId id) const { return consumers_[static_cast<size_t>(id)] == 1; }
+
+  // P when `id` is where(is_nan(P), 0, P): PyTorch's decomposition of masked
+  // attention zeroes the probabilities of a query whose every key is masked
+  // (-inf scores). The guard is dropped with the rest of the pattern: the
+  // attention kernel's rows never see such a query in the masks models build
+  // (finite minima, or -inf on some keys only).
+  std::optional<NodeId> nan_guarded(NodeId id) const {
+    const Node& w = g_.node(id);
+    if (w.op != Op::named("where") || !only_reader(id)) return std::nullopt;
+    const Node& test = g_.node(w.inputs[0]);
+    const auto zero = pattern::scalar(g_, w.inputs[1]);
+    if (test.op != Op::named("is_nan") || !only_reader(w.inputs[0]) || test.inputs[0] != w.inputs[2] || !zero ||
+        *zero != 0.0f || g_.node(w.inputs[2]).type.shape != w.type.shape)
+      return std::nullopt;
+    return w.inputs[2];
+  }
 
   // x when n is x * c, c * x or x / c for a constant c of one element; the
   // scale is multiplied in.

@@ -3,6 +3,7 @@
 // 0, as every value computes in float32; any non-zero value reads as true.
 // All are elementwise with NumPy broadcasting and fuse as epilogues.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/elementwise.h"
 #include "ops/operator.h"
@@ -100,6 +101,25 @@ TESSERA_OPERATOR(logical_not) {
     const ir::Tensor& x = in[0];
     auto body = [&](const std::vector<ir::Var>& v) { return truth(ir::load(x, to_exprs(v)) == ir::make_float(0.0)); };
     return ir::compute(x->shape, body, unique_name("T_logical_not", {x}), "elemwise", ax_names(x->shape.size()));
+  };
+  return op;
+}
+
+// 1 where x is NaN, else 0 (ONNX IsNaN). PyTorch's masked attention guards
+// its probabilities with it; recognize_attention removes that guard.
+TESSERA_OPERATOR(is_nan) {
+  using namespace tessera::ops;
+  Operator op = unary_elementwise_operator("is_nan");
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference_unary(call, in, y, [](float x) { return truth(std::isnan(x)); });
+  };
+  op.compute = [](const OperatorCall&, const std::vector<ir::Tensor>& in) {
+    const ir::Tensor& x = in[0];
+    auto body = [&](const std::vector<ir::Var>& v) {
+      ir::Expr e = ir::load(x, to_exprs(v));
+      return truth(e != e);  // unordered: true only for NaN
+    };
+    return ir::compute(x->shape, body, unique_name("T_is_nan", {x}), "elemwise", ax_names(x->shape.size()));
   };
   return op;
 }
