@@ -26,6 +26,7 @@
 #include "runtime/npy.h"
 #include "runtime/thread_pool.h"
 #include "target_flags.h"
+#include "varying_model_command.h"
 #include "support/write_file.h"
 #include "tessera/error.h"
 
@@ -46,15 +47,19 @@ bool is_artifact(const std::string& path) {
 
 graph::Graph load(const ModelCommandOptions& o) { return graph::load_model(o.model, o.model_flags.options()); }
 
-build::BuildResult compile(const ModelCommandOptions& o, const target::Target& target) {
-  const graph::Graph model = load(o);
-  const auto start = std::chrono::steady_clock::now();
+driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   driver::CompileOptions options;
   if (!o.records.empty()) options.records = {o.records};
   options.winograd = !o.no_winograd;
   options.keep_layout = o.keep_layout;
   options.fuse_depthwise_rows = o.fuse_depthwise_rows;
-  build::BuildResult built = driver::compile(model, target, options);
+  return options;
+}
+
+build::BuildResult compile(const ModelCommandOptions& o, const target::Target& target) {
+  const graph::Graph model = load(o);
+  const auto start = std::chrono::steady_clock::now();
+  build::BuildResult built = driver::compile(model, target, compile_options(o));
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   int calls = 0;
   for (const auto& k : built.kernels) calls += k.calls;
@@ -135,6 +140,10 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
   c.bench->add_option("--repeat", o.repeat, "measurements")->check(at_least(1))->capture_default_str();
   c.bench->add_flag("--profile", o.profile, "also time each kernel call, slowest first");
+  c.bench->add_option("--sizes", o.sizes,
+                      "an artifact compiled for a range: the sizes of its dimension to time (default: its buckets)")
+      ->delimiter(',')
+      ->check(at_least(1));
   c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
@@ -148,6 +157,8 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
 int run_compile(const ModelCommandOptions& o) {
   support::refuse_to_overwrite(o.output, o.model, "model", "-o");
   const target::Target target = resolve_target(o.target, o.threads);
+  if (const graph::ModelOptions model = o.model_flags.options(); model.varying)
+    return run_compile_varying(o, model, compile_options(o), target);
   build::BuildResult built = compile(o, target);
   runtime::write_artifact(built.artifact, o.output);
   fmt::print("wrote {}\n", o.output);
@@ -178,7 +189,9 @@ int run_model(const ModelCommandOptions& o) {
     for (const std::string& spec : o.inputs)
       support::refuse_to_overwrite(o.output, spec.substr(spec.find('=') + 1), "array (--input)");
   }
-  runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.model);
+  runtime::Artifact artifact = runtime::read_artifact(o.model);
+  if (artifact.varying) return run_varying_model(o, std::move(artifact));
+  runtime::GraphExecutor ex(std::move(artifact), o.model);
   ex.set_threads(o.threads);  // 0: the artifact's own count
   ex.set_random_inputs();
   for (size_t i = 0; i < o.inputs.size(); ++i) {
@@ -217,6 +230,13 @@ int run_bench(const ModelCommandOptions& o) {
       if (given)
         throw Error(std::string(flag) + " shapes a compilation, and '" + o.model +
                     "' is a compiled artifact; compile the model again with it instead");
+  }
+  if (!o.sizes.empty() && !is_artifact(o.model))
+    throw Error("--sizes times an artifact compiled for a range (tessera compile --dim NAME=MIN..MAX)");
+  if (is_artifact(o.model)) {
+    runtime::Artifact artifact = runtime::read_artifact(o.model);
+    if (artifact.varying) return run_varying_bench(o, std::move(artifact));
+    if (!o.sizes.empty()) throw Error("--sizes: '" + o.model + "' was compiled for fixed shapes");
   }
   const target::Target target = resolve_target(o.target, o.threads);
   if (!is_artifact(o.model)) target::require_runnable_here(target);

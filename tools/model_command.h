@@ -26,6 +26,7 @@ struct ModelCommandOptions {
   std::string output;      // compile: the artifact; run: the first output as .npy
   std::vector<std::string> inputs;  // run: [NAME=]FILE.npy
   int number = 10, repeat = 5;      // bench
+  std::vector<int64_t> sizes;       // bench of a varying artifact: the sizes to time (default: its buckets)
   bool profile = false;             // bench: time each kernel call too
   bool check = false;               // compile: compare with the reference interpreter
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels

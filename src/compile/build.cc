@@ -190,8 +190,14 @@ graph::Graph optimize_for_target(const graph::Graph& model, const target::Target
 }
 
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& build_options) {
-  graph::Graph optimized = optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
-                                                 build_options.keep_layout);
+  return build_optimized(model,
+                         optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
+                                             build_options.keep_layout),
+                         target, build_options);
+}
+
+BuildResult build_optimized(const graph::Graph& model, graph::Graph optimized, const target::Target& target,
+                            const BuildOptions& build_options) {
   BuildResult result = Builder(optimized, target, build_options).run();
   name_outputs_as_the_model(model, result.artifact.graph);
   result.optimized = std::move(optimized);

@@ -62,5 +62,9 @@ graph::Graph optimize_for_target(const graph::Graph& model, const target::Target
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& options = {});
+// The same from the passes' graph (optimize_for_target's, perhaps edited
+// since: graph::pad_varying_dimension adds masks); `model` names the outputs.
+BuildResult build_optimized(const graph::Graph& model, graph::Graph optimized, const target::Target& target,
+                            const BuildOptions& options = {});
 
 }  // namespace tessera::build

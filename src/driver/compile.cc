@@ -1,27 +1,151 @@
 #include "driver/compile.h"
 
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+
 #include "compile/graph_choices.h"
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
+#include "tessera/error.h"
 
 namespace tessera::driver {
 
-build::BuildResult compile(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
-  build::BuildOptions build_options;
-  build_options.winograd = options.winograd;
-  build_options.keep_layout = options.keep_layout;
-  build_options.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
-  build_options.warnings = options.warnings;
-  if (options.records.empty() && options.loaded_records.empty()) return build::build(model, target, build_options);
+namespace {
+
+// The records CompileOptions names, read once, and the build options they give.
+struct BuildSetup {
+  std::optional<records::ApplyHistoryBest> history;
+  build::BuildOptions options;
+};
+
+void set_up(const CompileOptions& options, BuildSetup& setup) {
+  build::BuildOptions& b = setup.options;
+  b.winograd = options.winograd;
+  b.keep_layout = options.keep_layout;
+  b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
+  b.warnings = options.warnings;
+  if (options.records.empty() && options.loaded_records.empty()) return;
   std::vector<records::Record> all = options.loaded_records;
   for (const auto& log : options.records) {
     auto r = records::load_records(log, options.warnings ? *options.warnings : std::cerr);
     all.insert(all.end(), r.begin(), r.end());
   }
-  records::ApplyHistoryBest history(all);
-  build_options.history = &history;
-  build_options.conv_blocks = build::graph_choices(all);
-  return build::build(model, target, build_options);
+  b.conv_blocks = build::graph_choices(all);
+  setup.history.emplace(std::move(all));
+  b.history = &*setup.history;
+}
+
+// Index of a param of `params` equal to `value` (shape and bytes), or -1.
+class ParamIndex {
+ public:
+  explicit ParamIndex(const std::vector<runtime::NDArray>& params) : params_(params) {
+    for (size_t i = 0; i < params.size(); ++i) by_hash_.emplace(hash(params[i]), static_cast<int>(i));
+  }
+  int find(const runtime::NDArray& value) const {
+    auto [first, last] = by_hash_.equal_range(hash(value));
+    for (auto it = first; it != last; ++it) {
+      const runtime::NDArray& p = params_[static_cast<size_t>(it->second)];
+      if (p.shape() == value.shape() && std::memcmp(p.data(), value.data(), p.size() * sizeof(float)) == 0)
+        return it->second;
+    }
+    return -1;
+  }
+
+ private:
+  static uint64_t hash(const runtime::NDArray& a) {  // FNV-1a over the shape and a sample of the values
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (int64_t d : a.shape()) mix(static_cast<uint64_t>(d));
+    const int64_t step = std::max<int64_t>(1, a.size() / 64);
+    for (int64_t i = 0; i < a.size(); i += step) {
+      uint32_t bits;
+      std::memcpy(&bits, a.data() + i, sizeof(bits));
+      mix(bits);
+    }
+    return h;
+  }
+  const std::vector<runtime::NDArray>& params_;
+  std::multimap<uint64_t, int> by_hash_;
+};
+
+}  // namespace
+
+build::BuildResult compile(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
+  BuildSetup setup;
+  set_up(options, setup);
+  return build::build(model, target, setup.options);
+}
+
+VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size)>& load,
+                                   const graph::VaryingDimension& dimension, const target::Target& target,
+                                   const CompileOptions& options) {
+  const std::vector<int64_t>& sizes = dimension.buckets;
+  if (sizes.empty() || dimension.min >= dimension.max)
+    throw Error("the varying dimension " + dimension.name + " needs a range of more than one size");
+  BuildSetup setup;
+  set_up(options, setup);
+  const build::BuildOptions& b = setup.options;
+  auto optimized_at = [&](const graph::Graph& model) {
+    return build::optimize_for_target(model, target, b.conv_blocks, b.winograd, b.keep_layout);
+  };
+  std::vector<graph::Graph> models, optimized;
+  for (int64_t size : sizes) {
+    models.push_back(load(size));
+    optimized.push_back(optimized_at(models.back()));
+  }
+  VaryingBuildResult result;
+  runtime::VaryingShapes varying{dimension.name, dimension.min, dimension.max, sizes, {}, {}, false};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    graph::Graph graph = optimized[i];
+    // The smallest size is never padded; every other bucket is proven exact
+    // under padding against the model at another size: the nearest other
+    // bucket above 1 (a size-1 axis can change what the passes make), else
+    // one loaded for the comparison.
+    if (sizes[i] > dimension.min) {
+      std::optional<size_t> other;
+      for (size_t j : {i + 1, i - 1})
+        if (j < sizes.size() && sizes[j] > 1 && !other) other = j;
+      std::optional<graph::Graph> probe;
+      const int64_t probe_size = sizes[i] - 1 > 1 ? sizes[i] - 1 : sizes[i] + 1;
+      if (!other) probe = optimized_at(load(probe_size));
+      graph::PaddedGraph padded =
+          graph::pad_varying_dimension(graph, sizes[i], probe ? *probe : optimized[*other],
+                                       probe ? probe_size : sizes[*other], dimension.min);
+      if (!padded.inexact.empty()) {
+        if (!dimension.listed)
+          throw Error(padded.inexact + ": padding " + dimension.name + " to a bucket would change its result; list " +
+                      "the sizes to compile with --buckets (each then runs at exactly its size), or give one size");
+        varying.exact_only = padded.inexact;
+      }
+      if (i + 1 == sizes.size()) {
+        varying.inputs = padded.inputs;
+        varying.outputs = padded.outputs;
+        varying.masked = padded.masked;
+      }
+      graph = std::move(padded.graph);
+    }
+    result.buckets.push_back(build::build_optimized(models[i], std::move(graph), target, b));
+  }
+  for (size_t i = 0; i + 1 < sizes.size(); ++i)
+    if (result.buckets[i].artifact.graph.outputs.size() != varying.outputs.size())
+      throw Error("the model has another number of outputs at " + dimension.name + " = " + std::to_string(sizes[i]));
+
+  runtime::Artifact& a = result.artifact;
+  a = std::move(result.buckets.back().artifact);
+  a.varying = varying;
+  const ParamIndex index(a.params);
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+    runtime::Artifact& from = result.buckets[i].artifact;
+    runtime::ArtifactBucket bucket{sizes[i], std::move(from.graph), std::move(from.shared_object), {}, {}};
+    for (runtime::NDArray& p : from.params) {
+      bucket.shared.push_back(index.find(p));
+      if (bucket.shared.back() < 0) bucket.own.push_back(std::move(p));
+    }
+    a.smaller.push_back(std::move(bucket));
+  }
+  return result;
 }
 
 }  // namespace tessera::driver

@@ -2,6 +2,7 @@
 // Compiling a network for a target, with tuning records applied: the one
 // flow behind `tessera compile`, `tessera run` and `tessera bench` on a
 // model, tessera.compile() in Python, tessera::compile() in C++ and the jit.
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "compile/build.h"
 #include "graph/fuse.h"
 #include "graph/graph.h"
+#include "graph/varying_dimension.h"
 #include "records/record.h"
 
 namespace tessera::driver {
@@ -36,5 +38,17 @@ struct CompileOptions {
 // or naming the log when one cannot be read.
 build::BuildResult compile(const graph::Graph& model, const target::Target& target,
                            const CompileOptions& options = {});
+
+// A model over a range of one dimension (graph/varying_dimension.h):
+// `load(size)` gives the model at one size of it; each bucket is optimized,
+// proven exact under padding (masks added), compiled, and all go into one
+// artifact (Artifact::varying) whose weights are stored once.
+struct VaryingBuildResult {
+  runtime::Artifact artifact;
+  std::vector<build::BuildResult> buckets;  // per bucket, in increasing size (their artifacts moved out)
+};
+VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size)>& load,
+                                   const graph::VaryingDimension& dimension, const target::Target& target,
+                                   const CompileOptions& options = {});
 
 }  // namespace tessera::driver

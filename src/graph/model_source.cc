@@ -29,6 +29,10 @@ Graph load_model(const std::string& model, const ModelOptions& options) {
   const bool file = std::filesystem::is_regular_file(model, ec);
   if (file && runtime::is_artifact_file(model))
     throw Error("'" + model + "' is a compiled Tessera artifact, not a model: run it with `tessera run` or `tessera bench`");
+  if (options.varying)
+    throw Error("'" + model + "': " + options.varying->name + " is given a range (" +
+                std::to_string(options.varying->min) + ".." + std::to_string(options.varying->max) +
+                "): `tessera compile` makes one artifact for it; this command takes one size");
   if (file || ends_with_onnx(model)) {
     if (options.layout != "NCHW")
       throw Error("'" + model + "': an ONNX model keeps the layout it was exported in (--layout applies to the zoo)");
@@ -55,9 +59,6 @@ std::pair<std::string, std::string> name_and_value(const std::string& flag, cons
 }
 
 int64_t positive_size(const std::string& flag, const std::string& text, const std::string& part) {
-  if (part.find("..") != std::string::npos)
-    throw Error(flag + " " + support::quoted(text) + ": a range of sizes (" + part +
-                ") would keep the dimension symbolic, which Tessera does not compile yet; give one size");
   size_t used = 0;
   int64_t v = 0;
   try {
@@ -70,6 +71,23 @@ int64_t positive_size(const std::string& flag, const std::string& text, const st
   return v;
 }
 
+// "MIN..MAX" as the model's varying dimension `name` (one per model: a
+// second range must be the same one); returns MAX, the size the model's
+// shape holds in its place.
+int64_t varying_range(const std::string& flag, const std::string& text, const std::string& part,
+                      const std::string& name, ModelOptions& options) {
+  const size_t dots = part.find("..");
+  const int64_t min = positive_size(flag, text, part.substr(0, dots));
+  const int64_t max = positive_size(flag, text, part.substr(dots + 2));
+  if (max <= min)
+    throw Error(flag + " " + support::quoted(text) + ": the range " + part + " must rise (give one size instead)");
+  if (options.varying && (options.varying->min != min || options.varying->max != max || flag == "--dim"))
+    throw Error(flag + " " + support::quoted(text) + ": " + options.varying->name +
+                " already varies; one dimension per model may vary");
+  if (!options.varying) options.varying = VaryingDimension{name, min, max, default_buckets(min, max)};
+  return max;
+}
+
 }  // namespace
 
 void parse_shape_flag(const std::string& text, ModelOptions& options) {
@@ -77,7 +95,14 @@ void parse_shape_flag(const std::string& text, ModelOptions& options) {
   Shape shape;
   for (size_t start = 0;;) {
     const size_t x = dims.find('x', start);
-    shape.push_back(positive_size("--shape", text, dims.substr(start, x == std::string::npos ? x : x - start)));
+    const std::string part = dims.substr(start, x == std::string::npos ? x : x - start);
+    if (part.find("..") != std::string::npos) {
+      const std::string symbol = name + "[" + std::to_string(shape.size()) + "]";
+      options.varying_shape_axes.emplace_back(name, shape.size());
+      shape.push_back(varying_range("--shape", text, part, symbol, options));
+    } else {
+      shape.push_back(positive_size("--shape", text, part));
+    }
     if (x == std::string::npos) break;
     start = x + 1;
   }
@@ -86,7 +111,41 @@ void parse_shape_flag(const std::string& text, ModelOptions& options) {
 
 void parse_dim_flag(const std::string& text, ModelOptions& options) {
   const auto [name, size] = name_and_value("--dim", text);
+  if (size.find("..") != std::string::npos) {
+    if (!options.varying_shape_axes.empty())
+      throw Error("--dim " + support::quoted(text) + ": a --shape range already varies; one dimension per model may vary");
+    options.dims[name] = varying_range("--dim", text, size, name, options);
+    return;
+  }
   options.dims[name] = positive_size("--dim", text, size);
+}
+
+void parse_buckets_flag(const std::string& text, ModelOptions& options) {
+  if (!options.varying)
+    throw Error("--buckets " + support::quoted(text) + ": no dimension varies (give a range: --dim NAME=MIN..MAX)");
+  std::vector<int64_t> sizes;
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    sizes.push_back(positive_size("--buckets", text, text.substr(start, comma == std::string::npos ? comma : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  try {
+    options.varying->buckets = checked_buckets(sizes, options.varying->min, options.varying->max);
+    options.varying->listed = true;
+  } catch (const Error& e) {
+    throw Error("--buckets " + support::quoted(text) + ": " + e.what());
+  }
+}
+
+ModelOptions ModelOptions::at_size(int64_t size) const {
+  ModelOptions o = *this;
+  o.varying.reset();
+  o.varying_shape_axes.clear();
+  if (!varying) return o;
+  if (varying_shape_axes.empty()) o.dims[varying->name] = size;
+  for (const auto& [input, axis] : varying_shape_axes) o.input_shapes[input][axis] = size;
+  return o;
 }
 
 }  // namespace tessera::graph

@@ -43,6 +43,14 @@ NodeId Rewriter::add_constant(const std::string& name, runtime::NDArray value) {
   return graph_.add(std::move(n));
 }
 
+NodeId Rewriter::add_input(const std::string& name, TensorType type) {
+  Node n;
+  n.op = Op::kInput;
+  n.name = name;
+  n.type = std::move(type);
+  return graph_.add(std::move(n));
+}
+
 std::string Rewriter::unique_name(const std::string& name) const {
   if (!graph_.find(name)) return name;
   for (int i = 1;; ++i) {

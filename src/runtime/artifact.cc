@@ -159,27 +159,6 @@ std::vector<NDArray> read_params(Reader& r, uint64_t size, uint32_t crc, const E
   return params;
 }
 
-}  // namespace
-
-void write_artifact(const Artifact& artifact, const std::string& path) {
-  artifact.graph.validate();
-  std::string out(kMagic, sizeof(kMagic));
-  put<uint32_t>(out, kVersion);
-  put<uint32_t>(out, 5);
-  put_section(out, "target", artifact.target);
-  put_section(out, "instruction_sets", joined(artifact.instruction_sets));
-  put_section(out, "graph", artifact.graph.to_json().dump());
-  put_section(out, "params", params_bytes(artifact));
-  put_section(out, "kernels", artifact.shared_object);
-
-  support::write_file_atomically(path, out);
-}
-
-bool is_artifact_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return in && read_magic(in);
-}
-
 ExecutableGraph graph_from(const std::string& text, const std::string& path) {
   support::JsonLimits limits;
   limits.max_depth = 8;
@@ -193,6 +172,152 @@ ExecutableGraph graph_from(const std::string& text, const std::string& path) {
   }
   return ExecutableGraph::from_json(graph, "artifact '" + path + "'");
 }
+
+nlohmann::json axes_json(const VaryingShapes::Axes& axes) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [axis, factor] : axes) j[std::to_string(axis)] = factor;
+  return j;
+}
+
+VaryingShapes::Axes axes_from(const nlohmann::json& j) {
+  VaryingShapes::Axes axes;
+  for (const auto& [axis, factor] : j.items()) axes[std::stoi(axis)] = factor.get<int64_t>();
+  return axes;
+}
+
+nlohmann::json varying_json(const VaryingShapes& v) {
+  nlohmann::json j = {{"name", v.name}, {"min", v.min}, {"max", v.max}, {"buckets", v.buckets}, {"masked", v.masked},
+                    {"exact_only", v.exact_only}};
+  j["inputs"] = nlohmann::json::object();
+  for (const auto& [name, axes] : v.inputs) j["inputs"][name] = axes_json(axes);
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& axes : v.outputs) j["outputs"].push_back(axes_json(axes));
+  return j;
+}
+
+VaryingShapes varying_from(const std::string& text, const std::string& path, size_t smaller) {
+  const std::string where = "artifact '" + path + "': section \"varying\"";
+  VaryingShapes v;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    v.name = j.at("name").get<std::string>();
+    v.min = j.at("min").get<int64_t>();
+    v.max = j.at("max").get<int64_t>();
+    v.buckets = j.at("buckets").get<std::vector<int64_t>>();
+    v.masked = j.at("masked").get<bool>();
+    v.exact_only = j.at("exact_only").get<std::string>();
+    for (const auto& [name, axes] : j.at("inputs").items()) v.inputs[name] = axes_from(axes);
+    for (const auto& axes : j.at("outputs")) v.outputs.push_back(axes_from(axes));
+  } catch (const std::exception& e) {
+    throw Error(where + ": " + e.what());
+  }
+  bool ordered = !v.buckets.empty() && v.buckets.front() >= v.min && v.buckets.back() == v.max;
+  for (size_t i = 1; i < v.buckets.size(); ++i) ordered = ordered && v.buckets[i] > v.buckets[i - 1];
+  if (!ordered || v.min < 1) throw Error(where + ": buckets that do not rise from min to max");
+  if (v.buckets.size() != smaller + 1)
+    throw Error(where + ": " + std::to_string(v.buckets.size()) + " buckets, but the file holds " +
+                std::to_string(smaller + 1) + " graphs");
+  return v;
+}
+
+std::string bucket_section(size_t i, const char* part) { return "bucket." + std::to_string(i) + "." + part; }
+
+// A smaller bucket's constants: those equal to one of the largest bucket's
+// params refer to it, the others are stored.
+std::string own_params_bytes(const ArtifactBucket& b, const Artifact& a) {
+  if (b.shared.size() != b.graph.constants.size())
+    throw Error("write_artifact: bucket " + std::to_string(b.size) + " shares " + std::to_string(b.shared.size()) +
+                " of " + std::to_string(b.graph.constants.size()) + " constants");
+  std::string out;
+  size_t own = 0;
+  for (size_t i = 0; i < b.shared.size(); ++i) {
+    if (b.shared[i] >= 0) {
+      if (static_cast<size_t>(b.shared[i]) >= a.params.size() ||
+          a.params[b.shared[i]].shape() != b.graph.tensors[b.graph.constants[i]].shape)
+        throw Error("write_artifact: bucket " + std::to_string(b.size) + " shares a param of another shape");
+      continue;
+    }
+    if (own >= b.own.size()) throw Error("write_artifact: bucket " + std::to_string(b.size) + " lacks a constant");
+    const NDArray& p = b.own[own++];
+    out.append(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
+  }
+  return out;
+}
+
+ArtifactBucket bucket_from(const std::map<std::string, std::string>& sections, size_t i, int64_t size,
+                           const Artifact& a, const std::string& path) {
+  const std::string where = "artifact '" + path + "': bucket " + std::to_string(size);
+  for (const char* part : {"graph", "kernels", "shared", "params"})
+    if (!sections.count(bucket_section(i, part)))
+      throw Error(where + " has no '" + bucket_section(i, part) + "' section");
+  ArtifactBucket b;
+  b.size = size;
+  b.graph = graph_from(sections.at(bucket_section(i, "graph")), path);
+  b.shared_object = sections.at(bucket_section(i, "kernels"));
+  try {
+    b.shared = nlohmann::json::parse(sections.at(bucket_section(i, "shared"))).get<std::vector<int>>();
+  } catch (const std::exception& e) {
+    throw Error(where + ": its shared constants: " + e.what());
+  }
+  if (b.shared.size() != b.graph.constants.size())
+    throw Error(where + ": " + std::to_string(b.shared.size()) + " shared entries for " +
+                std::to_string(b.graph.constants.size()) + " constants");
+  const std::string& bytes = sections.at(bucket_section(i, "params"));
+  size_t at = 0;
+  for (size_t c = 0; c < b.shared.size(); ++c) {
+    const std::vector<int64_t>& shape = b.graph.tensors[b.graph.constants[c]].shape;
+    if (b.shared[c] >= 0) {
+      if (static_cast<size_t>(b.shared[c]) >= a.params.size() || a.params[b.shared[c]].shape() != shape)
+        throw Error(where + ": constant " + std::to_string(c) + " refers to no param of its shape");
+      continue;
+    }
+    NDArray p(shape);
+    const size_t n = static_cast<size_t>(p.size()) * sizeof(float);
+    if (bytes.size() - at < n) throw Error(where + ": its params are shorter than its constants");
+    std::memcpy(p.data(), bytes.data() + at, n);
+    at += n;
+    b.own.push_back(std::move(p));
+  }
+  if (at != bytes.size()) throw Error(where + ": its params are longer than its constants");
+  return b;
+}
+
+}  // namespace
+
+void write_artifact(const Artifact& artifact, const std::string& path) {
+  artifact.graph.validate();
+  std::string out(kMagic, sizeof(kMagic));
+  put<uint32_t>(out, kVersion);
+  const size_t smaller = artifact.varying ? artifact.smaller.size() : 0;
+  if (artifact.varying && artifact.varying->buckets.size() != smaller + 1)
+    throw Error("write_artifact: " + std::to_string(artifact.varying->buckets.size()) + " buckets for " +
+                std::to_string(smaller + 1) + " graphs");
+  put<uint32_t>(out, static_cast<uint32_t>(5 + (artifact.varying ? 1 + 4 * smaller : 0)));
+  put_section(out, "target", artifact.target);
+  put_section(out, "instruction_sets", joined(artifact.instruction_sets));
+  put_section(out, "graph", artifact.graph.to_json().dump());
+  put_section(out, "params", params_bytes(artifact));
+  put_section(out, "kernels", artifact.shared_object);
+  if (artifact.varying) {
+    put_section(out, "varying", varying_json(*artifact.varying).dump());
+    for (size_t i = 0; i < smaller; ++i) {
+      const ArtifactBucket& b = artifact.smaller[i];
+      b.graph.validate();
+      put_section(out, bucket_section(i, "graph"), b.graph.to_json().dump());
+      put_section(out, bucket_section(i, "kernels"), b.shared_object);
+      put_section(out, bucket_section(i, "shared"), nlohmann::json(b.shared).dump());
+      put_section(out, bucket_section(i, "params"), own_params_bytes(b, artifact));
+    }
+  }
+
+  support::write_file_atomically(path, out);
+}
+
+bool is_artifact_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return in && read_magic(in);
+}
+
 
 Artifact read_artifact(const std::string& path) {
   Reader r(path);
@@ -240,6 +365,12 @@ Artifact read_artifact(const std::string& path) {
   a.target = sections["target"];
   a.instruction_sets = split(sections["instruction_sets"]);
   a.shared_object = std::move(sections["kernels"]);
+  if (sections.count("varying")) {
+    size_t smaller = 0;
+    while (sections.count(bucket_section(smaller, "graph"))) ++smaller;
+    a.varying = varying_from(sections["varying"], path, smaller);
+    for (size_t i = 0; i < smaller; ++i) a.smaller.push_back(bucket_from(sections, i, a.varying->buckets[i], a, path));
+  }
   return a;
 }
 

@@ -7,11 +7,18 @@
 // size, a u32 CRC-32 of the bytes, and the bytes. Sections: "target" (text),
 // "instruction_sets" (those the kernels use, space-separated: "avx2 fma"),
 // "graph" (ExecutableGraph as JSON), "params" (the constants' fp32 values in
-// graph.constants order, back to back), "kernels" (the shared object).
+// graph.constants order, back to back), "kernels" (the shared object); a
+// model compiled over a range of one dimension adds "varying" (JSON: the
+// dimension, its buckets, which inputs and outputs vary along which axes)
+// and per smaller bucket i "bucket.i.graph", "bucket.i.kernels",
+// "bucket.i.shared" (JSON: per constant, the index of the equal param of
+// the largest bucket, or -1) and "bucket.i.params" (the other constants).
 // Unknown sections are skipped, so a later writer may add some without
 // breaking older readers. A damaged byte anywhere fails its section's CRC:
 // a flipped bit is an error naming the file and section, never a crash or a
 // wrong answer.
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +26,37 @@
 #include "runtime/ndarray.h"
 
 namespace tessera::runtime {
+
+// A model compiled for a dimension that varies at run time
+// (graph/varying_dimension.h): one graph and kernels per bucket size, an
+// input padded to the smallest bucket that holds it.
+struct VaryingShapes {
+  using Axes = std::map<int, int64_t>;  // axis -> positions per unit of the dimension
+  std::string name;                     // "sequence"
+  int64_t min = 1, max = 1;
+  std::vector<int64_t> buckets;           // increasing; the artifact's own graph is the last (max)
+  std::map<std::string, Axes> inputs;     // the inputs that vary, by name
+  std::vector<Axes> outputs;              // per output; empty: fixed
+  // Whether each bucket's graph takes the mask of padded keys (an input
+  // named kPaddingMaskInput, float32[bucket]: 0 valid, -1e30 padded).
+  bool masked = false;
+  // Why padding would change the model's result (a convolution over a
+  // varying image axis), when it would: then only the buckets' own sizes run.
+  std::string exact_only;
+};
+inline constexpr const char* kPaddingMaskInput = "tessera.padding_mask";
+inline constexpr float kPaddedKey = -1e30f;
+
+// One of the smaller buckets: its graph and kernels; its constants are the
+// artifact's own params where equal (`shared`: per constant, the index of
+// that param, or -1 for the next of `own`), which are stored once.
+struct ArtifactBucket {
+  int64_t size = 0;
+  ExecutableGraph graph;
+  std::string shared_object;
+  std::vector<int> shared;
+  std::vector<NDArray> own;
+};
 
 struct Artifact {
   std::string target;  // e.g. "llvm -mcpu=znver3 -threads=2"
@@ -28,6 +66,10 @@ struct Artifact {
   // What the kernels need of the CPU (codegen's names: "avx2", "avx512f"):
   // the executor refuses to run them on a host that lacks one.
   std::vector<std::string> instruction_sets;
+  // Set for a model compiled over a range of one dimension: then the fields
+  // above are the largest bucket's, `smaller` the others' in increasing size.
+  std::optional<VaryingShapes> varying;
+  std::vector<ArtifactBucket> smaller;
 };
 
 // Writes to a temporary beside `path` and renames it into place, so a crash

@@ -71,10 +71,17 @@ std::string BenchmarkResult::summary() const {
 GraphExecutor GraphExecutor::load(const std::string& path) { return GraphExecutor(read_artifact(path), path); }
 
 GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
+    : GraphExecutor(std::move(artifact), {}, source) {}
+
+GraphExecutor::GraphExecutor(Artifact artifact, std::vector<std::shared_ptr<const NDArray>> shared,
+                             const std::string& source)
     : source_(source),
       target_(std::move(artifact.target)),
       graph_(std::move(artifact.graph)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
+  if (artifact.varying)
+    throw Error(source_ + ": compiled for " + artifact.varying->name + " in " + std::to_string(artifact.varying->min) +
+                ".." + std::to_string(artifact.varying->max) + ", which runtime::VaryingExecutor runs");
   graph_.validate();
   if (const auto missing = missing_on_host(artifact.instruction_sets); !missing.empty()) {
     std::string names;
@@ -86,9 +93,24 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
     threads_ = std::max(0, std::atoi(target_.c_str() + at + 9));
   target_threads_ = threads_;
   std::vector<NDArray>& params = artifact.params;
-  if (params.size() != graph_.constants.size())
-    throw Error(source_ + ": " + std::to_string(params.size()) + " params for " +
-                std::to_string(graph_.constants.size()) + " constants");
+  const size_t given = shared.empty() ? params.size() : shared.size();
+  if (given != graph_.constants.size() || (!shared.empty() && !params.empty()))
+    throw Error(source_ + ": " + std::to_string(given) + " params for " + std::to_string(graph_.constants.size()) +
+                " constants");
+  plan_ = plan_memory(graph_);
+  constant_data_.assign(graph_.tensors.size(), nullptr);
+  if (!shared.empty()) {
+    for (size_t i = 0; i < shared.size(); ++i) {
+      if (shared[i]->shape() != graph_.tensors[graph_.constants[i]].shape)
+        throw Error(source_ + ": param " + std::to_string(i) + " does not have its constant's shape");
+      constant_data_[graph_.constants[i]] = const_cast<float*>(shared[i]->data());  // kernels never write weights
+    }
+    shared_params_ = std::move(shared);
+    memory_ = HugePageBuffer(static_cast<size_t>(plan_.arena_bytes), source_.c_str());
+    arena_ = reinterpret_cast<float*>(memory_.data());
+    bind_calls();
+    return;
+  }
   std::vector<NDArray*> param_of(graph_.tensors.size(), nullptr);
   for (size_t i = 0; i < params.size(); ++i) param_of[graph_.constants[i]] = &params[i];
 
@@ -110,11 +132,9 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
   auto stored_bytes = [](const NDArray& a) {
     return MemoryPlan::aligned(a.size() * static_cast<int64_t>(sizeof(float)));
   };
-  plan_ = plan_memory(graph_);
   int64_t constant_bytes = 0;
   for (int t : constant_order) constant_bytes += stored_bytes(*param_of[t]);
   memory_ = HugePageBuffer(static_cast<size_t>(constant_bytes + plan_.arena_bytes), source_.c_str());
-  constant_data_.assign(graph_.tensors.size(), nullptr);
   char* next = memory_.data();
   // Each weight is freed once it is in place: loading holds the model's
   // weights once, not twice.
@@ -126,7 +146,10 @@ GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
     param = NDArray();
   }
   arena_ = reinterpret_cast<float*>(next);
+  bind_calls();
+}
 
+void GraphExecutor::bind_calls() {
   input_uses_.resize(graph_.inputs.size());
   bound_.assign(graph_.inputs.size(), nullptr);
   for (size_t o = 0; o < graph_.outputs.size(); ++o)
@@ -213,15 +236,19 @@ bool GraphExecutor::input_is_integer(int index) const {
   return graph_.tensors[graph_.inputs[index]].integer;
 }
 
-NDArray GraphExecutor::random_input(int index, uint64_t seed) const {
-  NDArray x(input_shape(index));
-  if (!input_is_integer(index)) {
+NDArray seeded_input(const std::vector<int64_t>& shape, bool integer, uint64_t seed) {
+  NDArray x(shape);
+  if (!integer) {
     x.fill_random(seed);
     return x;
   }
   x.fill_random(seed, 0.0f, 2.0f);
   for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = std::floor(x.data()[i]);
   return x;
+}
+
+NDArray GraphExecutor::random_input(int index, uint64_t seed) const {
+  return seeded_input(input_shape(index), input_is_integer(index), seed);
 }
 
 void GraphExecutor::set_random_inputs(uint64_t seed) {
@@ -231,6 +258,12 @@ void GraphExecutor::set_random_inputs(uint64_t seed) {
 const std::vector<int64_t>& GraphExecutor::output_shape(int index) const {
   check_index(index, graph_.outputs.size(), "output");
   return graph_.tensors[graph_.outputs[index]].shape;
+}
+
+bool GraphExecutor::has_input(const std::string& name) const {
+  for (int t : graph_.inputs)
+    if (graph_.tensors[t].name == name) return true;
+  return false;
 }
 
 int GraphExecutor::input_index(const std::string& name) const {

@@ -23,11 +23,20 @@ struct BenchmarkResult {
   std::string summary() const;
 };
 
+// A seeded stand-in for an input the user gives none of: floats in [-1, 1),
+// or for an integer input 0s and 1s (a valid token id, token type and mask
+// for any vocabulary). The same seed gives the same values.
+NDArray seeded_input(const std::vector<int64_t>& shape, bool integer, uint64_t seed);
+
 class GraphExecutor {
  public:
   // Throws tessera::Error naming `path` when it is not a loadable artifact.
   static GraphExecutor load(const std::string& path);
   GraphExecutor(Artifact artifact, const std::string& source);
+  // Weights shared with other executors (the buckets of a varying artifact):
+  // the kernels read `params` (one per graph constant; artifact.params is
+  // empty) where they lie, and this executor keeps them alive.
+  GraphExecutor(Artifact artifact, std::vector<std::shared_ptr<const NDArray>> params, const std::string& source);
 
   int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
   int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
@@ -36,12 +45,11 @@ class GraphExecutor {
   const std::vector<int64_t>& input_shape(int index) const;
   const std::vector<int64_t>& output_shape(int index) const;
   int input_index(const std::string& name) const;  // throws listing the inputs
+  bool has_input(const std::string& name) const;
   int output_index(const std::string& name) const;
   // Whether the input takes integers (token ids): set_input checks each value is one.
   bool input_is_integer(int index) const;
-  // A seeded stand-in for input `index` when the user gives none: floats in
-  // [-1, 1), or for an integer input 0s and 1s (a valid token id, token type
-  // and mask for any vocabulary). The same seed gives the same values.
+  // seeded_input for input `index`.
   NDArray random_input(int index, uint64_t seed = 42) const;
   // Every input set to random_input(i, seed + i).
   void set_random_inputs(uint64_t seed = 42);
@@ -90,6 +98,7 @@ class GraphExecutor {
   // the memory plan: one block, in huge pages where the system allows.
   HugePageBuffer memory_;
   std::vector<float*> constant_data_;  // per tensor; null unless a constant
+  std::vector<std::shared_ptr<const NDArray>> shared_params_;  // weights read in place, if given so
   float* arena_ = nullptr;
   struct BoundCall {
     Kernel kernel;
@@ -105,6 +114,8 @@ class GraphExecutor {
   // input into its own buffer for the output to read.
   std::vector<std::pair<int, int>> outputs_of_inputs_;
   void point_input_at(int index, void* data);
+  // Each call's argument pointers, once constants and the arena are placed.
+  void bind_calls();
   // Throws unless the call's buffers are as many and as large as its kernel's signature says.
   void check_call(const ExecutableGraph::Call& call) const;
 };
