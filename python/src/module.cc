@@ -39,6 +39,7 @@
 #include "records/pick_best.h"
 #include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
+#include "runtime/varying_executor.h"
 #include "tessera/error.h"
 
 namespace py = pybind11;
@@ -54,6 +55,10 @@ struct Model {
   std::string source, layout;
   graph::Graph graph;
   bool built = false;
+  // Loaded with a range of one dimension (dims={"sequence": (1, 512)}):
+  // `graph` is the model at the largest size; compile() makes one artifact
+  // of buckets from these options.
+  std::optional<graph::ModelOptions> varying;
 };
 
 runtime::NDArray to_ndarray(const FloatArray& a) {
@@ -127,12 +132,19 @@ py::object single_or_tuple(std::vector<py::array> outputs) {
   return std::move(t);
 }
 
+runtime::NDArray copy_of(const runtime::NDArray& p) {
+  runtime::NDArray q(p.shape());
+  std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
+  return q;
+}
+
 runtime::Artifact copy_artifact(const runtime::Artifact& a) {
-  runtime::Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets};
-  for (const auto& p : a.params) {
-    runtime::NDArray q(p.shape());
-    std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
-    c.params.push_back(std::move(q));
+  runtime::Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}};
+  for (const auto& p : a.params) c.params.push_back(copy_of(p));
+  for (const auto& b : a.smaller) {
+    runtime::ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}};
+    for (const auto& p : b.own) d.own.push_back(copy_of(p));
+    c.smaller.push_back(std::move(d));
   }
   return c;
 }
@@ -202,6 +214,61 @@ class Module {
   std::mutex mutex_;  // over executor_: one call at a time
 };
 
+// A model compiled over a range of one dimension: called with arrays of any
+// size in it (runtime::VaryingExecutor pads them to a bucket).
+class VaryingModule {
+ public:
+  VaryingModule(runtime::Artifact artifact, std::string source)
+      : artifact_(copy_artifact(artifact)), executor_(std::move(artifact), source) {}
+
+  py::object call(const py::args& args) {
+    if (static_cast<int>(args.size()) != executor_.num_inputs())
+      throw py::value_error("the model takes " + std::to_string(executor_.num_inputs()) + " inputs, got " +
+                            std::to_string(args.size()));
+    std::vector<runtime::NDArray> inputs;
+    for (size_t i = 0; i < args.size(); ++i) inputs.push_back(to_ndarray(as_input(args[i], i)));
+    std::vector<runtime::NDArray> outputs;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
+      for (size_t i = 0; i < inputs.size(); ++i) executor_.set_input(static_cast<int>(i), inputs[i]);
+      executor_.run();
+      for (int i = 0; i < executor_.num_outputs(); ++i) outputs.push_back(executor_.get_output(i));
+    }
+    std::vector<py::array> arrays;
+    for (auto& out : outputs) arrays.push_back(to_numpy(std::move(out)));
+    return single_or_tuple(std::move(arrays));
+  }
+  void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
+  py::dict dimension() const {
+    const runtime::VaryingShapes& v = executor_.varying();
+    py::dict d;
+    d["name"] = v.name;
+    d["min"] = v.min;
+    d["max"] = v.max;
+    d["buckets"] = v.buckets;
+    return d;
+  }
+  py::dict last_run() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    py::dict d;
+    d["size"] = executor_.size();
+    d["bucket"] = executor_.bucket();
+    return d;
+  }
+
+ private:
+  runtime::Artifact artifact_;
+  runtime::VaryingExecutor executor_;
+  mutable std::mutex mutex_;  // over executor_: one call at a time
+};
+
+// A Module, or a VaryingModule for an artifact compiled over a range.
+py::object module_of(runtime::Artifact artifact, const std::string& source) {
+  if (artifact.varying) return py::cast(std::make_unique<VaryingModule>(std::move(artifact), source));
+  return py::cast(std::make_unique<Module>(std::move(artifact), source));
+}
+
 std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::GraphExecutor& ex, bool inputs) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> r;
   const int n = inputs ? ex.num_inputs() : ex.num_outputs();
@@ -210,8 +277,8 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
   return r;
 }
 
-std::unique_ptr<Module> compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
-                                int threads, bool keep_layout) {
+py::object compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
+                   int threads, bool keep_layout) {
   const target::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
@@ -219,9 +286,16 @@ std::unique_ptr<Module> compile(const Model& model, const std::string& target, c
     driver::CompileOptions options;
     options.keep_layout = keep_layout;
     if (records) options.records.push_back(*records);
-    artifact = driver::compile(model.graph, t, options).artifact;
+    if (model.varying) {
+      const graph::ModelOptions& o = *model.varying;
+      artifact = driver::compile_varying([&](int64_t size) { return graph::load_model(model.source, o.at_size(size)); },
+                                         *o.varying, t, options)
+                     .artifact;
+    } else {
+      artifact = driver::compile(model.graph, t, options).artifact;
+    }
   }
-  return std::make_unique<Module>(std::move(artifact), model.source);
+  return module_of(std::move(artifact), model.source);
 }
 
 // A jit-compiled model: jit::JitModel behind a Python call.
@@ -308,13 +382,31 @@ PYBIND11_MODULE(_tessera, m) {
   m.def(
       "load_model",
       [](const std::string& source, int64_t batch, const std::string& layout,
-         const std::map<std::string, std::vector<int64_t>>& shapes, const std::map<std::string, int64_t>& dims) {
+         const std::map<std::string, std::vector<int64_t>>& shapes, const std::map<std::string, py::object>& dims,
+         const std::vector<int64_t>& buckets) {
         if (batch < 0) throw py::value_error("batch must be at least 1 (0: the model's own), got " + std::to_string(batch));
+        graph::ModelOptions options{batch, layout, shapes, {}};
+        // A size, or a range (MIN, MAX) that one artifact runs every size of.
+        for (const auto& [name, value] : dims) {
+          if (py::isinstance<py::int_>(value)) {
+            graph::parse_dim_flag(name + "=" + std::to_string(value.cast<int64_t>()), options);
+            continue;
+          }
+          const auto range = value.cast<std::vector<int64_t>>();
+          if (range.size() != 2) throw py::value_error("dims['" + name + "']: a size or a (min, max) range");
+          graph::parse_dim_flag(name + "=" + std::to_string(range[0]) + ".." + std::to_string(range[1]), options);
+        }
+        if (!buckets.empty()) {
+          std::string list;
+          for (int64_t b : buckets) list += (list.empty() ? "" : ",") + std::to_string(b);
+          graph::parse_buckets_flag(list, options);
+        }
         py::gil_scoped_release release;
-        return Model{source, layout, graph::load_model(source, {batch, layout, shapes, dims}), false};
+        if (!options.varying) return Model{source, layout, graph::load_model(source, options), false, std::nullopt};
+        return Model{source, layout, graph::load_model(source, options.at_size(options.varying->max)), false, options};
       },
       py::arg("model"), py::arg("batch") = 0, py::arg("layout") = "NCHW", py::arg("shapes") = py::dict(),
-      py::arg("dims") = py::dict());
+      py::arg("dims") = py::dict(), py::arg("buckets") = std::vector<int64_t>{});
 
   // Networks from elsewhere (the torch backend's FX graphs): node ids in,
   // node ids out; each method checks its operands' shapes (tessera.Error).
@@ -503,7 +595,18 @@ PYBIND11_MODULE(_tessera, m) {
       });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false);
-  m.def("load", [](const std::string& path) { return std::make_unique<Module>(path); }, py::arg("path"));
+  py::class_<VaryingModule>(m, "VaryingModule")
+      .def("__call__", &VaryingModule::call)
+      .def("save", &VaryingModule::save, py::arg("path"))
+      .def_property_readonly("dimension", &VaryingModule::dimension)
+      .def_property_readonly("last_run", &VaryingModule::last_run);
+  m.def(
+      "load",
+      [](const std::string& path) {
+        runtime::Artifact artifact = runtime::read_artifact(path);
+        return module_of(std::move(artifact), path);
+      },
+      py::arg("path"));
   m.def(
       "pick_best",
       [](const std::string& log, const std::string& out) {

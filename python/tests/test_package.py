@@ -57,6 +57,27 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "which no input has"):
             tessera.load_model(NARROW, dims={"sequence": 8})
 
+    def test_one_module_runs_every_sequence_length_in_its_range(self):
+        bert = os.path.join(SOURCE, "tests", "data", "onnx", "bert_tiny_dynamic")
+        model = tessera.load_model(bert + ".onnx", dims={"sequence": (1, 16)}, buckets=[4, 8])
+        self.assertEqual(model.inputs[0][1], [1, 16])
+        module = tessera.compile(model, threads=1)
+        self.assertIsInstance(module, tessera.VaryingModule)
+        self.assertEqual(module.dimension["buckets"], [4, 8, 16])
+        for n, bucket in ((3, 4), (13, 16)):
+            inputs = [np.load(f"{bert}.s{n}.input{k}.npy") for k in range(2)]  # int64 ids and mask
+            y = module(*inputs)
+            self.assertEqual(y.shape, (1, n, 32))
+            self.assertEqual(module.last_run, {"size": n, "bucket": bucket})
+            self.assertTrue(close(y, np.load(f"{bert}.s{n}.expected.npy")))
+        artifact = os.path.join(self.dir, "bert_varying.tsr")
+        module.save(artifact)
+        again = tessera.load(artifact)
+        self.assertIsInstance(again, tessera.VaryingModule)
+        self.assertTrue(np.array_equal(again(*inputs), y))
+        with self.assertRaisesRegex(tessera.Error, "sequence = 17 is out of the range"):
+            module(np.zeros((1, 17), np.int64), np.ones((1, 17), np.int64))
+
     def test_zoo_model_compiles_and_runs_on_numpy(self):
         model = tessera.load_model("squeezenet_v1.1")
         module = tessera.compile(model, threads=2)

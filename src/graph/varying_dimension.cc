@@ -98,6 +98,7 @@ bool agrees_on_shared_positions(const runtime::NDArray& small, const runtime::ND
 struct Flow {
   VaryingAxes axes;
   std::string mixes;
+  std::set<int> zeros;  // axes along which the tensor is 0 at padded positions (a masked softmax's)
 };
 
 // A view (a reshape of the same bytes): the valid positions of an input
@@ -121,9 +122,6 @@ Flow flow_through_view(const Shape& in, const Shape& out, const VaryingAxes& axe
   return f;
 }
 
-// The same from an operator's compute declaration: each load of a varying
-// axis must be indexed by one of the output's loop variables (that axis of
-// the output varies), or by a constant position every size has.
 // Whether constant indices `values` (varying along `axes`) read only valid
 // positions of an axis with k positions per unit: below k * min where they
 // are fixed, at most their own position where they vary with it (an arange,
@@ -156,33 +154,59 @@ const ir::VarNode* plain_var(const ir::Expr& e) {
   return nullptr;
 }
 
+// The same from an operator's compute declaration: each load of a varying
+// axis must be indexed by one of the output's loop variables (that axis of
+// the output varies), or by a constant position every size has.
+// Constant indices (a gather's) must stay among the valid positions.
 class ComputeFlow {
  public:
-  // `values`: per input, its value when it is a constant (else null).
-  ComputeFlow(const std::vector<ir::Tensor>& inputs, const std::vector<VaryingAxes>& axes,
+  // `inputs`: per input, its flow (axes and zeros); `values`: its value
+  // when it is a constant (else null).
+  ComputeFlow(const std::vector<ir::Tensor>& inputs, const std::vector<Flow>& flows,
               const std::vector<const runtime::NDArray*>& values, int64_t bucket, int64_t min)
-      : inputs_(inputs), axes_(axes), values_(values), bucket_(bucket), min_(min) {}
+      : inputs_(inputs), flows_(flows), values_(values), bucket_(bucket), min_(min) {}
 
   Flow of(const ir::Tensor& t) {
     if (auto it = memo_.find(t.get()); it != memo_.end()) return it->second;
     Flow f;
     if (t->is_placeholder()) {
       for (size_t i = 0; i < inputs_.size(); ++i)
-        if (inputs_[i] == t) f.axes = axes_[i];
+        if (inputs_[i] == t) f = Flow{flows_[i].axes, "", flows_[i].zeros};
       return memo_[t.get()] = f;
     }
+    const std::set<const ir::VarNode*> zeroed = zeroed_terms(*t);
     ir::post_order_visit(t->body, [&](const ir::Expr& e) {
       const auto* load = e.as<ir::TensorLoadNode>();
       if (!load) return;
       const Flow in = of(load->tensor);
       if (!in.mixes.empty() && f.mixes.empty()) f.mixes = in.mixes;
-      for (const auto& [a, k] : in.axes) read_axis(*t, load->indices[a], k, f);
+      for (const auto& [a, k] : in.axes) read_axis(*t, load->indices[a], k, zeroed, f);
     });
     return memo_[t.get()] = f;
   }
 
  private:
-  void read_axis(const ir::TensorNode& t, const ir::Expr& index, int64_t k, Flow& f) const {
+  // The reduce variables of a sum of products whose padded terms are 0: one
+  // factor is 0 along the axis the variable runs over (probabilities of a
+  // masked softmax, reduced by the values).
+  std::set<const ir::VarNode*> zeroed_terms(const ir::TensorNode& t) {
+    std::set<const ir::VarNode*> vars;
+    const auto* r = t.body.as<ir::ReduceNode>();
+    if (!r || r->combiner != ir::ReduceKind::Sum || r->source.kind() != ir::ExprKind::Mul) return vars;
+    const auto* product = r->source.as<ir::BinaryNode>();
+    for (const ir::Expr& factor : {product->a, product->b}) {
+      const auto* load = factor.as<ir::TensorLoadNode>();
+      if (!load) continue;
+      for (int axis : of(load->tensor).zeros)
+        if (const ir::VarNode* v = plain_var(load->indices[static_cast<size_t>(axis)]))
+          for (const ir::IterVar& reduce : r->axes)
+            if (reduce.var.get() == v) vars.insert(v);
+    }
+    return vars;
+  }
+
+  void read_axis(const ir::TensorNode& t, const ir::Expr& index, int64_t k,
+                 const std::set<const ir::VarNode*>& zeroed, Flow& f) const {
     int64_t position = 0;
     if (ir::is_const_int(index, &position)) {
       if (position >= k * min_ && f.mixes.empty())
@@ -202,11 +226,11 @@ class ComputeFlow {
         if (!fresh && it->second != k && f.mixes.empty()) f.mixes = "reads the varying axis at two rates";
         return;
       }
-      if (f.mixes.empty()) f.mixes = "reduces over the varying axis";
+      if (!zeroed.count(v) && f.mixes.empty()) f.mixes = "reduces over the varying axis";
       return;
     }
     if (const runtime::NDArray* indices = constant_indices(index)) {
-      if (indices_stay_valid(*indices, axes_[static_cast<size_t>(input_of(indices))], k, min_)) return;
+      if (indices_stay_valid(*indices, flows_[static_cast<size_t>(input_of(indices))].axes, k, min_)) return;
       if (f.mixes.empty()) f.mixes = "gathers padded (or negative) positions of the varying axis";
       return;
     }
@@ -229,17 +253,18 @@ class ComputeFlow {
   }
 
   const std::vector<ir::Tensor>& inputs_;
-  const std::vector<VaryingAxes>& axes_;
+  const std::vector<Flow>& flows_;
   const std::vector<const runtime::NDArray*>& values_;
   const int64_t bucket_, min_;
   std::map<const ir::TensorNode*, Flow> memo_;
 };
 
-Flow flow_through(const Graph& g, const Node& n, const std::vector<VaryingAxes>& in, int64_t bucket, int64_t min) {
+Flow flow_through(const Graph& g, const Node& n, const std::vector<Flow>& in, int64_t bucket, int64_t min) {
   const ops::Operator& op = n.op.definition();
   const ops::OperatorCall call = operator_call(g, n);
-  if (op.keeps_bytes && op.keeps_bytes(call)) return flow_through_view(call.input_shapes[0], n.type.shape, in[0], bucket);
-  if (!op.compute) return Flow{{}, "has no compute declaration to prove padding exact with"};
+  if (op.keeps_bytes && op.keeps_bytes(call))
+    return flow_through_view(call.input_shapes[0], n.type.shape, in[0].axes, bucket);
+  if (!op.compute) return Flow{{}, "has no compute declaration to prove padding exact with", {}};
   std::vector<ir::Tensor> placeholders;
   std::vector<const runtime::NDArray*> values;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -250,22 +275,32 @@ Flow flow_through(const Graph& g, const Node& n, const std::vector<VaryingAxes>&
     // A constant in another form than the graph's is a weight, never indices.
     values.push_back(call.constant_inputs[i] && !stored ? g.node(n.inputs[i]).value.get() : nullptr);
   }
-  return ComputeFlow(placeholders, in, values, bucket, min).of(op.compute(call, placeholders));
+  ir::Tensor out;
+  try {
+    out = op.compute(call, placeholders);
+  } catch (const Error& e) {
+    return Flow{{}, std::string("has no kernel to prove padding exact with (") + e.what() + ")", {}};
+  }
+  return ComputeFlow(placeholders, in, values, bucket, min).of(out);
 }
 
 // Whether a mask of padded keys makes `n` exact: a softmax over a varying
 // axis, or attention whose keys and values vary along their rows.
-bool maskable(const Node& n, const std::vector<VaryingAxes>& in) {
+int softmax_axis(const Node& n) {
+  const auto rank = static_cast<int64_t>(n.type.shape.size());
+  const int64_t axis = n.attrs_as<ops::SoftmaxAttrs>().axis;
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+bool maskable(const Node& n, const std::vector<Flow>& in) {
   if (n.op == Op::named("softmax")) {
-    const auto rank = static_cast<int64_t>(n.type.shape.size());
-    int64_t axis = n.attrs_as<ops::SoftmaxAttrs>().axis;
-    if (axis < 0) axis += rank;
-    auto it = in[0].find(static_cast<int>(axis));
-    return it != in[0].end() && it->second == 1;
+    auto it = in[0].axes.find(softmax_axis(n));
+    return it != in[0].axes.end() && it->second == 1;
   }
   if (n.op == Op::named("attention")) {
     const VaryingAxes rows = {{1, 1}};
-    return in[1] == rows && in[2] == rows && (in.size() < 4 || in[3].count(3) == 0 || in[3].at(3) == 1);
+    return in[1].axes == rows && in[2].axes == rows &&
+           (in.size() < 4 || in[3].axes.count(3) == 0 || in[3].axes.at(3) == 1);
   }
   return false;
 }
@@ -274,7 +309,7 @@ bool maskable(const Node& n, const std::vector<VaryingAxes>& in) {
 
 PaddedGraph pad_varying_dimension(const Graph& g, int64_t bucket, const Graph& other, int64_t other_size, int64_t min) {
   const std::string sizes = " (sizes " + std::to_string(bucket) + " and " + std::to_string(other_size) + ")";
-  std::vector<VaryingAxes> axes(g.size());
+  std::vector<Flow> flows(g.size());
   std::vector<bool> mask(g.size(), false);
   PaddedGraph result;
   for (const Node& n : g.nodes()) {
@@ -283,9 +318,9 @@ PaddedGraph pad_varying_dimension(const Graph& g, int64_t bucket, const Graph& o
       if (!there || other.node(*there).op != n.op)
         throw Error(n.describe() + " has no counterpart in the model at another size of the varying dimension" + sizes);
       const Node& o = other.node(*there);
-      axes[n.id] = axes_between(n.type.shape, bucket, o.type.shape, other_size, n.describe());
+      flows[n.id].axes = axes_between(n.type.shape, bucket, o.type.shape, other_size, n.describe());
       if (n.op == Op::kInput) {
-        if (!axes[n.id].empty()) result.inputs[n.name] = axes[n.id];
+        if (!flows[n.id].axes.empty()) result.inputs[n.name] = flows[n.id].axes;
       } else if (n.value != o.value) {
         const bool smaller = bucket < other_size;
         if (!agrees_on_shared_positions(smaller ? *n.value : *o.value, smaller ? *o.value : *n.value))
@@ -294,26 +329,29 @@ PaddedGraph pad_varying_dimension(const Graph& g, int64_t bucket, const Graph& o
       }
       continue;
     }
-    std::vector<VaryingAxes> in;
+    std::vector<Flow> in;
     bool varies = false;
     for (NodeId i : n.inputs) {
-      in.push_back(axes[i]);
-      varies |= !axes[i].empty();
+      in.push_back(flows[i]);
+      varies |= !flows[i].axes.empty();
     }
     if (!varies) continue;
     Flow f = flow_through(g, n, in, bucket, min);
     if (!f.mixes.empty()) {
       if (!maskable(n, in) && result.inexact.empty()) result.inexact = n.describe() + " " + f.mixes;
       mask[n.id] = true;
+      f.mixes.clear();
+      // A masked softmax's probabilities of padded keys are exactly 0.
+      if (n.op == Op::named("softmax")) f.zeros = {softmax_axis(n)};
     }
-    axes[n.id] = f.axes;
+    flows[n.id] = f;
   }
   if (!result.inexact.empty()) {  // runs at the bucket's own size only: nothing to cut
     result.graph = g;
     result.outputs.resize(g.outputs().size());
     return result;
   }
-  for (NodeId out : g.outputs()) result.outputs.push_back(axes[out]);
+  for (NodeId out : g.outputs()) result.outputs.push_back(flows[out].axes);
 
   Rewriter r(g);
   NodeId mask_input = -1;
@@ -336,10 +374,7 @@ PaddedGraph pad_varying_dimension(const Graph& g, int64_t bucket, const Graph& o
     for (NodeId i : n.inputs) inputs.push_back(r.mapped(i));
     Attrs attrs = n.attrs;
     if (n.op == Op::named("softmax")) {
-      const auto rank = static_cast<int64_t>(n.type.shape.size());
-      int64_t axis = n.attrs_as<ops::SoftmaxAttrs>().axis;
-      if (axis < 0) axis += rank;
-      Shape shape(static_cast<size_t>(rank - axis), 1);
+      Shape shape(n.type.shape.size() - static_cast<size_t>(softmax_axis(n)), 1);
       shape[0] = bucket;
       inputs[0] = r.add(Op::kAdd, n.name + ".masked", {inputs[0], mask_of_rank(n.name, shape)});
     } else {  // attention: the mask joins the scores' own (groups, heads, M, N) mask
