@@ -111,12 +111,32 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.stop = &g_stop;
   // With --runner rpc the devices measure; this host still runs the evaluation.
   if (!o.measure.remote() || tune.evaluate) target::require_runnable_here(target);
-  const graph::Graph model = graph::load_model(o.model, o.model_flags.options());
+  const graph::ModelOptions model_options = o.model_flags.options();
+  if (model_options.varying && !tune.graph_tuner.empty())
+    throw Error("--graph-tuner chooses the layouts of one graph: tune a range of sizes without it");
   fmt::print("{}: tuning for {} ({})\n", o.model, target.str(), target.match_key());
   std::fflush(stdout);
   g_stop = false;
   std::signal(SIGINT, on_interrupt);
-  const driver::TuneResult result = driver::tune_network(model, target, tune, std::cout, std::cerr);
+  driver::TuneResult result;
+  if (const auto& varying = model_options.varying) {
+    // A range: each bucket's tasks in turn, into the one log (the budget
+    // shared evenly); `tessera compile` with the same range and --records
+    // then builds every bucket tuned.
+    tune.time_budget_min /= static_cast<double>(varying->buckets.size());
+    tune.evaluate = false;
+    for (int64_t size : varying->buckets) {
+      fmt::print("{} = {} (of {}):\n", varying->name, size, varying->to_string());
+      std::fflush(stdout);
+      result = driver::tune_network(graph::load_model(o.model, model_options.at_size(size)), target, tune, std::cout,
+                                    std::cerr);
+      if (result.stopped) break;
+    }
+    if (!result.stopped)
+      fmt::print("every bucket tuned into {}; compile with the same range and --records {}\n", tune.log, tune.log);
+  } else {
+    result = driver::tune_network(graph::load_model(o.model, model_options), target, tune, std::cout, std::cerr);
+  }
   std::signal(SIGINT, SIG_DFL);
   if (result.stopped) {
     fmt::print("stopped: every measured record is in {}; run the same command again to resume\n", tune.log);

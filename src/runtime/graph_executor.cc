@@ -71,9 +71,9 @@ std::string BenchmarkResult::summary() const {
 GraphExecutor GraphExecutor::load(const std::string& path) { return GraphExecutor(read_artifact(path), path); }
 
 GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
-    : GraphExecutor(std::move(artifact), {}, source) {}
+    : GraphExecutor(std::move(artifact), {}, nullptr, source) {}
 
-GraphExecutor::GraphExecutor(Artifact artifact, std::vector<std::shared_ptr<const NDArray>> shared,
+GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared, std::shared_ptr<const void> owner,
                              const std::string& source)
     : source_(source),
       target_(std::move(artifact.target)),
@@ -100,12 +100,9 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<std::shared_ptr<cons
   plan_ = plan_memory(graph_);
   constant_data_.assign(graph_.tensors.size(), nullptr);
   if (!shared.empty()) {
-    for (size_t i = 0; i < shared.size(); ++i) {
-      if (shared[i]->shape() != graph_.tensors[graph_.constants[i]].shape)
-        throw Error(source_ + ": param " + std::to_string(i) + " does not have its constant's shape");
-      constant_data_[graph_.constants[i]] = const_cast<float*>(shared[i]->data());  // kernels never write weights
-    }
-    shared_params_ = std::move(shared);
+    for (size_t i = 0; i < shared.size(); ++i)
+      constant_data_[graph_.constants[i]] = const_cast<float*>(shared[i]);  // kernels never write weights
+    shared_weights_ = std::move(owner);
     memory_ = HugePageBuffer(static_cast<size_t>(plan_.arena_bytes), source_.c_str());
     arena_ = reinterpret_cast<float*>(memory_.data());
     bind_calls();

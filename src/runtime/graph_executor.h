@@ -34,9 +34,10 @@ class GraphExecutor {
   static GraphExecutor load(const std::string& path);
   GraphExecutor(Artifact artifact, const std::string& source);
   // Weights shared with other executors (the buckets of a varying artifact):
-  // the kernels read `params` (one per graph constant; artifact.params is
-  // empty) where they lie, and this executor keeps them alive.
-  GraphExecutor(Artifact artifact, std::vector<std::shared_ptr<const NDArray>> params, const std::string& source);
+  // the kernels read `weights` (one per graph constant, each of its size;
+  // artifact.params is empty) where they lie, in memory `owner` keeps alive.
+  GraphExecutor(Artifact artifact, std::vector<const float*> weights, std::shared_ptr<const void> owner,
+                const std::string& source);
 
   int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
   int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
@@ -98,7 +99,7 @@ class GraphExecutor {
   // the memory plan: one block, in huge pages where the system allows.
   HugePageBuffer memory_;
   std::vector<float*> constant_data_;  // per tensor; null unless a constant
-  std::vector<std::shared_ptr<const NDArray>> shared_params_;  // weights read in place, if given so
+  std::shared_ptr<const void> shared_weights_;  // the memory of weights read in place, if given so
   float* arena_ = nullptr;
   struct BoundCall {
     Kernel kernel;

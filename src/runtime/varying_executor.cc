@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "runtime/memory_plan.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -57,18 +58,32 @@ VaryingExecutor::VaryingExecutor(Artifact artifact, const std::string& source)
   if (!artifact.varying)
     throw Error(source_ + " was compiled for fixed shapes (no dimension varies in it); run it as it is");
   varying_ = *artifact.varying;
-  std::vector<std::shared_ptr<const NDArray>> main_params;
-  for (NDArray& p : artifact.params) main_params.push_back(std::make_shared<const NDArray>(std::move(p)));
+  int64_t bytes = 0;
+  for (const NDArray& p : artifact.params) bytes += MemoryPlan::aligned(p.size() * static_cast<int64_t>(sizeof(float)));
+  for (const ArtifactBucket& b : artifact.smaller)
+    for (const NDArray& p : b.own) bytes += MemoryPlan::aligned(p.size() * static_cast<int64_t>(sizeof(float)));
+  auto block = std::make_shared<HugePageBuffer>(static_cast<size_t>(bytes), source_.c_str());
+  char* next = block->data();
+  // Each array is freed once it is in place: the weights are held once, not twice.
+  auto place = [&](NDArray& p) {
+    const float* at = reinterpret_cast<const float*>(next);
+    std::memcpy(next, p.data(), static_cast<size_t>(p.size()) * sizeof(float));
+    next += MemoryPlan::aligned(p.size() * static_cast<int64_t>(sizeof(float)));
+    p = NDArray();
+    return at;
+  };
+  std::vector<const float*> largest_weights;
+  for (NDArray& p : artifact.params) largest_weights.push_back(place(p));
   for (ArtifactBucket& b : artifact.smaller) {
     Bucket bucket{b.size, std::move(b.graph), std::move(b.shared_object), {}, nullptr};
     size_t own = 0;
     for (int shared : b.shared)
-      bucket.params.push_back(shared >= 0 ? main_params.at(static_cast<size_t>(shared))
-                                          : std::make_shared<const NDArray>(std::move(b.own.at(own++))));
+      bucket.weights.push_back(shared >= 0 ? largest_weights.at(static_cast<size_t>(shared)) : place(b.own.at(own++)));
     buckets_.push_back(std::move(bucket));
   }
   buckets_.push_back(Bucket{varying_.max, std::move(artifact.graph), std::move(artifact.shared_object),
-                            std::move(main_params), nullptr});
+                            std::move(largest_weights), nullptr});
+  weights_ = std::move(block);
 
   const ExecutableGraph& largest = buckets_.back().graph;
   for (int t : largest.inputs) {
@@ -157,7 +172,7 @@ GraphExecutor& VaryingExecutor::executor(int64_t size) {
       a.instruction_sets = instruction_sets_;
       a.graph = b.graph;
       a.shared_object = b.shared_object;
-      b.executor = std::make_unique<GraphExecutor>(std::move(a), b.params,
+      b.executor = std::make_unique<GraphExecutor>(std::move(a), b.weights, weights_,
                                                    source_ + " (bucket " + std::to_string(size) + ")");
       b.executor->set_threads(threads_);
     }

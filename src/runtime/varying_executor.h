@@ -14,6 +14,7 @@
 
 #include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
+#include "runtime/huge_page_buffer.h"
 
 namespace tessera::runtime {
 
@@ -59,7 +60,7 @@ class VaryingExecutor {
     int64_t size = 0;
     ExecutableGraph graph;
     std::string shared_object;
-    std::vector<std::shared_ptr<const NDArray>> params;
+    std::vector<const float*> weights;  // per constant, in weights_
     std::unique_ptr<GraphExecutor> executor;
   };
   struct Input {
@@ -73,6 +74,9 @@ class VaryingExecutor {
   std::string source_, target_;
   std::vector<std::string> instruction_sets_;
   VaryingShapes varying_;
+  // Every bucket's weights in one block of huge pages, as a GraphExecutor
+  // holds its own: the largest bucket's, then the smaller ones' own.
+  std::shared_ptr<const HugePageBuffer> weights_;
   std::vector<Bucket> buckets_;  // increasing size
   std::vector<Input> inputs_;
   std::vector<std::string> outputs_;
