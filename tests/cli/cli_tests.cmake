@@ -223,3 +223,9 @@ set_tests_properties(Cli.TuneOpSearchAutoResumesAndDistills Cli.TuneOpPrintsProg
 if(TEST Python.PackageCompilesRunsAndMatchesTheCli)
   set_tests_properties(Python.PackageCompilesRunsAndMatchesTheCli PROPERTIES TIMEOUT 240)
 endif()
+# Tuning over a range tunes each bucket's tasks into one log; compiling the
+# range with it schedules every bucket's dense layers by their records.
+add_test(NAME Cli.TuningARangeTunesEveryBucket
+         COMMAND sh -c "rm -f cli_varying_tune.log && $<TARGET_FILE:tessera_cli> tune ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 8 --trials 2 --early-stopping 0 --confirm-leaders 0 --threads 1 --log cli_varying_tune.log && $<TARGET_FILE:tessera_cli> compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 8 --threads 1 --records cli_varying_tune.log -o cli_varying_tuned.tsr")
+set_tests_properties(Cli.TuningARangeTunesEveryBucket PROPERTIES TIMEOUT 240 PASS_REGULAR_EXPRESSION
+                     "sequence = 8 \\(of sequence in 1..16 \\(buckets 8 16\\)\\):.*Done\\..*sequence = 16 \\(of .*Done\\..*every bucket tuned into cli_varying_tune.log.*sequence = 8: [0-9]+ kernels \\([1-9][0-9]* tuned\\).*sequence = 16: [0-9]+ kernels \\([1-9][0-9]* tuned\\)")
