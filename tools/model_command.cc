@@ -174,13 +174,16 @@ int run_compile(const ModelCommandOptions& o) {
   ex.run();
   const auto want = graph::interpret(load(o), inputs);
   bool correct = true;
-  for (int i = 0; i < ex.num_outputs(); ++i) {
-    const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i));
-    fmt::print("output '{}': max abs error {:.1e}, max rel error {:.1e}: {}\n", ex.output_name(i), c.max_abs_error,
-               c.max_rel_error, c.ok ? "correct" : "WRONG");
-    correct = correct && c.ok;
-  }
+  for (int i = 0; i < ex.num_outputs(); ++i) correct &= check_output("", ex.output_name(i), ex.get_output(i), want.at(i));
   return correct ? 0 : 1;
+}
+
+bool check_output(const std::string& prefix, const std::string& name, const runtime::NDArray& got,
+                  const runtime::NDArray& want) {
+  const measure::OutputComparison c = measure::compare_output(got, want);
+  fmt::print("{}output '{}': max abs error {:.1e}, max rel error {:.1e}: {}\n", prefix, name, c.max_abs_error,
+             c.max_rel_error, c.ok ? "correct" : "WRONG");
+  return c.ok;
 }
 
 int run_model(const ModelCommandOptions& o) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/fuse.h"
+#include "runtime/ndarray.h"
 
 #include "model_flags.h"
 
@@ -46,5 +47,9 @@ int run_compile(const ModelCommandOptions& o);
 int run_model(const ModelCommandOptions& o);
 int run_bench(const ModelCommandOptions& o);
 int run_show(const ModelCommandOptions& o);
+// Compares a compiled output with the reference interpreter's and prints
+// "PREFIXoutput 'NAME': max abs error ...: correct" (or WRONG); true if correct.
+bool check_output(const std::string& prefix, const std::string& name, const runtime::NDArray& got,
+                  const runtime::NDArray& want);
 
 }  // namespace tessera::cli

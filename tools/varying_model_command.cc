@@ -7,7 +7,6 @@
 #include <chrono>
 
 #include "graph/interpreter.h"
-#include "measure/kernel_args.h"
 #include "runtime/memory_plan.h"
 #include "runtime/npy.h"
 #include "runtime/thread_pool.h"
@@ -89,12 +88,9 @@ int run_compile_varying(const ModelCommandOptions& o, const graph::ModelOptions&
     }
     ex.run();
     const auto want = graph::interpret(graph::load_model(o.model, model.at_size(n)), inputs);
-    for (int i = 0; i < ex.num_outputs(); ++i) {
-      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i));
-      fmt::print("{} = {} (bucket {}): output '{}': max abs error {:.1e}, max rel error {:.1e}: {}\n", dim.name, n,
-                 ex.bucket(), ex.output_name(i), c.max_abs_error, c.max_rel_error, c.ok ? "correct" : "WRONG");
-      correct = correct && c.ok;
-    }
+    const std::string prefix = fmt::format("{} = {} (bucket {}): ", dim.name, n, ex.bucket());
+    for (int i = 0; i < ex.num_outputs(); ++i)
+      correct &= check_output(prefix, ex.output_name(i), ex.get_output(i), want.at(i));
   }
   return correct ? 0 : 1;
 }

@@ -14,6 +14,12 @@
 //   ex.run();
 //   tessera::NDArray logits = ex.get_output(0);
 //
+// A dimension that varies: one artifact for a range of it, any size in it run
+// (graph/varying_dimension.h):
+//   tessera::ModelOptions o;  graph::parse_dim_flag("sequence=1..512", o);
+//   tessera::Artifact bert = tessera::compile_range("bert.onnx", o);
+//   tessera::VaryingExecutor vx(std::move(bert), "bert");  // set_input with any length, run, get_output
+//
 // Running an artifact needs only the runtime library (tessera_runtime): see
 // examples/run_artifact.cc; examples/ shows each of the others.
 #include <iostream>
@@ -28,6 +34,7 @@
 #include "records/log_file.h"
 #include "records/pick_best.h"
 #include "runtime/graph_executor.h"
+#include "runtime/varying_executor.h"
 #include "tessera/error.h"
 
 namespace tessera {
@@ -41,10 +48,12 @@ using graph::ModelOptions;
 using jit::JitMode;
 using jit::JitModel;
 using jit::JitOptions;
+using jit::JitOutput;
 using records::Record;
 using runtime::Artifact;
 using runtime::GraphExecutor;
 using runtime::NDArray;
+using runtime::VaryingExecutor;
 using runtime::read_artifact;
 using runtime::write_artifact;
 
@@ -62,6 +71,17 @@ inline Target target_of(const std::string& target) {
 // records of options.records (hand-written schedules without).
 inline Artifact compile(const Graph& model, const CompileOptions& options = {}, const std::string& target = "") {
   return driver::compile(model, target_of(target), options).artifact;
+}
+
+// The artifact of `model` (a file) over the range of one dimension that
+// `options` gives (--dim NAME=MIN..MAX): one graph per bucket, run by a
+// VaryingExecutor at any size in the range.
+inline Artifact compile_range(const std::string& model, const ModelOptions& options,
+                              const CompileOptions& compile = {}, const std::string& target = "") {
+  if (!options.varying) throw Error(model + ": compile_range needs a dimension given a range");
+  return driver::compile_varying([&](int64_t size) { return graph::load_model(model, options.at_size(size)); },
+                                 *options.varying, target_of(target), compile)
+      .artifact;
 }
 
 // Tunes `model`'s kernels into options.log (resumed when it exists), with

@@ -312,16 +312,16 @@ class Jit {
       jit_inputs.push_back({inputs.back().data(), shape_of(inputs.back())});
     }
     const bool views = model_.options().mode == jit::JitMode::kReduceOverhead;
-    runtime::GraphExecutor* ex = nullptr;
+    const std::vector<jit::JitOutput>* results = nullptr;
     std::vector<runtime::NDArray> copies;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
-      ex = &model_.run(jit_inputs);
+      results = &model_.run(jit_inputs);
       if (!views)
-        for (int i = 0; i < ex->num_outputs(); ++i) {
-          runtime::NDArray out(ex->output_shape(i));
-          std::memcpy(out.data(), ex->output_data(i), static_cast<size_t>(out.size()) * sizeof(float));
+        for (const jit::JitOutput& r : *results) {
+          runtime::NDArray out(r.shape);
+          std::memcpy(out.data(), r.data, static_cast<size_t>(out.size()) * sizeof(float));
           copies.push_back(std::move(out));
         }
     }
@@ -332,10 +332,8 @@ class Jit {
     }
     // No copy: valid until the next call, like torch's reduce-overhead outputs.
     py::object owner = py::cast(this, py::return_value_policy::reference);
-    for (int i = 0; i < ex->num_outputs(); ++i) {
-      const auto& shape = ex->output_shape(i);
-      outputs.push_back(FloatArray(std::vector<py::ssize_t>(shape.begin(), shape.end()), ex->output_data(i), owner));
-    }
+    for (const jit::JitOutput& r : *results)
+      outputs.push_back(FloatArray(std::vector<py::ssize_t>(r.shape.begin(), r.shape.end()), r.data, owner));
     return single_or_tuple(std::move(outputs));
   }
   py::dict last_call() const {
@@ -648,7 +646,7 @@ PYBIND11_MODULE(_tessera, m) {
       "jit",
       [](const Model& model, const std::string& mode, const std::string& target, const std::optional<std::string>& records,
          int threads, int recompile_limit, bool disk_cache, const std::optional<std::string>& cache_dir,
-         double autotune_minutes) {
+         double autotune_minutes, bool dynamic) {
         jit::JitOptions o;
         o.mode = jit::jit_mode_from_string(mode);
         o.target = target;
@@ -658,9 +656,10 @@ PYBIND11_MODULE(_tessera, m) {
         o.disk_cache = disk_cache;
         o.cache_dir = cache_dir.value_or("");
         o.autotune_minutes = autotune_minutes;
+        o.dynamic = dynamic;
         return std::make_unique<Jit>(model, o);
       },
       py::arg("model"), py::arg("mode") = "default", py::arg("target") = "", py::arg("records") = std::nullopt,
       py::arg("threads") = 0, py::arg("recompile_limit") = 8, py::arg("disk_cache") = true,
-      py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0);
+      py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0, py::arg("dynamic") = false);
 }

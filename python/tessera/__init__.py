@@ -9,6 +9,7 @@
     tessera.tune(model, log="r18.log", trials=300)      # the seed's progress lines
     tessera.pick_best("r18.log", "r18.best.log")        # the best record per task
     fast = tessera.jit(model, mode="reduce-overhead")   # compiles on its first call
+    anybatch = tessera.jit(model, dynamic=True)          # a batch seen at two sizes: one artifact for a range
 
     bert = tessera.load_model("bert.onnx", dims={"sequence": (1, 512)})
     any_length = tessera.compile(bert)                  # one artifact of buckets: any length in 1..512

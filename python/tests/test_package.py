@@ -117,6 +117,18 @@ class Package(unittest.TestCase):
         self.assertTrue(g.last_call["from_disk"])
         self.assertTrue(close(y, tessera.compile(model, threads=2)(x)))
 
+    def test_dynamic_jit_runs_every_batch_of_a_range_after_two_sizes(self):
+        any_batch = os.path.join(SOURCE, "tests", "data", "onnx", "resnet18_narrow_dynamic.onnx")
+        f = tessera.jit(tessera.load_model(any_batch), dynamic=True, threads=1, disk_cache=False)
+        rng = np.random.default_rng(5)
+        for batch, compiles in ((1, True), (3, True), (2, False), (4, False)):
+            x = rng.random((batch, 3, 32, 32), dtype=np.float32)
+            y = f(x)
+            self.assertEqual(f.last_call["compiled"], compiles, batch)
+            want = tessera.compile(tessera.load_model(any_batch, batch=batch), threads=1)(x)
+            self.assertTrue(close(y, want), batch)
+        self.assertEqual(f.compilations, 2)
+
     def test_reduce_overhead_returns_views_the_next_call_overwrites(self):
         model = tessera.load_model(NARROW)
         f = tessera.jit(model, mode="reduce-overhead", threads=2, cache_dir=os.path.join(self.dir, "jit2"))

@@ -95,11 +95,36 @@ JitModel::JitModel(JitModel&&) noexcept = default;
 
 std::ostream& JitModel::log() const { return options_.log ? *options_.log : std::cerr; }
 
-runtime::GraphExecutor& JitModel::run(const std::vector<JitInput>& inputs) {
+const std::vector<JitOutput>& JitModel::run(const std::vector<JitInput>& inputs) {
   const auto start = Clock::now();
   Shapes shapes;
   for (const auto& in : inputs) shapes.push_back(in.shape);
   last_ = CallInfo{};
+  outputs_.clear();
+  // A shape compiled as it is runs as it is; another size of a dimension
+  // already seen runs in its range (dynamic).
+  Range* range = options_.dynamic && !compiled_.count(shapes) ? range_for(shapes) : nullptr;
+  if (range) {
+    runtime::VaryingExecutor& ex = *range->executor;
+    const auto ran = Clock::now();
+    if (static_cast<int>(inputs.size()) != ex.num_inputs())
+      throw Error(fmt::format("{} takes {} inputs, got {}", name_, ex.num_inputs(), inputs.size()));
+    // Inputs are padded into the bucket's buffers: one copy each.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      runtime::NDArray value(inputs[i].shape);
+      std::copy(inputs[i].data, inputs[i].data + value.size(), value.data());
+      ex.set_input(static_cast<int>(i), value);
+    }
+    ex.run();
+    range_outputs_.clear();
+    for (int i = 0; i < ex.num_outputs(); ++i) {
+      range_outputs_.push_back(ex.get_output(i));
+      outputs_.push_back({range_outputs_.back().data(), range_outputs_.back().shape()});
+    }
+    last_.compile_seconds = std::chrono::duration<double>(ran - start).count();
+    last_.run_seconds = std::chrono::duration<double>(Clock::now() - ran).count();
+    return outputs_;
+  }
   auto it = compiled_.find(shapes);
   runtime::GraphExecutor& ex = it != compiled_.end() ? *it->second : compile(shapes);
   const auto ran = Clock::now();
@@ -109,26 +134,109 @@ runtime::GraphExecutor& JitModel::run(const std::vector<JitInput>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) ex.bind_input(static_cast<int>(i), inputs[i].data);
   ex.run();
   ex.unbind_inputs();  // the caller's buffers are theirs again
+  for (int i = 0; i < ex.num_outputs(); ++i) outputs_.push_back({ex.output_data(i), ex.output_shape(i)});
   last_.compile_seconds = std::chrono::duration<double>(ran - start).count();
   last_.run_seconds = std::chrono::duration<double>(Clock::now() - ran).count();
-  return ex;
+  return outputs_;
+}
+
+namespace {
+
+// Where `b` differs from `a` when it is `a` at another size of one
+// dimension: every differing extent is one value in `a` and one in `b`.
+// Returns the (input, axis) places and the two sizes; nothing otherwise.
+struct OneDimension {
+  std::vector<std::pair<size_t, size_t>> places;
+  int64_t size_a = 0, size_b = 0;
+};
+std::optional<OneDimension> one_dimension_between(const std::vector<std::vector<int64_t>>& a,
+                                                  const std::vector<std::vector<int64_t>>& b) {
+  if (a.size() != b.size()) return std::nullopt;
+  OneDimension d;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return std::nullopt;
+    for (size_t axis = 0; axis < a[i].size(); ++axis) {
+      if (a[i][axis] == b[i][axis]) continue;
+      if (d.places.empty()) d.size_a = a[i][axis], d.size_b = b[i][axis];
+      if (a[i][axis] != d.size_a || b[i][axis] != d.size_b || b[i][axis] < 1) return std::nullopt;
+      d.places.emplace_back(i, axis);
+    }
+  }
+  if (d.places.empty()) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+JitModel::Range* JitModel::range_for(const Shapes& shapes) {
+  for (Range& r : ranges_) {
+    const auto d = one_dimension_between(r.shapes, shapes);
+    if (d && d->places == r.places && d->size_b <= r.max) return &r;
+    if (r.shapes == shapes) return &r;
+  }
+  // A known shape at another size of one dimension: that dimension's range,
+  // up to the larger size rounded up to a power of two (or a wider one).
+  std::vector<const Shapes*> known;
+  for (const auto& [s, ex] : compiled_) known.push_back(&s);
+  for (const Range& r : ranges_) known.push_back(&r.shapes);
+  for (const Shapes* k : known) {
+    const auto d = one_dimension_between(*k, shapes);
+    if (!d) continue;
+    int64_t max = 1;
+    while (max < std::max(d->size_a, d->size_b)) max *= 2;
+    check_recompile_limit(shapes);
+    Shapes at_max = shapes;
+    for (auto [i, axis] : d->places) at_max[i][axis] = max;
+    auto load = [&](int64_t size) {
+      Shapes s = at_max;
+      for (auto [i, axis] : d->places) s[i][axis] = size;
+      return factory_(s);
+    };
+    graph::VaryingDimension dim{fmt::format("input {} axis {}", d->places[0].first, d->places[0].second), 1, max,
+                                graph::default_buckets(1, max)};
+    log() << fmt::format("tessera jit: {}: {} varies ({} and {}): one artifact for sizes 1..{} (buckets {})\n", name_,
+                         dim.name, d->size_a, d->size_b, max, fmt::join(dim.buckets, " "));
+    const target::Target target = resolve_target(options_.target, options_.threads);
+    const graph::Graph largest = load(max);
+    runtime::Artifact artifact =
+        build_cached(largest, fmt::format("range 1..{} {}", max, dim.name), [&](const driver::CompileOptions& o) {
+          return driver::compile_varying(load, dim, target, o).artifact;
+        });
+    ranges_.push_back(Range{at_max, d->places, max, std::make_unique<runtime::VaryingExecutor>(std::move(artifact), name_)});
+    return &ranges_.back();
+  }
+  return nullptr;
+}
+
+void JitModel::check_recompile_limit(const Shapes& shapes) const {
+  if (compilations() < options_.recompile_limit) return;
+  factory_(shapes);  // shapes the model cannot take say so, whatever the limit
+  std::vector<std::string> seen;
+  for (const auto& [s, ex] : compiled_) seen.push_back(shapes_text(s));
+  for (const Range& r : ranges_) seen.push_back(shapes_text(r.shapes) + fmt::format(" (sizes 1..{})", r.max));
+  throw Error(fmt::format(
+      "{}: recompile limit of {} reached: input shapes {} would be compilation {} (compiled: {}); "
+      "raise recompile_limit, or call with shapes already compiled",
+      name_, options_.recompile_limit, shapes_text(shapes), compilations() + 1, fmt::join(seen, "; ")));
 }
 
 runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
-  if (static_cast<int>(compiled_.size()) >= options_.recompile_limit) {
-    factory_(shapes);  // shapes the model cannot take say so, whatever the limit
-    std::vector<std::string> seen;
-    for (const auto& [s, ex] : compiled_) seen.push_back(shapes_text(s));
-    throw Error(fmt::format(
-        "{}: recompile limit of {} reached: input shapes {} would be compilation {} (compiled: {}); "
-        "raise recompile_limit, or call with shapes already compiled",
-        name_, options_.recompile_limit, shapes_text(shapes), compiled_.size() + 1, fmt::join(seen, "; ")));
-  }
-  if (!compiled_.empty())
+  check_recompile_limit(shapes);
+  if (compilations() > 0)
     log() << fmt::format("tessera jit: {}: recompiling for input shapes {} (compilation {} of at most {})\n", name_,
-                         shapes_text(shapes), compiled_.size() + 1, options_.recompile_limit);
+                         shapes_text(shapes), compilations() + 1, options_.recompile_limit);
   const target::Target target = resolve_target(options_.target, options_.threads);
   const graph::Graph model = factory_(shapes);
+  runtime::Artifact artifact = build_cached(model, "", [&](const driver::CompileOptions& o) {
+    return driver::compile(model, target, o).artifact;
+  });
+  auto ex = std::make_unique<runtime::GraphExecutor>(std::move(artifact), name_);
+  return *compiled_.emplace(shapes, std::move(ex)).first->second;
+}
+
+runtime::Artifact JitModel::build_cached(const graph::Graph& model, const std::string& extra_key,
+                                         const std::function<runtime::Artifact(const driver::CompileOptions&)>& build) {
+  const target::Target target = resolve_target(options_.target, options_.threads);
   const std::string graph_key = fingerprint_graph(model);
   const ArtifactCache cache(options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir);
 
@@ -156,6 +264,7 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
 
   Fingerprint key;
   key.add(kCacheVersion).add(graph_key).add(target.str());
+  if (!extra_key.empty()) key.add(extra_key);
   for (const auto& f : record_files) key.add(fingerprint_file(f));
   last_.cache_key = key.hex();
   last_.compiled = true;
@@ -164,12 +273,11 @@ runtime::GraphExecutor& JitModel::compile(const Shapes& shapes) {
   if (options_.disk_cache) artifact = cache.find(last_.cache_key, log());
   if (artifact) {
     last_.from_disk = true;
-  } else {
-    artifact = driver::compile(model, target, driver::CompileOptions{.records = record_files, .warnings = &log()}).artifact;
-    if (options_.disk_cache) cache.store(last_.cache_key, *artifact, log());
+    return std::move(*artifact);
   }
-  auto ex = std::make_unique<runtime::GraphExecutor>(std::move(*artifact), name_);
-  return *compiled_.emplace(shapes, std::move(ex)).first->second;
+  runtime::Artifact built = build(driver::CompileOptions{.records = record_files, .warnings = &log()});
+  if (options_.disk_cache) cache.store(last_.cache_key, built, log());
+  return built;
 }
 
 }  // namespace tessera::jit

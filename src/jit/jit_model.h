@@ -23,9 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "target/target.h"
+#include "driver/compile.h"
 #include "graph/graph.h"
+#include "target/target.h"
 #include "runtime/graph_executor.h"
+#include "runtime/varying_executor.h"
 
 namespace tessera::jit {
 
@@ -39,7 +41,12 @@ struct JitOptions {
   int threads = 0;               // 0: the target's (one per core)
   std::string records;           // tuning log the build applies; "" none
   JitMode mode = JitMode::kDefault;
-  int recompile_limit = 8;       // distinct input shapes compiled at most
+  int recompile_limit = 8;       // distinct input shapes (or ranges, with dynamic) compiled at most
+  // A dimension seen at a second size compiles one artifact for every size
+  // from 1 to its largest so far rounded up to a power of two (buckets,
+  // driver::compile_varying); later sizes in it run without compiling. Off:
+  // each new shape compiles anew.
+  bool dynamic = false;
   bool disk_cache = true;
   std::string cache_dir;         // "" default_cache_dir()
   double autotune_minutes = 10;  // max-autotune: budget of the first compile's tuning
@@ -66,6 +73,12 @@ struct JitInput {
   std::vector<int64_t> shape;
 };
 
+// An output of the last call: the executor's memory, valid until the next call.
+struct JitOutput {
+  const float* data = nullptr;
+  std::vector<int64_t> shape;
+};
+
 // What the last call did.
 struct CallInfo {
   bool compiled = false;      // this call built (or loaded) a model
@@ -82,22 +95,41 @@ class JitModel {
   JitModel(JitModel&&) noexcept;
 
   // Runs on `inputs`, compiling first when their shapes are new. Returns the
-  // executor, whose outputs (output_data / get_output) hold the result until
-  // the next call.
-  runtime::GraphExecutor& run(const std::vector<JitInput>& inputs);
+  // outputs, valid until the next call.
+  const std::vector<JitOutput>& run(const std::vector<JitInput>& inputs);
   const CallInfo& last_call() const { return last_; }
-  int compilations() const { return static_cast<int>(compiled_.size()); }
+  int compilations() const { return static_cast<int>(compiled_.size() + ranges_.size()); }
   const JitOptions& options() const { return options_; }
   const std::string& name() const { return name_; }
 
  private:
-  runtime::GraphExecutor& compile(const std::vector<std::vector<int64_t>>& shapes);
+  using Shapes = std::vector<std::vector<int64_t>>;
+  // One dimension's range (dynamic): the shapes at its largest size, the
+  // (input, axis) places it fills, the artifact's executor.
+  struct Range {
+    Shapes shapes;
+    std::vector<std::pair<size_t, size_t>> places;
+    int64_t max = 0;
+    std::unique_ptr<runtime::VaryingExecutor> executor;
+  };
+  runtime::GraphExecutor& compile(const Shapes& shapes);
+  // The range a call's shapes fall in, compiling it when the shapes are a
+  // known one's at another size of one dimension; null otherwise.
+  Range* range_for(const Shapes& shapes);
+  void check_recompile_limit(const Shapes& shapes) const;
+  // The compile step both paths share: records (tuning first in
+  // max-autotune), the disk cache, then `build` on a miss.
+  runtime::Artifact build_cached(const graph::Graph& model, const std::string& extra_key,
+                                 const std::function<runtime::Artifact(const driver::CompileOptions&)>& build);
   std::ostream& log() const;
 
   std::string name_;
   GraphFactory factory_;
   JitOptions options_;
-  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<runtime::GraphExecutor>> compiled_;
+  std::map<Shapes, std::unique_ptr<runtime::GraphExecutor>> compiled_;
+  std::vector<Range> ranges_;
+  std::vector<runtime::NDArray> range_outputs_;  // the last ranged call's outputs, cut to its size
+  std::vector<JitOutput> outputs_;
   CallInfo last_;
 };
 

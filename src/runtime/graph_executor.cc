@@ -16,12 +16,6 @@
 namespace tessera::runtime {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 int index_by_name(const ExecutableGraph& g, const std::vector<int>& ids, const std::string& name, const char* what) {
   std::string names;
   for (size_t i = 0; i < ids.size(); ++i) {

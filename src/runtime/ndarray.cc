@@ -55,4 +55,10 @@ void NDArray::fill_random(uint64_t seed, float lo, float hi) {
   }
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 }  // namespace tessera::runtime

@@ -2,6 +2,7 @@
 // A dense fp32 tensor in host memory, 64-byte aligned.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tessera::runtime {
@@ -26,5 +27,8 @@ class NDArray {
   int64_t size_ = 0;
   std::unique_ptr<float, Free> data_;
 };
+
+// "[1, 3, 224, 224]": a shape in error messages.
+std::string shape_text(const std::vector<int64_t>& shape);
 
 }  // namespace tessera::runtime

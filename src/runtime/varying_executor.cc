@@ -11,12 +11,6 @@
 namespace tessera::runtime {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // `from` copied into an array of shape `to`, element (c0, c1, ...) of the
 // result taking element (min(c0, from0 - 1), ...) of `from`: a cut where
 // `to` is smaller, the last position repeated where it is larger.

@@ -20,6 +20,8 @@ namespace tessera::jit {
 namespace {
 
 const std::string kModel = std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow.onnx";
+// The same topology exported with a symbolic batch.
+const std::string kAnyBatch = std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/resnet18_narrow_dynamic.onnx";
 
 class JitModelTest : public ::testing::Test {
  protected:
@@ -37,18 +39,25 @@ class JitModelTest : public ::testing::Test {
     return o;
   }
   // An input of the model at `batch`, and what the interpreter makes of it.
-  static runtime::NDArray input(int64_t batch, uint64_t seed) {
-    const graph::Graph g = graph::load_model(kModel, {batch});
+  static runtime::NDArray input(int64_t batch, uint64_t seed, const std::string& model = kModel) {
+    const graph::Graph g = graph::load_model(model, {batch});
     runtime::NDArray x(g.node(g.input_ids()[0]).type.shape);
     x.fill_random(seed);
     return x;
   }
-  static void expect_reference(runtime::GraphExecutor& ex, const runtime::NDArray& x) {
+  // A call's first output, copied.
+  static runtime::NDArray first(const std::vector<JitOutput>& outputs) {
+    runtime::NDArray out(outputs.at(0).shape);
+    std::copy(outputs[0].data, outputs[0].data + out.size(), out.data());
+    return out;
+  }
+  static void expect_reference(const std::vector<JitOutput>& outputs, const runtime::NDArray& x,
+                               const std::string& model = kModel) {
     std::vector<runtime::NDArray> inputs;
     inputs.emplace_back(x.shape());
     std::copy(x.data(), x.data() + x.size(), inputs[0].data());
-    const auto want = graph::interpret(graph::load_model(kModel, {x.shape()[0]}), inputs);
-    const auto c = measure::compare_output(ex.get_output(0), want[0]);
+    const auto want = graph::interpret(graph::load_model(model, {x.shape()[0]}), inputs);
+    const auto c = measure::compare_output(first(outputs), want[0]);
     EXPECT_TRUE(c.ok) << c.describe();
   }
   static std::vector<JitInput> args(const runtime::NDArray& x) { return {{x.data(), x.shape()}}; }
@@ -125,11 +134,11 @@ TEST_F(JitModelTest, NewShapesRecompileUpToTheLimitThenAClearError) {
   auto check = [&](const std::vector<int64_t>& shape, uint64_t seed) {
     runtime::NDArray x(shape);
     x.fill_random(seed);
-    runtime::GraphExecutor& ex = m.run(args(x));
+    const runtime::NDArray got = first(m.run(args(x)));
     std::vector<runtime::NDArray> inputs;
     inputs.emplace_back(x.shape());
     std::copy(x.data(), x.data() + x.size(), inputs[0].data());
-    const auto c = measure::compare_output(ex.get_output(0), graph::interpret(small_network({shape}), inputs)[0]);
+    const auto c = measure::compare_output(got, graph::interpret(small_network({shape}), inputs)[0]);
     EXPECT_TRUE(c.ok) << c.describe();
   };
   check({1, 3, 8, 8}, 5);
@@ -158,6 +167,32 @@ TEST_F(JitModelTest, NewShapesRecompileUpToTheLimitThenAClearError) {
   EXPECT_EQ(m.compilations(), 2);
 }
 
+// dynamic: a second batch size compiles one artifact for batches 1..4;
+// every batch in it then runs without compiling, as the interpreter at that
+// batch; a batch past it compiles a wider range.
+TEST_F(JitModelTest, DynamicCompilesOneRangeForADimensionSeenAtTwoSizes) {
+  JitOptions o = options();
+  o.dynamic = true;
+  JitModel m("narrow", model_source(kAnyBatch), o);
+  const runtime::NDArray one = input(1, 21, kAnyBatch), three = input(3, 22, kAnyBatch), two = input(2, 23, kAnyBatch),
+                         six = input(6, 24, kAnyBatch);
+  expect_reference(m.run(args(one)), one, kAnyBatch);
+  expect_reference(m.run(args(three)), three, kAnyBatch);
+  EXPECT_TRUE(m.last_call().compiled);
+  EXPECT_NE(log_.str().find("narrow: input 0 axis 0 varies (1 and 3): one artifact for sizes 1..4 (buckets 1 2 4)"),
+            std::string::npos)
+      << log_.str();
+  expect_reference(m.run(args(two)), two, kAnyBatch);
+  EXPECT_FALSE(m.last_call().compiled);
+  expect_reference(m.run(args(one)), one, kAnyBatch);  // the shape compiled as it is
+  EXPECT_FALSE(m.last_call().compiled);
+  EXPECT_EQ(m.compilations(), 2);
+  expect_reference(m.run(args(six)), six, kAnyBatch);
+  EXPECT_TRUE(m.last_call().compiled);
+  EXPECT_NE(log_.str().find("varies (1 and 6): one artifact for sizes 1..8"), std::string::npos) << log_.str();
+  EXPECT_EQ(m.compilations(), 3);
+}
+
 TEST_F(JitModelTest, MaxAutotuneTunesWhatHasNoRecordThenBuildsWithIt) {
   JitOptions o = options(JitMode::kMaxAutotune);
   o.autotune_minutes = 0.05;  // 3 s over the tasks
@@ -171,7 +206,7 @@ TEST_F(JitModelTest, MaxAutotuneTunesWhatHasNoRecordThenBuildsWithIt) {
   std::string key;
   {
     JitModel m("small", small_network, o);
-    const auto c = measure::compare_output(m.run(args(x)).get_output(0), want);
+    const auto c = measure::compare_output(first(m.run(args(x))), want);
     EXPECT_TRUE(c.ok) << c.describe();
     key = m.last_call().cache_key;
   }
@@ -202,11 +237,10 @@ TEST_F(JitModelTest, AShapeTheModelCannotTakeIsAnErrorNamingBoth) {
 TEST_F(JitModelTest, ReduceOverheadReadsTheCallersBufferAndReusesItsOutputs) {
   JitModel m("narrow", model_source(kModel), options(JitMode::kReduceOverhead));
   const auto x = input(1, 9), y = input(1, 10);
-  runtime::GraphExecutor& first = m.run(args(x));
-  expect_reference(first, x);
-  const float* out = first.output_data(0);
-  runtime::GraphExecutor& second = m.run(args(y));
-  EXPECT_EQ(second.output_data(0), out);  // the same memory, overwritten
+  const float* out = m.run(args(x)).at(0).data;
+  expect_reference(m.run(args(x)), x);
+  const std::vector<JitOutput>& second = m.run(args(y));
+  EXPECT_EQ(second.at(0).data, out);  // the same memory, overwritten
   expect_reference(second, y);
 }
 
