@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "graph/interpreter.h"
 #include "runtime/memory_plan.h"
@@ -112,10 +113,7 @@ int run_varying_model(const ModelCommandOptions& o, runtime::Artifact artifact) 
   for (int i = 0; i < ex.num_inputs(); ++i) {
     if (!given[static_cast<size_t>(i)]) continue;
     ex.set_input(i, *given[static_cast<size_t>(i)]);
-    for (const auto& [axis, factor] : ex.varying().inputs.count(ex.input_name(i))
-                                          ? ex.varying().inputs.at(ex.input_name(i))
-                                          : runtime::VaryingShapes::Axes{})
-      n = given[static_cast<size_t>(i)]->shape()[static_cast<size_t>(axis)] / factor;
+    if (const int64_t size = ex.size_in(i, *given[static_cast<size_t>(i)]); size > 0) n = size;
   }
   for (int i = 0; i < ex.num_inputs(); ++i)
     if (!given[static_cast<size_t>(i)]) ex.set_input(i, ex.random_input(i, n, 42 + static_cast<uint64_t>(i)));

@@ -124,7 +124,10 @@ void VaryingExecutor::set_random_inputs(int64_t n, uint64_t seed) {
   for (int i = 0; i < num_inputs(); ++i) set_input(i, random_input(i, n, seed + static_cast<uint64_t>(i)));
 }
 
-int64_t VaryingExecutor::size_of(int index, const NDArray& value) const {
+int64_t VaryingExecutor::size_in(int index, const NDArray& value) const {
+  if (index < 0 || index >= num_inputs())
+    throw Error("input index " + std::to_string(index) + " is out of range: the model has " +
+                std::to_string(num_inputs()));
   const Input& in = inputs_.at(static_cast<size_t>(index));
   const std::vector<int64_t>& shape = value.shape();
   auto refuse = [&](const std::string& why) {
@@ -150,10 +153,7 @@ int64_t VaryingExecutor::size_of(int index, const NDArray& value) const {
 }
 
 void VaryingExecutor::set_input(int index, const NDArray& value) {
-  if (index < 0 || index >= num_inputs())
-    throw Error("input index " + std::to_string(index) + " is out of range: the model has " +
-                std::to_string(num_inputs()));
-  size_of(index, value);
+  size_in(index, value);  // in range, or an error naming the input
   given_[static_cast<size_t>(index)] = reshaped_copy(value, value.shape());
 }
 
@@ -181,7 +181,7 @@ void VaryingExecutor::run() {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!given_[i]) throw Error("input " + support::quoted(inputs_[i].name) + " is not set");
     if (inputs_[i].axes.empty()) continue;
-    const int64_t m = size_of(static_cast<int>(i), *given_[i]);
+    const int64_t m = size_in(static_cast<int>(i), *given_[i]);
     if (n != 0 && m != n)
       throw Error("input " + support::quoted(inputs_[i].name) + " has " + varying_.name + " = " + std::to_string(m) +
                   ", input " + support::quoted(first) + " has " + std::to_string(n) + ": they must agree");

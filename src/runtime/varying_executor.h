@@ -41,6 +41,9 @@ class VaryingExecutor {
   // Any size in the range: the value's fixed axes must match the model's,
   // its varying ones give the size (the same for every input, checked at run).
   void set_input(int index, const NDArray& value);
+  // The size of the dimension `value` has as input `index` (0 for a fixed
+  // input); throws naming the input when it is out of the range.
+  int64_t size_in(int index, const NDArray& value) const;
   void set_input(const std::string& name, const NDArray& value) { set_input(input_index(name), value); }
   void run();
   NDArray get_output(int index) const;  // the last run's, at its size
@@ -69,7 +72,6 @@ class VaryingExecutor {
     bool integer = false;
     VaryingShapes::Axes axes;
   };
-  int64_t size_of(int index, const NDArray& value) const;
 
   std::string source_, target_;
   std::vector<std::string> instruction_sets_;
