@@ -197,13 +197,22 @@ JitModel::Range* JitModel::range_for(const Shapes& shapes) {
     log() << fmt::format("tessera jit: {}: {} varies ({} and {}): one artifact for sizes 1..{} (buckets {})\n", name_,
                          dim.name, d->size_a, d->size_b, max, fmt::join(dim.buckets, " "));
     const target::Target target = resolve_target(options_.target, options_.threads);
-    const graph::Graph largest = load(max);
-    runtime::Artifact artifact =
-        build_cached(largest, fmt::format("range 1..{} {}", max, dim.name), [&](const driver::CompileOptions& o) {
-          return driver::compile_varying(load, dim, target, o).artifact;
-        });
-    ranges_.push_back(Range{at_max, d->places, max, std::make_unique<runtime::VaryingExecutor>(std::move(artifact), name_)});
-    return &ranges_.back();
+    try {
+      const graph::Graph largest = load(max);
+      runtime::Artifact artifact =
+          build_cached(largest, fmt::format("range 1..{} {}", max, dim.name), [&](const driver::CompileOptions& o) {
+            return driver::compile_varying(load, dim, target, o).artifact;
+          });
+      ranges_.push_back(
+          Range{at_max, d->places, max, std::make_unique<runtime::VaryingExecutor>(std::move(artifact), name_)});
+      return &ranges_.back();
+    } catch (const Error& e) {
+      // A dimension padding would change (an image's height), or sizes the
+      // model cannot take: these shapes compile as they are.
+      log() << fmt::format("tessera jit: {}: {} cannot vary ({}); compiling input shapes {} as they are\n", name_,
+                           dim.name, e.what(), shapes_text(shapes));
+      return nullptr;
+    }
   }
   return nullptr;
 }

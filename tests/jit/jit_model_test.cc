@@ -193,6 +193,28 @@ TEST_F(JitModelTest, DynamicCompilesOneRangeForADimensionSeenAtTwoSizes) {
   EXPECT_EQ(m.compilations(), 3);
 }
 
+// dynamic over an image axis: padding would change the convolutions, so the
+// new shape compiles as it is, said once, and still runs right.
+TEST_F(JitModelTest, DynamicCompilesAShapeAsItIsWhenPaddingWouldChangeTheResult) {
+  JitOptions o = options();
+  o.dynamic = true;
+  o.disk_cache = false;
+  JitModel m("small", small_network, o);
+  runtime::NDArray a({1, 3, 8, 8}), b({1, 3, 12, 8});
+  a.fill_random(31);
+  b.fill_random(32);
+  m.run(args(a));
+  const runtime::NDArray got = first(m.run(args(b)));
+  EXPECT_NE(log_.str().find("cannot vary"), std::string::npos) << log_.str();
+  EXPECT_NE(log_.str().find("compiling input shapes [1,3,12,8] as they are"), std::string::npos) << log_.str();
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(b.shape());
+  std::copy(b.data(), b.data() + b.size(), inputs[0].data());
+  const auto c = measure::compare_output(got, graph::interpret(small_network({b.shape()}), inputs)[0]);
+  EXPECT_TRUE(c.ok) << c.describe();
+  EXPECT_EQ(m.compilations(), 2);
+}
+
 TEST_F(JitModelTest, MaxAutotuneTunesWhatHasNoRecordThenBuildsWithIt) {
   JitOptions o = options(JitMode::kMaxAutotune);
   o.autotune_minutes = 0.05;  // 3 s over the tasks
