@@ -302,7 +302,7 @@ NDArray GraphExecutor::get_output(int index) const {
   return out;
 }
 
-BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
+BenchmarkResult benchmark_runs(const std::function<void()>& run, int number, int repeat) {
   if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
   // Warm-up: caches, pages, the workspace's blocks and the thread pool's
   // workers. A fresh process runs its first ~20 calls of a small network
@@ -319,6 +319,10 @@ BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
     result.seconds.push_back(elapsed.count() / number);
   }
   return result;
+}
+
+BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
+  return benchmark_runs([this] { run(); }, number, repeat);
 }
 
 std::vector<double> GraphExecutor::profile(int runs) {

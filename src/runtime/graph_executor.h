@@ -1,6 +1,7 @@
 #pragma once
 // Runs a compiled model: inputs in, kernel calls in order, outputs out. Every
 // buffer is placed once by the static memory plan; a run allocates nothing.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct BenchmarkResult {
   // "Mean inference time (std dev): 3.16 ms (0.03 ms)"
   std::string summary() const;
 };
+
+// `repeat` measurements, each the mean of `number` calls of `run`, after
+// warm-up calls (at least one, for at least 0.1 s).
+BenchmarkResult benchmark_runs(const std::function<void()>& run, int number, int repeat);
 
 // A seeded stand-in for an input the user gives none of: floats in [-1, 1),
 // or for an integer input 0s and 1s (a valid token id, token type and mask

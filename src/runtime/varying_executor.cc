@@ -1,7 +1,6 @@
 #include "runtime/varying_executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "runtime/memory_plan.h"
@@ -232,17 +231,7 @@ void VaryingExecutor::set_threads(int threads) {
 }
 
 BenchmarkResult VaryingExecutor::benchmark(int number, int repeat) {
-  using clock = std::chrono::steady_clock;
-  run();
-  const auto warm_until = clock::now() + std::chrono::milliseconds(100);
-  while (clock::now() < warm_until) run();
-  BenchmarkResult r;
-  for (int k = 0; k < repeat; ++k) {
-    const auto start = clock::now();
-    for (int i = 0; i < number; ++i) run();
-    r.seconds.push_back(std::chrono::duration<double>(clock::now() - start).count() / number);
-  }
-  return r;
+  return benchmark_runs([this] { run(); }, number, repeat);
 }
 
 }  // namespace tessera::runtime
