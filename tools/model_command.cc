@@ -79,8 +79,10 @@ build::BuildResult compile(const ModelCommandOptions& o, const target::Target& t
   return built;
 }
 
-runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const target::Target& target) {
-  if (is_artifact(o.model)) return runtime::GraphExecutor::load(o.model);
+// The artifact already read, or the model compiled now.
+runtime::GraphExecutor executor_for(const ModelCommandOptions& o, const target::Target& target,
+                                    std::optional<runtime::Artifact> artifact) {
+  if (artifact) return runtime::GraphExecutor(std::move(*artifact), o.model);
   build::BuildResult built = compile(o, target);
   return runtime::GraphExecutor(std::move(built.artifact), o.model);
 }
@@ -236,14 +238,15 @@ int run_bench(const ModelCommandOptions& o) {
   }
   if (!o.sizes.empty() && !is_artifact(o.model))
     throw Error("--sizes times an artifact compiled for a range (tessera compile --dim NAME=MIN..MAX)");
+  std::optional<runtime::Artifact> artifact;  // read once
   if (is_artifact(o.model)) {
-    runtime::Artifact artifact = runtime::read_artifact(o.model);
-    if (artifact.varying) return run_varying_bench(o, std::move(artifact));
+    artifact = runtime::read_artifact(o.model);
+    if (artifact->varying) return run_varying_bench(o, std::move(*artifact));
     if (!o.sizes.empty()) throw Error("--sizes: '" + o.model + "' was compiled for fixed shapes");
   }
   const target::Target target = resolve_target(o.target, o.threads);
   if (!is_artifact(o.model)) target::require_runnable_here(target);
-  runtime::GraphExecutor ex = executor_for(o, target);
+  runtime::GraphExecutor ex = executor_for(o, target, std::move(artifact));
   // An artifact runs with the threads it was compiled for unless told otherwise.
   int threads = target.threads;
   if (is_artifact(o.model)) {
