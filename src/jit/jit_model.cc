@@ -198,10 +198,12 @@ JitModel::Range* JitModel::range_for(const Shapes& shapes) {
                          dim.name, d->size_a, d->size_b, max, fmt::join(dim.buckets, " "));
     const target::Target target = resolve_target(options_.target, options_.threads);
     try {
+      // The largest size keys the cache; on a miss the build reuses it rather than loading it again.
       const graph::Graph largest = load(max);
+      auto load_once = [&](int64_t size) { return size == max ? largest : load(size); };
       runtime::Artifact artifact =
           build_cached(largest, fmt::format("range 1..{} {}", max, dim.name), [&](const driver::CompileOptions& o) {
-            return driver::compile_varying(load, dim, target, o).artifact;
+            return driver::compile_varying(load_once, dim, target, o).artifact;
           });
       ranges_.push_back(
           Range{at_max, d->places, max, std::make_unique<runtime::VaryingExecutor>(std::move(artifact), name_)});
