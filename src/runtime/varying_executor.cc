@@ -151,9 +151,24 @@ int64_t VaryingExecutor::size_in(int index, const NDArray& value) const {
   return n;
 }
 
+const VaryingExecutor::Bucket& VaryingExecutor::bucket_for(int64_t n, bool to_run) const {
+  const Bucket& chosen = *std::find_if(buckets_.begin(), buckets_.end(), [&](const Bucket& b) { return b.size >= n; });
+  if (to_run && !varying_.exact_only.empty() && chosen.size != n) {
+    std::string sizes;
+    for (const Bucket& b : buckets_) sizes += (sizes.empty() ? "" : ", ") + std::to_string(b.size);
+    throw Error(source_ + ": " + varying_.name + " = " + std::to_string(n) + " is not one of the sizes compiled (" +
+                sizes + "); padding it would change the result (" + varying_.exact_only + ")");
+  }
+  return chosen;
+}
+
 void VaryingExecutor::set_input(int index, const NDArray& value) {
-  size_in(index, value);  // in range, or an error naming the input
-  given_[static_cast<size_t>(index)] = reshaped_copy(value, value.shape());
+  const int64_t n = size_in(index, value);  // in range, or an error naming the input
+  const Input& in = inputs_[static_cast<size_t>(index)];
+  // Padded to its bucket now: the run reads it in place.
+  const std::vector<int64_t> shape =
+      n == 0 ? value.shape() : at_size(in.shape, in.axes, bucket_for(n, /*to_run=*/false).size);
+  given_[static_cast<size_t>(index)] = Given{reshaped_copy(value, shape), n};
 }
 
 GraphExecutor& VaryingExecutor::executor(int64_t size) {
@@ -179,8 +194,8 @@ void VaryingExecutor::run() {
   std::string first;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!given_[i]) throw Error("input " + support::quoted(inputs_[i].name) + " is not set");
-    if (inputs_[i].axes.empty()) continue;
-    const int64_t m = size_in(static_cast<int>(i), *given_[i]);
+    const int64_t m = given_[i]->size;
+    if (m == 0) continue;  // a fixed input
     if (n != 0 && m != n)
       throw Error("input " + support::quoted(inputs_[i].name) + " has " + varying_.name + " = " + std::to_string(m) +
                   ", input " + support::quoted(first) + " has " + std::to_string(n) + ": they must agree");
@@ -188,25 +203,17 @@ void VaryingExecutor::run() {
     n = m;
   }
   if (n == 0) n = varying_.max;  // no input varies: the largest bucket
-  const Bucket& chosen = *std::find_if(buckets_.begin(), buckets_.end(), [&](const Bucket& b) { return b.size >= n; });
-  if (!varying_.exact_only.empty() && chosen.size != n) {
-    std::string sizes;
-    for (const Bucket& b : buckets_) sizes += (sizes.empty() ? "" : ", ") + std::to_string(b.size);
-    throw Error(source_ + ": " + varying_.name + " = " + std::to_string(n) + " is not one of the sizes compiled (" +
-                sizes + "); padding it would change the result (" + varying_.exact_only + ")");
-  }
+  const Bucket& chosen = bucket_for(n, /*to_run=*/true);
   GraphExecutor& ex = executor(chosen.size);
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const NDArray& value = *given_[i];
-    if (inputs_[i].axes.empty()) ex.set_input(inputs_[i].name, value);
-    else ex.set_input(inputs_[i].name, reshaped_copy(value, at_size(inputs_[i].shape, inputs_[i].axes, chosen.size)));
-  }
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    ex.bind_input(ex.input_index(inputs_[i].name), given_[i]->padded.data());
   if (varying_.masked && ex.has_input(kPaddingMaskInput)) {  // the smallest bucket is never padded, nor masked
     NDArray mask({chosen.size});
     for (int64_t j = n; j < chosen.size; ++j) mask[j] = kPaddedKey;
     ex.set_input(kPaddingMaskInput, mask);
   }
   ex.run();
+  ex.unbind_inputs();  // given_ may change before the next run
   size_ = n;
   bucket_ = chosen.size;
   last_ = &ex;

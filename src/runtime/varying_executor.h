@@ -73,6 +73,10 @@ class VaryingExecutor {
     VaryingShapes::Axes axes;
   };
 
+  // The smallest bucket that holds size n; `to_run`: throws unless it is n
+  // when only the buckets' own sizes run (exact_only).
+  const Bucket& bucket_for(int64_t n, bool to_run) const;
+
   std::string source_, target_;
   std::vector<std::string> instruction_sets_;
   VaryingShapes varying_;
@@ -82,7 +86,12 @@ class VaryingExecutor {
   std::vector<Bucket> buckets_;  // increasing size
   std::vector<Input> inputs_;
   std::vector<std::string> outputs_;
-  std::vector<std::optional<NDArray>> given_;
+  // Each input as set, padded to the bucket of its own size (0: a fixed input).
+  struct Given {
+    NDArray padded;
+    int64_t size = 0;
+  };
+  std::vector<std::optional<Given>> given_;
   int threads_ = 0;
   int64_t size_ = 0, bucket_ = 0;
   GraphExecutor* last_ = nullptr;
