@@ -8,6 +8,7 @@
 #include "graph/rewriter.h"
 #include "ir/functor.h"
 #include "ops/attention.h"
+#include "ops/common.h"
 #include "ops/operator.h"
 #include "ops/softmax.h"
 #include "ops/transform.h"
@@ -80,15 +81,12 @@ bool agrees_on_shared_positions(const runtime::NDArray& small, const runtime::ND
   const Shape& s = small.shape();
   const Shape& l = large.shape();
   if (s == l) return std::memcmp(small.data(), large.data(), small.size() * sizeof(float)) == 0;
-  std::vector<int64_t> coord(s.size(), 0);
+  std::vector<int64_t> coord;
   for (int64_t i = 0; i < small.size(); ++i) {
+    ops::unravel(i, s, coord);
     int64_t offset = 0;
     for (size_t d = 0; d < s.size(); ++d) offset = offset * l[d] + coord[d];
     if (small[i] != large[offset] && !(small[i] != small[i] && large[offset] != large[offset])) return false;
-    for (size_t d = s.size(); d-- > 0;) {
-      if (++coord[d] < s[d]) break;
-      coord[d] = 0;
-    }
   }
   return true;
 }
@@ -130,14 +128,11 @@ bool indices_stay_valid(const runtime::NDArray& values, const VaryingAxes& axes,
   if (axes.size() > 1 || (axes.size() == 1 && (axes.begin()->second != 1 || k != 1))) return false;
   const Shape& shape = values.shape();
   const int axis = axes.empty() ? -1 : axes.begin()->first;
-  std::vector<int64_t> coord(shape.size(), 0);
+  std::vector<int64_t> coord;
   for (int64_t i = 0; i < values.size(); ++i) {
+    ops::unravel(i, shape, coord);
     const float v = values[i];
     if (!(v >= 0) || (axis < 0 ? v >= static_cast<float>(k * min) : v > static_cast<float>(coord[axis]))) return false;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++coord[d] < shape[d]) break;
-      coord[d] = 0;
-    }
   }
   return true;
 }
