@@ -243,9 +243,14 @@ def main():
             for name in sides:
                 rows.append((model, threads, name, min(times[name]) * 1e3, median(times[name]) * 1e3,
                              min(times[name]) / best_framework))
+                print_row(*rows[-1])  # as it comes: a long run shows what it has measured so far
     print(f"\n{'model':<14} {'thr':>3} {'side':<18} {'min ms':>9} {'median ms':>10} {'/ fastest framework':>20}")
-    for model, threads, name, lo, med, ratio in rows:
-        print(f"{model:<14} {threads:>3} {name:<18} {lo:>9.2f} {med:>10.2f} {ratio:>20.2f}")
+    for row in rows:
+        print_row(*row)
+
+
+def print_row(model, threads, name, lo, med, ratio):
+    print(f"{model:<14} {threads:>3} {name:<18} {lo:>9.2f} {med:>10.2f} {ratio:>20.2f}", flush=True)
 
 
 def cpu_name():

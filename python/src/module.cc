@@ -301,9 +301,11 @@ py::object compile(const Model& model, const std::string& target, const std::opt
 // A jit-compiled model: jit::JitModel behind a Python call.
 class Jit {
  public:
-  Jit(const Model& model, jit::JitOptions options)
-      : model_(model.source, model.built ? jit::fixed_graph(model.graph) : jit::model_source(model.source, model.layout),
-               std::move(options)) {}
+  // `at_shapes`, when given, makes the model at other input shapes (a Python
+  // callable: list of shapes -> Model; the torch backend's part traced at
+  // them), so that dynamic=True can compile a range of a built model too.
+  Jit(const Model& model, jit::JitOptions options, std::optional<py::function> at_shapes = std::nullopt)
+      : model_(model.source, factory_of(model, std::move(at_shapes)), std::move(options)) {}
   py::object call(const py::args& args) {
     std::vector<FloatArray> inputs;
     std::vector<jit::JitInput> jit_inputs;
@@ -353,6 +355,32 @@ class Jit {
   }
 
  private:
+  static jit::GraphFactory factory_of(const Model& model, std::optional<py::function> at_shapes) {
+    if (!model.built) {
+      std::vector<std::string> names;  // an ONNX model's inputs then take whole shapes (a sequence varies too)
+      for (auto id : model.graph.input_ids()) names.push_back(model.graph.node(id).name);
+      return jit::model_source(model.source, model.layout, std::move(names));
+    }
+    jit::GraphFactory as_built = jit::fixed_graph(model.graph);
+    if (!at_shapes) return as_built;
+    // Shared: the factory is copied, and the callable is released under the GIL.
+    auto callable = std::shared_ptr<py::function>(new py::function(std::move(*at_shapes)), [](py::function* f) {
+      py::gil_scoped_acquire gil;
+      delete f;
+    });
+    std::vector<std::vector<int64_t>> built_shapes;
+    for (auto id : model.graph.input_ids()) built_shapes.push_back(model.graph.node(id).type.shape);
+    return [as_built, callable, built_shapes](const std::vector<std::vector<int64_t>>& shapes) {
+      if (shapes == built_shapes) return as_built(shapes);
+      py::gil_scoped_acquire gil;  // runs are called with the GIL released
+      try {
+        return (*callable)(shapes).cast<const Model&>().graph;
+      } catch (const py::error_already_set& e) {
+        throw Error(e.what());  // the jit's way of saying these shapes cannot be built
+      }
+    };
+  }
+
   jit::JitModel model_;
   mutable std::mutex mutex_;  // over model_: one call at a time
 };
@@ -646,7 +674,7 @@ PYBIND11_MODULE(_tessera, m) {
       "jit",
       [](const Model& model, const std::string& mode, const std::string& target, const std::optional<std::string>& records,
          int threads, int recompile_limit, bool disk_cache, const std::optional<std::string>& cache_dir,
-         double autotune_minutes, bool dynamic) {
+         double autotune_minutes, bool dynamic, std::optional<py::function> at_shapes) {
         jit::JitOptions o;
         o.mode = jit::jit_mode_from_string(mode);
         o.target = target;
@@ -657,9 +685,10 @@ PYBIND11_MODULE(_tessera, m) {
         o.cache_dir = cache_dir.value_or("");
         o.autotune_minutes = autotune_minutes;
         o.dynamic = dynamic;
-        return std::make_unique<Jit>(model, o);
+        return std::make_unique<Jit>(model, o, std::move(at_shapes));
       },
       py::arg("model"), py::arg("mode") = "default", py::arg("target") = "", py::arg("records") = std::nullopt,
       py::arg("threads") = 0, py::arg("recompile_limit") = 8, py::arg("disk_cache") = true,
-      py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0, py::arg("dynamic") = false);
+      py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0, py::arg("dynamic") = false,
+      py::arg("at_shapes") = std::nullopt);
 }

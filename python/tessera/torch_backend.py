@@ -352,10 +352,13 @@ def _shape_of_node(n):
 
 
 def _binary(op):
-    """A binary of two tensors, or of a tensor and a Python number (a constant)."""
+    """A binary of two tensors, or of a tensor and a number (a constant): a
+    Python number, or one the graph computes from sizes (dynamic=True's
+    1/sqrt(head size)), as traced."""
     def convert(c, n):
         a, b = n.args[0], n.args[1]
-        ids = [c.value(v) if _is_node(v) else c.constant(f"{n.name}.k{i}", np.array([float(v)], np.float32))
+        ids = [c.value(v) if _is_node(v) and c.ids.get(v) is not None
+               else c.constant(f"{n.name}.k{i}", np.array([c.number(v)], np.float32))
                for i, v in enumerate((a, b))]
         return c.builder.add_node(op, n.name, ids)
     return convert
@@ -627,9 +630,10 @@ class TesseraPart(torch.nn.Module):
     """One compiled part: torch tensors in, Tessera's module, torch tensors out
     (sharing memory with numpy both ways: no copies at the boundary)."""
 
-    def __init__(self, part, frozen, examples, name, mode, options):
+    def __init__(self, part, frozen, examples, name, mode, options, at_shapes=None):
         super().__init__()
         self.part, self.name, self.fallback = part, name, None
+        self.dynamic, self.failed_shapes = at_shapes is not None, set()
         self.threads = int(options.get("threads", 0))
         self.records = options.get("records")
         try:
@@ -639,7 +643,9 @@ class TesseraPart(torch.nn.Module):
             # Through the jit in every mode: compiled on the first call, and kept
             # on disk, so a second process's first call loads instead of compiling.
             self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
-                                    autotune_minutes=float(options.get("autotune_minutes", 10)))
+                                    autotune_minutes=float(options.get("autotune_minutes", 10)),
+                                    dynamic=self.dynamic,
+                                    at_shapes=at_shapes(part, frozen, name, self.inputs) if self.dynamic else None)
         except _tessera.Error as e:
             self._give_up(e)
 
@@ -659,11 +665,19 @@ class TesseraPart(torch.nn.Module):
         if self.fallback is not None:
             return self.part(*args)
         arrays = [args[i].detach().contiguous().numpy() for i in self.inputs]
-        if not hasattr(self, "compiled_once"):  # the jit compiles on the first call
+        shapes = tuple(a.shape for a in arrays)
+        if shapes in self.failed_shapes:
+            return self.part(*args)
+        if not hasattr(self, "compiled_once") or self.dynamic:  # the jit compiles on a first call, or a new shape
             try:
                 out = self.run(*arrays)
             except _tessera.Error as e:
-                self._give_up(e)
+                if not hasattr(self, "compiled_once"):
+                    self._give_up(e)
+                else:  # dynamic: these shapes alone run in PyTorch
+                    import warnings
+                    warnings.warn(f"tessera: part {self.name} at input shapes {list(shapes)} runs in PyTorch: {e}")
+                    self.failed_shapes.add(shapes)
                 return self.part(*args)
             self.compiled_once = True
         else:
@@ -706,8 +720,10 @@ def _constant_value(module, arg, frozen):
     return frozen.get(arg.name)
 
 
-def partition(gm, example_inputs, mode="default", options=None, fullgraph=False):
-    """The backend's work on one Dynamo graph: returns (module to run, breaks, parts)."""
+def partition(gm, example_inputs, mode="default", options=None, fullgraph=False, at_shapes=None):
+    """The backend's work on one Dynamo graph: returns (module to run, breaks,
+    parts). `at_shapes(part, frozen, name, inputs)`, for dynamic shapes,
+    gives a function that builds the part at other input shapes."""
     options = dict(options or {})
     breaks = []
     for n in gm.graph.nodes:
@@ -729,7 +745,7 @@ def partition(gm, example_inputs, mode="default", options=None, fullgraph=False)
             continue
         part = getattr(fused, call.target)
         values = [_constant_value(fused, a, frozen) for a in call.args]
-        compiled = TesseraPart(part, values, examples, call.target, mode, options)
+        compiled = TesseraPart(part, values, examples, call.target, mode, options, at_shapes)
         setattr(fused, call.target, compiled)
         parts.append(compiled)
     fused.recompile()
@@ -746,30 +762,115 @@ class _Trace(ShapeProp):
         return result
 
 
-class _PerShape:
+class _Dynamic:
     """dynamic=True: Dynamo's graph has symbolic sizes, Tessera compiles
-    concrete ones. Each new set of input shapes is traced once with real
-    tensors (ShapeProp) and partitioned and compiled for them."""
+    concrete ones. The first call's shapes are traced with real tensors
+    (ShapeProp), partitioned and compiled; each part is a dynamic jit that,
+    once an input dimension is seen at a second size, compiles one artifact
+    of buckets for a range of it (padding proven exact, or refused and
+    compiled per shape). For that the part is rebuilt at other sizes: the
+    symbols of Dynamo's sizes are bound from the part's input shapes, the
+    graph's inputs resized to them and traced again. The nodes left to
+    PyTorch run at the call's own sizes, never padded."""
 
     def __init__(self, gm, mode, options, fullgraph):
         self.gm, self.mode, self.options, self.fullgraph = gm, mode, options, fullgraph
-        self.compiled = {}
+        # Dynamo's traced values, sizes as symbols (the inputs it passes are real tensors)
+        self.symbolic_by_name = {n.name: n.meta.get("example_value") for n in gm.graph.nodes}
+        self.symbolic = [self.symbolic_by_name[n.name] for n in gm.graph.nodes if n.op == "placeholder"]
+        self.forward, self.parts = None, []
 
     def __call__(self, *args):
-        key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)
-        forward = self.compiled.get(key)
-        if forward is None:
-            gm = torch.fx.GraphModule(self.gm, copy.deepcopy(self.gm.graph))
+        if self.forward is None:
+            self.first_args, self.values = args, _bind(self.symbolic, args)
+            module, _, self.parts = partition(self._traced(args), args, self.mode, self.options, self.fullgraph,
+                                              self._at_shapes)
+            self.forward = module.forward
+        return self.forward(*args)
+
+    def _traced(self, args):
+        gm = torch.fx.GraphModule(self.gm, copy.deepcopy(self.gm.graph))
+        with torch.no_grad():
             _Trace(gm).propagate(*args)
-            module, _, _ = partition(gm, args, self.mode, self.options, self.fullgraph)
-            forward = self.compiled[key] = module.forward
-        return forward(*args)
+        return gm
+
+    def _at_shapes(self, part, frozen, name, inputs):
+        """For a part whose tensor inputs are its placeholders `inputs` (by
+        index): their shapes -> the part's Tessera model at them."""
+        placeholders = [n for n in part.graph.nodes if n.op == "placeholder"]
+
+        def build(shapes):
+            values = dict(self.values)
+            for i, shape in zip(inputs, shapes):
+                symbolic = self.symbolic_by_name.get(placeholders[i].name)
+                if not isinstance(symbolic, torch.Tensor):
+                    raise _tessera.Error(f"part {name}: input {placeholders[i].name} has no traced sizes")
+                for dim, size in zip(symbolic.shape, shape):
+                    if _symbol_of(dim) is not None:
+                        values[_symbol_of(dim)] = int(size)
+            args = [_resized(a, e, values) for a, e in zip(self.first_args, self.symbolic)]
+            traced = {n.name: n for n in self._traced(args).graph.nodes}
+            examples = {k: _example(n) if _example(n) is not None else n.meta.get("scalar") for k, n in traced.items()}
+            kept = {n: n.meta for n in part.graph.nodes}
+            try:  # the part's nodes read their shapes from meta: those of this trace, while converting
+                for n in part.graph.nodes:
+                    if n.name in traced:
+                        n.meta = traced[n.name].meta
+                model = _Converter(name, examples).convert(part, frozen)
+            finally:
+                for n, meta in kept.items():
+                    n.meta = meta
+            built = [list(shape) for _, shape in model.inputs]
+            if built != [list(s) for s in shapes]:
+                raise _tessera.Error(f"part {name} at input shapes {shapes} traces to {built}")
+            return model
+        return build
 
 
-def _symbolic(example_inputs):
+def _symbol_of(size):
+    """The symbol a Dynamo size is (s0), or None (a number, or an expression of symbols)."""
+    if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_Symbol", False):
+        return size.node.expr
+    return None
+
+
+def _bind(symbolic, args):
+    """Symbol -> its size in this call, from the graph's inputs."""
+    values = {}
+    for e, a in zip(symbolic, args):
+        sizes = zip(e.shape, a.shape) if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) else [(e, a)]
+        for size, value in sizes:
+            if _symbol_of(size) is not None:
+                values[_symbol_of(size)] = int(value)
+    return values
+
+
+def _resized(arg, symbolic, values):
+    """A graph input at the sizes `values` gives its symbols: a tensor's axes
+    cut or padded by repeating their last entry (token ids stay valid ids),
+    a size argument evaluated."""
+    def size(s):
+        return int(s.node.expr.xreplace(values)) if isinstance(s, torch.SymInt) else int(s)
+    if isinstance(symbolic, torch.SymInt):
+        return size(symbolic)
+    if not isinstance(arg, torch.Tensor) or not isinstance(symbolic, torch.Tensor):
+        return arg
+    for axis, s in enumerate(symbolic.shape):
+        want, have = size(s), arg.shape[axis]
+        if want != have:
+            if have == 0:
+                raise _tessera.Error(f"an empty input axis cannot be resized to {want}")
+            arg = arg.index_select(axis, torch.arange(want).clamp(max=have - 1))
+    return arg
+
+
+def _symbolic(gm, example_inputs):
+    """Whether Dynamo traced the graph with symbolic sizes (dynamic=True, or a
+    second shape seen): a size among the inputs, or in a placeholder's traced value."""
+    values = list(example_inputs) + [n.meta.get("example_value") for n in gm.graph.nodes if n.op == "placeholder"]
     return any(isinstance(e, torch.SymInt) or (isinstance(e, torch.Tensor) and
                                                any(isinstance(d, torch.SymInt) for d in e.shape))
-               for e in example_inputs)
+               for e in values)
 
 
 def tessera_backend(gm, example_inputs, mode=None, options=None):
@@ -777,8 +878,8 @@ def tessera_backend(gm, example_inputs, mode=None, options=None):
     # torch.compile takes mode or options, not both: options={"mode": ...} carries both.
     mode = options.pop("mode", mode) or "default"
     fullgraph = _fullgraph(options)
-    if _symbolic(example_inputs):
-        return _PerShape(gm, mode, options, fullgraph)
+    if _symbolic(gm, example_inputs):
+        return _Dynamic(gm, mode, options, fullgraph)
     module, _, _ = partition(gm, example_inputs, mode, options, fullgraph)
     return module.forward
 

@@ -129,6 +129,20 @@ class Package(unittest.TestCase):
             self.assertTrue(close(y, want), batch)
         self.assertEqual(f.compilations, 2)
 
+    def test_dynamic_jit_varies_an_onnx_sequence_axis(self):
+        """An ONNX model's inputs take whole shapes in the jit: BERT's token
+        axis, seen at 8 then 3 tokens, becomes one artifact for 1..8 in which
+        both then run without compiling; 13 widens it. Each against onnxruntime."""
+        bert = os.path.join(SOURCE, "tests", "data", "onnx", "bert_tiny_dynamic")
+        f = tessera.jit(tessera.load_model(bert + ".onnx", dims={"sequence": 8}), dynamic=True, threads=1,
+                        disk_cache=False)
+        for n, compiles in ((8, True), (3, True), (8, False), (13, True), (3, False)):
+            inputs = [np.load(f"{bert}.s{n}.input{k}.npy") for k in range(2)]
+            y = f(*inputs)
+            self.assertEqual(f.last_call["compiled"], compiles, n)
+            self.assertTrue(close(y, np.load(f"{bert}.s{n}.expected.npy")), n)
+        self.assertEqual(f.compilations, 3)
+
     def test_reduce_overhead_returns_views_the_next_call_overwrites(self):
         model = tessera.load_model(NARROW)
         f = tessera.jit(model, mode="reduce-overhead", threads=2, cache_dir=os.path.join(self.dir, "jit2"))

@@ -207,7 +207,7 @@ class TorchBackend(unittest.TestCase):
         with torch.no_grad(), self.assertRaisesRegex(Exception, r"fullgraph=True, but Tessera cannot compile node '\w+' \(no Tessera operator for sin\)"):
             torch.compile(WithABreak().eval(), backend="tessera", fullgraph=True)(torch.randn(2, 3, 16, 16))
 
-    def test_dynamic_shapes_compile_each_concrete_shape(self):
+    def test_dynamic_batch_through_a_graph_break_matches_eager(self):
         torch._dynamo.reset()
         model = WithABreak().eval()
         compiled = torch.compile(model, backend="tessera", dynamic=True)
@@ -215,6 +215,32 @@ class TorchBackend(unittest.TestCase):
             for batch in (2, 3, 5):
                 x = torch.randn(batch, 3, 16, 16)
                 self.assertLessEqual(rel_error(compiled(x), model(x)), 1e-4)
+
+    def test_dynamic_sequence_compiles_one_range_then_runs_every_length(self):
+        """dynamic=True on attention over tokens: after two lengths each part
+        holds one artifact of buckets for 1..8, lengths within it run without
+        compiling, and a longer one widens the range; every length matches eager.
+        (Length 1 is another Dynamo graph: Dynamo specialises sizes 0 and 1.)"""
+        torch._dynamo.reset()
+        model = TinyAttention().eval()
+        made = []
+
+        def backend(gm, example_inputs):
+            made.append(tessera.torch_backend.tessera_backend(gm, example_inputs))
+            return made[-1]
+
+        compiled = torch.compile(model, backend=backend, dynamic=True)
+
+        def compilations():
+            return [part.run.compilations for part in made[-1].parts]
+
+        with torch.no_grad():
+            for length, expected in ((8, 1), (5, 2), (7, 2), (3, 2), (2, 2), (11, 3)):
+                x = torch.randn(1, length, 32)
+                self.assertLessEqual(rel_error(compiled(x), model(x)), 1e-4, f"{length} tokens")
+                self.assertTrue(made[-1].parts, "no Tessera part")
+                self.assertEqual(set(compilations()), {expected}, f"after {length} tokens")
+        self.assertEqual(len(made), 1, "Dynamo traced once")
 
     def test_new_shapes_recompile(self):
         torch._dynamo.reset()

@@ -22,6 +22,11 @@ bool ends_with_onnx(const std::string& path) {
 
 }  // namespace
 
+bool is_onnx_model(const std::string& model) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(model, ec) || ends_with_onnx(model);
+}
+
 Graph load_model(const std::string& model, const ModelOptions& options) {
   // A file is read as a file, whatever its name: one named like a zoo model
   // is the user's model, not the zoo's; M.ONNX is ONNX.
@@ -33,7 +38,7 @@ Graph load_model(const std::string& model, const ModelOptions& options) {
     throw Error("'" + model + "': " + options.varying->name + " is given a range (" +
                 std::to_string(options.varying->min) + ".." + std::to_string(options.varying->max) +
                 "): `tessera compile` makes one artifact for it; this command takes one size");
-  if (file || ends_with_onnx(model)) {
+  if (is_onnx_model(model)) {
     if (options.layout != "NCHW")
       throw Error("'" + model + "': an ONNX model keeps the layout it was exported in (--layout applies to the zoo)");
     OnnxImportOptions onnx;

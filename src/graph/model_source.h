@@ -38,6 +38,10 @@ void parse_dim_flag(const std::string& text, ModelOptions& options);
 // "16,64,256" (--buckets) as the varying dimension's buckets (its max added).
 void parse_buckets_flag(const std::string& text, ModelOptions& options);
 
+// Whether `model` is read as an ONNX file (any existing file, or a name
+// ending in .onnx) rather than a zoo name.
+bool is_onnx_model(const std::string& model);
+
 // Throws tessera::Error naming the model: an unknown zoo name lists the
 // known ones; a file that is not a model says why.
 Graph load_model(const std::string& model, const ModelOptions& options = {});

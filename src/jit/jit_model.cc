@@ -56,7 +56,17 @@ std::string to_string(JitMode mode) {
   return "?";
 }
 
-GraphFactory model_source(const std::string& model, const std::string& layout) {
+GraphFactory model_source(const std::string& model, const std::string& layout,
+                          std::vector<std::string> onnx_input_names) {
+  if (!onnx_input_names.empty() && graph::is_onnx_model(model))
+    return [model, names = std::move(onnx_input_names)](const Shapes& shapes) {
+      if (shapes.size() != names.size())
+        throw Error(fmt::format("{} takes {} inputs ({}), got {}", model, names.size(), fmt::join(names, ", "),
+                                shapes.size()));
+      graph::ModelOptions options;
+      for (size_t i = 0; i < names.size(); ++i) options.input_shapes[names[i]] = shapes[i];
+      return graph::load_model(model, options);
+    };
   return [model, layout](const Shapes& shapes) {
     if (shapes.empty() || shapes[0].empty()) throw Error(model + ": needs an input with a batch dimension");
     if (shapes[0][0] < 1)

@@ -58,8 +58,11 @@ struct JitOptions {
 // cannot take them.
 using GraphFactory = std::function<graph::Graph(const std::vector<std::vector<int64_t>>& input_shapes)>;
 // A zoo name or an .onnx file in `layout`, at the batch of the first input's
-// first dimension; other dimensions must be the model's.
-GraphFactory model_source(const std::string& model, const std::string& layout = "NCHW");
+// first dimension; other dimensions must be the model's. Given the ONNX
+// model's input names, its inputs take whole shapes instead (a sequence
+// length as well as a batch: what the ONNX file's symbolic dimensions allow).
+GraphFactory model_source(const std::string& model, const std::string& layout = "NCHW",
+                          std::vector<std::string> onnx_input_names = {});
 
 // A network built for one set of input shapes (a torch FX graph converted,
 // say): other shapes are an error naming both.
