@@ -2,12 +2,16 @@
 // graph pass recognize_attention makes it of batch_matmul -> scale -> mask
 // -> softmax -> batch_matmul; here are its shapes, its reference (the
 // product, softmax and product in double) and its compute: per tile of
-// query rows the scores, their maximum, exponentials and sum, and the
-// weighted sum of values, so the score matrix exists one tile at a time.
+// query rows and tile of keys the scores, their maximum, exponentials and
+// sum, and the values weighted by them; then the key tiles combined, each
+// rescaled by exp(its maximum - the row's) (the online softmax, its running
+// maximum and sum as a reduction over tiles). The score matrix exists one
+// (rows x keys) tile at a time.
 #include "ops/attention.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "ops/operator.h"
@@ -15,8 +19,16 @@
 namespace tessera::ops {
 
 std::string AttentionAttrs::to_string() const {
-  return "scale=" + number_to_string(scale) + " heads=" + std::to_string(heads) +
-         (has_mask ? " mask" : "") + " rows=" + std::to_string(rows);
+  return "scale=" + number_to_string(scale) + " heads=" + std::to_string(heads) + (has_mask ? " mask" : "") +
+         " rows=" + std::to_string(rows) + (keys ? " keys=" + std::to_string(keys) : "");
+}
+
+int64_t key_tile(int64_t n, int64_t keys) {
+  if (keys > 0 && n % keys == 0) return keys;
+  if (n <= kWholeRowKeys) return n;
+  for (int64_t t = kWholeRowKeys; t >= 64; --t)
+    if (n % t == 0) return t;
+  return n;
 }
 
 namespace {
@@ -34,6 +46,7 @@ Shape attention_shape(const std::vector<Shape>& in, const AttentionAttrs& a) {
   if (a.heads < 1 || q[0] % a.heads != 0)
     shape_error("heads " + std::to_string(a.heads) + " does not divide B=" + std::to_string(q[0]));
   if (a.rows < 1) shape_error("rows must be positive");
+  if (a.keys < 0) shape_error("keys must be positive, or 0 to choose");
   if (a.has_mask) {
     const Shape& m = in[3];
     const Shape full = {q[0] / a.heads, a.heads, q[1], k[1]};
@@ -78,6 +91,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const auto& a = call.attrs.as<AttentionAttrs>();
   const ir::Tensor &q = in[0], &k = in[1], &v = in[2];
   const int64_t batch = q->shape[0], m = q->shape[1], n = k->shape[1], d = q->shape[2];
+  const int64_t keys = key_tile(n, a.keys), tiles = n / keys;
   // k transposed to (B, D, N): a score row's vectors then load N-contiguous keys.
   const ir::Tensor kt = ir::compute(
       {batch, d, n}, [&](const std::vector<ir::Var>& x) { return ir::load(k, {x[0], x[2], x[1]}); },
@@ -86,8 +100,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const ir::Tensor scores = ir::compute(
       {batch, m, n},
       [&](const std::vector<ir::Var>& x) {
-        ir::Expr s = ir::sum(ir::load(q, {x[0], x[1], c.var}) * ir::load(kt, {x[0], c.var, x[2]}), {c});
-        return s;
+        return ir::sum(ir::load(q, {x[0], x[1], c.var}) * ir::load(kt, {x[0], c.var, x[2]}), {c});
       },
       unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
   auto scaled = [&](const std::vector<ir::Expr>& at) {
@@ -100,30 +113,80 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
     for (size_t dd = 0; dd < 4; ++dd) idx.push_back(mask->shape[dd] == 1 ? ir::make_int(0) : full[dd]);
     return s + ir::load(mask, idx);
   };
-  ir::IterVar j1 = ir::reduce_axis(n, "j");
-  const ir::Tensor top = ir::compute(
-      {batch, m}, [&](const std::vector<ir::Var>& x) { return ir::reduce_max(scaled({x[0], x[1], j1.var}), {j1}); },
-      unique_name("T_attention_max", {scores}), "attention_softmax", {"b", "i"});
+  auto key = [&](const ir::Var& t, const ir::IterVar& jj) { return ir::Expr(t) * ir::make_int(keys) + jj.var; };
+  // Per key tile: its maximum, the exponentials against it, their sum, and
+  // the values weighted by them. The maximum and the sum are computed per
+  // tile but read once all tiles are done: kept whole (tir/lower.cc).
+  const std::map<std::string, std::string> kept_whole = {{"kept_whole", "1"}};
+  ir::IterVar j1 = ir::reduce_axis(keys, "jj");
+  const ir::Tensor tile_max = ir::compute(
+      {batch, m, tiles},
+      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(scaled({x[0], x[1], key(x[2], j1)}), {j1}); },
+      unique_name("T_attention_tile_max", {scores}), "attention_tile_softmax", {"b", "i", "t"}, kept_whole);
+  // Exponentials and probabilities by (tile, key in it): no division of a
+  // key's index in the loops that compute them.
   const ir::Tensor e = ir::compute(
-      {batch, m, n},
-      [&](const std::vector<ir::Var>& x) { return ir::exp(scaled(to_exprs(x)) - ir::load(top, {x[0], x[1]})); },
-      unique_name("T_attention_exp", {top}), "attention_softmax", {"b", "i", "j"});
-  ir::IterVar j2 = ir::reduce_axis(n, "j");
+      {batch, m, tiles, keys},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::exp(scaled({x[0], x[1], ir::Expr(x[2]) * ir::make_int(keys) + x[3]}) -
+                       ir::load(tile_max, {x[0], x[1], x[2]}));
+      },
+      unique_name("T_attention_exp", {tile_max}), "attention_tile_softmax", {"b", "i", "t", "jj"});
+  ir::IterVar j2 = ir::reduce_axis(keys, "jj");
+  const ir::Tensor tile_sum = ir::compute(
+      {batch, m, tiles},
+      [&](const std::vector<ir::Var>& x) { return ir::sum(ir::load(e, {x[0], x[1], x[2], j2.var}), {j2}); },
+      unique_name("T_attention_tile_sum", {e}), "attention_tile_softmax", {"b", "i", "t"}, kept_whole);
+  // The tile's probabilities among its own keys (so that the tile's sum is
+  // read inside the tile, one division per row), and the values weighted by them.
+  const ir::Tensor inverse = ir::compute(
+      {batch, m, tiles},
+      [&](const std::vector<ir::Var>& x) { return ir::make_float(1.0) / ir::load(tile_sum, to_exprs(x)); },
+      unique_name("T_attention_inverse", {tile_sum}), "attention_tile_softmax", {"b", "i", "t"});
+  const ir::Tensor p = ir::compute(
+      {batch, m, tiles, keys},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::load(e, to_exprs(x)) * ir::load(inverse, {x[0], x[1], x[2]});
+      },
+      unique_name("T_attention_p", {e, inverse}), "attention_tile_softmax", {"b", "i", "t", "jj"});
+  ir::IterVar j3 = ir::reduce_axis(keys, "jj");
+  const ir::Tensor tile_values = ir::compute(
+      {batch, m, tiles, d},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * ir::load(v, {x[0], key(x[2], j3), x[3]}), {j3});
+      },
+      unique_name("T_attention_values", {p, v}), "attention_values", {"b", "i", "t", "c"});
+  // The tiles combined, each weighted by its sum rescaled by exp(its maximum
+  // - the row's maximum).
+  ir::IterVar t1 = ir::reduce_axis(tiles, "t");
+  const ir::Tensor top = ir::compute(
+      {batch, m},
+      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(ir::load(tile_max, {x[0], x[1], t1.var}), {t1}); },
+      unique_name("T_attention_max", {tile_max}), "attention_combine", {"b", "i"});
+  const ir::Tensor weight = ir::compute(
+      {batch, m, tiles},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::exp(ir::load(tile_max, to_exprs(x)) - ir::load(top, {x[0], x[1]})) *
+               ir::load(tile_sum, to_exprs(x));
+      },
+      unique_name("T_attention_weight", {top, tile_sum}), "attention_combine", {"b", "i", "t"});
+  ir::IterVar t2 = ir::reduce_axis(tiles, "t");
   const ir::Tensor sum = ir::compute(
-      {batch, m}, [&](const std::vector<ir::Var>& x) { return ir::sum(ir::load(e, {x[0], x[1], j2.var}), {j2}); },
-      unique_name("T_attention_sum", {e}), "attention_softmax", {"b", "i"});
-  ir::IterVar j3 = ir::reduce_axis(n, "j");
-  const ir::Tensor weighted = ir::compute(
+      {batch, m}, [&](const std::vector<ir::Var>& x) { return ir::sum(ir::load(weight, {x[0], x[1], t2.var}), {t2}); },
+      unique_name("T_attention_sum", {weight}), "attention_combine", {"b", "i"});
+  ir::IterVar t3 = ir::reduce_axis(tiles, "t");
+  const ir::Tensor combined = ir::compute(
       {batch, m, d},
       [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(e, {x[0], x[1], j3.var}) * ir::load(v, {x[0], j3.var, x[2]}), {j3});
+        return ir::sum(ir::load(weight, {x[0], x[1], t3.var}) * ir::load(tile_values, {x[0], x[1], t3.var, x[2]}),
+                       {t3});
       },
-      unique_name("T_attention_weighted", {e, v}), "attention_values", {"b", "i", "c"});
+      unique_name("T_attention_combined", {weight, tile_values}), "attention_combine", {"b", "i", "c"});
   return ir::compute(
       {batch, m, d},
-      [&](const std::vector<ir::Var>& x) { return ir::load(weighted, to_exprs(x)) / ir::load(sum, {x[0], x[1]}); },
-      unique_name("T_attention", {weighted, sum}), "attention", {"b", "i", "c"},
-      {{"rows", std::to_string(a.rows)}});
+      [&](const std::vector<ir::Var>& x) { return ir::load(combined, to_exprs(x)) / ir::load(sum, {x[0], x[1]}); },
+      unique_name("T_attention", {combined, sum}), "attention", {"b", "i", "c"},
+      {{"rows", std::to_string(a.rows)}, {"keys", std::to_string(keys)}});
 }
 
 }  // namespace

@@ -15,10 +15,19 @@ struct AttentionAttrs {
   double scale = 1.0;
   int64_t heads = 1;      // B = groups * heads: how a mask's first two axes map onto B
   bool has_mask = false;  // a fourth input
-  // Query rows per tile: each tile's scores (rows x N) live in the kernel's
-  // local memory, never the whole (B, M, N) score matrix.
+  // Query rows per tile, and keys per tile (0: key_tile's choice): the
+  // scores exist one (rows x keys) tile at a time, never the whole (B, M, N)
+  // score matrix nor a whole row of it; each key tile keeps its own maximum
+  // and sum, by which the tiles' results are rescaled when combined.
   int64_t rows = 4;
+  int64_t keys = 0;
   std::string to_string() const;
 };
+
+// Keys per tile for N keys: a given `keys` when it divides N; else all of
+// them up to kWholeRowKeys, and past that the largest divisor of N from 64
+// to kWholeRowKeys (N itself when it has none: a prime length is one tile).
+constexpr int64_t kWholeRowKeys = 256;
+int64_t key_tile(int64_t n, int64_t keys);
 
 }  // namespace tessera::ops

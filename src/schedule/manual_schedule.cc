@@ -130,20 +130,33 @@ void vectorize_last_axis(Trace& t, const ir::Tensor& stage, int64_t lanes) {
   t.vectorize(stage->name, split_part(last, 1));
 }
 
-// A (b, i, x) product reduced over one axis, inside its tile of rows i: per
-// vector of x, every row accumulates in registers (its cache_write stage,
-// made before) across the whole reduction, each loaded vector serving all
-// rows.
-void rows_times_vectors(Trace& t, const ir::Tensor& stage, int64_t lanes) {
-  const auto a = axis_names(stage);  // b, i, x
-  t.split(stage->name, a[2], {lanes});
-  t.reorder(stage->name, {a[0], split_part(a[2], 0), a[1], split_part(a[2], 1)});
-  t.vectorize(stage->name, split_part(a[2], 1));
+// A product reduced over one axis, inside its tile of rows i, computed per
+// group of `vectors` vectors of its last axis x (its axes: `outer`, kept
+// outermost in this order, then i, then x): every row accumulates those
+// vectors in registers (its cache_write stage, made before) across the whole
+// reduction, each loaded vector serving all rows and each row's broadcast
+// serving all vectors (rows x vectors accumulators).
+void rows_times_vectors(Trace& t, const ir::Tensor& stage, const std::vector<std::string>& outer, int64_t lanes,
+                        int64_t vectors) {
+  const auto a = axis_names(stage);
+  const std::string i = a[1], x = a.back();  // (b, i, ..., x)
+  const int64_t extent = stage->shape.back();
+  while (vectors > 1 && extent % (lanes * vectors) != 0) --vectors;
+  const int64_t group = lanes * vectors;
+  t.split(stage->name, x, {group});
+  std::vector<std::string> order = outer;
+  order.insert(order.end(), {split_part(x, 0), i, split_part(x, 1)});
+  t.reorder(stage->name, order);
+  t.vectorize(stage->name, split_part(x, 1));
   const std::string local = cache_write_name(stage->name);
-  t.compute_at(local, stage->name, split_part(a[2], 0));
-  t.reorder(local, {a[0], reduce_names(stage)[0], a[1], a[2]});
-  t.unroll(local, a[1]);
-  t.vectorize(local, a[2]);
+  t.compute_at(local, stage->name, split_part(x, 0));
+  std::vector<std::string> local_order = outer;
+  local_order.insert(local_order.end(), {reduce_names(stage)[0], i, x});
+  t.reorder(local, local_order);
+  t.split(local, x, {lanes});
+  t.unroll(local, i);
+  t.unroll(local, split_part(x, 0));
+  t.vectorize(local, split_part(x, 1));
 }
 
 }  // namespace
@@ -187,28 +200,31 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   return t;
 }
 
+// Attention's products accumulate rows x this many vectors in registers
+// (4 x 4 = 16 of AVX-512's 32, of AVX2's 16).
+constexpr int64_t kVectorsPerRow = 4;
+
 Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor out = dag.outputs().at(0);
   if (out->tag != "attention") throw Error("attention_schedule: the DAG's output is not an attention");
-  const int64_t rows = std::stoll(out->attrs.at("rows"));
+  const int64_t rows = std::stoll(out->attrs.at("rows")), keys = std::stoll(out->attrs.at("keys"));
   const int64_t lanes = std::max(1, unit.bits / 32);
   const ir::Tensor kt = stage_by_tag(dag, "attention_transpose_k", "attention_schedule");
   const ir::Tensor scores = stage_by_tag(dag, "attention_scores", "attention_schedule");
-  const ir::Tensor weighted = stage_by_tag(dag, "attention_values", "attention_schedule");
+  const ir::Tensor values = stage_by_tag(dag, "attention_values", "attention_schedule");  // (b, i, t, c)
   Trace t;
   t.parallel(kt->name, axis_names(kt)[0]);
   // The two products accumulate a vector per query row in registers.
   t.cache_write(scores->name);
-  t.cache_write(weighted->name);
-  // Each row's maximum and sum over the keys as vectors of partial results
-  // first (a serial chain of N scalar steps otherwise), where a vector's
-  // width of lanes divides N.
-  const int64_t partial = partial_lanes(scores->shape[2], lanes);
-  std::vector<ir::Tensor> row_reductions;
-  for (const auto& stage : dag.tensors())
-    if (stage->tag == "attention_softmax" && stage->shape.size() == 2) row_reductions.push_back(stage);
+  t.cache_write(values->name);
+  // A key tile's maximum and sum as vectors of partial results first (a
+  // serial chain of scalar steps otherwise), where a vector's width of
+  // lanes divides the tile.
+  const int64_t partial = partial_lanes(keys, lanes);
   if (partial > 1)
-    for (const ir::Tensor& r : row_reductions) t.rfactor(r->name, reduce_names(r)[0], partial);
+    for (const auto& stage : dag.tensors())
+      if (stage->tag == "attention_tile_softmax" && stage->is_reduction())
+        t.rfactor(stage->name, reduce_names(stage)[0], partial);
   // A tile of query rows per parallel iteration.
   const auto o = axis_names(out);  // b, i, c
   t.split(out->name, o[1], {rows});
@@ -216,22 +232,33 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const std::string tile = fused_name({o[0], split_part(o[1], 0)});
   t.parallel(out->name, tile);
   vectorize_last_axis(t, out, lanes);
-  // Consumers first: a stage moves inside the tile once what reads it is there.
+  // In it, one key tile after another (loop t of the weighted values): per
+  // vector of D the rows accumulate in registers over the tile's keys; the
+  // tile's scores, maximum, exponentials and sum are computed inside it.
+  const auto a = axis_names(values);  // b, i, t, c
+  auto place_values = [&] {
+    t.compute_at(values->name, out->name, tile);
+    rows_times_vectors(t, values, {a[0], a[2]}, lanes, kVectorsPerRow);
+  };
+  // Consumers first: a stage moves inside its loop once what reads it is there.
   const auto& stages = dag.tensors();
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const ir::Tensor& stage = *it;
     if (stage->is_placeholder() || stage == out || stage == kt) continue;
-    if (stage->tag == "attention_softmax" && stage->shape.size() == 2)
-      place_vector_reduction(t, stage, out->name, tile, partial);
+    if (stage == values)
+      place_values();
+    else if (stage->tag == "attention_combine")
+      t.compute_at(stage->name, out->name, tile);  // per row, over the few key tiles
+    else if (stage->tag == "attention_tile_softmax" && stage->is_reduction())
+      place_vector_reduction(t, stage, values->name, a[2], partial);
     else
-      t.compute_at(stage->name, out->name, tile);
+      t.compute_at(stage->name, values->name, a[2]);
   }
-  // Scores per vector of keys (k transposed: contiguous), accumulated over
-  // D; the exponentials; the weighted values per vector of D, over the keys.
-  rows_times_vectors(t, scores, lanes);
-  for (const auto& stage : stages)
-    if (stage->tag == "attention_softmax" && stage->shape.size() == 3) vectorize_last_axis(t, stage, lanes);
-  rows_times_vectors(t, weighted, lanes);
+  // Scores per vector of keys (k transposed: contiguous), accumulated over D.
+  rows_times_vectors(t, scores, {axis_names(scores)[0]}, lanes, kVectorsPerRow);
+  for (const auto& stage : stages)  // the exponentials and probabilities, per vector of the tile's keys
+    if (stage->tag == "attention_tile_softmax" && !stage->is_reduction() && stage->shape.size() == 4)
+      vectorize_last_axis(t, stage, lanes);
   return t;
 }
 

@@ -147,6 +147,9 @@ void apply_rfactor(State& state, const RfactorStep& st) {
   rf_shape.push_back(st.factor);
   std::vector<std::string> rf_names = axis_names(*original);
   rf_names.push_back(rfactor_inner(st.axis));
+  // The partial results are read where they are made: never kept whole.
+  std::map<std::string, std::string> rf_attrs = original->attrs;
+  rf_attrs.erase("kept_whole");
   const ir::Tensor rf = ir::compute(
       rf_shape,
       [&](const std::vector<ir::Var>& v) {
@@ -164,7 +167,7 @@ void apply_rfactor(State& state, const RfactorStep& st) {
         }
         return ir::reduce(red->combiner, ir::substitute(red->source, map), axes);
       },
-      rfactor_name(original->name), original->tag, rf_names, original->attrs);
+      rfactor_name(original->name), original->tag, rf_names, rf_attrs);
   const ir::Tensor combined = ir::compute(
       original->shape,
       [&](const std::vector<ir::Var>& v) {

@@ -1,5 +1,6 @@
 #include "tir/lower.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -57,7 +58,12 @@ class Lowerer {
     std::vector<ir::Tensor> scratch;
     for (size_t i = 0; i < state_.stages().size(); ++i) {
       const Stage& s = state_.stages()[i];
-      if (s.location == Location::Root && !buffers_[i]) {
+      // A stage its operator keeps whole ("kept_whole": results computed
+      // piece by piece inside one loop and read after it, such as attention's
+      // per key tile maxima) has its whole buffer, as an output does, wherever
+      // it is computed.
+      const bool whole = s.location == Location::Root || s.tensor->attrs.count("kept_whole");
+      if (whole && !buffers_[i]) {
         buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name()), {}, false};
         scratch.push_back(buffers_[i]->buffer);
       }
@@ -320,6 +326,51 @@ class Lowerer {
     return here;
   }
 
+  // The stages attached to one stage, each after the attached stages it
+  // reads, and after the one inside which a kept-whole stage it reads is
+  // computed (attention's tile maxima, inside the weighted values' loops:
+  // the combination reads them once that stage is done). Otherwise in stage order.
+  std::vector<AttachedStage> in_dependency_order(std::vector<AttachedStage> here) const {
+    std::set<int> attached;
+    for (const AttachedStage& a : here) attached.insert(a.stage);
+    auto host = [&](int w) {  // the attached stage that w is computed inside, or -1
+      for (int x = w; state_.stages()[x].location == Location::At;) {
+        x = state_.stage_index(state_.stages()[x].attach_stage);
+        if (attached.count(x)) return x;
+      }
+      return -1;
+    };
+    auto after = [&](const AttachedStage& a) {  // what must be generated before a
+      std::set<int> before;
+      ir::post_order_visit(a.value, [&](const Expr& e) {
+        auto* l = e.as<ir::TensorLoadNode>();
+        if (!l) return;
+        const int p = state_.stage_of(l->tensor.get());
+        if (p < 0 || p == a.stage) return;
+        if (attached.count(p)) before.insert(p);
+        if (state_.stages()[p].tensor->attrs.count("kept_whole") && host(p) >= 0 && host(p) != a.stage)
+          before.insert(host(p));
+      });
+      return before;
+    };
+    std::vector<AttachedStage> ordered;
+    std::set<int> done;
+    while (ordered.size() < here.size()) {
+      bool progress = false;
+      for (const AttachedStage& a : here) {
+        if (done.count(a.stage)) continue;
+        const std::set<int> before = after(a);
+        if (!std::includes(done.begin(), done.end(), before.begin(), before.end())) continue;
+        ordered.push_back(a);
+        done.insert(a.stage);
+        progress = true;
+        break;  // from the start again: stage order wherever it is free
+      }
+      if (!progress) throw Error("stages computed at one loop read each other in a cycle");
+    }
+    return ordered;
+  }
+
   static Expr source_of(const ir::Tensor& t) {
     if (auto* r = t->body.as<ir::ReduceNode>()) return r->source;
     return t->body;
@@ -394,7 +445,7 @@ class Lowerer {
     // Producers first: their regions and buffers must exist before any value
     // that reads them is rebuffered.
     std::vector<std::vector<std::pair<ir::Tensor, Stmt>>> producers(s.iters.size());
-    std::vector<AttachedStage> here = place_attached(s, attached, value);
+    std::vector<AttachedStage> here = in_dependency_order(place_attached(s, attached, value));
     for (const AttachedStage& a : here) {
       const Stage& ps = state_.stages()[a.stage];
       auto guards = region_guards(ps.tensor, a.region, a.local, s, a.loop);

@@ -1,7 +1,7 @@
 // attention (ops/attention.cc): the fused kernel and its reference against
 // the three steps written out here in double (scores, softmax, weighted
 // values), with shapes no vector divides, a mask broadcast over heads and
-// rows, and query tiles that do not divide the rows.
+// rows, query tiles that do not divide the rows, and rows of several key tiles.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +18,9 @@ namespace {
 
 struct Case {
   int64_t groups, heads, m, n, d, rows;
-  Shape mask;  // empty: none
+  Shape mask;         // empty: none
+  int64_t keys = 0;   // keys per tile (0: the operator's choice)
+  bool last_tile_masked = false;  // every key of the last tile masked (with -1e30, as padding is)
 };
 
 std::vector<double> attention_formula(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
@@ -58,6 +60,10 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
       {2, 3, 9, 19, 20, 4, {2, 1, 1, 19}},   // a padding mask per sequence, as BERT's
       {1, 2, 6, 6, 16, 3, {1, 1, 6, 6}},     // a causal mask shared by every head
       {1, 1, 1, 33, 64, 4, {1, 1, 1, 33}},  // one query row
+      // Several key tiles, each with its own maximum and sum, combined:
+      {1, 2, 5, 12, 8, 4, {}, 4},                        // three tiles of 4 keys
+      {2, 2, 6, 24, 16, 3, {2, 1, 1, 24}, 8, true},     // a padding mask that empties the last tile
+      {1, 1, 3, 300, 16, 4, {1, 1, 3, 300}},           // a long row: the operator's own tiles (2 of 150)
   };
   for (const Case& c : cases) {
     const int64_t batch = c.groups * c.heads;
@@ -69,11 +75,14 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
     if (!c.mask.empty()) {
       mask = test::random_data(num_elements(c.mask), 4);
       for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;  // masked positions
+      if (c.last_tile_masked)
+        for (size_t i = 0; i < mask.size(); ++i)
+          if (static_cast<int64_t>(i) % c.n >= c.n - c.keys) mask[i] = -1e30f;
     }
     graph::GraphBuilder b;
     std::vector<graph::NodeId> in = {b.input("q", qs), b.input("k", ks), b.input("v", ks)};
     if (!c.mask.empty()) in.push_back(b.input("mask", c.mask));
-    AttentionAttrs a{scale, c.heads, !c.mask.empty(), c.rows};
+    AttentionAttrs a{scale, c.heads, !c.mask.empty(), c.rows, c.keys};
     const graph::Graph g = b.finish({b.add_node(graph::Op::named("attention"), "att", in, a)});
     std::vector<test::Input> inputs = {{qs, q}, {ks, k}, {ks, v}};
     if (!c.mask.empty()) inputs.push_back({c.mask, mask});
@@ -83,6 +92,16 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
     test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
     test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
   }
+}
+
+TEST(AttentionOperator, KeyTilesDivideTheRowPastAWholeRowOfKeys) {
+  EXPECT_EQ(key_tile(128, 0), 128);   // a whole row up to kWholeRowKeys
+  EXPECT_EQ(key_tile(256, 0), 256);
+  EXPECT_EQ(key_tile(512, 0), 256);   // two tiles
+  EXPECT_EQ(key_tile(300, 0), 150);
+  EXPECT_EQ(key_tile(509, 0), 509);   // a prime: one tile
+  EXPECT_EQ(key_tile(24, 8), 8);      // as given, where it divides
+  EXPECT_EQ(key_tile(24, 7), 24);
 }
 
 TEST(AttentionOperator, RefusesShapesThatDoNotFit) {
