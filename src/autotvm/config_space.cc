@@ -30,7 +30,8 @@ SplitPolicy split_policy_from_string(const std::string& s) {
   if (s == "factors") return SplitPolicy::Factors;
   if (s == "power2") return SplitPolicy::PowerOfTwo;
   if (s == "verbose") return SplitPolicy::Verbose;
-  throw Error("unknown split policy '" + s + "' (valid: factors, power2, verbose)");
+  if (s == "every") return SplitPolicy::Every;
+  throw Error("unknown split policy '" + s + "' (valid: factors, power2, verbose, every)");
 }
 
 namespace {
@@ -98,6 +99,8 @@ void ConfigSpace::define_split(const std::string& name, int64_t extent, SplitPol
   const std::vector<int64_t> divs = divisors(extent), pows = powers_of_two_up_to(extent);
   if (policy != SplitPolicy::PowerOfTwo) values = divs;
   if (policy != SplitPolicy::Factors) values.insert(values.end(), pows.begin(), pows.end());
+  if (policy == SplitPolicy::Every)
+    for (int64_t v = 1; v <= limit; ++v) values.push_back(v);
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   values.erase(std::remove_if(values.begin(), values.end(), [&](int64_t v) { return v > limit; }), values.end());

@@ -26,8 +26,9 @@ enum class SplitPolicy {
   Factors,     // every factorisation into divisors of the extent
   PowerOfTwo,  // inner parts powers of two (the outer part takes the rest, guarded)
   Verbose,     // divisors and powers of two together
+  Every,       // every inner length up to the maximum (the outer part takes the rest, guarded)
 };
-SplitPolicy split_policy_from_string(const std::string& s);  // "factors", "power2", "verbose"
+SplitPolicy split_policy_from_string(const std::string& s);  // "factors", "power2", "verbose", "every"
 
 // Which orders define_reorder offers.
 enum class ReorderPolicy {

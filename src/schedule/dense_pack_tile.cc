@@ -22,9 +22,11 @@ DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int6
   if (m == 1) return {.tx = dense_pack_tile(blocks, bn, unit)};
   const int64_t lanes = std::max(1, unit.bits / 32);
   const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
-  const int64_t accumulators = std::max(1, unit.registers / 2);
+  // Three quarters of the registers accumulate; the rest hold the weight
+  // vectors and the rows' broadcasts (AVX-512: 6 rows x 4 vectors).
+  const int64_t accumulators = std::max(1, unit.registers * 3 / 4);
   DensePackPlan plan;
-  plan.ty = std::clamp<int64_t>(accumulators / vectors_per_block, 1, std::min<int64_t>(m, 4));
+  plan.ty = std::clamp<int64_t>(accumulators / vectors_per_block, 1, std::min<int64_t>(m, 6));
   plan.tx = 1;
   for (int64_t d = accumulators / (plan.ty * vectors_per_block); d > 1; --d)
     if (blocks % d == 0) {

@@ -28,12 +28,14 @@ int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
 
 // The hand-written plan for an (m, k) x (k, blocks * bn) dense. One row (a
 // classifier's batch 1): a row of tiles, K whole. Several rows (a
-// transformer's tokens): tiles of up to 4 rows, so each weight vector loaded
-// serves them all, within half the vector registers as accumulators; the
-// column tiles outermost and parallel, so one weight block stays in cache
-// while every row passes it; K split by 8 and unrolled. On AVX-512 with
-// 128x768x3072 this ran 12x faster than the one-row plan (11 -> 136 GFLOPS,
-// oneDNN 128).
+// transformer's tokens): tiles of up to 6 rows (the last one guarded where
+// 6 does not divide M), so each weight vector loaded serves them all, within
+// three quarters of the vector registers as accumulators; the column tiles
+// outermost and parallel, so one weight block stays in cache while every row
+// passes it; K split by 8 and unrolled. On AVX-512 with 128x768x3072 this ran
+// 12x faster than the one-row plan (11 -> 136 GFLOPS, oneDNN 128). 6 rows
+// instead of 4 measured 1.04x oneDNN against 0.95x at 128x3072x768 (medians
+// of 4 interleaved runs), the same at BERT's other two shapes.
 DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit);
 
 // The trace of `plan` for the DAG's stage tagged "dense_pack".

@@ -69,7 +69,7 @@ TEST(AutotvmConfigSpace, FactorSplitsMultiplyToTheExtent) {
 }
 
 TEST(AutotvmConfigSpace, SplitsRespectMaxFactorAndPolicy) {
-  for (auto policy : {SplitPolicy::Factors, SplitPolicy::PowerOfTwo, SplitPolicy::Verbose}) {
+  for (auto policy : {SplitPolicy::Factors, SplitPolicy::PowerOfTwo, SplitPolicy::Verbose, SplitPolicy::Every}) {
     ConfigSpace s;
     s.define_split("x", 56, policy, 3, 8);
     std::set<int64_t> inner_values;
@@ -88,11 +88,13 @@ TEST(AutotvmConfigSpace, SplitsRespectMaxFactorAndPolicy) {
     if (policy == SplitPolicy::Factors) EXPECT_EQ(inner_values, (std::set<int64_t>{1, 2, 4, 7, 8}));
     if (policy == SplitPolicy::PowerOfTwo) EXPECT_EQ(inner_values, (std::set<int64_t>{1, 2, 4, 8}));
     if (policy == SplitPolicy::Verbose) EXPECT_EQ(inner_values, (std::set<int64_t>{1, 2, 4, 7, 8}));
+    if (policy == SplitPolicy::Every) EXPECT_EQ(inner_values, (std::set<int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
   }
   ConfigSpace odd;
   odd.define_split("x", 7, SplitPolicy::PowerOfTwo);
   EXPECT_EQ(odd.knob("x").candidates, (std::vector<json>{{7, 1}, {4, 2}, {2, 4}}));
   EXPECT_EQ(split_policy_from_string("power2"), SplitPolicy::PowerOfTwo);
+  EXPECT_EQ(split_policy_from_string("every"), SplitPolicy::Every);
   EXPECT_THROW(split_policy_from_string("halves"), Error);
 }
 

@@ -39,16 +39,16 @@ Template dense_pack_template() {
     const int64_t manual_tile = schedule::dense_pack_tile(blocks, bn, target.vector_unit());
 
     ConfigSpace s;
-    s.define_split("tile_y", m, SplitPolicy::Factors, 2, 8);
+    // Row tiles of any height up to 8 (a last partial tile guarded): 6 rows
+    // of 4 vectors fill AVX-512's registers where no divisor of M does.
+    s.define_split("tile_y", m, SplitPolicy::Every, 2, 8);
     s.define_split("tile_x", blocks, SplitPolicy::Factors, 2, std::max<int64_t>(16, manual_tile));
     s.define_split("tile_k", k, SplitPolicy::Factors, 2, 16);
     s.define_knob("unroll_k", {false, true});
     s.define_knob("parallel", {"fused", "rows", "cols"});
-    // The hand-written plan, its row tile rounded down to a divisor of M.
+    // The hand-written plan.
     const schedule::DensePackPlan plan = schedule::dense_pack_default_plan(m, k, blocks, bn, target.vector_unit());
-    int64_t ty = plan.ty;
-    while (m % ty != 0) --ty;
-    s.set_fallback({{"tile_y", {m / ty, ty}},
+    s.set_fallback({{"tile_y", {(m + plan.ty - 1) / plan.ty, plan.ty}},
                     {"tile_x", {blocks / plan.tx, plan.tx}},
                     {"tile_k", {k / plan.tk, plan.tk}},
                     {"unroll_k", plan.unroll_k},
