@@ -404,8 +404,8 @@ def _sdpa(c, n):
     an additive float tensor, or causal (query i sees keys 0..i, as
     PyTorch's lower-left triangle)."""
     q, k, v = (c.value(a) for a in n.args[:3])
-    scale = _arg(n, 6, "scale")
-    scale = float(scale) if scale is not None else c.builder.shape(q)[-1] ** -0.5
+    scale = _arg(n, 6, "scale")  # a number, or (dynamic=True) one the graph computes or takes
+    scale = c.number(scale) if scale is not None else c.builder.shape(q)[-1] ** -0.5
     rank = len(c.builder.shape(k))
     perm = list(range(rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]

@@ -77,6 +77,23 @@ class TinyAttention(torch.nn.Module):
         return self.ln(x + self.out(y) - 0.5 * y2)
 
 
+class SizedAttention(TinyAttention):
+    """scaled_dot_product_attention given its scale as a module's float, as
+    transformers' BERT passes it: under dynamic=True Dynamo makes it an input
+    of the graph, not a constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.scaling = (32 // self.heads) ** -0.5
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.heads
+        q, k, v = (f(x).view(b, s, h, d // h).transpose(1, 2) for f in (self.q, self.k, self.v))
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=self.scaling)
+        return self.ln(x + self.out(y.transpose(1, 2).reshape(b, s, d)))
+
+
 class TinyDecoder(torch.nn.Module):
     """A decoder on int64 token ids: an embedding, a split, causal attention,
     an attention with an additive float mask, one written with einsum, and
@@ -241,6 +258,16 @@ class TorchBackend(unittest.TestCase):
                 self.assertTrue(made[-1].parts, "no Tessera part")
                 self.assertEqual(set(compilations()), {expected}, f"after {length} tokens")
         self.assertEqual(len(made), 1, "Dynamo traced once")
+
+        # A scale the graph takes as an input is a constant of the part, not a break.
+        torch._dynamo.reset()
+        sized, made = SizedAttention().eval(), []
+        compiled = torch.compile(sized, backend=backend, dynamic=True)
+        with torch.no_grad():
+            for length in (8, 5):
+                x = torch.randn(1, length, 32)
+                self.assertLessEqual(rel_error(compiled(x), sized(x)), 1e-4, f"{length} tokens")
+        self.assertEqual(len(made[-1].parts), 1, "one Tessera part")
 
     def test_new_shapes_recompile(self):
         torch._dynamo.reset()
