@@ -200,10 +200,6 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   return t;
 }
 
-// Attention's products accumulate rows x this many vectors in registers
-// (4 x 4 = 16 of AVX-512's 32, of AVX2's 16).
-constexpr int64_t kVectorsPerRow = 4;
-
 Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor out = dag.outputs().at(0);
   if (out->tag != "attention") throw Error("attention_schedule: the DAG's output is not an attention");
@@ -212,9 +208,12 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor kt = stage_by_tag(dag, "attention_transpose_k", "attention_schedule");
   const ir::Tensor scores = stage_by_tag(dag, "attention_scores", "attention_schedule");
   const ir::Tensor values = stage_by_tag(dag, "attention_values", "attention_schedule");  // (b, i, t, c)
+  // The two products accumulate rows x `vectors` vectors in registers: 4 x 4
+  // of AVX-512's 32 registers, 4 x 3 of AVX2's 16 (three quarters at most,
+  // the rest for the loaded vectors and the rows' broadcasts).
+  const int64_t vectors = std::clamp<int64_t>(unit.registers * 3 / 4 / rows, 1, 4);
   Trace t;
   t.parallel(kt->name, axis_names(kt)[0]);
-  // The two products accumulate a vector per query row in registers.
   t.cache_write(scores->name);
   t.cache_write(values->name);
   // A key tile's maximum and sum as vectors of partial results first (a
@@ -238,7 +237,7 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const auto a = axis_names(values);  // b, i, t, c
   auto place_values = [&] {
     t.compute_at(values->name, out->name, tile);
-    rows_times_vectors(t, values, {a[0], a[2]}, lanes, kVectorsPerRow);
+    rows_times_vectors(t, values, {a[0], a[2]}, lanes, vectors);
   };
   // Consumers first: a stage moves inside its loop once what reads it is there.
   const auto& stages = dag.tensors();
@@ -255,7 +254,7 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
       t.compute_at(stage->name, values->name, a[2]);
   }
   // Scores per vector of keys (k transposed: contiguous), accumulated over D.
-  rows_times_vectors(t, scores, {axis_names(scores)[0]}, lanes, kVectorsPerRow);
+  rows_times_vectors(t, scores, {axis_names(scores)[0]}, lanes, vectors);
   for (const auto& stage : stages)  // the exponentials and probabilities, per vector of the tile's keys
     if (stage->tag == "attention_tile_softmax" && !stage->is_reduction() && stage->shape.size() == 4)
       vectorize_last_axis(t, stage, lanes);
