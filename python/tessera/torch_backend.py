@@ -510,6 +510,13 @@ def _example(node):
     return value if isinstance(value, torch.Tensor) else None
 
 
+def _traced_value(node):
+    """What the node made as traced: its tensor (_example), else the number
+    the trace kept (meta "scalar", a size or a module's float); None otherwise."""
+    example = _example(node)
+    return example if example is not None else node.meta.get("scalar")
+
+
 # Calls that read integer tensors (as the graph's integer inputs): the ids of an embedding.
 _INTEGER_ARGS = {F.embedding: (0,)}
 _INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
@@ -546,7 +553,7 @@ def _converts_alone(node):
     inputs as placeholders of their traced shapes: whatever would fail in a
     part (a rank the operator lacks, say) is left to PyTorch instead, so the
     backend never fails a model that eager PyTorch runs."""
-    examples = {a.name: _example(a) if _example(a) is not None else a.meta.get("scalar") for a in node.all_input_nodes}
+    examples = {a.name: _traced_value(a) for a in node.all_input_nodes}
     probe = _Converter("probe", examples)
     try:  # the inputs too: an empty tensor is no Tessera input
         for a in node.all_input_nodes:
@@ -736,7 +743,7 @@ def partition(gm, example_inputs, mode="default", options=None, fullgraph=False,
         raise GraphBreakError(f"fullgraph=True, but Tessera cannot compile node '{name}' ({why})"
                               + (f" and {len(breaks) - 1} more" if len(breaks) > 1 else ""))
     frozen = _frozen_placeholders(gm, example_inputs)
-    examples = {n.name: _example(n) if _example(n) is not None else n.meta.get("scalar") for n in gm.graph.nodes}
+    examples = {n.name: _traced_value(n) for n in gm.graph.nodes}
     partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
     fused = partitioner.fuse_partitions(partitioner.propose_partitions())
     parts = []
@@ -805,12 +812,10 @@ class _Dynamic:
                 symbolic = self.symbolic_by_name.get(placeholders[i].name)
                 if not isinstance(symbolic, torch.Tensor):
                     raise _tessera.Error(f"part {name}: input {placeholders[i].name} has no traced sizes")
-                for dim, size in zip(symbolic.shape, shape):
-                    if _symbol_of(dim) is not None:
-                        values[_symbol_of(dim)] = int(size)
+                _bind_sizes(values, symbolic.shape, shape)
             args = [_resized(a, e, values) for a, e in zip(self.first_args, self.symbolic)]
             traced = {n.name: n for n in self._traced(args).graph.nodes}
-            examples = {k: _example(n) if _example(n) is not None else n.meta.get("scalar") for k, n in traced.items()}
+            examples = {k: _traced_value(n) for k, n in traced.items()}
             kept = {n: n.meta for n in part.graph.nodes}
             try:  # the part's nodes read their shapes from meta: those of this trace, while converting
                 for n in part.graph.nodes:
@@ -834,14 +839,22 @@ def _symbol_of(size):
     return None
 
 
+def _bind_sizes(values, symbolic_sizes, sizes):
+    """values[symbol] = size for each symbolic size that is a bare symbol."""
+    for symbolic, size in zip(symbolic_sizes, sizes):
+        symbol = _symbol_of(symbolic)
+        if symbol is not None:
+            values[symbol] = int(size)
+
+
 def _bind(symbolic, args):
     """Symbol -> its size in this call, from the graph's inputs."""
     values = {}
     for e, a in zip(symbolic, args):
-        sizes = zip(e.shape, a.shape) if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) else [(e, a)]
-        for size, value in sizes:
-            if _symbol_of(size) is not None:
-                values[_symbol_of(size)] = int(value)
+        if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
+            _bind_sizes(values, e.shape, a.shape)
+        else:
+            _bind_sizes(values, [e], [a])
     return values
 
 

@@ -113,7 +113,8 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
     for (size_t dd = 0; dd < 4; ++dd) idx.push_back(mask->shape[dd] == 1 ? ir::make_int(0) : full[dd]);
     return s + ir::load(mask, idx);
   };
-  auto key = [&](const ir::Var& t, const ir::IterVar& jj) { return ir::Expr(t) * ir::make_int(keys) + jj.var; };
+  // Key jj of key tile t.
+  auto key = [&](const ir::Expr& t, const ir::Expr& jj) { return t * ir::make_int(keys) + jj; };
   // Per key tile: its maximum, the exponentials against it, their sum, and
   // the values weighted by them. The maximum and the sum are computed per
   // tile but read once all tiles are done: kept whole (tir/lower.cc).
@@ -121,14 +122,14 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   ir::IterVar j1 = ir::reduce_axis(keys, "jj");
   const ir::Tensor tile_max = ir::compute(
       {batch, m, tiles},
-      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(scaled({x[0], x[1], key(x[2], j1)}), {j1}); },
+      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(scaled({x[0], x[1], key(x[2], j1.var)}), {j1}); },
       unique_name("T_attention_tile_max", {scores}), "attention_tile_softmax", {"b", "i", "t"}, kept_whole);
   // Exponentials and probabilities by (tile, key in it): no division of a
   // key's index in the loops that compute them.
   const ir::Tensor e = ir::compute(
       {batch, m, tiles, keys},
       [&](const std::vector<ir::Var>& x) {
-        return ir::exp(scaled({x[0], x[1], ir::Expr(x[2]) * ir::make_int(keys) + x[3]}) -
+        return ir::exp(scaled({x[0], x[1], key(x[2], x[3])}) -
                        ir::load(tile_max, {x[0], x[1], x[2]}));
       },
       unique_name("T_attention_exp", {tile_max}), "attention_tile_softmax", {"b", "i", "t", "jj"});
@@ -153,7 +154,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const ir::Tensor tile_values = ir::compute(
       {batch, m, tiles, d},
       [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * ir::load(v, {x[0], key(x[2], j3), x[3]}), {j3});
+        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * ir::load(v, {x[0], key(x[2], j3.var), x[3]}), {j3});
       },
       unique_name("T_attention_values", {p, v}), "attention_values", {"b", "i", "t", "c"});
   // The tiles combined, each weighted by its sum rescaled by exp(its maximum
