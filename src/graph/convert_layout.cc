@@ -1,6 +1,7 @@
 // convert_layout and cancel_layout_transforms (passes.h).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "graph/channel_constant.h"
@@ -181,31 +182,50 @@ class LayoutConverter {
   }
 
   // An elementwise node whose activation inputs all leave NCHW<b>c through a
-  // transform runs in NCHW<b>c itself; constants follow it.
+  // transform runs in NCHW<b>c itself; constants follow it. An input of the
+  // node's full shape leads; the others may broadcast over its rows and
+  // columns (squeeze-excitation's per-channel scale, (1, C, 1, 1)), whose
+  // blocked form (1, C/b, 1, 1, b) broadcasts the same way.
   bool follow_into_blocks(const Node& n) {
     // Copies: adding nodes below may move the new graph's nodes.
-    const Node first = r_.node(r_.mapped(n.inputs[0]));
-    if (first.op != Op::kLayoutTransform) return false;
-    const LayoutTransformAttrs t = first.attrs_as<LayoutTransformAttrs>();
+    std::optional<Node> lead;
+    for (NodeId old : n.inputs) {
+      const Node in = r_.node(r_.mapped(old));
+      if (in.op == Op::kLayoutTransform && in.type.shape == n.type.shape) {
+        lead = in;
+        break;
+      }
+    }
+    if (!lead) return false;
+    const LayoutTransformAttrs t = lead->attrs_as<LayoutTransformAttrs>();
     if (t.dst != "NCHW" && t.dst != "NHWC") return false;
     const Layout src = Layout::parse(t.src);
     if (src.text() != blocked(src.block_of('C'))) return false;
     const int64_t block = src.block_of('C');
     const size_t axis = channel_axis(t.dst);
-    const int64_t channels = first.type.shape[axis];
+    const Shape& full = lead->type.shape;
+    const int64_t channels = full[axis];
+    // Same rank and channels, every other axis its own or 1.
+    const auto broadcasts = [&](const Shape& s) {
+      if (s.size() != full.size() || s[axis] != channels) return false;
+      for (size_t i = 0; i < s.size(); ++i)
+        if (s[i] != full[i] && s[i] != 1) return false;
+      return true;
+    };
 
     std::vector<NodeId> inputs;
     for (NodeId old : n.inputs) {
       const Node in = r_.node(r_.mapped(old));
       if (in.op == Op::kLayoutTransform && in.attrs_as<LayoutTransformAttrs>().src == t.src &&
-          in.attrs_as<LayoutTransformAttrs>().dst == t.dst && in.type.shape == first.type.shape) {
+          in.attrs_as<LayoutTransformAttrs>().dst == t.dst && broadcasts(in.type.shape)) {
         inputs.push_back(in.inputs[0]);
       } else if (auto values = channel_values(in, 4, axis, channels)) {
         inputs.push_back(r_.add_constant(in.name + "." + t.src, blocked_channels(*values, block)));
-      } else if (in.op != Op::kConstant && in.type.shape == first.type.shape) {
-        // An activation in the plain layout (a residual from a pooling, say)
-        // is brought into the blocks; cancel_layout_transforms shares the
-        // transform with other readers.
+      } else if (in.op != Op::kConstant && broadcasts(in.type.shape)) {
+        // An activation in the plain layout (a residual from a pooling, say),
+        // or leaving other blocks (a graph tuner's choice), is brought into
+        // these; cancel_layout_transforms shares the transform with other
+        // readers and joins a chain of two into one.
         inputs.push_back(transform(r_.mapped(old), t.dst, t.src, in.name + ".in"));
       } else {
         return false;  // an activation in another layout, or a constant of another shape

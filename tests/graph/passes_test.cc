@@ -402,6 +402,38 @@ TEST(GraphPasses, GlobalPoolingFollowsTheConvolutionIntoItsBlocks) {
   expect_same_outputs(g, c);
 }
 
+// Squeeze-excitation (MobileNet-v3): the per-channel scale, a (1, C, 1, 1)
+// activation from the pooled branch, broadcasts over the blocked rows and
+// columns: the multiply runs in the convolutions' blocks, and no transform
+// moves the full-size activation out of them and back.
+TEST(GraphPasses, SqueezeExcitationScalesInTheConvolutionsBlocks) {
+  GraphBuilder b(11);
+  NodeId x = b.input("data", {1, 16, 6, 6});
+  x = b.relu(b.conv2d(x, b.random_constant("w", {32, 16, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 1), "conv"),
+             "relu");
+  NodeId s = b.global_avg_pool2d(x, "NCHW", "pool");
+  s = b.conv2d(s, b.random_constant("fc.w", {32, 32, 1, 1}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 0), "fc");
+  s = b.sigmoid(s, "gate");
+  NodeId scaled = b.multiply(s, x, "scale");  // the broadcast operand first
+  Graph g = b.finish({b.conv2d(scaled, b.random_constant("proj.w", {16, 32, 1, 1}, -0.3f, 0.3f),
+                               Conv2dAttrs::symmetric(1, 0), "proj")});
+  Graph c = cancel_layout_transforms(convert_layout(g, 8));
+  const Node& scale = c.node(*c.find("scale"));
+  EXPECT_EQ(scale.type.shape, (Shape{1, 4, 6, 6, 8}));
+  EXPECT_EQ(c.node(scale.inputs[0]).type.shape, (Shape{1, 4, 1, 1, 8}));
+  EXPECT_EQ(count(c, Op::kLayoutTransform), 2) << "one into the blocks, one out of them";
+  expect_same_outputs(g, c);
+  // The gate in blocks of 4 (a graph tuner's choice): only its 32 values
+  // move into the activation's blocks of 8.
+  Graph mixed = cancel_layout_transforms(convert_layout(g, 8, {{"fc", ConvBlocks{8, 4}}}));
+  EXPECT_EQ(mixed.node(*mixed.find("scale")).type.shape, (Shape{1, 4, 6, 6, 8}));
+  EXPECT_EQ(count(mixed, Op::kLayoutTransform), 3);
+  for (const Node& n : mixed.nodes())
+    if (n.op == Op::kLayoutTransform && n.attrs_as<LayoutTransformAttrs>().src == "NCHW4c")
+      EXPECT_EQ(n.attrs_as<LayoutTransformAttrs>().dst, "NCHW8c") << n.name;
+  expect_same_outputs(g, mixed);
+}
+
 TEST(GraphPasses, CancelLayoutTransformsRemovesInversePairsAndMergesChains) {
   GraphBuilder b;
   NodeId x = b.input("x", {1, 16, 4, 4});
