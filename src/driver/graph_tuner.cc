@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -65,8 +66,19 @@ struct TransformKey {
 
 std::string blocked(int64_t b) { return "NCHW" + std::to_string(b) + "c"; }
 
-bool is_blocked_pool(const graph::Node& n) {
-  return (n.op == graph::Op::kMaxPool2d || n.op == graph::Op::kAvgPool2d) && n.type.shape.size() == 5;
+// The input whose channel blocks a kernel of blocked data runs in, when it
+// has no blocks of its own to choose: a pooling's data, an elementwise
+// node's operand of its own shape (squeeze-excitation's scale multiplies the
+// depthwise output in its blocks). A transform after it is that producer's to
+// pay, on this node's value.
+std::optional<NodeId> runs_in_blocks_of(const graph::Graph& g, const graph::Node& n) {
+  if (n.type.shape.size() != 5) return std::nullopt;
+  if (n.op == graph::Op::kMaxPool2d || n.op == graph::Op::kAvgPool2d || n.op == graph::Op::kGlobalAvgPool2d)
+    return n.inputs[0];
+  if (n.op.definition().pattern != ops::FusionPattern::kElementwise) return std::nullopt;
+  for (NodeId in : n.inputs)
+    if (g.node(in).type.shape == n.type.shape) return in;
+  return std::nullopt;
 }
 
 std::vector<int64_t> widths_for(const GraphTunerOptions& options, const target::Target& target) {
@@ -175,10 +187,14 @@ class GraphTuner {
     for (const KernelOperand& operand : kernel.operands) {
       const NodeId value = skip_transforms(operand.source);
       if (g.node(value).type.shape.size() != 5) continue;  // not a channel-blocked activation
-      // A pooling runs in its producer's blocks: a transform after it is the
-      // producer's to pay, on the pooled value.
+      // (A convolution's epilogue ends its group in an elementwise node too:
+      // the group's output is looked up first.)
       NodeId source = value;
-      while (is_blocked_pool(g.node(source))) source = skip_transforms(g.node(source).inputs[0]);
+      while (!conv_of_output.contains(source))
+        if (auto in = runs_in_blocks_of(g, g.node(source)))
+          source = skip_transforms(*in);
+        else
+          break;
       auto producer = conv_of_output.find(source);
       if (producer == conv_of_output.end()) continue;    // an input, a constant...
       const graph::Shape& s = g.node(value).type.shape;  // (N, C/b, H, W, b)

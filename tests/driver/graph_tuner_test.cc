@@ -165,6 +165,28 @@ TEST(GraphTunerBuild, APoolingBetweenConvolutionsCarriesTheirEdge) {
   EXPECT_GT(r.transforms_measured, 0);
 }
 
+TEST(GraphTunerBuild, SqueezeExcitationCarriesItsEdgesThroughThePoolAndTheScale) {
+  // conv a -> (global pool -> fc -> sigmoid) x a -> conv b: the global pool
+  // and the multiply run in a's blocks, so fc's and b's choices each pay the
+  // transform of what they read from a (the pooled values; the scaled ones).
+  graph::GraphBuilder b;
+  graph::NodeId x = b.input("x", {1, 16, 8, 8});
+  x = b.relu(b.conv2d(x, b.random_constant("a.w", {32, 16, 3, 3}, -0.2f, 0.2f), graph::Conv2dAttrs::symmetric(1, 1),
+                      "a"),
+             "a.relu");
+  graph::NodeId s = b.global_avg_pool2d(x, "NCHW", "pool");
+  s = b.sigmoid(b.conv2d(s, b.random_constant("fc.w", {32, 32, 1, 1}, -0.2f, 0.2f), graph::Conv2dAttrs{}, "fc"),
+                "gate");
+  x = b.conv2d(b.multiply(x, s, "scale"), b.random_constant("b.w", {16, 32, 1, 1}, -0.2f, 0.2f),
+               graph::Conv2dAttrs{}, "b");
+  const graph::Graph model = b.finish({x});
+  std::ostringstream out;
+  const GraphTunerResult r = tune_on_one_thread(model, {}, 1, out);
+  EXPECT_EQ(r.convolutions, 3);
+  EXPECT_EQ(r.edges, 2) << out.str();
+  EXPECT_GT(r.transforms_measured, 0);
+}
+
 TEST(GraphTunerBuild, ADepthwiseProjectionKernelIsANodeWithItsTransforms) {
   // expand 1x1 -> depthwise 3x3 + bias + clip -> projection 1x1 + bias, at
   // 56x56: the depthwise and the projection are one kernel (no task, no
