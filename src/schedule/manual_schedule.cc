@@ -161,10 +161,10 @@ void rows_times_vectors(Trace& t, const ir::Tensor& stage, const std::vector<std
 
 }  // namespace
 
-Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+Trace rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor out = dag.outputs().at(0);
-  if (out->tag != "softmax" || out->shape.size() < 2)
-    throw Error("softmax_rows_schedule: the DAG's output is not a softmax of rank >= 2");
+  if (!is_rows_operator(dag))
+    throw Error("rows_schedule: the DAG's output is not a softmax or a layer norm over its last axis");
   const auto o = axis_names(out);
   const std::vector<std::string> rows(o.begin(), o.end() - 1);
   Trace t;
@@ -179,25 +179,36 @@ Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const int64_t partial = partial_lanes(out->shape.back(), lanes);
   const auto& stages = dag.tensors();
   for (const auto& stage : stages)
-    if (stage->tag == "softmax" && stage->is_reduction() && partial > 1)
+    if (stage->tag == out->tag && stage->is_reduction() && partial > 1)
       t.rfactor(stage->name, reduce_names(stage)[0], partial);
   // Consumers first: a stage moves inside the row loop once what reads it is there.
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const ir::Tensor& stage = *it;
     if (stage->is_placeholder() || stage == out) continue;
-    if (stage->tag != "softmax") {  // an elementwise prologue
+    if (stage->tag != out->tag) {  // an elementwise prologue
       t.compute_inline(stage->name);
       continue;
     }
-    // The row's maximum, exponentials and sum, each computed for this row only.
+    // The row's reductions (softmax's maximum and sum, layer norm's sums),
+    // its full-width values (the exponentials) and its per-row ones (the
+    // inverse deviation), each computed for this row only.
     if (stage->is_reduction()) {
       place_vector_reduction(t, stage, out->name, row, partial);
     } else {
       t.compute_at(stage->name, out->name, row);
-      vectorize_last_axis(t, stage, lanes);
+      if (stage->shape.size() == out->shape.size()) vectorize_last_axis(t, stage, lanes);
     }
   }
   return t;
+}
+
+bool is_rows_operator(const ir::ComputeDAG& dag) {
+  const ir::Tensor out = dag.outputs().at(0);
+  if (out->shape.size() < 2 || (out->tag != "softmax" && out->tag != "layer_norm")) return false;
+  // Layer norm over several trailing axes reduces over each: not a row of the last.
+  for (const auto& stage : dag.tensors())
+    if (stage->tag == out->tag && stage->is_reduction() && reduce_names(stage).size() != 1) return false;
+  return true;
 }
 
 Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
@@ -271,8 +282,7 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
   if (dag.outputs().at(0)->tag == "attention") return attention_schedule(dag, unit);
-  if (dag.outputs().at(0)->tag == "softmax" && dag.outputs().at(0)->shape.size() >= 2)
-    return softmax_rows_schedule(dag, unit);
+  if (is_rows_operator(dag)) return rows_schedule(dag, unit);
   if (ir::Tensor mm = find_by_tag(dag, "batch_matmul"))
     return batch_matmul_tile_trace(dag, batch_matmul_default_plan(mm->shape[1], mm->shape[2], unit));
   if (ir::Tensor pool = find_by_tag(dag, "global_pool_sum"); pool && pool->shape.size() == 5)

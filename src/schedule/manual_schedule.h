@@ -33,10 +33,13 @@ Trace pool_nchwc_schedule(const ir::ComputeDAG& dag);
 // Global average pooling over NCHW[x]c data: each block's sum in one vector.
 Trace global_pool_nchwc_schedule(const ir::ComputeDAG& dag);
 
-// Softmax over the last axis: one row per parallel iteration, its maximum,
-// exponentials and sum computed inside it (a row stays in cache), the
-// exponentials and the normalisation vectorized.
-Trace softmax_rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+// Softmax or layer norm over the last axis: one row per parallel iteration,
+// its reductions (softmax's maximum and sum, layer norm's sum and centred
+// squares, each through a vector of partial results) and per-row values
+// computed inside it (a row stays in cache), the full-width stages
+// vectorized.
+bool is_rows_operator(const ir::ComputeDAG& dag);
+Trace rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
 // Attention (ops/attention.cc): a tile of query rows per parallel
 // iteration, their scores (vectors of keys, each serving every row),
