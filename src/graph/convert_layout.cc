@@ -20,6 +20,13 @@ namespace {
 
 std::string blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
+// NCHW<b>c itself, not another blocking of the channels.
+bool is_plain_blocks(const std::string& layout) {
+  if (!is_channel_blocked(layout)) return false;
+  const Layout l = Layout::parse(layout);
+  return l.text() == blocked(l.block_of('C'));
+}
+
 // The channel block for `channels` at a vector of `lanes`: the largest power
 // of two up to `lanes` dividing them; where that fills less than a vector, a
 // divisor up to two vectors whose vector instructions are fuller (24 channels
@@ -57,10 +64,12 @@ runtime::NDArray transformed(const runtime::NDArray& value, const std::string& s
   return out;
 }
 
-// A per-channel constant laid out for NCHW<b>c activations: (C/b, 1, 1, b).
-runtime::NDArray blocked_channels(const std::vector<float>& values, int64_t block) {
+// A per-channel constant laid out for activations in `layout`: (C/b, 1, 1, b)
+// for NCHW<b>c, (C) for NHWC. Both hold the values in channel order.
+runtime::NDArray channels_in(const std::vector<float>& values, const std::string& layout) {
   const int64_t c = static_cast<int64_t>(values.size());
-  runtime::NDArray out({c / block, 1, 1, block});
+  const int64_t block = layout == "NHWC" ? c : Layout::parse(layout).block_of('C');
+  runtime::NDArray out = layout == "NHWC" ? runtime::NDArray({c}) : runtime::NDArray({c / block, 1, 1, block});
   for (int64_t i = 0; i < c; ++i) out[i] = values[i];  // (c / b, 1, 1, c % b) is row-major c
   return out;
 }
@@ -86,6 +95,7 @@ class LayoutConverter {
         continue;
       }
       if (is_elementwise(n.op) && follow_into_blocks(n)) continue;
+      if (n.op == Op::kTranspose && transpose_as_layout(n)) continue;
       r_.copy(n);
     }
     return r_.finish();
@@ -181,27 +191,47 @@ class LayoutConverter {
     return true;
   }
 
+  // A transpose of 4-D data between NCHW and NHWC (ConvNeXt's permutes
+  // around its layer norms) is that layout transform: cancel_layout_transforms
+  // then joins it with the transform out of (or into) the convolutions'
+  // blocks, one pass over the data instead of two.
+  bool transpose_as_layout(const Node& n) {
+    const std::vector<int64_t>& perm = n.attrs_as<ops::TransposeAttrs>().perm;
+    if (n.type.shape.size() != 4) return false;
+    const std::vector<int64_t> to_nhwc{0, 2, 3, 1}, to_nchw{0, 3, 1, 2};
+    if (perm != to_nhwc && perm != to_nchw) return false;
+    const bool nhwc = perm == to_nhwc;
+    r_.replace(n.id, transform(r_.mapped(n.inputs[0]), nhwc ? "NCHW" : "NHWC", nhwc ? "NHWC" : "NCHW", n.name));
+    return true;
+  }
+
   // An elementwise node whose activation inputs all leave NCHW<b>c through a
   // transform runs in NCHW<b>c itself; constants follow it. An input of the
   // node's full shape leads; the others may broadcast over its rows and
   // columns (squeeze-excitation's per-channel scale, (1, C, 1, 1)), whose
-  // blocked form (1, C/b, 1, 1, b) broadcasts the same way.
+  // blocked form (1, C/b, 1, 1, b) broadcasts the same way. Failing blocks,
+  // an NCHW node whose lead leaves NHWC runs in NHWC (ConvNeXt's layer scale
+  // after its permute back), so that the transforms on either side of it
+  // can each join their neighbours.
   bool follow_into_blocks(const Node& n) {
     // Copies: adding nodes below may move the new graph's nodes.
     std::optional<Node> lead;
-    for (NodeId old : n.inputs) {
-      const Node in = r_.node(r_.mapped(old));
-      if (in.op == Op::kLayoutTransform && in.type.shape == n.type.shape) {
-        lead = in;
-        break;
+    for (bool want_blocks : {true, false}) {
+      for (NodeId old : n.inputs) {
+        const Node in = r_.node(r_.mapped(old));
+        if (in.op != Op::kLayoutTransform || in.type.shape != n.type.shape) continue;
+        const LayoutTransformAttrs t = in.attrs_as<LayoutTransformAttrs>();
+        const bool leads = want_blocks ? (t.dst == "NCHW" || t.dst == "NHWC") && is_plain_blocks(t.src)
+                                       : t.dst == "NCHW" && t.src == "NHWC";
+        if (leads) {
+          lead = in;
+          break;
+        }
       }
+      if (lead) break;
     }
     if (!lead) return false;
     const LayoutTransformAttrs t = lead->attrs_as<LayoutTransformAttrs>();
-    if (t.dst != "NCHW" && t.dst != "NHWC") return false;
-    const Layout src = Layout::parse(t.src);
-    if (src.text() != blocked(src.block_of('C'))) return false;
-    const int64_t block = src.block_of('C');
     const size_t axis = channel_axis(t.dst);
     const Shape& full = lead->type.shape;
     const int64_t channels = full[axis];
@@ -220,7 +250,7 @@ class LayoutConverter {
           in.attrs_as<LayoutTransformAttrs>().dst == t.dst && broadcasts(in.type.shape)) {
         inputs.push_back(in.inputs[0]);
       } else if (auto values = channel_values(in, 4, axis, channels)) {
-        inputs.push_back(r_.add_constant(in.name + "." + t.src, blocked_channels(*values, block)));
+        inputs.push_back(r_.add_constant(in.name + "." + t.src, channels_in(*values, t.src)));
       } else if (in.op != Op::kConstant && broadcasts(in.type.shape)) {
         // An activation in the plain layout (a residual from a pooling, say),
         // or leaving other blocks (a graph tuner's choice), is brought into

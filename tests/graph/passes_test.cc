@@ -434,6 +434,36 @@ TEST(GraphPasses, SqueezeExcitationScalesInTheConvolutionsBlocks) {
   expect_same_outputs(g, mixed);
 }
 
+// ConvNeXt's block: its convolution's output permuted to NHWC (for a layer
+// norm), permuted back, scaled per channel and added to the residual. Each
+// permute is a layout transform joined with the one out of (or into) the
+// convolutions' blocks, and the scale runs in NHWC between them: one pass
+// over the data on each side instead of two, no transpose left.
+TEST(GraphPasses, PermutesAroundNhwcJoinTheBlocksTransforms) {
+  GraphBuilder b(13);
+  NodeId x = b.input("data", {1, 16, 6, 6});
+  NodeId c = b.conv2d(x, b.random_constant("w", {16, 16, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 1), "conv");
+  NodeId nhwc = b.sigmoid(b.transpose(c, {0, 2, 3, 1}, "to_nhwc"), "act");
+  NodeId back = b.transpose(nhwc, {0, 3, 1, 2}, "to_nchw");
+  NodeId scaled = b.multiply(b.random_constant("gamma", {16, 1, 1}, 0.5f, 1.5f), back, "scale");
+  NodeId sum = b.add(c, scaled, "residual");
+  Graph g = b.finish({b.conv2d(sum, b.random_constant("next.w", {16, 16, 1, 1}, -0.3f, 0.3f),
+                               Conv2dAttrs::symmetric(1, 0), "next")});
+  Graph c8 = cancel_layout_transforms(convert_layout(g, 8));
+  EXPECT_EQ(count(c8, Op::kTranspose), 0);
+  EXPECT_EQ(c8.node(*c8.find("scale")).type.shape, (Shape{1, 6, 6, 16}));
+  EXPECT_EQ(c8.node(*c8.find("residual")).type.shape, (Shape{1, 2, 6, 6, 8}));
+  // Into the blocks, out to NHWC, back into the blocks, out of them.
+  EXPECT_EQ(count(c8, Op::kLayoutTransform), 4);
+  for (const Node& n : c8.nodes())
+    if (n.op == Op::kLayoutTransform) {
+      const auto& t = n.attrs_as<LayoutTransformAttrs>();
+      EXPECT_FALSE((t.src == "NCHW" && t.dst == "NHWC") || (t.src == "NHWC" && t.dst == "NCHW"))
+          << n.name << ": a step through NCHW between the blocks and NHWC is left";
+    }
+  expect_same_outputs(g, c8);
+}
+
 TEST(GraphPasses, CancelLayoutTransformsRemovesInversePairsAndMergesChains) {
   GraphBuilder b;
   NodeId x = b.input("x", {1, 16, 4, 4});
