@@ -68,8 +68,12 @@ runtime::NDArray transformed(const runtime::NDArray& value, const std::string& s
 // for NCHW<b>c, (C) for NHWC. Both hold the values in channel order.
 runtime::NDArray channels_in(const std::vector<float>& values, const std::string& layout) {
   const int64_t c = static_cast<int64_t>(values.size());
-  const int64_t block = layout == "NHWC" ? c : Layout::parse(layout).block_of('C');
-  runtime::NDArray out = layout == "NHWC" ? runtime::NDArray({c}) : runtime::NDArray({c / block, 1, 1, block});
+  Shape shape{c};
+  if (layout != "NHWC") {
+    const int64_t block = Layout::parse(layout).block_of('C');
+    shape = {c / block, 1, 1, block};
+  }
+  runtime::NDArray out(shape);
   for (int64_t i = 0; i < c; ++i) out[i] = values[i];  // (c / b, 1, 1, c % b) is row-major c
   return out;
 }
