@@ -106,6 +106,51 @@ int parse_threads(const std::string& text, const std::string& value) {
   return n;
 }
 
+// A positive integer option's value, else an error naming the target and the option.
+int positive_option(const std::string& text, const std::string& option, const std::string& value, int at_most) {
+  int n = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (error != std::errc() || end != value.data() + value.size() || n < 1 || n > at_most)
+    throw Error("target '" + text + "': " + option + "=" + value + " is not a whole number from 1 to " +
+                std::to_string(at_most));
+  return n;
+}
+
+// "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B]".
+// CUDA 13 compiles for sm_75 and newer; a block holds at most 1024 threads
+// (whole warps) and 227 KB of shared memory on any of them.
+Target parse_cuda(const std::string& text, std::istringstream& words) {
+  Target t;
+  t.kind = "cuda";
+  t.vector_bits = 0;
+  t.vector_registers = 0;
+  t.isa.clear();
+  for (std::string word; words >> word;) {
+    const size_t eq = word.find('=');
+    const std::string option = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (option == "-arch") {
+      int arch = 0;
+      const bool numbered = value.rfind("sm_", 0) == 0 && value.size() > 3;
+      auto [end, error] = std::from_chars(value.data() + (numbered ? 3 : 0), value.data() + value.size(), arch);
+      if (!numbered || error != std::errc() || end != value.data() + value.size() || arch < 75)
+        throw Error("target '" + text + "': -arch=" + value +
+                    " is not an NVIDIA arch CUDA 13 compiles for (sm_75 or newer)");
+      t.gpu.arch = arch;
+    } else if (option == "-max_threads_per_block") {
+      t.gpu.max_threads_per_block = positive_option(text, option, value, 1024);
+      if (t.gpu.max_threads_per_block % t.gpu.warp_size != 0)
+        throw Error("target '" + text + "': " + word + " is not a whole number of " +
+                    std::to_string(t.gpu.warp_size) + "-thread warps");
+    } else if (option == "-max_shared_memory_per_block") {
+      t.gpu.max_shared_memory_per_block = positive_option(text, option, value, 227 * 1024);
+    } else {
+      throw Error("target '" + text + "': unknown option '" + word + "' for cuda (-arch, -max_threads_per_block, " +
+                  "-max_shared_memory_per_block)");
+    }
+  }
+  return t;
+}
+
 Target detect_host() {
   Target t;
   t.cpu = llvm::sys::getHostCPUName().str();
@@ -142,15 +187,7 @@ Target Target::parse(const std::string& text) {
   std::istringstream words(text);
   std::string kind;
   words >> kind;
-  if (kind == "cuda") {
-    Target t;
-    t.kind = "cuda";
-    t.vector_bits = 0;
-    t.vector_registers = 0;
-    t.isa.clear();
-    if (words >> kind) throw Error("target '" + text + "': options are not supported for cuda");
-    return t;
-  }
+  if (kind == "cuda") return parse_cuda(text, words);
   if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm' or 'cuda'");
 
   Target t = host();
@@ -180,7 +217,23 @@ Target Target::parse(const std::string& text) {
   return t;
 }
 
+namespace {
+
+// The limits that differ from the arch's defaults, " name=value" each.
+std::string narrowed_limits(const GpuLimits& g, const std::string& prefix) {
+  const GpuLimits defaults;
+  std::string s;
+  if (g.max_threads_per_block != defaults.max_threads_per_block)
+    s += " " + prefix + "max_threads_per_block=" + std::to_string(g.max_threads_per_block);
+  if (g.max_shared_memory_per_block != defaults.max_shared_memory_per_block)
+    s += " " + prefix + "max_shared_memory_per_block=" + std::to_string(g.max_shared_memory_per_block);
+  return s;
+}
+
+}  // namespace
+
 std::string Target::str() const {
+  if (kind == "cuda") return "cuda -arch=" + gpu.arch_name() + narrowed_limits(gpu, "-");
   if (kind != "llvm") return kind;
   std::string s = "llvm";
   if (!cpu.empty()) s += " -mcpu=" + cpu;
@@ -204,6 +257,7 @@ Target Target::host_with_isa(const std::string& isa) {
 }
 
 std::string Target::match_key() const {
+  if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "");
   if (kind != "llvm") return kind;
   std::string key = kind + " " + isa + " " + std::to_string(vector_bits) + "-bit";
   if (threads > 0) key += " threads=" + std::to_string(threads);

@@ -11,6 +11,21 @@
 
 namespace tessera::target {
 
+// An NVIDIA GPU's limits: data that GPU schedules, the GPU verifier and the
+// records read. The defaults are sm_80's (a kernel's static shared memory:
+// 48 KB without opting in), used when no device is there to ask.
+struct GpuLimits {
+  int arch = 80;  // compute capability x 10: 80 is sm_80, 90 sm_90
+  int max_threads_per_block = 1024;
+  int max_shared_memory_per_block = 48 * 1024;  // bytes
+  int registers_per_block = 64 * 1024;          // 32-bit registers
+  int max_registers_per_thread = 255;
+  int warp_size = 32;
+
+  std::string arch_name() const { return "sm_" + std::to_string(arch); }
+  bool operator==(const GpuLimits&) const = default;
+};
+
 struct Target {
   std::string kind = "llvm";
   std::string cpu;       // LLVM CPU name, e.g. "znver3"
@@ -24,6 +39,10 @@ struct Target {
   // Threads the kernels run with, written "-threads=N": a schedule tuned on
   // one core is not the best on two. 0: not stated (one per core when run).
   int threads = 0;
+
+  // kind "cuda": "cuda -arch=sm_90 -max_threads_per_block=N
+  // -max_shared_memory_per_block=BYTES" (each optional).
+  GpuLimits gpu;
 
   int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
   schedule::VectorUnit vector_unit() const { return {.bits = vector_bits, .registers = vector_registers}; }
@@ -43,7 +62,9 @@ struct Target {
   // vector ISA and width, threads, e.g. "llvm avx2 256-bit threads=2" ("llvm
   // avx2 256-bit" when threads are not stated). Not the CPU name or feature
   // string: two Zen 3 machines whose detected features differ in some flag
-  // unrelated to vectors run the same kernels equally well.
+  // unrelated to vectors run the same kernels equally well. For cuda: the
+  // arch and any limit narrowed from its defaults, e.g. "cuda sm_90
+  // max_threads_per_block=512".
   std::string match_key() const;
 
   // The instruction-set extensions code for this target may use that `host`

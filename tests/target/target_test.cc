@@ -27,10 +27,12 @@ TEST(CodegenTarget, CpuImpliesVectorWidth) {
 }
 
 TEST(CodegenTarget, TextRoundTrips) {
-  for (const char* text : {"llvm -mcpu=znver3", "llvm -mcpu=x86-64 -mattr=+avx2,+fma", "cuda"}) {
+  for (const char* text : {"llvm -mcpu=znver3", "llvm -mcpu=x86-64 -mattr=+avx2,+fma", "cuda -arch=sm_90",
+                           "cuda -arch=sm_80 -max_threads_per_block=256 -max_shared_memory_per_block=98304"}) {
     EXPECT_EQ(Target::parse(text).str(), text);
     EXPECT_EQ(Target::parse(Target::parse(text).str()).str(), text);
   }
+  EXPECT_EQ(Target::parse("cuda").str(), "cuda -arch=sm_80") << "the arch is always stated: records carry it";
 }
 
 TEST(CodegenTarget, MalformedTextIsAnError) {
@@ -62,6 +64,30 @@ TEST(CodegenTarget, ThreadsRoundTripAndAreLeftOutWhenNotStated) {
   EXPECT_EQ(Target::parse("llvm -threads=1").threads, 1);  // the host, on one thread
 }
 
+// The GPU's limits are data: sm_80's when no device is asked, narrowed by
+// options; what no arch CUDA 13 compiles for, or no block can hold, is an
+// error naming the target.
+TEST(CodegenTarget, CudaLimitsAreDataAndImpossibleOnesAreNamed) {
+  const Target plain = Target::parse("cuda");
+  EXPECT_EQ(plain.kind, "cuda");
+  EXPECT_EQ(plain.gpu.arch, 80);
+  EXPECT_EQ(plain.gpu.max_threads_per_block, 1024);
+  EXPECT_EQ(plain.gpu.max_shared_memory_per_block, 48 * 1024);
+  EXPECT_EQ(plain.gpu.warp_size, 32);
+  const Target h100 = Target::parse("cuda -max_shared_memory_per_block=65536 -arch=sm_90 -max_threads_per_block=512");
+  EXPECT_EQ(h100.gpu.arch, 90);
+  EXPECT_EQ(h100.gpu.arch_name(), "sm_90");
+  EXPECT_EQ(h100.gpu.max_threads_per_block, 512);
+  EXPECT_EQ(h100.gpu.max_shared_memory_per_block, 65536);
+  for (const char* text : {"cuda -arch=sm_70", "cuda -arch=90", "cuda -arch=sm_9x", "cuda -arch=",
+                           "cuda -max_threads_per_block=1000", "cuda -max_threads_per_block=2048",
+                           "cuda -max_threads_per_block=0", "cuda -max_shared_memory_per_block=-1",
+                           "cuda -max_shared_memory_per_block=1000000", "cuda -threads=2", "cuda -mcpu=znver3"})
+    EXPECT_EQ(error_of(text).rfind(std::string("target '") + text + "': ", 0), 0u) << error_of(text);
+  EXPECT_NE(error_of("cuda -arch=sm_70").find("sm_75 or newer"), std::string::npos);
+  EXPECT_NE(error_of("cuda -max_threads_per_block=1000").find("32-thread warps"), std::string::npos);
+}
+
 TEST(CodegenTarget, BadThreadCountOrCpuIsAnErrorNamingTheTarget) {
   for (const char* text : {"llvm -threads=0", "llvm -threads=-2", "llvm -threads=two",
                            "llvm -threads=", "llvm -threads=2x", "llvm -threads=99999999999"})
@@ -86,7 +112,9 @@ TEST(CodegenTarget, AnUnknownOrMalformedFeatureIsAnErrorAndKnownOnesPass) {
 TEST(CodegenTarget, MatchKeyIsKindIsaWidthAndThreads) {
   EXPECT_EQ(Target::parse(std::string(kAvx2) + " -threads=2").match_key(), "llvm avx2 256-bit threads=2");
   EXPECT_EQ(Target::parse(kAvx512).match_key(), "llvm avx512 512-bit");
-  EXPECT_EQ(Target::parse("cuda").match_key(), "cuda");
+  EXPECT_EQ(Target::parse("cuda").match_key(), "cuda sm_80");
+  EXPECT_EQ(Target::parse("cuda -arch=sm_90 -max_threads_per_block=512").match_key(),
+            "cuda sm_90 max_threads_per_block=512");
 }
 
 TEST(CodegenTarget, SameIsaWidthAndThreadsMatchWhateverTheCpuAndFeatureFlags) {
@@ -104,6 +132,7 @@ TEST(CodegenTarget, OtherThreadsIsaOrWidthDoNotMatch) {
   EXPECT_FALSE(same_code_target(Target::parse("llvm -mcpu=sandybridge -threads=2"), avx2));  // AVX, no AVX2
   EXPECT_FALSE(same_code_target(Target::parse("llvm -mcpu=x86-64 -threads=2"), avx2));       // SSE, 128-bit
   EXPECT_FALSE(same_code_target(Target::parse("cuda"), avx2));
+  EXPECT_FALSE(same_code_target(Target::parse("cuda -arch=sm_80"), Target::parse("cuda -arch=sm_90")));
 }
 
 TEST(CodegenTarget, AThreadCountNotStatedMatchesAny) {
