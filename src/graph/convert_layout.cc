@@ -20,13 +20,6 @@ namespace {
 
 std::string blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
-// NCHW<b>c itself, not another blocking of the channels.
-bool is_plain_blocks(const std::string& layout) {
-  if (!is_channel_blocked(layout)) return false;
-  const Layout l = Layout::parse(layout);
-  return l.text() == blocked(l.block_of('C'));
-}
-
 // The channel block for `channels` at a vector of `lanes`: the largest power
 // of two up to `lanes` dividing them; where that fills less than a vector, a
 // divisor up to two vectors whose vector instructions are fuller (24 channels
@@ -219,21 +212,20 @@ class LayoutConverter {
   // can each join their neighbours.
   bool follow_into_blocks(const Node& n) {
     // Copies: adding nodes below may move the new graph's nodes.
-    std::optional<Node> lead;
-    for (bool want_blocks : {true, false}) {
+    // The first input of the node's shape that a transform `leads` accepts made.
+    const auto first_input = [&](auto leads) -> std::optional<Node> {
       for (NodeId old : n.inputs) {
         const Node in = r_.node(r_.mapped(old));
-        if (in.op != Op::kLayoutTransform || in.type.shape != n.type.shape) continue;
-        const LayoutTransformAttrs t = in.attrs_as<LayoutTransformAttrs>();
-        const bool leads = want_blocks ? (t.dst == "NCHW" || t.dst == "NHWC") && is_plain_blocks(t.src)
-                                       : t.dst == "NCHW" && t.src == "NHWC";
-        if (leads) {
-          lead = in;
-          break;
-        }
+        if (in.op == Op::kLayoutTransform && in.type.shape == n.type.shape &&
+            leads(in.attrs_as<LayoutTransformAttrs>()))
+          return in;
       }
-      if (lead) break;
-    }
+      return std::nullopt;
+    };
+    std::optional<Node> lead = first_input([](const LayoutTransformAttrs& t) {
+      return (t.dst == "NCHW" || t.dst == "NHWC") && is_channel_blocked(t.src);
+    });
+    if (!lead) lead = first_input([](const LayoutTransformAttrs& t) { return t.dst == "NCHW" && t.src == "NHWC"; });
     if (!lead) return false;
     const LayoutTransformAttrs t = lead->attrs_as<LayoutTransformAttrs>();
     const size_t axis = channel_axis(t.dst);

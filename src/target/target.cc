@@ -11,7 +11,9 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "tessera/error.h"
@@ -98,22 +100,27 @@ constexpr const char* kInstructionSets[] = {"sse4.2",   "avx",      "avx2",     
                                             "bmi",      "bmi2",     "avx512f",    "avx512bw",  "avx512dq",
                                             "avx512vl", "avx512cd", "avx512vnni", "avx512bf16"};
 
-int parse_threads(const std::string& text, const std::string& value) {
+// `digits` as an int; none when it is not one whole (in range, nothing after it).
+std::optional<int> whole_number(std::string_view digits) {
   int n = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (error != std::errc() || end != value.data() + value.size() || n < 1)
-    throw Error("target '" + text + "': -threads=" + value + " is not a positive thread count");
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return n;
+}
+
+int parse_threads(const std::string& text, const std::string& value) {
+  const std::optional<int> n = whole_number(value);
+  if (!n || *n < 1) throw Error("target '" + text + "': -threads=" + value + " is not a positive thread count");
+  return *n;
 }
 
 // A positive integer option's value, else an error naming the target and the option.
 int positive_option(const std::string& text, const std::string& option, const std::string& value, int at_most) {
-  int n = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (error != std::errc() || end != value.data() + value.size() || n < 1 || n > at_most)
+  const std::optional<int> n = whole_number(value);
+  if (!n || *n < 1 || *n > at_most)
     throw Error("target '" + text + "': " + option + "=" + value + " is not a whole number from 1 to " +
                 std::to_string(at_most));
-  return n;
+  return *n;
 }
 
 // "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B]".
@@ -129,13 +136,12 @@ Target parse_cuda(const std::string& text, std::istringstream& words) {
     const size_t eq = word.find('=');
     const std::string option = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (option == "-arch") {
-      int arch = 0;
-      const bool numbered = value.rfind("sm_", 0) == 0 && value.size() > 3;
-      auto [end, error] = std::from_chars(value.data() + (numbered ? 3 : 0), value.data() + value.size(), arch);
-      if (!numbered || error != std::errc() || end != value.data() + value.size() || arch < 75)
+      const std::optional<int> arch =
+          value.rfind("sm_", 0) == 0 ? whole_number(std::string_view(value).substr(3)) : std::nullopt;
+      if (!arch || *arch < 75)
         throw Error("target '" + text + "': -arch=" + value +
                     " is not an NVIDIA arch CUDA 13 compiles for (sm_75 or newer)");
-      t.gpu.arch = arch;
+      t.gpu.arch = *arch;
     } else if (option == "-max_threads_per_block") {
       t.gpu.max_threads_per_block = positive_option(text, option, value, 1024);
       if (t.gpu.max_threads_per_block % t.gpu.warp_size != 0)
