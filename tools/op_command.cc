@@ -20,6 +20,7 @@
 #include "runtime/thread_pool.h"
 #include "schedule/manual_schedule.h"
 #include "flag_checks.h"
+#include "gpu_op.h"
 #include "target_flags.h"
 #include "tessera/error.h"
 #include "tessera_kernel.h"
@@ -94,6 +95,8 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
 
 int run_op(const OpCommandOptions& o) {
   const target::Target target = resolve_target(o.target, o.threads);
+  if (target.is_gpu())
+    return run_gpu_op(o, target, o.schedule_file.empty() ? std::nullopt : std::optional(read_schedule(o.schedule_file)));
   if (!o.compile_only) {
     try {
       target::require_runnable_here(target);

@@ -122,7 +122,7 @@ std::vector<std::pair<SketchBuilder, int>> AddCacheRead::apply(const SketchConte
   layout.push_back(static_cast<int>(in.dim));
   SketchBuilder n = b;
   const std::string name = b.stage(stage).name();
-  n.add(schedule::CacheReadStep{name, in.tensor->name, layout});
+  n.add(schedule::CacheReadStep{name, in.tensor->name, layout, ""});
   n.note(name + ": reads " + schedule::cache_read_name(in.tensor->name) + ", a copy of " + in.tensor->name +
          " with dimension " + std::to_string(in.dim) + " last");
   return {{std::move(n), stage + 1}};  // the stage moved up by one; its tiling rules come next
@@ -138,7 +138,7 @@ std::vector<std::pair<SketchBuilder, int>> AddCacheWrite::apply(const SketchCont
                                                                 int stage) const {
   SketchBuilder n = b;
   const std::string name = b.stage(stage).name();
-  n.add(schedule::CacheWriteStep{name});
+  n.add(schedule::CacheWriteStep{name, ""});
   n.note(name + ": cache write into " + schedule::cache_write_name(name));
   return {{std::move(n), stage}};  // the local stage now sits at `stage`; tile it next
 }

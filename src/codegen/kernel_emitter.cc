@@ -165,6 +165,7 @@ class KernelEmitter {
       case StmtKind::Seq:
         for (const Stmt& x : tir::as<tir::SeqNode>(s)->stmts) stmt(x);
         break;
+      case StmtKind::Barrier: break;  // one thread per iteration here: nothing to wait for
     }
   }
 
@@ -183,6 +184,9 @@ class KernelEmitter {
         if (!state_.inside_parallel && lanes_ == 1) return parallel_loop(n);
         break;
       case tir::ForKind::Serial: break;
+      default:
+        throw Error("loop '" + n->var.name() + "' is bound to " + tir::to_string(n->for_kind) +
+                    ": a GPU schedule, which compiles for a cuda or opencl target, not " + target_.str());
     }
     serial_loop(n->var, b_.getInt64(0), b_.getInt64(n->extent), n->body);
   }

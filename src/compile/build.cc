@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "autotvm/history.h"
+#include "compile/gpu_kernels.h"
 #include "compile/kernel_task.h"
 #include "compile/fused_kernel.h"
 #include "compile/graph_choices.h"
@@ -14,6 +16,7 @@
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
 #include "records/log_file.h"
+#include "schedule/gpu_schedule.h"
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -28,7 +31,9 @@ using graph::NodeId;
 class Builder {
  public:
   Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
-      : g_(g), target_(target), options_(options) {}
+      : g_(g), target_(target), options_(options) {
+    if (target.is_gpu()) gpu_.emplace(target);
+  }
 
   BuildResult run() {
     for (NodeId id : g_.input_ids()) {
@@ -40,7 +45,8 @@ class Builder {
     for (NodeId out : g_.outputs()) result_.artifact.graph.outputs.push_back(value_tensor(out, nullptr, 0));
     result_.artifact.target = target_.str();
     result_.artifact.instruction_sets = target_.instruction_sets();
-    if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
+    if (options_.compile && gpu_) result_.artifact.gpu = gpu_->finish();
+    else if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
     result_.artifact.graph.validate();
     return std::move(result_);
   }
@@ -107,7 +113,8 @@ class Builder {
       name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + graph::op_name(g_.node(group.anchor()).op);
       bool tuned = false;
       const schedule::Trace trace = schedule_of(group, kernel, tuned);
-      if (options_.compile) objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
+      if (options_.compile && gpu_) gpu_->add(tir::lower(kernel.dag, trace, name));
+      else if (options_.compile) objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
       kernel_of_key_[key] = result_.kernels.size();
       result_.kernels.push_back({name, key, kernel.described, 1, tuned, kernel.dag});
     }
@@ -132,6 +139,8 @@ class Builder {
           tuned = true;
           return std::move(r.trace);
         }
+    // GPU templates come with GPU tuning: until then, the hand-written GPU schedule.
+    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, target_.gpu.max_threads_per_block);
     if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
@@ -149,6 +158,7 @@ class Builder {
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
   std::map<std::string, size_t> kernel_of_key_;
   std::vector<std::string> objects_;
+  std::optional<GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
 };
 
 // The passes may leave another node last ("conv.out", a layout transform
@@ -183,9 +193,11 @@ graph::Graph optimize_for_target(const graph::Graph& model, const target::Target
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
                                  bool keep_layout) {
   graph::PassOptions options;
-  options.block = keep_layout ? 0 : target.vector_lanes();
+  // A GPU's kernels read the model's own layout (its threads, not vector
+  // lanes, cover the channels), and compute 3x3 convolutions directly.
+  options.block = keep_layout || target.is_gpu() ? 0 : target.vector_lanes();
   options.conv_blocks = conv_blocks;
-  options.winograd = winograd;
+  options.winograd = winograd && !target.is_gpu();
   return graph::optimize(model, options);
 }
 

@@ -292,12 +292,17 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
   if (artifact.varying && artifact.varying->buckets.size() != smaller + 1)
     throw Error("write_artifact: " + std::to_string(artifact.varying->buckets.size()) + " buckets for " +
                 std::to_string(smaller + 1) + " graphs");
-  put<uint32_t>(out, static_cast<uint32_t>(5 + (artifact.varying ? 1 + 4 * smaller : 0)));
+  put<uint32_t>(out, static_cast<uint32_t>(5 + (artifact.varying ? 1 + 4 * smaller : 0) + (artifact.gpu ? 3 : 0)));
   put_section(out, "target", artifact.target);
   put_section(out, "instruction_sets", joined(artifact.instruction_sets));
   put_section(out, "graph", artifact.graph.to_json().dump());
   put_section(out, "params", params_bytes(artifact));
   put_section(out, "kernels", artifact.shared_object);
+  if (artifact.gpu) {
+    put_section(out, "gpu", artifact.gpu->to_json().dump());
+    put_section(out, "gpu.cubin", artifact.gpu->cubin);
+    put_section(out, "gpu.ptx", artifact.gpu->ptx);
+  }
   if (artifact.varying) {
     put_section(out, "varying", varying_json(*artifact.varying).dump());
     for (size_t i = 0; i < smaller; ++i) {
@@ -365,6 +370,17 @@ Artifact read_artifact(const std::string& path) {
   a.target = sections["target"];
   a.instruction_sets = split(sections["instruction_sets"]);
   a.shared_object = std::move(sections["kernels"]);
+  if (sections.count("gpu")) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(sections["gpu"]);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("artifact '" + path + "': its 'gpu' section is not JSON: " + e.what());
+    }
+    a.gpu = GpuCode::from_json(j, "artifact '" + path + "'");
+    a.gpu->cubin = std::move(sections["gpu.cubin"]);
+    a.gpu->ptx = std::move(sections["gpu.ptx"]);
+  }
   if (sections.count("varying")) {
     size_t smaller = 0;
     while (sections.count(bucket_section(smaller, "graph"))) ++smaller;

@@ -13,6 +13,8 @@
 // and per smaller bucket i "bucket.i.graph", "bucket.i.kernels",
 // "bucket.i.shared" (JSON: per constant, the index of the equal param of
 // the largest bucket, or -1) and "bucket.i.params" (the other constants).
+// A model compiled for a GPU target adds "gpu" (runtime/gpu_code.h: its
+// source and launches as JSON), "gpu.cubin" and "gpu.ptx" (cuda's binaries).
 // Unknown sections are skipped, so a later writer may add some without
 // breaking older readers. A damaged byte anywhere fails its section's CRC:
 // a flipped bit is an error naming the file and section, never a crash or a
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "runtime/executable_graph.h"
+#include "runtime/gpu_code.h"
 #include "runtime/ndarray.h"
 
 namespace tessera::runtime {
@@ -70,6 +73,9 @@ struct Artifact {
   // above are the largest bucket's, `smaller` the others' in increasing size.
   std::optional<VaryingShapes> varying;
   std::vector<ArtifactBucket> smaller;
+  // A GPU target's kernels (then shared_object is empty): sections "gpu",
+  // "gpu.cubin", "gpu.ptx".
+  std::optional<GpuCode> gpu;
 };
 
 // Writes to a temporary beside `path` and renames it into place, so a crash

@@ -36,10 +36,19 @@ void replace_stage(State& state, int idx, const ir::Tensor& replacement, const i
 
 }  // namespace
 
-bool is_cache_write_local(const ir::TensorNode& t) {
+bool is_cache_write_local(const ir::TensorNode& t) { return t.attrs.count("cache_write") > 0; }
+
+std::string memory_scope(const ir::TensorNode& t) {
   const auto scope = t.attrs.find("scope");
-  return scope != t.attrs.end() && scope->second == "local";
+  return scope == t.attrs.end() ? "" : scope->second;
 }
+
+namespace {
+void check_scope(const std::string& what, const std::string& scope, bool empty_allowed) {
+  if (scope == "shared" || scope == "local" || (empty_allowed && scope.empty())) return;
+  throw Error(what + ": unknown scope " + support::quoted(scope) + " (valid: shared, local)");
+}
+}  // namespace
 
 bool is_cache_read_copy(const ir::TensorNode& t) { return t.tag == kCacheReadTag; }
 
@@ -48,11 +57,13 @@ void apply_cache_write(State& state, const CacheWriteStep& st) {
   Stage& s = state.stages()[idx];
   if (!s.loop_steps.empty())
     throw Error("cache_write of " + support::quoted(st.stage) + " must come before its loops are transformed");
+  check_scope("cache_write of " + support::quoted(st.stage), st.scope, true);
   const ir::Tensor original = s.tensor;
 
   auto local = std::make_shared<ir::TensorNode>(*original);
   local->name = cache_write_name(original->name);
-  local->attrs["scope"] = "local";
+  local->attrs["cache_write"] = "1";
+  local->attrs["scope"] = st.scope.empty() ? "local" : st.scope;
   ir::Tensor local_tensor = local;
   ir::Tensor copy = ir::compute(
       original->shape,
@@ -68,6 +79,7 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
   const std::string what = "cache_read of " + support::quoted(st.tensor) + " for " + support::quoted(st.stage);
   const ir::Tensor reader = state.stages()[idx].tensor;
   if (state.stages()[idx].location == Location::Inlined) throw Error(what + ": the stage is inlined");
+  check_scope(what, st.scope, true);
   ir::Tensor source;
   for (const auto& in : reader->inputs())
     if (in->name == st.tensor) source = in;
@@ -96,7 +108,8 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
         for (size_t i = 0; i < rank; ++i) at[st.layout[i]] = v[i];
         return ir::load(source, at);
       },
-      name, kCacheReadTag, names);
+      name, kCacheReadTag, names,
+      st.scope.empty() ? std::map<std::string, std::string>{} : std::map<std::string, std::string>{{"scope", st.scope}});
   struct Redirect : ir::ExprMutator {
     const ir::TensorNode* from;
     ir::Tensor to;

@@ -9,6 +9,8 @@ void apply_cache_write(State& state, const CacheWriteStep& step);
 // The stages these steps add, recognised by what the steps mark on them.
 bool is_cache_write_local(const ir::TensorNode& t);  // "<stage>.local"
 bool is_cache_read_copy(const ir::TensorNode& t);    // "<tensor>.cache"
+// The scope a cache stage's buffer was given ("shared", "local"), or "".
+std::string memory_scope(const ir::TensorNode& t);
 void apply_cache_read(State& state, const CacheReadStep& step);
 void apply_rfactor(State& state, const RfactorStep& step);
 

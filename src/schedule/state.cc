@@ -17,16 +17,29 @@ std::string to_string(Annotation a) {
     case Annotation::Parallel: return "parallel";
     case Annotation::Vectorize: return "vectorize";
     case Annotation::Unroll: return "unroll";
+    case Annotation::BlockX: return "blockIdx.x";
+    case Annotation::BlockY: return "blockIdx.y";
+    case Annotation::BlockZ: return "blockIdx.z";
+    case Annotation::ThreadX: return "threadIdx.x";
+    case Annotation::ThreadY: return "threadIdx.y";
+    case Annotation::ThreadZ: return "threadIdx.z";
+    case Annotation::VThread: return "vthread";
   }
   return "?";
 }
+
+bool is_gpu_binding(Annotation a) { return a >= Annotation::BlockX; }
 
 Annotation annotation_from_string(const std::string& s) {
   if (s == "none") return Annotation::None;
   if (s == "parallel") return Annotation::Parallel;
   if (s == "vectorize") return Annotation::Vectorize;
   if (s == "unroll") return Annotation::Unroll;
-  throw Error("unknown annotation " + support::quoted(s) + " (valid: none, parallel, vectorize, unroll)");
+  for (Annotation a : {Annotation::BlockX, Annotation::BlockY, Annotation::BlockZ, Annotation::ThreadX,
+                       Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread})
+    if (s == to_string(a)) return a;
+  throw Error("unknown annotation " + support::quoted(s) +
+              " (valid: none, parallel, vectorize, unroll, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {
@@ -159,6 +172,14 @@ void Stage::annotate(const AnnotateStep& st) {
   // race (an rfactor makes the partial results independent first).
   if (st.annotation == Annotation::Parallel && it.kind == ir::IterKind::Reduce)
     throw Error("annotate " + name() + "." + st.iter + ": a reduce iterator cannot run in parallel");
+  if (is_gpu_binding(st.annotation) && it.kind == ir::IterKind::Reduce)
+    throw Error("bind " + name() + "." + st.iter + " to " + to_string(st.annotation) +
+                ": a reduce iterator cannot be spread over blocks or threads (rfactor it first)");
+  if (is_gpu_binding(st.annotation))
+    for (const Iterator& other : iters)
+      if (other.annotation == st.annotation && other.name != st.iter)
+        throw Error("bind " + name() + "." + st.iter + " to " + to_string(st.annotation) + ": " + name() + "." +
+                    other.name + " is bound to it already");
   it.annotation = st.annotation;
   loop_steps.push_back(st);
 }

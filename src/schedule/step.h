@@ -9,9 +9,17 @@
 
 namespace tessera::schedule {
 
-enum class Annotation { None, Parallel, Vectorize, Unroll };
-std::string to_string(Annotation a);
+// Parallel, Vectorize and Unroll are CPU loop kinds; the rest bind a loop to
+// a GPU's grid ("bind" in TVM): its iterations become the blocks or the
+// threads of a block along x, y or z, or virtual threads (a loop each thread
+// runs, interleaved by the code generator).
+enum class Annotation {
+  None, Parallel, Vectorize, Unroll,
+  BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
+};
+std::string to_string(Annotation a);  // "parallel", ..., "blockIdx.x", "threadIdx.y", "vthread"
 Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
+bool is_gpu_binding(Annotation a);
 
 struct SplitStep {       // iter -> outer, then one iterator per inner length
   std::string stage, iter;
@@ -38,17 +46,24 @@ struct ComputeInlineStep {
 struct ComputeRootStep {
   std::string stage;
 };
-struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a local buffer
+// Memory a cache stage's buffer lives in on a GPU: "local" (each thread's
+// registers), "shared" (one copy per block, filled by its threads together);
+// on a CPU both are a scratch buffer. Steps written without one read "".
+struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a buffer of `scope` ("" = "local")
   std::string stage;
+  std::string scope;
 };
 // Adds stage "<tensor>.cache" that copies `tensor` (an input of `stage`)
 // with its dimensions in the order `layout` (cache[d...] holds
 // tensor[...] where cache dimension i is tensor dimension layout[i]); the
 // stage reads the copy instead. Computed inside the stage's tiles, the copy
 // is a packed tile: what was a strided read becomes a contiguous one.
+// With scope "shared" the copy is one per block: its region is what all the
+// block's threads read, and lowering puts barriers around its use.
 struct CacheReadStep {
   std::string stage, tensor;
   std::vector<int> layout;
+  std::string scope;  // "", "shared" or "local"
 };
 // Splits reduce axis `axis` of a stage into axis_o (outer) and axis_i of
 // length `factor`, and factors the reduction in two: stage "<stage>.rf"

@@ -148,9 +148,16 @@ json to_json(const Step& step) {
           },
           [](const ComputeInlineStep& s) { return json{{"step", "compute_inline"}, {"stage", s.stage}}; },
           [](const ComputeRootStep& s) { return json{{"step", "compute_root"}, {"stage", s.stage}}; },
-          [](const CacheWriteStep& s) { return json{{"step", "cache_write"}, {"stage", s.stage}}; },
+          // A scope is written only when given: CPU schedules read as before.
+          [](const CacheWriteStep& s) {
+            json j{{"step", "cache_write"}, {"stage", s.stage}};
+            if (!s.scope.empty()) j["scope"] = s.scope;
+            return j;
+          },
           [](const CacheReadStep& s) {
-            return json{{"step", "cache_read"}, {"stage", s.stage}, {"tensor", s.tensor}, {"layout", s.layout}};
+            json j{{"step", "cache_read"}, {"stage", s.stage}, {"tensor", s.tensor}, {"layout", s.layout}};
+            if (!s.scope.empty()) j["scope"] = s.scope;
+            return j;
           },
           [](const RfactorStep& s) { return json{{"step", "rfactor"}, {"stage", s.stage}, {"axis", s.axis}, {"factor", s.factor}}; },
           [](const PragmaStep& s) { return json{{"step", "pragma"}, {"stage", s.stage}, {"iter", s.iter}, {"pragma", s.pragma}}; },
@@ -178,12 +185,13 @@ Step step_from_json(const json& j) {
     if (kind == "compute_at") return ComputeAtStep{str("stage"), str("target_stage"), str("target_iter")};
     if (kind == "compute_inline") return ComputeInlineStep{str("stage")};
     if (kind == "compute_root") return ComputeRootStep{str("stage")};
-    if (kind == "cache_write") return CacheWriteStep{str("stage")};
+    auto optional_str = [&](const char* k) { return j.contains(k) ? str(k) : std::string(); };
+    if (kind == "cache_write") return CacheWriteStep{str("stage"), optional_str("scope")};
     if (kind == "cache_read") {
       const json& layout = j.at("layout");
       if (!layout.is_array() || layout.size() > kMaxStageIterators)
         throw Error("cache_read layout must be an array of at most " + std::to_string(kMaxStageIterators) + " integers");
-      return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>()};
+      return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>(), optional_str("scope")};
     }
     if (kind == "rfactor") return RfactorStep{str("stage"), str("axis"), j.at("factor").get<int64_t>()};
     if (kind == "pragma") return PragmaStep{str("stage"), str("iter"), str("pragma")};
@@ -216,9 +224,17 @@ Trace& Trace::compute_at(const std::string& stage, const std::string& target, co
 }
 Trace& Trace::compute_inline(const std::string& stage) { return add(ComputeInlineStep{stage}); }
 Trace& Trace::compute_root(const std::string& stage) { return add(ComputeRootStep{stage}); }
-Trace& Trace::cache_write(const std::string& stage) { return add(CacheWriteStep{stage}); }
-Trace& Trace::cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout) {
-  return add(CacheReadStep{stage, tensor, std::move(layout)});
+Trace& Trace::cache_write(const std::string& stage, const std::string& scope) {
+  return add(CacheWriteStep{stage, scope});
+}
+Trace& Trace::cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout,
+                         const std::string& scope) {
+  return add(CacheReadStep{stage, tensor, std::move(layout), scope});
+}
+Trace& Trace::bind(const std::string& stage, const std::string& iter, Annotation thread_axis) {
+  if (!is_gpu_binding(thread_axis))
+    throw Error("bind " + stage + "." + iter + ": " + to_string(thread_axis) + " is not a block or thread axis");
+  return annotate(stage, iter, thread_axis);
 }
 Trace& Trace::rfactor(const std::string& stage, const std::string& axis, int64_t factor) {
   return add(RfactorStep{stage, axis, factor});

@@ -123,19 +123,20 @@ int positive_option(const std::string& text, const std::string& option, const st
   return *n;
 }
 
-// "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B]".
-// CUDA 13 compiles for sm_75 and newer; a block holds at most 1024 threads
-// (whole warps) and 227 KB of shared memory on any of them.
-Target parse_cuda(const std::string& text, std::istringstream& words) {
+// "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B]",
+// "opencl" with the same limits (no arch). CUDA 13 compiles for sm_75 and
+// newer; a block holds at most 1024 threads (whole warps) and 227 KB of
+// shared memory on any of them.
+Target parse_gpu(const std::string& kind, const std::string& text, std::istringstream& words) {
   Target t;
-  t.kind = "cuda";
+  t.kind = kind;
   t.vector_bits = 0;
   t.vector_registers = 0;
   t.isa.clear();
   for (std::string word; words >> word;) {
     const size_t eq = word.find('=');
     const std::string option = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
-    if (option == "-arch") {
+    if (option == "-arch" && kind == "cuda") {
       const std::optional<int> arch =
           value.rfind("sm_", 0) == 0 ? whole_number(std::string_view(value).substr(3)) : std::nullopt;
       if (!arch || *arch < 75)
@@ -150,8 +151,8 @@ Target parse_cuda(const std::string& text, std::istringstream& words) {
     } else if (option == "-max_shared_memory_per_block") {
       t.gpu.max_shared_memory_per_block = positive_option(text, option, value, 227 * 1024);
     } else {
-      throw Error("target '" + text + "': unknown option '" + word + "' for cuda (-arch, -max_threads_per_block, " +
-                  "-max_shared_memory_per_block)");
+      throw Error("target '" + text + "': unknown option '" + word + "' for " + kind + " (" +
+                  (kind == "cuda" ? "-arch, " : "") + "-max_threads_per_block, -max_shared_memory_per_block)");
     }
   }
   return t;
@@ -193,8 +194,8 @@ Target Target::parse(const std::string& text) {
   std::istringstream words(text);
   std::string kind;
   words >> kind;
-  if (kind == "cuda") return parse_cuda(text, words);
-  if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm' or 'cuda'");
+  if (kind == "cuda" || kind == "opencl") return parse_gpu(kind, text, words);
+  if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm', 'cuda' or 'opencl'");
 
   Target t = host();
   bool cpu_given = false, features_given = false;
@@ -240,6 +241,7 @@ std::string narrowed_limits(const GpuLimits& g, const std::string& prefix) {
 
 std::string Target::str() const {
   if (kind == "cuda") return "cuda -arch=" + gpu.arch_name() + narrowed_limits(gpu, "-");
+  if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "-");
   if (kind != "llvm") return kind;
   std::string s = "llvm";
   if (!cpu.empty()) s += " -mcpu=" + cpu;
@@ -264,6 +266,7 @@ Target Target::host_with_isa(const std::string& isa) {
 
 std::string Target::match_key() const {
   if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "");
+  if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "");
   if (kind != "llvm") return kind;
   std::string key = kind + " " + isa + " " + std::to_string(vector_bits) + "-bit";
   if (threads > 0) key += " threads=" + std::to_string(threads);

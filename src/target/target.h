@@ -41,8 +41,11 @@ struct Target {
   int threads = 0;
 
   // kind "cuda": "cuda -arch=sm_90 -max_threads_per_block=N
-  // -max_shared_memory_per_block=BYTES" (each optional).
+  // -max_shared_memory_per_block=BYTES" (each optional); kind "opencl"
+  // (OpenCL C for any OpenCL device, PoCL's CPU one in CI): the same limits.
   GpuLimits gpu;
+
+  bool is_gpu() const { return kind == "cuda" || kind == "opencl"; }
 
   int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
   schedule::VectorUnit vector_unit() const { return {.bits = vector_bits, .registers = vector_registers}; }

@@ -8,6 +8,7 @@
 
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "schedule/stage_steps.h"
 #include "tessera/error.h"
 #include "tir/arith.h"
 #include "tir/partition_loops.h"
@@ -39,8 +40,28 @@ ForKind for_kind(schedule::Annotation a) {
     case schedule::Annotation::Parallel: return ForKind::Parallel;
     case schedule::Annotation::Vectorize: return ForKind::Vectorized;
     case schedule::Annotation::Unroll: return ForKind::Unrolled;
+    case schedule::Annotation::BlockX: return ForKind::BlockX;
+    case schedule::Annotation::BlockY: return ForKind::BlockY;
+    case schedule::Annotation::BlockZ: return ForKind::BlockZ;
+    case schedule::Annotation::ThreadX: return ForKind::ThreadX;
+    case schedule::Annotation::ThreadY: return ForKind::ThreadY;
+    case schedule::Annotation::ThreadZ: return ForKind::ThreadZ;
+    case schedule::Annotation::VThread: return ForKind::VThread;
     default: return ForKind::Serial;
   }
+}
+
+// Loops whose iterations are a block's threads (virtual ones included): a
+// shared buffer computed inside them serves all of them.
+bool spreads_over_threads(schedule::Annotation a) {
+  return a == schedule::Annotation::ThreadX || a == schedule::Annotation::ThreadY ||
+         a == schedule::Annotation::ThreadZ || a == schedule::Annotation::VThread;
+}
+
+// The memory an attached stage's region buffer lives in: what its cache
+// step named, else each thread's own (the CPU reads every scope alike).
+MemoryScope scope_of(const ir::TensorNode& t) {
+  return schedule::memory_scope(t) == "shared" ? MemoryScope::Shared : MemoryScope::Local;
 }
 
 class Lowerer {
@@ -294,6 +315,14 @@ class Lowerer {
         const Stage& ps = state_.stages()[a.stage];
         RangeMap inner;
         for (size_t i = a.loop + 1; i < s.iters.size(); ++i) inner[s.iters[i].var] = Interval{0, s.iters[i].extent - 1};
+        // A shared buffer holds what every thread of the block reads: the
+        // thread loops around it (this stage's, and those of the stages it
+        // is computed inside) range as inner loops do.
+        if (scope_of(*ps.tensor) == MemoryScope::Shared) {
+          for (int i = 0; i <= a.loop; ++i)
+            if (spreads_over_threads(s.iters[i].annotation)) inner[s.iters[i].var] = Interval{0, s.iters[i].extent - 1};
+          for (const auto& [var, range] : enclosing_threads_) inner[var] = range;
+        }
         std::vector<Expr> values;
         if (reads(value, a.stage)) values.push_back(value);
         bool waiting = false;
@@ -444,13 +473,23 @@ class Lowerer {
     }
     // Producers first: their regions and buffers must exist before any value
     // that reads them is rebuffered.
-    std::vector<std::vector<std::pair<ir::Tensor, Stmt>>> producers(s.iters.size());
+    struct Producer {
+      ir::Tensor buffer;  // null for an output, whose buffer is an argument
+      Stmt nest;
+      MemoryScope scope;
+    };
+    std::vector<std::vector<Producer>> producers(s.iters.size());
     std::vector<AttachedStage> here = in_dependency_order(place_attached(s, attached, value));
     for (const AttachedStage& a : here) {
       const Stage& ps = state_.stages()[a.stage];
       auto guards = region_guards(ps.tensor, a.region, a.local, s, a.loop);
+      const size_t outer_threads = enclosing_threads_.size();
+      for (int i = 0; i <= a.loop; ++i)
+        if (spreads_over_threads(s.iters[i].annotation))
+          enclosing_threads_.emplace_back(s.iters[i].var, Interval{0, s.iters[i].extent - 1});
       Stmt nest = gen_stage(a.stage, a.local, guards);
-      producers[a.loop].emplace_back(a.output ? nullptr : buffers_[a.stage]->buffer, nest);
+      enclosing_threads_.resize(outer_threads);
+      producers[a.loop].push_back({a.output ? nullptr : buffers_[a.stage]->buffer, nest, scope_of(*ps.tensor)});
     }
     value = to_buffers(value);
 
@@ -481,12 +520,21 @@ class Lowerer {
         int k = *it;
         inner = wrap_guards(inner, k, loops);
         if (with_producers && !producers[k].empty()) {
+          // A shared buffer is filled by all the block's threads together:
+          // none reads it before all have written, and none writes the next
+          // iteration's values before all have read.
+          bool shared = false;
           std::vector<Stmt> seq;
-          for (auto& [buf, stmt] : producers[k]) seq.push_back(stmt);
+          for (const Producer& p : producers[k]) {
+            seq.push_back(p.nest);
+            shared |= p.buffer && p.scope == MemoryScope::Shared;
+          }
+          if (shared) seq.push_back(make_barrier());
           seq.push_back(inner);
+          if (shared) seq.push_back(make_barrier());
           inner = make_seq(std::move(seq));
           for (auto pit = producers[k].rbegin(); pit != producers[k].rend(); ++pit)
-            if (pit->first) inner = make_allocate(pit->first, inner);
+            if (pit->buffer) inner = make_allocate(pit->buffer, inner, pit->scope);
         }
         inner = make_for(s.iters[k].var, s.iters[k].extent, kinds[k], inner);
       }
@@ -524,7 +572,7 @@ class Lowerer {
       for (int i = static_cast<int>(s.iters.size()) - 1; i >= 0; --i) {
         if (s.iters[i].extent > s.auto_unroll_max_step / trips) break;  // trips * extent > max, unoverflowed
         trips *= s.iters[i].extent;
-        if (kinds[i] == ForKind::Parallel) break;
+        if (kinds[i] == ForKind::Parallel || schedule::is_gpu_binding(s.iters[i].annotation)) break;
         if (kinds[i] == ForKind::Serial) kinds[i] = ForKind::Unrolled;
       }
     }
@@ -534,6 +582,9 @@ class Lowerer {
   const State& state_;
   std::vector<std::optional<BufferInfo>> buffers_;
   std::set<int> generated_;
+  // The thread-bound loops (threadIdx, vthread) of the stages whose
+  // attached stage is being generated, outermost first.
+  std::vector<std::pair<ir::Var, Interval>> enclosing_threads_;
 };
 
 bool log_enabled() {
@@ -563,6 +614,10 @@ constexpr Pass kCodegenPasses[] = {
     {"simplify", [](const Stmt& s) { return simplify(s); }},
     {"skip_padding", [](const Stmt& s) { return skip_padding(s); }},
 };
+constexpr Pass kGpuCodegenPasses[] = {
+    {"unroll", [](const Stmt& s) { return unroll_loops(s); }},
+    {"simplify", [](const Stmt& s) { return simplify(s); }},
+};
 
 // Runs `passes` on f, each followed by the verifier; with TESSERA_LOG=lower
 // each result is printed.
@@ -590,6 +645,7 @@ LoweredFunc lower(const State& state, const std::string& name) {
 }
 
 LoweredFunc prepare_for_codegen(LoweredFunc f) { return run_passes(std::move(f), kCodegenPasses); }
+LoweredFunc prepare_for_gpu_codegen(LoweredFunc f) { return run_passes(std::move(f), kGpuCodegenPasses); }
 
 LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace, const std::string& name) {
   return lower(trace.replay(dag), name);

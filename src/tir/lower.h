@@ -18,6 +18,9 @@ LoweredFunc lower(const schedule::State& state, const std::string& name = "kerne
 // padding skipped (tir/skip_padding.h). Kept apart from lower() so that
 // printing and cost-model features see the loops as scheduled.
 LoweredFunc prepare_for_codegen(LoweredFunc f);
+// The same for a GPU: unrolled loops expanded, simplified. Not partitioned:
+// a bound loop split in two would launch two grids' worth of indices.
+LoweredFunc prepare_for_gpu_codegen(LoweredFunc f);
 LoweredFunc lower(const ir::ComputeDAG& dag, const schedule::Trace& trace,
                   const std::string& name = "kernel");
 

@@ -44,6 +44,7 @@ class GuardCollector {
         break;
       }
       case StmtKind::Allocate: visit(as<AllocateNode>(s)->body); break;
+      case StmtKind::Barrier: break;
       case StmtKind::Seq:
         for (const Stmt& x : as<SeqNode>(s)->stmts) visit(x);
         break;

@@ -30,7 +30,9 @@ void print(std::ostream& os, const Stmt& s, int indent) {
       auto* n = as<AllocateNode>(s);
       os << pad << "allocate " << n->buffer->name << "[";
       for (size_t i = 0; i < n->buffer->shape.size(); ++i) os << (i ? ", " : "") << n->buffer->shape[i];
-      os << "]\n";
+      os << "]";
+      if (n->scope != MemoryScope::Global) os << " (" << to_string(n->scope) << ")";
+      os << "\n";
       print(os, n->body, indent);
       break;
     }
@@ -47,6 +49,7 @@ void print(std::ostream& os, const Stmt& s, int indent) {
     case StmtKind::Seq:
       for (const auto& x : as<SeqNode>(s)->stmts) print(os, x, indent);
       break;
+    case StmtKind::Barrier: os << pad << "barrier\n"; break;
   }
 }
 }  // namespace

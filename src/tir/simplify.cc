@@ -57,7 +57,7 @@ class Simplifier : public StmtMutator {
   Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
     Stmt body = mutate_stmt(n->body);
     if (!body) return nullptr;
-    return body == n->body ? s : make_allocate(n->buffer, body);
+    return body == n->body ? s : make_allocate(n->buffer, body, n->scope);
   }
 
   // buf[i] = buf[i] (a sum that only added zero) does nothing.

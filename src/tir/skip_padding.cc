@@ -87,7 +87,8 @@ std::optional<std::vector<Expr>> common_conjuncts(const Stmt& s) {
       }
       return common;
     }
-    case StmtKind::Allocate: return std::nullopt;
+    case StmtKind::Allocate:
+    case StmtKind::Barrier: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -8,6 +8,32 @@ std::string to_string(ForKind k) {
     case ForKind::Parallel: return "parallel";
     case ForKind::Vectorized: return "vectorized";
     case ForKind::Unrolled: return "unrolled";
+    case ForKind::BlockX: return "blockIdx.x";
+    case ForKind::BlockY: return "blockIdx.y";
+    case ForKind::BlockZ: return "blockIdx.z";
+    case ForKind::ThreadX: return "threadIdx.x";
+    case ForKind::ThreadY: return "threadIdx.y";
+    case ForKind::ThreadZ: return "threadIdx.z";
+    case ForKind::VThread: return "vthread";
+  }
+  return "?";
+}
+
+bool is_block_axis(ForKind k) { return k == ForKind::BlockX || k == ForKind::BlockY || k == ForKind::BlockZ; }
+bool is_thread_axis(ForKind k) { return k == ForKind::ThreadX || k == ForKind::ThreadY || k == ForKind::ThreadZ; }
+int grid_dimension(ForKind k) {
+  switch (k) {
+    case ForKind::BlockY: case ForKind::ThreadY: return 1;
+    case ForKind::BlockZ: case ForKind::ThreadZ: return 2;
+    default: return 0;
+  }
+}
+
+std::string to_string(MemoryScope s) {
+  switch (s) {
+    case MemoryScope::Global: return "global";
+    case MemoryScope::Shared: return "shared";
+    case MemoryScope::Local: return "local";
   }
   return "?";
 }
@@ -18,8 +44,12 @@ Stmt make_for(ir::Var v, int64_t extent, ForKind k, Stmt body) {
 Stmt make_store(ir::Tensor buffer, std::vector<ir::Expr> indices, ir::Expr value) {
   return std::make_shared<const StoreNode>(std::move(buffer), std::move(indices), std::move(value));
 }
-Stmt make_allocate(ir::Tensor buffer, Stmt body) {
-  return std::make_shared<const AllocateNode>(std::move(buffer), std::move(body));
+Stmt make_allocate(ir::Tensor buffer, Stmt body, MemoryScope scope) {
+  return std::make_shared<const AllocateNode>(std::move(buffer), std::move(body), scope);
+}
+Stmt make_barrier() {
+  static const Stmt barrier = std::make_shared<const BarrierNode>();
+  return barrier;
 }
 Stmt make_if(ir::Expr cond, Stmt then_case, Stmt else_case) {
   return std::make_shared<const IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));

@@ -10,10 +10,25 @@
 
 namespace tessera::tir {
 
-enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
-std::string to_string(ForKind k);
+// The GPU kinds are loops bound to the launch grid: one iteration per block
+// (or thread of a block) along x, y or z; a VThread loop runs inside each
+// thread, serially, as several virtual threads would.
+enum class ForKind {
+  Serial, Parallel, Vectorized, Unrolled,
+  BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
+};
+std::string to_string(ForKind k);  // "serial", ..., "blockIdx.x", "threadIdx.z", "vthread"
+bool is_block_axis(ForKind k);
+bool is_thread_axis(ForKind k);  // threadIdx.x|y|z (not vthread)
+int grid_dimension(ForKind k);   // 0, 1, 2 for x, y, z of a block or thread axis
 
-enum class StmtKind { For, Store, Allocate, IfThenElse, Seq };
+// Where a buffer lives on a GPU: Global (device memory: arguments and root
+// stages' scratch), Shared (one per block), Local (one per thread). CPU code
+// reads every scope as a scratch buffer.
+enum class MemoryScope { Global, Shared, Local };
+std::string to_string(MemoryScope s);
+
+enum class StmtKind { For, Store, Allocate, IfThenElse, Seq, Barrier };
 
 struct StmtNode {
   explicit StmtNode(StmtKind k) : kind(k) {}
@@ -44,9 +59,17 @@ struct StoreNode : StmtNode {
 // A scratch buffer of buffer->shape, live inside body. Small ones go on the
 // stack (and into registers once indices are constant); large ones on the heap.
 struct AllocateNode : StmtNode {
-  AllocateNode(ir::Tensor b, Stmt s) : StmtNode(StmtKind::Allocate), buffer(std::move(b)), body(std::move(s)) {}
+  AllocateNode(ir::Tensor b, Stmt s, MemoryScope sc = MemoryScope::Global)
+      : StmtNode(StmtKind::Allocate), buffer(std::move(b)), body(std::move(s)), scope(sc) {}
   const ir::Tensor buffer;
   const Stmt body;
+  const MemoryScope scope;
+};
+
+// Every thread of a block waits here until all have arrived, and what they
+// wrote to shared memory before it is visible to all after it.
+struct BarrierNode : StmtNode {
+  BarrierNode() : StmtNode(StmtKind::Barrier) {}
 };
 
 struct IfThenElseNode : StmtNode {
@@ -64,7 +87,8 @@ struct SeqNode : StmtNode {
 
 Stmt make_for(ir::Var v, int64_t extent, ForKind k, Stmt body);
 Stmt make_store(ir::Tensor buffer, std::vector<ir::Expr> indices, ir::Expr value);
-Stmt make_allocate(ir::Tensor buffer, Stmt body);
+Stmt make_allocate(ir::Tensor buffer, Stmt body, MemoryScope scope = MemoryScope::Global);
+Stmt make_barrier();
 Stmt make_if(ir::Expr cond, Stmt then_case, Stmt else_case = nullptr);
 Stmt make_seq(std::vector<Stmt> stmts);  // flattens nested sequences, drops nulls
 

@@ -10,6 +10,7 @@ Stmt StmtMutator::mutate_stmt(const Stmt& s) {
     case StmtKind::Allocate: return mutate_allocate(as<AllocateNode>(s), s);
     case StmtKind::IfThenElse: return mutate_if(as<IfThenElseNode>(s), s);
     case StmtKind::Seq: return mutate_seq(as<SeqNode>(s), s);
+    case StmtKind::Barrier: return s;
   }
   return s;
 }
@@ -33,7 +34,7 @@ Stmt StmtMutator::mutate_store(const StoreNode* n, const Stmt& s) {
 
 Stmt StmtMutator::mutate_allocate(const AllocateNode* n, const Stmt& s) {
   Stmt body = mutate_stmt(n->body);
-  return body == n->body ? s : make_allocate(n->buffer, body);
+  return body == n->body ? s : make_allocate(n->buffer, body, n->scope);
 }
 
 Stmt StmtMutator::mutate_if(const IfThenElseNode* n, const Stmt& s) {
@@ -79,6 +80,7 @@ void visit_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f,
     case StmtKind::Seq:
       for (const auto& x : as<SeqNode>(s)->stmts) visit_stmts(x, f, fe);
       break;
+    case StmtKind::Barrier: break;
   }
 }
 

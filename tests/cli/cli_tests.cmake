@@ -229,3 +229,23 @@ add_test(NAME Cli.TuningARangeTunesEveryBucket
          COMMAND sh -c "rm -f cli_varying_tune.log && $<TARGET_FILE:tessera_cli> tune ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 8 --trials 2 --early-stopping 0 --confirm-leaders 0 --threads 1 --log cli_varying_tune.log && $<TARGET_FILE:tessera_cli> compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 8 --threads 1 --records cli_varying_tune.log -o cli_varying_tuned.tsr")
 set_tests_properties(Cli.TuningARangeTunesEveryBucket PROPERTIES TIMEOUT 240 PASS_REGULAR_EXPRESSION
                      "sequence = 8 \\(of sequence in 1..16 \\(buckets 8 16\\)\\):.*Done\\..*sequence = 16 \\(of .*Done\\..*every bucket tuned into cli_varying_tune.log.*sequence = 8: [0-9]+ kernels \\([1-9][0-9]* tuned\\).*sequence = 16: [0-9]+ kernels \\([1-9][0-9]* tuned\\)")
+# GPU schedules without a GPU: an operator's GPU kernels (shared memory,
+# barriers) run on the OpenCL device (PoCL's CPU device here) against the
+# reference; for cuda, NVRTC compiles them for the arch and each kernel's
+# registers and shared memory are shown; what no GPU can run is one line.
+add_test(NAME Cli.OpOnOpenClMatchesReference
+         COMMAND tessera_cli op dense --input 128x72 --weight 96x72 --bias --relu --target opencl --check --repeat 1)
+set_tests_properties(Cli.OpOnOpenClMatchesReference PROPERTIES
+                     PASS_REGULAR_EXPRESSION "block 16 x 16 x 1, 4096 bytes shared.*: correct.*opencl device time"
+                     SKIP_REGULAR_EXPRESSION "OpenCL unavailable")
+add_test(NAME Cli.OpForCudaShowsEachKernelsResources
+         COMMAND tessera_cli op dense --input 128x72 --weight 96x72 --bias --relu --target "cuda -arch=sm_90"
+                 --compile-only --show)
+set_tests_properties(Cli.OpForCudaShowsEachKernelsResources PROPERTIES
+                     PASS_REGULAR_EXPRESSION "__syncthreads\\(\\);.*dense_kernel0 for sm_90: [1-9][0-9]* registers, 0 bytes spilled \\(stores\\), 0 \\(loads\\), 4096 bytes shared.*compiled for cuda -arch=sm_90"
+                     SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here")
+add_test(NAME Cli.GpuVerifierRejectsWhatNoBlockHolds
+         COMMAND tessera_cli op dense --input 128x64 --weight 128x64 --target "cuda -max_shared_memory_per_block=2048"
+                 --compile-only)
+set_tests_properties(Cli.GpuVerifierRejectsWhatNoBlockHolds PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: GPU kernel dense_kernel0: 4096 bytes of shared memory per block; the target allows 2048")

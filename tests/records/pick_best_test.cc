@@ -104,7 +104,7 @@ TEST(RecordsPickBest, GroupsByVectorUnitAndThreadsNotByCpuName) {
 }
 
 TEST(RecordsPickBest, ATargetThatDoesNotParseIsKeptApartByItsText) {
-  std::vector<Record> log = {tagged(make_record("a", "opencl", {1e-3}), 0), tagged(make_record("a", kAvx2, {2e-3}), 1)};
+  std::vector<Record> log = {tagged(make_record("a", "rocm", {1e-3}), 0), tagged(make_record("a", kAvx2, {2e-3}), 1)};
   EXPECT_EQ(pick_best(log).size(), 2u);
   RecordTargets targets;
   EXPECT_EQ(targets.of(log[0]), nullptr);

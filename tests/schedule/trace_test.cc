@@ -37,6 +37,8 @@ TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
   t.compute_at("B", "C", "x").compute_inline("A").compute_root("B").cache_write("C");
   t.rfactor("D", "k", 4).cache_read("D", "W", {1, 0});
   t.pragma("C", "x", "auto_unroll_max_step$16");
+  t.bind("C", "x", Annotation::BlockX).bind("C", "y", Annotation::ThreadY).bind("C", "z", Annotation::VThread);
+  t.cache_read("D", "A", {0, 1}, "shared").cache_write("E", "local");
   Trace back = Trace::from_json(t.to_json());
   ASSERT_EQ(back.steps().size(), t.steps().size());
   EXPECT_EQ(back.dump(), t.dump());
@@ -94,6 +96,16 @@ TEST(ScheduleTrace, BadStepsAreErrorsThatNameTheirInput) {
                 .find("does not read it"),
             std::string::npos);
   EXPECT_NE(message(Trace().pragma("T_dense", "i", "unroll_everything")).find("unknown pragma"), std::string::npos);
+  EXPECT_NE(message(Trace().bind("T_dense", "k", Annotation::ThreadX)).find("a reduce iterator cannot be spread"),
+            std::string::npos);
+  EXPECT_NE(message(Trace().bind("T_dense", "i", Annotation::ThreadX).bind("T_dense", "j", Annotation::ThreadX))
+                .find("T_dense.i is bound to it already"),
+            std::string::npos);
+  EXPECT_NE(message(Trace().cache_read("T_dense", "weight", {0, 1}, "texture")).find("unknown scope 'texture'"),
+            std::string::npos);
+  EXPECT_THROW(Trace().bind("T_dense", "i", Annotation::Parallel), Error);
+  EXPECT_THROW(Trace::parse(R"([{"step": "annotate", "stage": "T_dense", "iter": "i", "annotation": "warp.x"}])"),
+               Error);
   EXPECT_THROW(Trace::parse("{not json"), Error);
   EXPECT_THROW(Trace::parse(R"([{"step": "split", "stage": "T_dense"}])"), Error);
   EXPECT_THROW(Trace::parse(R"([{"step": "teleport", "stage": "T_dense"}])"), Error);

@@ -33,10 +33,14 @@ TEST(CodegenTarget, TextRoundTrips) {
     EXPECT_EQ(Target::parse(Target::parse(text).str()).str(), text);
   }
   EXPECT_EQ(Target::parse("cuda").str(), "cuda -arch=sm_80") << "the arch is always stated: records carry it";
+  EXPECT_EQ(Target::parse("opencl -max_threads_per_block=256").str(), "opencl -max_threads_per_block=256");
+  EXPECT_EQ(Target::parse("opencl").match_key(), "opencl");
+  EXPECT_TRUE(Target::parse("opencl").is_gpu());
 }
 
 TEST(CodegenTarget, MalformedTextIsAnError) {
-  EXPECT_THROW(Target::parse("opencl"), Error);
+  EXPECT_THROW(Target::parse("rocm"), Error);
+  EXPECT_THROW(Target::parse("opencl -arch=sm_80"), Error) << "an arch is CUDA's";
   EXPECT_THROW(Target::parse("llvm -mfoo=bar"), Error);
   EXPECT_THROW(Target::parse(""), Error);
 }

@@ -1,0 +1,207 @@
+#include "codegen/gpu_source.h"
+
+#include <set>
+
+#include "codegen/c_printer.h"
+#include "ir/printer.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+#include "tir/stmt_functor.h"
+#include "tir/verify_gpu.h"
+
+namespace tessera::codegen {
+
+namespace {
+
+using ir::ExprKind;
+
+// Index arithmetic in 32 bits when every buffer and loop fits: 64-bit
+// integer multiplies and divisions cost GPUs several instructions each.
+bool fits_32_bits(const tir::DeviceProgram& p) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  bool fits = true;
+  auto check = [&](const ir::Tensor& t) { fits &= t->num_elements() < kLimit; };
+  for (const auto& t : p.args) check(t);
+  for (const auto& t : p.workspace) check(t);
+  return fits;
+}
+
+// True when e is at least 0 wherever it is evaluated: loop variables (the
+// only variables of lowered loops) and non-negative constants, combined by
+// +, *, min, max, floor division and modulo by positive constants.
+bool non_negative(const ir::Expr& e) {
+  int64_t c = 0;
+  switch (e.kind()) {
+    case ExprKind::Var: return e.dtype() == ir::DType::Int64;
+    case ExprKind::IntImm: return ir::is_const_int(e, &c) && c >= 0;
+    case ExprKind::Add:
+    case ExprKind::Mul:
+    case ExprKind::Min:
+    case ExprKind::Max: {
+      const auto* n = e.as<ir::BinaryNode>();
+      return non_negative(n->a) && non_negative(n->b);
+    }
+    case ExprKind::FloorDiv:
+    case ExprKind::FloorMod: {
+      const auto* n = e.as<ir::BinaryNode>();
+      return non_negative(n->a) && ir::is_const_int(n->b, &c) && c > 0;
+    }
+    default: return false;
+  }
+}
+
+class GpuPrinter : public CSourcePrinter {
+ public:
+  GpuPrinter(GpuDialect dialect, bool index_32) : dialect_(dialect), index_32_(index_32) {}
+
+  // The helpers the kernels call, for this printer's index type; guarded,
+  // so that the sources of several functions concatenate into one unit.
+  std::string prelude() const {
+    const std::string fn = cuda() ? "static __device__ __forceinline__ " : "static inline ";
+    const std::string t = index_type(), x = suffix(), guard = "TESSERA_PRELUDE_" + x;
+    std::string s = "#ifndef " + guard + "\n#define " + guard + "\n";
+    // Floor division and modulo: C's / and % round toward zero, the loop
+    // IR's indices (a padded window's first row, say) may be negative.
+    s += fn + t + " tsr_floordiv_" + x + "(" + t + " a, " + t + " b) { " + t +
+         " q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n";
+    s += fn + t + " tsr_floormod_" + x + "(" + t + " a, " + t + " b) { " + t +
+         " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+    s += fn + t + " tsr_min_" + x + "(" + t + " a, " + t + " b) { return a < b ? a : b; }\n";
+    s += fn + t + " tsr_max_" + x + "(" + t + " a, " + t + " b) { return a > b ? a : b; }\n";
+    s += "#endif\n#ifndef TESSERA_PRELUDE_FLOAT\n#define TESSERA_PRELUDE_FLOAT\n";
+    s += fn + "float tsr_sigmoid(float x) { return 1.0f / (1.0f + " + std::string(cuda() ? "expf" : "exp") +
+         "(-x)); }\n#endif\n\n";
+    return s;
+  }
+
+  std::string kernel(const tir::DeviceKernel& k) {
+    out_.str("");
+    const auto& b = k.block;
+    if (cuda()) {
+      out_ << "extern \"C\" __global__ void __launch_bounds__(" << k.threads_per_block() << ") "
+           << c_identifier(k.name) << "(";
+    } else {
+      out_ << "__kernel __attribute__((reqd_work_group_size(" << b[0] << ", " << b[1] << ", " << b[2] << "))) void "
+           << c_identifier(k.name) << "(";
+    }
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      out_ << (i ? ", " : "") << (cuda() ? "" : "__global ") << type_name(k.params[i]->dtype)
+           << (cuda() ? "* __restrict__ " : "* restrict ") << name(k.params[i]->name);
+    }
+    out_ << ") {\n";
+    out_ << "  // grid " << k.grid[0] << " x " << k.grid[1] << " x " << k.grid[2] << ", block " << b[0] << " x "
+         << b[1] << " x " << b[2] << "\n";
+    // Shared buffers live as long as the block: declared once, at the top.
+    tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
+      auto* a = tir::as<tir::AllocateNode>(s);
+      if (a && a->scope == tir::MemoryScope::Shared)
+        out_ << "  " << (cuda() ? "__shared__ " : "__local ") << type_name(a->buffer->dtype) << " "
+             << name(a->buffer->name) << "[" << a->buffer->num_elements() << "];\n";
+    });
+    stmt(k.body, 1);
+    out_ << "}\n";
+    return out_.str();
+  }
+
+ protected:
+  bool cuda() const { return dialect_ == GpuDialect::Cuda; }
+  std::string suffix() const { return index_32_ ? "i32" : "i64"; }
+
+  // Names OpenCL C or CUDA reserve ("kernel", "local", "threadIdx", ...)
+  // take a trailing '_'.
+  std::string name(const std::string& n) const override {
+    static const std::set<std::string> reserved = {
+        "kernel", "__kernel", "global", "__global", "local", "__local", "constant", "__constant", "private",
+        "__private", "read_only", "write_only", "read_write", "sampler_t", "event_t", "half", "double", "float",
+        "int", "long", "short", "char", "bool", "void", "signed", "unsigned", "const", "restrict", "volatile",
+        "inline", "static", "extern", "register", "auto", "struct", "union", "enum", "typedef", "sizeof", "if",
+        "else", "for", "while", "do", "switch", "case", "default", "break", "continue", "return", "goto",
+        "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "uniform", "pipe"};
+    const std::string id = c_identifier(n);
+    return reserved.count(id) ? id + "_" : id;
+  }
+
+  std::string type_name(ir::DType t) const override {
+    if (t == ir::DType::Int64) return cuda() ? "long long" : "long";
+    return CSourcePrinter::type_name(t);
+  }
+  std::string index_type() const override { return index_32_ ? "int" : cuda() ? "long long" : "long"; }
+
+  std::string function_name(const std::string& name) const override {
+    if (name == "sigmoid") return "tsr_sigmoid";
+    return cuda() ? name + "f" : name;  // expf / exp, erff / erf, ...
+  }
+
+  std::string binary_call(ExprKind kind, ir::DType t, const std::string& a, const std::string& b) const override {
+    if (t == ir::DType::Float32 && (kind == ExprKind::Min || kind == ExprKind::Max))
+      return std::string(kind == ExprKind::Min ? "fmin" : "fmax") + (cuda() ? "f(" : "(") + a + ", " + b + ")";
+    return "tsr_" + std::string(ir::call_style_name(kind)) + "_" + suffix() + "(" + a + ", " + b + ")";
+  }
+
+  // Floor division and modulo of a value that cannot be negative by a
+  // positive constant are C's / and % (what index arithmetic over loop
+  // variables mostly is); the helpers' sign checks cost a GPU several
+  // instructions per index.
+  std::string expr_of_binary(const ir::BinaryNode& n, int* precedence) override {
+    int64_t divisor = 0;
+    if ((n.kind == ExprKind::FloorDiv || n.kind == ExprKind::FloorMod) && ir::is_const_int(n.b, &divisor) &&
+        divisor > 0 && non_negative(n.a)) {
+      *precedence = kMultiplicative;
+      return expr(n.a, kMultiplicative) + (n.kind == ExprKind::FloorDiv ? " / " : " % ") + std::to_string(divisor);
+    }
+    return CSourcePrinter::expr_of_binary(n, precedence);
+  }
+
+  void loop(const tir::ForNode* n, int depth) override {
+    const std::string v = name(n->var.name());
+    if (tir::is_block_axis(n->for_kind) || tir::is_thread_axis(n->for_kind)) {
+      out_ << indent(depth) << "{\n";
+      out_ << indent(depth + 1) << "const " << index_type() << " " << v << " = " << index_of(n->for_kind) << ";  // "
+           << tir::to_string(n->for_kind) << ", " << n->extent << "\n";
+      stmt(n->body, depth + 1);
+      out_ << indent(depth) << "}\n";
+      return;
+    }
+    // Virtual threads, vector lanes and unrolled loops the unroll pass left:
+    // loops the device compiler unrolls.
+    if (n->for_kind != tir::ForKind::Serial) out_ << indent(depth) << "#pragma unroll\n";
+    CSourcePrinter::loop(n, depth);
+  }
+
+  void allocate(const tir::AllocateNode* n, int depth) override {
+    if (n->scope == tir::MemoryScope::Local)
+      out_ << indent(depth) << type_name(n->buffer->dtype) << " " << name(n->buffer->name) << "["
+           << n->buffer->num_elements() << "];\n";
+    stmt(n->body, depth);
+  }
+
+  void barrier(int depth) override {
+    out_ << indent(depth) << (cuda() ? "__syncthreads();\n" : "barrier(CLK_LOCAL_MEM_FENCE);\n");
+  }
+
+ private:
+  std::string index_of(tir::ForKind k) const {
+    const int d = tir::grid_dimension(k);
+    if (cuda()) return std::string(tir::is_block_axis(k) ? "blockIdx." : "threadIdx.") + "xyz"[d];
+    const std::string call = tir::is_block_axis(k) ? "get_group_id(" : "get_local_id(";
+    return "(" + index_type() + ")" + call + std::to_string(d) + ")";
+  }
+
+  GpuDialect dialect_;
+  bool index_32_;
+};
+
+}  // namespace
+
+GpuSource emit_gpu_source(const tir::LoweredFunc& f, const target::GpuLimits& limits, GpuDialect dialect) {
+  GpuSource out;
+  out.program = tir::split_device_kernels(tir::prepare_for_gpu_codegen(f));
+  tir::verify_gpu(out.program, limits);
+  GpuPrinter printer(dialect, fits_32_bits(out.program));
+  out.code = std::string(dialect == GpuDialect::Cuda ? "// CUDA C" : "// OpenCL C") + " written by Tessera: " + f.name +
+             "\n" + printer.prelude();
+  for (const tir::DeviceKernel& k : out.program.kernels) out.code += printer.kernel(k) + "\n";
+  return out;
+}
+
+}  // namespace tessera::codegen

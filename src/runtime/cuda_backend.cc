@@ -1,0 +1,231 @@
+#include "runtime/cuda_backend.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <vector>
+
+#include "tessera/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+// The driver API's few entry points, declared here as cuda.h (CUDA 12/13)
+// has them, so that building needs no CUDA headers. Handles are opaque
+// pointers; a device pointer is a 64-bit integer; CUresult 0 is success.
+using CuResult = int;
+using CuDevice = int;
+using CuContext = void*;
+using CuModule = void*;
+using CuFunction = void*;
+using CuStream = void*;
+using CuEvent = void*;
+using CuDevicePtr = unsigned long long;
+constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxSharedMemoryPerBlock = 8, kAttrMultiprocessorCount = 16,
+              kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
+
+struct Driver {
+  std::string unavailable;
+  CuResult (*init)(unsigned) = nullptr;
+  CuResult (*get_error_name)(CuResult, const char**) = nullptr;
+  CuResult (*device_get)(CuDevice*, int) = nullptr;
+  CuResult (*device_get_count)(int*) = nullptr;
+  CuResult (*device_get_name)(char*, int, CuDevice) = nullptr;
+  CuResult (*device_get_attribute)(int*, int, CuDevice) = nullptr;
+  CuResult (*primary_ctx_retain)(CuContext*, CuDevice) = nullptr;
+  CuResult (*ctx_set_current)(CuContext) = nullptr;
+  CuResult (*module_load_data)(CuModule*, const void*) = nullptr;
+  CuResult (*module_unload)(CuModule) = nullptr;
+  CuResult (*module_get_function)(CuFunction*, CuModule, const char*) = nullptr;
+  CuResult (*mem_alloc)(CuDevicePtr*, size_t) = nullptr;
+  CuResult (*mem_free)(CuDevicePtr) = nullptr;
+  CuResult (*memcpy_htod)(CuDevicePtr, const void*, size_t) = nullptr;
+  CuResult (*memcpy_dtoh)(void*, CuDevicePtr, size_t) = nullptr;
+  CuResult (*launch_kernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            CuStream, void**, void**) = nullptr;
+  CuResult (*stream_create)(CuStream*, unsigned) = nullptr;
+  CuResult (*stream_synchronize)(CuStream) = nullptr;
+  CuResult (*event_create)(CuEvent*, unsigned) = nullptr;
+  CuResult (*event_record)(CuEvent, CuStream) = nullptr;
+  CuResult (*event_synchronize)(CuEvent) = nullptr;
+  CuResult (*event_elapsed_time)(float*, CuEvent, CuEvent) = nullptr;
+};
+
+template <typename Fn>
+void bind(void* library, const char* symbol, Fn& fn, std::string& unavailable) {
+  fn = reinterpret_cast<Fn>(dlsym(library, symbol));
+  if (fn == nullptr && unavailable.empty()) unavailable = std::string("libcuda.so.1 lacks ") + symbol;
+}
+
+Driver load_driver() {
+  Driver d;
+  // Never closed: the driver keeps threads and contexts for the process's life.
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    d.unavailable = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
+    return d;
+  }
+  std::string& u = d.unavailable;
+  bind(library, "cuInit", d.init, u);
+  bind(library, "cuGetErrorName", d.get_error_name, u);
+  bind(library, "cuDeviceGet", d.device_get, u);
+  bind(library, "cuDeviceGetCount", d.device_get_count, u);
+  bind(library, "cuDeviceGetName", d.device_get_name, u);
+  bind(library, "cuDeviceGetAttribute", d.device_get_attribute, u);
+  bind(library, "cuDevicePrimaryCtxRetain", d.primary_ctx_retain, u);
+  bind(library, "cuCtxSetCurrent", d.ctx_set_current, u);
+  bind(library, "cuModuleLoadData", d.module_load_data, u);
+  bind(library, "cuModuleUnload", d.module_unload, u);
+  bind(library, "cuModuleGetFunction", d.module_get_function, u);
+  bind(library, "cuMemAlloc_v2", d.mem_alloc, u);
+  bind(library, "cuMemFree_v2", d.mem_free, u);
+  bind(library, "cuMemcpyHtoD_v2", d.memcpy_htod, u);
+  bind(library, "cuMemcpyDtoH_v2", d.memcpy_dtoh, u);
+  bind(library, "cuLaunchKernel", d.launch_kernel, u);
+  bind(library, "cuStreamCreate", d.stream_create, u);
+  bind(library, "cuStreamSynchronize", d.stream_synchronize, u);
+  bind(library, "cuEventCreate", d.event_create, u);
+  bind(library, "cuEventRecord", d.event_record, u);
+  bind(library, "cuEventSynchronize", d.event_synchronize, u);
+  bind(library, "cuEventElapsedTime", d.event_elapsed_time, u);
+  if (!u.empty()) return d;
+  int count = 0;
+  if (d.init(0) != 0 || d.device_get_count(&count) != 0 || count == 0) u = "the NVIDIA driver finds no GPU";
+  return d;
+}
+
+const Driver& driver() {
+  static const Driver d = load_driver();
+  return d;
+}
+
+std::string error_name(CuResult r) {
+  const char* name = nullptr;
+  if (driver().get_error_name && driver().get_error_name(r, &name) == 0 && name) return name;
+  return "CUresult " + std::to_string(r);
+}
+
+void check(CuResult r, const std::string& what) {
+  if (r != 0) throw Error("CUDA: " + what + ": " + error_name(r));
+}
+
+int attribute(int attr, CuDevice dev) {
+  int v = 0;
+  check(driver().device_get_attribute(&v, attr, dev), "cuDeviceGetAttribute");
+  return v;
+}
+
+class CudaBackend : public GpuBackend {
+ public:
+  CudaBackend() {
+    const Driver& d = driver();
+    if (!d.unavailable.empty()) throw Error("CUDA unavailable: " + d.unavailable);
+    check(d.device_get(&device_, 0), "cuDeviceGet");
+    check(d.primary_ctx_retain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    check(d.ctx_set_current(context_), "cuCtxSetCurrent");
+    check(d.stream_create(&stream_, 0), "cuStreamCreate");
+    check(d.event_create(&start_, 0), "cuEventCreate");
+    check(d.event_create(&end_, 0), "cuEventCreate");
+    arch_ = attribute(kAttrComputeCapabilityMajor, device_) * 10 + attribute(kAttrComputeCapabilityMinor, device_);
+    char name[256] = {};
+    check(d.device_get_name(name, sizeof name, device_), "cuDeviceGetName");
+    name_ = name;
+  }
+  ~CudaBackend() override {
+    for (CuDevicePtr p : buffers_) driver().mem_free(p);
+    if (module_) driver().module_unload(module_);
+  }
+
+  std::string device_name() const override { return name_ + " (sm_" + std::to_string(arch_) + ")"; }
+  int allocate(size_t bytes) override {
+    CuDevicePtr p = 0;
+    check(driver().mem_alloc(&p, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes");
+    buffers_.push_back(p);
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  void write(int buffer, const void* host, size_t bytes) override {
+    check(driver().memcpy_htod(buffers_.at(buffer), host, bytes), "cuMemcpyHtoD");
+  }
+  void read(int buffer, void* host, size_t bytes) override {
+    check(driver().stream_synchronize(stream_), "cuStreamSynchronize");
+    check(driver().memcpy_dtoh(host, buffers_.at(buffer), bytes), "cuMemcpyDtoH");
+  }
+  void load(const GpuCode& code) override {
+    // The cubin runs on its own arch only; PTX is compiled by the driver
+    // for the device's (newer) one.
+    const bool cubin = code.arch == arch_ && !code.cubin.empty();
+    if (!cubin && (code.arch > arch_ || code.ptx.empty()))
+      throw Error("CUDA: the kernels were compiled for sm_" + std::to_string(code.arch) + "; this device is sm_" +
+                  std::to_string(arch_) + " (compile with --target \"cuda -arch=sm_" + std::to_string(arch_) + "\")");
+    const std::string image = cubin ? code.cubin : code.ptx;  // PTX is NUL-terminated by c_str()
+    check(driver().module_load_data(&module_, image.c_str()), cubin ? "loading the cubin" : "loading the PTX");
+    for (const auto& [name, kernel] : code.kernels)
+      for (const GpuLaunch& l : kernel.launches) {
+        CuFunction f = nullptr;
+        check(driver().module_get_function(&f, module_, l.name.c_str()), "kernel '" + l.name + "'");
+        functions_[l.name] = f;
+      }
+  }
+  void launch(const GpuLaunch& l, const std::vector<int>& buffers) override {
+    std::vector<CuDevicePtr> pointers;
+    for (int b : buffers) pointers.push_back(buffers_.at(b));
+    std::vector<void*> params;
+    for (CuDevicePtr& p : pointers) params.push_back(&p);
+    check(driver().launch_kernel(functions_.at(l.name), unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2]),
+                                 unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]), 0, stream_,
+                                 params.data(), nullptr),
+          "launching kernel '" + l.name + "'");
+  }
+  void begin_timing() override {
+    check(driver().event_record(start_, stream_), "cuEventRecord");
+    timing_ = true;
+  }
+  double finish() override {
+    if (!timing_) {
+      check(driver().stream_synchronize(stream_), "cuStreamSynchronize");
+      return 0;
+    }
+    timing_ = false;
+    check(driver().event_record(end_, stream_), "cuEventRecord");
+    check(driver().event_synchronize(end_), "cuEventSynchronize");
+    float ms = 0;
+    check(driver().event_elapsed_time(&ms, start_, end_), "cuEventElapsedTime");
+    return ms * 1e-3;
+  }
+
+ private:
+  CuDevice device_ = 0;
+  CuContext context_ = nullptr;
+  CuStream stream_ = nullptr;
+  CuEvent start_ = nullptr, end_ = nullptr;
+  CuModule module_ = nullptr;
+  int arch_ = 0;
+  std::string name_;
+  bool timing_ = false;
+  std::vector<CuDevicePtr> buffers_;
+  std::map<std::string, CuFunction> functions_;
+};
+
+}  // namespace
+
+std::string cuda_unavailable_reason() { return driver().unavailable; }
+
+std::optional<CudaDeviceInfo> cuda_device_info() {
+  if (!cuda_unavailable_reason().empty()) return std::nullopt;
+  CuDevice dev = 0;
+  if (driver().device_get(&dev, 0) != 0) return std::nullopt;
+  CudaDeviceInfo info;
+  char name[256] = {};
+  driver().device_get_name(name, sizeof name, dev);
+  info.name = name;
+  info.arch = attribute(kAttrComputeCapabilityMajor, dev) * 10 + attribute(kAttrComputeCapabilityMinor, dev);
+  info.max_threads_per_block = attribute(kAttrMaxThreadsPerBlock, dev);
+  info.max_shared_memory_per_block = attribute(kAttrMaxSharedMemoryPerBlock, dev);
+  info.multiprocessors = attribute(kAttrMultiprocessorCount, dev);
+  return info;
+}
+
+std::unique_ptr<GpuBackend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace tessera::runtime

@@ -1,0 +1,37 @@
+#pragma once
+// What the GPU graph executor needs of a device: buffers, a module of
+// kernels loaded from GpuCode, launches in order on one queue, and a clock.
+// Two backends: OpenCL (any OpenCL device; PoCL's CPU device in CI) and the
+// CUDA driver (runtime/cuda_backend.h), each found with dlopen at first use
+// so every binary starts on a machine without them.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu_code.h"
+
+namespace tessera::runtime {
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  virtual std::string device_name() const = 0;
+  // Device memory, by handle; freed with the backend.
+  virtual int allocate(size_t bytes) = 0;
+  virtual void write(int buffer, const void* host, size_t bytes) = 0;
+  virtual void read(int buffer, void* host, size_t bytes) = 0;
+  // Builds or loads the code's kernels (once per backend).
+  virtual void load(const GpuCode& code) = 0;
+  // Enqueues one launch; `buffers` are the handles of its parameters.
+  virtual void launch(const GpuLaunch& launch, const std::vector<int>& buffers) = 0;
+  // Waits for everything enqueued; returns the device seconds since the
+  // last call of begin_timing() when one was made.
+  virtual void begin_timing() = 0;
+  virtual double finish() = 0;
+};
+
+// The backend for a code's dialect; throws tessera::Error naming why the
+// device cannot be used ("libcuda.so.1 not found", "no OpenCL device").
+std::unique_ptr<GpuBackend> make_gpu_backend(const std::string& dialect);
+
+}  // namespace tessera::runtime

@@ -1,0 +1,146 @@
+#include "runtime/gpu_graph_executor.h"
+
+#include <chrono>
+
+#include "support/quoted.h"
+#include "tessera/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+void check_index(int index, size_t count, const char* what) {
+  if (index < 0 || static_cast<size_t>(index) >= count)
+    throw Error(std::string(what) + " index " + std::to_string(index) + " is out of range: the model has " +
+                std::to_string(count));
+}
+
+size_t float_bytes(int64_t elements) { return static_cast<size_t>(elements) * sizeof(float); }
+
+}  // namespace
+
+GpuGraphExecutor GpuGraphExecutor::load(const std::string& path) { return GpuGraphExecutor(read_artifact(path), path); }
+
+GpuGraphExecutor::GpuGraphExecutor(Artifact artifact, const std::string& source)
+    : source_(source), target_(std::move(artifact.target)), graph_(std::move(artifact.graph)) {
+  if (!artifact.gpu) throw Error(source_ + ": compiled for '" + target_ + "', not for a GPU");
+  code_ = std::move(*artifact.gpu);
+  graph_.validate();
+  for (const auto& call : graph_.calls)
+    if (!code_.kernels.count(call.kernel))
+      throw Error(source_ + ": the graph calls kernel " + support::quoted(call.kernel) + ", which its GPU code lacks");
+  try {
+    backend_ = make_gpu_backend(code_.dialect);
+    backend_->load(code_);
+  } catch (const Error& e) {
+    throw Error(source_ + ": " + e.what());
+  }
+  if (artifact.params.size() != graph_.constants.size())
+    throw Error(source_ + ": " + std::to_string(artifact.params.size()) + " params for " +
+                std::to_string(graph_.constants.size()) + " constants");
+  constant_buffer_.assign(graph_.tensors.size(), -1);
+  for (size_t i = 0; i < graph_.constants.size(); ++i) {
+    const NDArray& w = artifact.params[i];
+    const int b = backend_->allocate(float_bytes(w.size()));
+    backend_->write(b, w.data(), float_bytes(w.size()));
+    constant_buffer_[graph_.constants[i]] = b;
+  }
+  plan_ = plan_memory(graph_);
+  for (int64_t bytes : plan_.storage_bytes) storage_buffer_.push_back(backend_->allocate(std::max<int64_t>(bytes, 4)));
+  for (const auto& [name, kernel] : code_.kernels)
+    for (int64_t elements : kernel.workspace)
+      workspace_[name].push_back(backend_->allocate(float_bytes(std::max<int64_t>(elements, 1))));
+}
+
+int GpuGraphExecutor::buffer_of(int tensor) const {
+  tensor = graph_.storage_root(tensor);
+  if (constant_buffer_[tensor] >= 0) return constant_buffer_[tensor];
+  return storage_buffer_.at(plan_.storage[tensor]);
+}
+
+const std::vector<int64_t>& GpuGraphExecutor::input_shape(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].shape;
+}
+
+const std::vector<int64_t>& GpuGraphExecutor::output_shape(int index) const {
+  check_index(index, graph_.outputs.size(), "output");
+  return graph_.tensors[graph_.outputs[index]].shape;
+}
+
+const std::string& GpuGraphExecutor::input_name(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].name;
+}
+
+bool GpuGraphExecutor::input_is_integer(int index) const {
+  check_index(index, graph_.inputs.size(), "input");
+  return graph_.tensors[graph_.inputs[index]].integer;
+}
+
+void GpuGraphExecutor::set_input(int index, const NDArray& value) {
+  if (value.shape() != input_shape(index))
+    throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(input_shape(index)) +
+                ", got " + shape_text(value.shape()));
+  backend_->write(buffer_of(graph_.inputs[index]), value.data(), float_bytes(value.size()));
+}
+
+void GpuGraphExecutor::launch_call(size_t i) {
+  const ExecutableGraph::Call& call = graph_.calls[i];
+  std::vector<int> operands;
+  for (int t : call.inputs) operands.push_back(buffer_of(t));
+  for (int t : call.outputs) operands.push_back(buffer_of(t));
+  const auto& scratch = workspace_[call.kernel];
+  operands.insert(operands.end(), scratch.begin(), scratch.end());
+  for (const GpuLaunch& l : code_.kernels.at(call.kernel).launches) {
+    std::vector<int> args;
+    for (int p : l.params) {
+      if (p < 0 || static_cast<size_t>(p) >= operands.size())
+        throw Error(source_ + ": kernel " + support::quoted(l.name) + " takes buffer " + std::to_string(p) + " of " +
+                    std::to_string(operands.size()));
+      args.push_back(operands[p]);
+    }
+    backend_->launch(l, args);
+  }
+}
+
+void GpuGraphExecutor::run() {
+  for (size_t i = 0; i < graph_.calls.size(); ++i) launch_call(i);
+  backend_->finish();
+}
+
+NDArray GpuGraphExecutor::get_output(int index) const {
+  NDArray out(output_shape(index));
+  backend_->read(buffer_of(graph_.outputs[index]), out.data(), float_bytes(out.size()));
+  return out;
+}
+
+BenchmarkResult GpuGraphExecutor::benchmark(int number, int repeat) {
+  if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
+  const auto warm_start = std::chrono::steady_clock::now();
+  do run();
+  while (std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(100));
+  BenchmarkResult result;
+  for (int r = 0; r < repeat; ++r) {
+    backend_->begin_timing();
+    for (int n = 0; n < number; ++n)
+      for (size_t i = 0; i < graph_.calls.size(); ++i) launch_call(i);
+    result.seconds.push_back(backend_->finish() / number);
+  }
+  return result;
+}
+
+std::vector<double> GpuGraphExecutor::profile(int runs) {
+  if (runs < 1) throw Error("profile: runs must be at least 1");
+  run();
+  std::vector<double> seconds(graph_.calls.size(), 0.0);
+  for (int r = 0; r < runs; ++r)
+    for (size_t i = 0; i < graph_.calls.size(); ++i) {
+      backend_->begin_timing();
+      launch_call(i);
+      seconds[i] += backend_->finish() / runs;
+    }
+  return seconds;
+}
+
+}  // namespace tessera::runtime

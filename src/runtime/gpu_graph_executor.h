@@ -1,0 +1,60 @@
+#pragma once
+// Runs a model compiled for a GPU target (artifact.gpu) on its device: the
+// weights uploaded once, every other tensor in a device buffer of the static
+// memory plan (tensors whose lifetimes do not overlap share one), the graph
+// kernels' launches enqueued in order on one queue. Inputs and outputs cross
+// between host and device in set_input and get_output only.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/artifact.h"
+#include "runtime/gpu_backend.h"
+#include "runtime/graph_executor.h"
+#include "runtime/memory_plan.h"
+
+namespace tessera::runtime {
+
+class GpuGraphExecutor {
+ public:
+  // Throws tessera::Error naming `source` and what cannot run (no GPU code,
+  // no device, a kernel the device rejects).
+  GpuGraphExecutor(Artifact artifact, const std::string& source);
+  static GpuGraphExecutor load(const std::string& path);
+
+  std::string device_name() const { return backend_->device_name(); }
+  const std::string& target() const { return target_; }
+  int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
+  int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
+  const std::vector<int64_t>& input_shape(int index) const;
+  const std::vector<int64_t>& output_shape(int index) const;
+  const std::string& input_name(int index) const;
+  bool input_is_integer(int index) const;
+
+  void set_input(int index, const NDArray& value);
+  void run();
+  NDArray get_output(int index) const;
+
+  // `repeat` measurements, each the mean device time of `number` runs,
+  // after warm-up runs.
+  BenchmarkResult benchmark(int number = 10, int repeat = 3);
+  // Device seconds per call (graph().calls order), the mean of `runs` runs.
+  std::vector<double> profile(int runs = 10);
+  const ExecutableGraph& graph() const { return graph_; }
+
+ private:
+  int buffer_of(int tensor) const;
+  void launch_call(size_t call);
+
+  std::string source_, target_;
+  ExecutableGraph graph_;
+  GpuCode code_;
+  std::unique_ptr<GpuBackend> backend_;
+  MemoryPlan plan_;
+  std::vector<int> constant_buffer_;          // per tensor: its weights' buffer, or -1
+  std::vector<int> storage_buffer_;           // per storage of the plan
+  std::map<std::string, std::vector<int>> workspace_;  // per graph kernel: its scratch buffers
+};
+
+}  // namespace tessera::runtime

@@ -1,0 +1,24 @@
+#pragma once
+// The GPU verifier: what a device cannot run, or would run wrongly, as one
+// line naming the kernel and the reason. Checked before any GPU code is
+// written (TVM's verify_gpu_code, plus the SPMD rules our lowering relies on):
+// - the block's threads and shared bytes within the target's limits, each
+//   grid and block axis within the hardware's (x: 2^31-1 blocks, y, z: 65535;
+//   threads x, y: 1024, z: 64);
+// - every loop bound to one axis with one extent (tir/device_program.h);
+// - no blockIdx loop inside another loop (blocks run once each), no
+//   CPU-parallel loop;
+// - every store to device or shared memory inside the thread loops, when the
+//   kernel has threads (else all threads would write it);
+// - no barrier under a condition that depends on the thread (threads that
+//   skip it would leave the others waiting);
+// - some block or thread binding in every kernel (one thread cannot run a
+//   whole stage fast enough to be meant).
+#include "target/target.h"
+#include "tir/device_program.h"
+
+namespace tessera::tir {
+
+void verify_gpu(const DeviceProgram& program, const target::GpuLimits& limits);
+
+}  // namespace tessera::tir

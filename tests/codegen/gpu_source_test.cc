@@ -1,0 +1,210 @@
+// The GPU path without a GPU: hand-written GPU schedules lowered (bindings,
+// shared memory, barriers), checked by the GPU verifier, written as CUDA C
+// and OpenCL C; the OpenCL kernels run on the OpenCL device (PoCL's CPU
+// device in CI) against each operator's reference.
+#include "codegen/gpu_source.h"
+
+#include <gtest/gtest.h>
+
+#include "../ops/ops_test_util.h"
+#include "codegen/nvrtc_compiler.h"
+#include "codegen/opencl_module.h"
+#include "ops/registry.h"
+#include "runtime/opencl_device.h"
+#include "schedule/default_schedule.h"
+#include "schedule/gpu_schedule.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+
+namespace tessera::codegen {
+namespace {
+
+using ops::test::max_relative_error;
+using ops::test::random_data;
+
+ops::OpArgs matmul_args(ops::Shape a, ops::Shape b, bool epilogue) {
+  ops::OpArgs args;
+  args.input = std::move(a);
+  args.weight = std::move(b);
+  args.bias = args.relu = epilogue;
+  return args;
+}
+
+tir::LoweredFunc lowered(const ops::Workload& w, const schedule::Trace& t) {
+  return tir::lower(w.dag, t, w.op);
+}
+
+std::string expect_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(GpuSource, MatmulScheduleStagesBothOperandsInSharedMemoryBetweenBarriers) {
+  const ops::Workload w = ops::make_workload("dense", matmul_args({128, 72}, {96, 72}, true));
+  const tir::LoweredFunc f = lowered(w, *schedule::gpu_matmul_schedule(w.dag, 1024));
+  const GpuSource cuda = emit_gpu_source(f, {}, GpuDialect::Cuda);
+  ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+  const tir::DeviceKernel& k = cuda.program.kernels[0];
+  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{2, 2, 1}));  // 96 columns: two tiles of 64, the second guarded
+  EXPECT_EQ(k.block, (std::array<int64_t, 3>{16, 16, 1}));
+  EXPECT_EQ(k.shared_bytes, 2 * 64 * 8 * 4);
+  for (const char* piece : {"extern \"C\" __global__ void __launch_bounds__(256)", "__shared__ float data_cache[512];",
+                            "blockIdx.y", "threadIdx.x", "__syncthreads();"})
+    EXPECT_NE(cuda.code.find(piece), std::string::npos) << piece << "\n" << cuda.code;
+  const GpuSource ocl = emit_gpu_source(f, {}, GpuDialect::OpenCl);
+  for (const char* piece : {"__kernel __attribute__((reqd_work_group_size(16, 16, 1)))", "__global float* restrict",
+                            "__local float data_cache[512];", "get_local_id(1)", "barrier(CLK_LOCAL_MEM_FENCE);"})
+    EXPECT_NE(ocl.code.find(piece), std::string::npos) << piece << "\n" << ocl.code;
+}
+
+TEST(GpuSource, VerifierNamesWhatNoGpuCanRun) {
+  const ops::Workload w = ops::make_workload("dense", matmul_args({128, 64}, {128, 64}, false));
+  // Shared memory beyond the target's limit.
+  target::GpuLimits small;
+  small.max_shared_memory_per_block = 2048;
+  const tir::LoweredFunc tiled = lowered(w, *schedule::gpu_matmul_schedule(w.dag, 1024));
+  EXPECT_NE(expect_error([&] { emit_gpu_source(tiled, small, GpuDialect::Cuda); })
+                .find("4096 bytes of shared memory per block; the target allows 2048"),
+            std::string::npos);
+  // More threads than the target's blocks hold.
+  target::GpuLimits narrow;
+  narrow.max_threads_per_block = 128;
+  EXPECT_NE(expect_error([&] { emit_gpu_source(tiled, narrow, GpuDialect::Cuda); }).find("256 threads; the target allows 128"),
+            std::string::npos);
+  // A CPU schedule: nothing bound.
+  const tir::LoweredFunc cpu = lowered(w, schedule::default_schedule(w.dag));
+  EXPECT_NE(expect_error([&] { emit_gpu_source(cpu, {}, GpuDialect::Cuda); }).find("CPU parallel loop"),
+            std::string::npos);
+  // Two extents on one thread axis: the product's threads differ from its epilogue's.
+  const ops::Workload relu = ops::make_workload("dense", matmul_args({64, 32}, {64, 32}, true));
+  schedule::Trace mismatched;
+  const auto& names = relu.dag.tensors();
+  std::string out = relu.dag.outputs()[0]->name, product;
+  for (const auto& x : names)
+    if (x->tag == "dense") product = x->name;
+  for (const auto& x : names)
+    if (!x->is_placeholder() && x->name != out && x->name != product) mismatched.compute_inline(x->name);
+  mismatched.split(out, "ax0", {32});
+  mismatched.bind(out, "ax0.0", schedule::Annotation::BlockX);
+  mismatched.bind(out, "ax0.1", schedule::Annotation::ThreadX);
+  mismatched.split(product, "i", {64});
+  mismatched.bind(product, "i.1", schedule::Annotation::ThreadX);
+  mismatched.compute_at(product, out, "ax0.0");
+  const std::string two_extents =
+      expect_error([&] { emit_gpu_source(lowered(relu, mismatched), {}, GpuDialect::Cuda); });
+  EXPECT_NE(two_extents.find("threadIdx.x is bound to loops of 64 and of 32 iterations"), std::string::npos)
+      << two_extents;
+}
+
+TEST(GpuSource, BarrierUnderAThreadDependentConditionIsRejected) {
+  ir::Tensor a = ir::placeholder({64}, "a"), b = ir::placeholder({64}, "b");
+  ir::Var tx("tx");
+  tir::Stmt body = tir::make_for(
+      tx, 64, tir::ForKind::ThreadX,
+      tir::make_seq({tir::make_if(tx < 32, tir::make_barrier()), tir::make_store(b, {tx}, ir::load(a, {tx}))}));
+  tir::LoweredFunc f{"divergent", {a, b}, body};
+  EXPECT_NE(expect_error([&] { emit_gpu_source(f, {}, GpuDialect::Cuda); }).find("a barrier under a condition on the thread"),
+            std::string::npos);
+}
+
+// Runs the workload's GPU schedule through OpenCL and compares with its reference.
+void expect_matches_reference(const ops::Workload& w, const schedule::Trace& trace) {
+  const std::string why = runtime::opencl_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << "OpenCL: " << why;
+  const auto placeholders = w.dag.placeholders();
+  std::vector<std::vector<float>> inputs;
+  std::vector<const float*> in_ptrs;
+  std::vector<float*> args;
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    inputs.push_back(random_data(placeholders[i]->num_elements(), static_cast<uint32_t>(i + 3)));
+  }
+  for (auto& v : inputs) {
+    in_ptrs.push_back(v.data());
+    args.push_back(v.data());
+  }
+  const ir::Tensor out = w.dag.outputs()[0];
+  std::vector<float> expected(out->num_elements()), got(out->num_elements(), -7.0f);
+  w.reference(in_ptrs, expected.data());
+  args.push_back(got.data());
+  OpenClModule module(lowered(w, trace), {});
+  module.run(args);
+  EXPECT_LE(max_relative_error(got, expected), 1e-5) << w.op << "\n" << module.source().code;
+}
+
+struct GpuCase {
+  std::string name, op;
+  ops::OpArgs args;
+};
+
+std::vector<GpuCase> gpu_cases() {
+  std::vector<GpuCase> cases;
+  cases.push_back({"DenseTiledWithEpilogue", "dense", matmul_args({128, 72}, {96, 72}, true)});
+  cases.push_back({"DenseTiledRaggedEdges", "dense", matmul_args({100, 37}, {70, 37}, false)});
+  cases.push_back({"DenseOneRow", "dense", matmul_args({1, 64}, {50, 64}, true)});
+  cases.push_back({"BatchMatmulTiled", "batch_matmul", matmul_args({2, 64, 40}, {2, 80, 40}, false)});
+  ops::OpArgs conv;
+  conv.input = {1, 8, 14, 14};
+  conv.weight = {16, 8, 3, 3};
+  conv.pad = 1;
+  conv.stride = 2;
+  conv.bias = conv.relu = true;
+  cases.push_back({"Conv2dNchwPaddedStrided", "conv2d", conv});
+  ops::OpArgs depthwise;
+  depthwise.input = {1, 16, 10, 10};
+  depthwise.weight = {16, 1, 3, 3};
+  depthwise.pad = 1;
+  cases.push_back({"DepthwiseConv2d", "depthwise_conv2d", depthwise});
+  ops::OpArgs pool;
+  pool.input = {1, 4, 9, 9};
+  pool.pool = 3;
+  pool.stride = 2;
+  pool.pad = 1;
+  cases.push_back({"MaxPool", "max_pool", pool});
+  cases.push_back({"AvgPool", "avg_pool", pool});
+  ops::OpArgs rows;
+  rows.input = {6, 50};
+  cases.push_back({"Softmax", "softmax", rows});
+  ops::OpArgs global;
+  global.input = {1, 8, 7, 7};
+  cases.push_back({"GlobalAvgPool", "global_avg_pool", global});
+  return cases;
+}
+
+class GpuOperator : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(GpuOperator, BestGpuScheduleMatchesTheReferenceOnOpenCl) {
+  const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
+  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024));
+}
+
+TEST_P(GpuOperator, DefaultGpuScheduleMatchesTheReferenceOnOpenCl) {
+  const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
+  expect_matches_reference(w, schedule::gpu_default_schedule(w.dag, 1024));
+}
+
+TEST_P(GpuOperator, CudaSourceCompilesWithNvrtcForAmpereAndHopper) {
+  const std::string why = nvrtc_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << "NVRTC: " << why;
+  const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
+  const GpuSource source = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, 1024)), {}, GpuDialect::Cuda);
+  for (int arch : {80, 90}) {
+    const CudaBinary binary = compile_cuda(source.code, arch, w.op);
+    ASSERT_EQ(binary.kernels.size(), source.program.kernels.size()) << binary.log;
+    for (const CudaKernelResources& k : binary.kernels) {
+      EXPECT_GT(k.registers, 0) << k.name;
+      EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
+    }
+    EXPECT_EQ(binary.cubin.substr(0, 4), "\x7f" "ELF");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Operators, GpuOperator, ::testing::ValuesIn(gpu_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tessera::codegen

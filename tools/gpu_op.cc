@@ -1,0 +1,107 @@
+#include "gpu_op.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/gpu_source.h"
+#include "codegen/nvrtc_compiler.h"
+#include "codegen/opencl_module.h"
+#include "measure/kernel_args.h"
+#include "ops/registry.h"
+#include "runtime/opencl_device.h"
+#include "schedule/gpu_schedule.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+#include "tir/printer.h"
+
+namespace tessera::cli {
+
+namespace {
+
+void print_kernels(const tir::DeviceProgram& p) {
+  for (const auto& k : p.kernels)
+    fmt::print("kernel {}: grid {} x {} x {}, block {} x {} x {}, {} bytes shared\n", k.name, k.grid[0], k.grid[1],
+               k.grid[2], k.block[0], k.block[1], k.block[2], k.shared_bytes);
+}
+
+int run_opencl(const OpCommandOptions& o, const ops::Workload& w, const tir::LoweredFunc& f,
+               const target::Target& target) {
+  codegen::OpenClModule module(f, target.gpu);
+  if (o.show) fmt::print("{}\n", module.source().code);
+  print_kernels(module.source().program);
+  fmt::print("device: {}\n", runtime::OpenClDevice::get().name());
+  std::vector<runtime::NDArray> inputs = measure::make_inputs(w.dag), outputs = measure::make_outputs(w.dag);
+  std::vector<float*> args;
+  for (auto& a : inputs) args.push_back(a.data());
+  for (auto& a : outputs) args.push_back(a.data());
+  module.run(args);
+  if (o.check) {
+    runtime::NDArray want(outputs.front().shape());
+    std::vector<const float*> in;
+    for (const auto& a : inputs) in.push_back(a.data());
+    w.reference(in, want.data());
+    const measure::OutputComparison c = measure::compare_output(outputs.front(), want);
+    fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
+               c.ok ? "correct" : "WRONG");
+    if (!c.ok) {
+      fmt::print("{}\n", c.describe());
+      return 1;
+    }
+  }
+  double best = 1e30, total = 0;
+  for (int r = 0; r < o.repeat; ++r) {
+    const double t = module.run_timed();
+    best = std::min(best, t);
+    total += t;
+  }
+  fmt::print("tessera (opencl device time): mean {:.3f} ms, min {:.3f} ms, {:.1f} GFLOPS\n", total / o.repeat * 1e3,
+             best * 1e3, w.dag.flop_count() / best / 1e9);
+  return 0;
+}
+
+int run_cuda(const OpCommandOptions& o, const tir::LoweredFunc& f, const target::Target& target) {
+  const codegen::GpuSource source = codegen::emit_gpu_source(f, target.gpu, codegen::GpuDialect::Cuda);
+  if (o.show) fmt::print("{}\n", source.code);
+  print_kernels(source.program);
+  const std::string why = codegen::nvrtc_unavailable_reason();
+  if (!why.empty()) throw Error("target '" + target.str() + "': NVRTC cannot compile here: " + why);
+  const codegen::CudaBinary binary = codegen::compile_cuda(source.code, target.gpu.arch, source.program.name);
+  for (const auto& k : binary.kernels)
+    fmt::print("{} for {}: {} registers, {} bytes spilled (stores), {} (loads), {} bytes shared, {} bytes stack\n",
+               k.name, target.gpu.arch_name(), k.registers, k.spill_store_bytes, k.spill_load_bytes, k.shared_bytes,
+               k.stack_bytes);
+  fmt::print("cubin {} bytes, PTX {} bytes\n", binary.cubin.size(), binary.ptx.size());
+  if (o.compile_only) {
+    fmt::print("compiled for {} ({}); not run\n", target.str(), target.match_key());
+    return 0;
+  }
+  throw Error("target '" + target.str() + "': running kernels on a CUDA device is not built yet (--compile-only "
+              "compiles and reports their resources)");
+}
+
+}  // namespace
+
+int run_gpu_op(const OpCommandOptions& o, const target::Target& target,
+               const std::optional<schedule::Trace>& trace_from_file) {
+  if (!o.records_file.empty()) throw Error("--records: GPU records come with GPU tuning; not for " + target.str());
+  if (!o.compare.empty()) throw Error("--compare " + o.compare + ": a CPU library, not a baseline for " + target.str());
+  if (o.assembly) throw Error("--asm: for GPU targets, --show prints the source and the kernels' resources");
+  const ops::Workload w = ops::make_workload(o.op.op, resolve(o.op));
+  const schedule::Trace trace =
+      trace_from_file ? *trace_from_file : schedule::best_gpu_schedule(w.dag, target.gpu.max_threads_per_block);
+  fmt::print("{}\n", w.dag.print());
+  const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
+  if (o.show) fmt::print("schedule: {}\n\n{}\n", trace.dump(), tir::to_string(f));
+  if (target.kind == "cuda") return run_cuda(o, f, target);
+  if (o.compile_only) {
+    const codegen::GpuSource source = codegen::emit_gpu_source(f, target.gpu, codegen::GpuDialect::OpenCl);
+    if (o.show) fmt::print("{}\n", source.code);
+    print_kernels(source.program);
+    fmt::print("compiled for {}; not run\n", target.str());
+    return 0;
+  }
+  return run_opencl(o, w, f, target);
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,19 @@
+#pragma once
+// tessera op ... --target cuda|opencl: one operator under a GPU schedule (a
+// --schedule trace, else the best hand-written GPU schedule), its loops and
+// GPU source printed with --show; for cuda compiled by NVRTC for the target's
+// arch, each kernel's registers, spills and shared memory shown; for opencl
+// run on the OpenCL device, checked against the reference with --check and
+// timed by the device's clock.
+#include <optional>
+
+#include "op_command.h"
+#include "schedule/trace.h"
+#include "target/target.h"
+
+namespace tessera::cli {
+
+int run_gpu_op(const OpCommandOptions& o, const target::Target& target,
+               const std::optional<schedule::Trace>& trace_from_file);
+
+}  // namespace tessera::cli
