@@ -6,10 +6,9 @@
 
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
-#include "codegen/opencl_module.h"
+#include "measure/gpu_function.h"
 #include "measure/kernel_args.h"
 #include "ops/registry.h"
-#include "runtime/opencl_device.h"
 #include "schedule/gpu_schedule.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -25,17 +24,18 @@ void print_kernels(const tir::DeviceProgram& p) {
                k.grid[2], k.block[0], k.block[1], k.block[2], k.shared_bytes);
 }
 
-int run_opencl(const OpCommandOptions& o, const ops::Workload& w, const tir::LoweredFunc& f,
-               const target::Target& target) {
-  codegen::OpenClModule module(f, target.gpu);
-  if (o.show) fmt::print("{}\n", module.source().code);
-  print_kernels(module.source().program);
-  fmt::print("device: {}\n", runtime::OpenClDevice::get().name());
+// Runs the function on the target's device, checks it against the
+// reference with --check, and times it by the device's clock.
+int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::LoweredFunc& f,
+                  const target::Target& target) {
+  measure::GpuFunction function(f, target);
+  if (o.show) fmt::print("{}\n", function.code().source);
+  fmt::print("device: {}\n", function.device_name());
   std::vector<runtime::NDArray> inputs = measure::make_inputs(w.dag), outputs = measure::make_outputs(w.dag);
   std::vector<float*> args;
   for (auto& a : inputs) args.push_back(a.data());
   for (auto& a : outputs) args.push_back(a.data());
-  module.run(args);
+  function.run(args);
   if (o.check) {
     runtime::NDArray want(outputs.front().shape());
     std::vector<const float*> in;
@@ -49,21 +49,26 @@ int run_opencl(const OpCommandOptions& o, const ops::Workload& w, const tir::Low
       return 1;
     }
   }
+  // Each measurement repeats the run for at least min_repeat_ms (the seed's
+  // rule), on the device's clock.
   double best = 1e30, total = 0;
   for (int r = 0; r < o.repeat; ++r) {
-    const double t = module.run_timed();
-    best = std::min(best, t);
-    total += t;
+    double elapsed = 0;
+    int runs = 0;
+    do {
+      elapsed += function.run_timed();
+      ++runs;
+    } while (elapsed * 1e3 < o.min_repeat_ms && runs < 100000);
+    best = std::min(best, elapsed / runs);
+    total += elapsed / runs;
   }
-  fmt::print("tessera (opencl device time): mean {:.3f} ms, min {:.3f} ms, {:.1f} GFLOPS\n", total / o.repeat * 1e3,
-             best * 1e3, w.dag.flop_count() / best / 1e9);
+  fmt::print("tessera ({} device time): mean {:.4f} ms, min {:.4f} ms, {:.1f} GFLOPS\n", target.kind,
+             total / o.repeat * 1e3, best * 1e3, w.dag.flop_count() / best / 1e9);
   return 0;
 }
 
-int run_cuda(const OpCommandOptions& o, const tir::LoweredFunc& f, const target::Target& target) {
-  const codegen::GpuSource source = codegen::emit_gpu_source(f, target.gpu, codegen::GpuDialect::Cuda);
-  if (o.show) fmt::print("{}\n", source.code);
-  print_kernels(source.program);
+// Compiles the CUDA C with NVRTC and prints each kernel's resources.
+void report_cuda_resources(const codegen::GpuSource& source, const target::Target& target) {
   const std::string why = codegen::nvrtc_unavailable_reason();
   if (!why.empty()) throw Error("target '" + target.str() + "': NVRTC cannot compile here: " + why);
   const codegen::CudaBinary binary = codegen::compile_cuda(source.code, target.gpu.arch, source.program.name);
@@ -72,12 +77,6 @@ int run_cuda(const OpCommandOptions& o, const tir::LoweredFunc& f, const target:
                k.name, target.gpu.arch_name(), k.registers, k.spill_store_bytes, k.spill_load_bytes, k.shared_bytes,
                k.stack_bytes);
   fmt::print("cubin {} bytes, PTX {} bytes\n", binary.cubin.size(), binary.ptx.size());
-  if (o.compile_only) {
-    fmt::print("compiled for {} ({}); not run\n", target.str(), target.match_key());
-    return 0;
-  }
-  throw Error("target '" + target.str() + "': running kernels on a CUDA device is not built yet (--compile-only "
-              "compiles and reports their resources)");
 }
 
 }  // namespace
@@ -93,15 +92,16 @@ int run_gpu_op(const OpCommandOptions& o, const target::Target& target,
   fmt::print("{}\n", w.dag.print());
   const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
   if (o.show) fmt::print("schedule: {}\n\n{}\n", trace.dump(), tir::to_string(f));
-  if (target.kind == "cuda") return run_cuda(o, f, target);
+  const codegen::GpuSource source = codegen::emit_gpu_source(
+      f, target.gpu, target.kind == "cuda" ? codegen::GpuDialect::Cuda : codegen::GpuDialect::OpenCl);
+  if (o.show && o.compile_only) fmt::print("{}\n", source.code);
+  print_kernels(source.program);
+  if (target.kind == "cuda") report_cuda_resources(source, target);
   if (o.compile_only) {
-    const codegen::GpuSource source = codegen::emit_gpu_source(f, target.gpu, codegen::GpuDialect::OpenCl);
-    if (o.show) fmt::print("{}\n", source.code);
-    print_kernels(source.program);
-    fmt::print("compiled for {}; not run\n", target.str());
+    fmt::print("compiled for {} ({}); not run\n", target.str(), target.match_key());
     return 0;
   }
-  return run_opencl(o, w, f, target);
+  return run_on_device(o, w, f, target);
 }
 
 }  // namespace tessera::cli

@@ -2,9 +2,10 @@
 // tessera op ... --target cuda|opencl: one operator under a GPU schedule (a
 // --schedule trace, else the best hand-written GPU schedule), its loops and
 // GPU source printed with --show; for cuda compiled by NVRTC for the target's
-// arch, each kernel's registers, spills and shared memory shown; for opencl
-// run on the OpenCL device, checked against the reference with --check and
-// timed by the device's clock.
+// arch, each kernel's registers, spills and shared memory shown; then (unless
+// --compile-only) run on the target's device (the CUDA driver, or the OpenCL
+// device), checked against the reference with --check and timed by the
+// device's clock, each measurement at least --min-repeat-ms long.
 #include <optional>
 
 #include "op_command.h"

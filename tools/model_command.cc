@@ -13,6 +13,7 @@
 #include "driver/extract_tasks.h"
 #include "driver/graph_tuner.h"
 #include "flag_checks.h"
+#include "gpu_model.h"
 #include "graph/fuse.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
@@ -165,6 +166,7 @@ int run_compile(const ModelCommandOptions& o) {
   runtime::write_artifact(built.artifact, o.output);
   fmt::print("wrote {}\n", o.output);
   if (!o.check) return 0;
+  if (target.is_gpu()) return check_gpu_artifact(o.output, load(o)) ? 0 : 1;
   target::require_runnable_here(target);
   runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output);
   runtime::set_num_threads(target.threads);
@@ -196,6 +198,7 @@ int run_model(const ModelCommandOptions& o) {
   }
   runtime::Artifact artifact = runtime::read_artifact(o.model);
   if (artifact.varying) return run_varying_model(o, std::move(artifact));
+  if (artifact.gpu) return run_gpu_model(o, std::move(artifact));
   runtime::GraphExecutor ex(std::move(artifact), o.model);
   ex.set_threads(o.threads);  // 0: the artifact's own count
   ex.set_random_inputs();
@@ -243,8 +246,10 @@ int run_bench(const ModelCommandOptions& o) {
     artifact = runtime::read_artifact(o.model);
     if (artifact->varying) return run_varying_bench(o, std::move(*artifact));
     if (!o.sizes.empty()) throw Error("--sizes: '" + o.model + "' was compiled for fixed shapes");
+    if (artifact->gpu) return bench_gpu_model(o, std::move(*artifact));
   }
   const target::Target target = resolve_target(o.target, o.threads);
+  if (target.is_gpu()) return bench_gpu_model(o, compile(o, target).artifact);
   if (!is_artifact(o.model)) target::require_runnable_here(target);
   runtime::GraphExecutor ex = executor_for(o, target, std::move(artifact));
   // An artifact runs with the threads it was compiled for unless told otherwise.

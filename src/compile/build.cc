@@ -7,7 +7,7 @@
 #include <set>
 
 #include "autotvm/history.h"
-#include "compile/gpu_kernels.h"
+#include "codegen/gpu_kernel_set.h"
 #include "compile/kernel_task.h"
 #include "compile/fused_kernel.h"
 #include "compile/graph_choices.h"
@@ -158,7 +158,7 @@ class Builder {
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
   std::map<std::string, size_t> kernel_of_key_;
   std::vector<std::string> objects_;
-  std::optional<GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
+  std::optional<codegen::GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
 };
 
 // The passes may leave another node last ("conv.out", a layout transform

@@ -237,15 +237,35 @@ add_test(NAME Cli.OpOnOpenClMatchesReference
          COMMAND tessera_cli op dense --input 128x72 --weight 96x72 --bias --relu --target opencl --check --repeat 1)
 set_tests_properties(Cli.OpOnOpenClMatchesReference PROPERTIES
                      PASS_REGULAR_EXPRESSION "block 16 x 16 x 1, 4096 bytes shared.*: correct.*opencl device time"
-                     SKIP_REGULAR_EXPRESSION "OpenCL unavailable")
+                     SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 60)
 add_test(NAME Cli.OpForCudaShowsEachKernelsResources
          COMMAND tessera_cli op dense --input 128x72 --weight 96x72 --bias --relu --target "cuda -arch=sm_90"
                  --compile-only --show)
 set_tests_properties(Cli.OpForCudaShowsEachKernelsResources PROPERTIES
                      PASS_REGULAR_EXPRESSION "__syncthreads\\(\\);.*dense_kernel0 for sm_90: [1-9][0-9]* registers, 0 bytes spilled \\(stores\\), 0 \\(loads\\), 4096 bytes shared.*compiled for cuda -arch=sm_90"
-                     SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here")
+                     SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
 add_test(NAME Cli.GpuVerifierRejectsWhatNoBlockHolds
          COMMAND tessera_cli op dense --input 128x64 --weight 128x64 --target "cuda -max_shared_memory_per_block=2048"
                  --compile-only)
 set_tests_properties(Cli.GpuVerifierRejectsWhatNoBlockHolds PROPERTIES PASS_REGULAR_EXPRESSION
-                     "tessera: error: GPU kernel dense_kernel0: 4096 bytes of shared memory per block; the target allows 2048")
+                     "tessera: error: GPU kernel dense_kernel0: 4096 bytes of shared memory per block; the target allows 2048"
+                     TIMEOUT 60)
+# Every zoo model (and the tiny transformers) compiled for a GPU target: on
+# the OpenCL device its outputs equal the interpreter's; for cuda, NVRTC
+# compiles all of its kernels for Ampere and Hopper.
+foreach(model resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.1 inception_v3
+        ${CMAKE_SOURCE_DIR}/tests/data/onnx/bert_tiny.onnx ${CMAKE_SOURCE_DIR}/tests/data/onnx/gpt2_tiny.onnx)
+  get_filename_component(short ${model} NAME_WE)
+  add_test(NAME Cli.GpuZooOnOpenClMatchesInterpreter.${short}
+           COMMAND tessera_cli compile ${model} --target opencl -o gpu_zoo_${short}.tsr --check)
+  set_tests_properties(Cli.GpuZooOnOpenClMatchesInterpreter.${short} PROPERTIES
+                       PASS_REGULAR_EXPRESSION ": correct" FAIL_REGULAR_EXPRESSION "WRONG|tessera: error"
+                       SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 300)
+  foreach(arch 80 90)
+    add_test(NAME Cli.GpuZooCompilesWithNvrtc.${short}.sm_${arch}
+             COMMAND tessera_cli compile ${model} --target "cuda -arch=sm_${arch}" -o gpu_zoo_${short}_sm${arch}.tsr)
+    set_tests_properties(Cli.GpuZooCompilesWithNvrtc.${short}.sm_${arch} PROPERTIES
+                         PASS_REGULAR_EXPRESSION "compiled for cuda -arch=sm_${arch}.*wrote"
+                         SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
+  endforeach()
+endforeach()

@@ -8,7 +8,7 @@
 
 #include "../ops/ops_test_util.h"
 #include "codegen/nvrtc_compiler.h"
-#include "codegen/opencl_module.h"
+#include "measure/gpu_function.h"
 #include "ops/registry.h"
 #include "runtime/opencl_device.h"
 #include "schedule/default_schedule.h"
@@ -131,9 +131,9 @@ void expect_matches_reference(const ops::Workload& w, const schedule::Trace& tra
   std::vector<float> expected(out->num_elements()), got(out->num_elements(), -7.0f);
   w.reference(in_ptrs, expected.data());
   args.push_back(got.data());
-  OpenClModule module(lowered(w, trace), {});
-  module.run(args);
-  EXPECT_LE(max_relative_error(got, expected), 1e-5) << w.op << "\n" << module.source().code;
+  measure::GpuFunction function(lowered(w, trace), target::Target::parse("opencl"));
+  function.run(args);
+  EXPECT_LE(max_relative_error(got, expected), 1e-5) << w.op << "\n" << function.code().source;
 }
 
 struct GpuCase {

@@ -9,7 +9,7 @@
 #include "target/target.h"
 #include "tir/stmt.h"
 
-namespace tessera::build {
+namespace tessera::codegen {
 
 class GpuKernelSet {
  public:
@@ -26,4 +26,4 @@ class GpuKernelSet {
   runtime::GpuCode code_;
 };
 
-}  // namespace tessera::build
+}  // namespace tessera::codegen

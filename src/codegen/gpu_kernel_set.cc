@@ -1,4 +1,4 @@
-#include "compile/gpu_kernels.h"
+#include "codegen/gpu_kernel_set.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "codegen/nvrtc_compiler.h"
 #include "tessera/error.h"
 
-namespace tessera::build {
+namespace tessera::codegen {
 
 GpuKernelSet::GpuKernelSet(const target::Target& target) : target_(target) {
   code_.dialect = target.kind;
@@ -14,8 +14,8 @@ GpuKernelSet::GpuKernelSet(const target::Target& target) : target_(target) {
 }
 
 void GpuKernelSet::add(const tir::LoweredFunc& f) {
-  const codegen::GpuSource source = codegen::emit_gpu_source(
-      f, target_.gpu, target_.kind == "cuda" ? codegen::GpuDialect::Cuda : codegen::GpuDialect::OpenCl);
+  const GpuSource source = emit_gpu_source(
+      f, target_.gpu, target_.kind == "cuda" ? GpuDialect::Cuda : GpuDialect::OpenCl);
   const tir::DeviceProgram& p = source.program;
   runtime::GpuKernel kernel;
   for (const ir::Tensor& w : p.workspace) kernel.workspace.push_back(w->num_elements());
@@ -38,13 +38,13 @@ void GpuKernelSet::add(const tir::LoweredFunc& f) {
 
 runtime::GpuCode GpuKernelSet::finish() {
   if (target_.kind == "cuda") {
-    const std::string why = codegen::nvrtc_unavailable_reason();
+    const std::string why = nvrtc_unavailable_reason();
     if (!why.empty()) throw Error("compiling for '" + target_.str() + "' needs NVRTC: " + why);
-    codegen::CudaBinary binary = codegen::compile_cuda(code_.source, target_.gpu.arch, "the network's kernels");
+    CudaBinary binary = compile_cuda(code_.source, target_.gpu.arch, "the network's kernels");
     code_.cubin = std::move(binary.cubin);
     code_.ptx = std::move(binary.ptx);
   }
   return code_;
 }
 
-}  // namespace tessera::build
+}  // namespace tessera::codegen

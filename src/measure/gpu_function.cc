@@ -1,0 +1,46 @@
+#include "measure/gpu_function.h"
+
+#include "codegen/gpu_kernel_set.h"
+#include "tessera/error.h"
+
+namespace tessera::measure {
+
+namespace {
+size_t bytes_of(int64_t elements) { return static_cast<size_t>(elements) * sizeof(float); }
+}  // namespace
+
+GpuFunction::GpuFunction(const tir::LoweredFunc& f, const target::Target& target) : f_(f) {
+  codegen::GpuKernelSet set(target);
+  set.add(f);
+  code_ = set.finish();
+  backend_ = runtime::make_gpu_backend(code_.dialect);
+  backend_->load(code_);
+  for (const ir::Tensor& a : f.args) buffers_.push_back(backend_->allocate(bytes_of(a->num_elements())));
+  for (int64_t w : code_.kernels.at(f.name).workspace) buffers_.push_back(backend_->allocate(bytes_of(w)));
+}
+
+void GpuFunction::launch_all() {
+  for (const runtime::GpuLaunch& l : code_.kernels.at(f_.name).launches) {
+    std::vector<int> args;
+    for (int p : l.params) args.push_back(buffers_.at(p));
+    backend_->launch(l, args);
+  }
+}
+
+void GpuFunction::run(const std::vector<float*>& args) {
+  if (args.size() != f_.args.size())
+    throw Error("GPU function " + f_.name + ": " + std::to_string(args.size()) + " arrays for " +
+                std::to_string(f_.args.size()) + " arguments");
+  for (size_t i = 0; i < args.size(); ++i) backend_->write(buffers_[i], args[i], bytes_of(f_.args[i]->num_elements()));
+  launch_all();
+  backend_->finish();
+  for (size_t i = 0; i < args.size(); ++i) backend_->read(buffers_[i], args[i], bytes_of(f_.args[i]->num_elements()));
+}
+
+double GpuFunction::run_timed() {
+  backend_->begin_timing();
+  launch_all();
+  return backend_->finish();
+}
+
+}  // namespace tessera::measure
