@@ -10,6 +10,7 @@
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
 #include "ops/registry.h"
+#include "runtime/cuda_backend.h"
 #include "runtime/opencl_device.h"
 #include "schedule/default_schedule.h"
 #include "schedule/gpu_schedule.h"
@@ -112,10 +113,11 @@ TEST(GpuSource, BarrierUnderAThreadDependentConditionIsRejected) {
             std::string::npos);
 }
 
-// Runs the workload's GPU schedule through OpenCL and compares with its reference.
-void expect_matches_reference(const ops::Workload& w, const schedule::Trace& trace) {
-  const std::string why = runtime::opencl_unavailable_reason();
-  if (!why.empty()) GTEST_SKIP() << "OpenCL: " << why;
+// Runs the workload's GPU schedule on the target's device (the OpenCL
+// device, or a CUDA GPU) and compares with its reference.
+void expect_matches_reference(const ops::Workload& w, const schedule::Trace& trace, const std::string& target) {
+  const std::string why = target == "cuda" ? runtime::cuda_unavailable_reason() : runtime::opencl_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << target << ": " << why;
   const auto placeholders = w.dag.placeholders();
   std::vector<std::vector<float>> inputs;
   std::vector<const float*> in_ptrs;
@@ -131,7 +133,7 @@ void expect_matches_reference(const ops::Workload& w, const schedule::Trace& tra
   std::vector<float> expected(out->num_elements()), got(out->num_elements(), -7.0f);
   w.reference(in_ptrs, expected.data());
   args.push_back(got.data());
-  measure::GpuFunction function(lowered(w, trace), target::Target::parse("opencl"));
+  measure::GpuFunction function(lowered(w, trace), target::Target::parse(target));
   function.run(args);
   EXPECT_LE(max_relative_error(got, expected), 1e-5) << w.op << "\n" << function.code().source;
 }
@@ -179,12 +181,18 @@ class GpuOperator : public ::testing::TestWithParam<GpuCase> {};
 
 TEST_P(GpuOperator, BestGpuScheduleMatchesTheReferenceOnOpenCl) {
   const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
-  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024));
+  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024), "opencl");
 }
 
 TEST_P(GpuOperator, DefaultGpuScheduleMatchesTheReferenceOnOpenCl) {
   const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
-  expect_matches_reference(w, schedule::gpu_default_schedule(w.dag, 1024));
+  expect_matches_reference(w, schedule::gpu_default_schedule(w.dag, 1024), "opencl");
+}
+
+// The same kernels as CUDA C on an NVIDIA GPU (skipped where there is none).
+TEST_P(GpuOperator, BestGpuScheduleMatchesTheReferenceOnCuda) {
+  const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
+  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024), "cuda");
 }
 
 TEST_P(GpuOperator, CudaSourceCompilesWithNvrtcForAmpereAndHopper) {

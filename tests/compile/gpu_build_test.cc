@@ -12,14 +12,16 @@
 #include "network_check.h"
 #include "runtime/artifact.h"
 #include "runtime/gpu_graph_executor.h"
+#include "runtime/cuda_backend.h"
 #include "runtime/opencl_device.h"
+#include "tessera/error.h"
 
 namespace tessera::build {
 namespace {
 
 void expect_gpu_matches_interpreter(const graph::Graph& model, const std::string& target_text) {
-  const std::string why = runtime::opencl_unavailable_reason();
-  if (!why.empty()) GTEST_SKIP() << "OpenCL: " << why;
+  const std::string why = target_text == "cuda" ? runtime::cuda_unavailable_reason() : runtime::opencl_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << target_text << ": " << why;
   BuildResult built = build(model, target::Target::parse(target_text));
   ASSERT_TRUE(built.artifact.gpu.has_value());
   EXPECT_TRUE(built.artifact.shared_object.empty());
@@ -41,6 +43,24 @@ void expect_gpu_matches_interpreter(const graph::Graph& model, const std::string
 
 TEST(GpuBuild, NarrowResnet18OnOpenClMatchesTheInterpreter) {
   expect_gpu_matches_interpreter(test::narrow_resnet18(), "opencl");
+}
+
+TEST(GpuBuild, NarrowResnet18OnCudaMatchesTheInterpreter) {
+  expect_gpu_matches_interpreter(test::narrow_resnet18(), "cuda");
+}
+
+// Every binary starts without a GPU: asking for the CUDA device there is one
+// error saying why, not a crash at load time.
+TEST(GpuBuild, WithoutACudaDriverTheBackendSaysWhy) {
+  const std::string why = runtime::cuda_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "this machine has a CUDA GPU";
+  try {
+    runtime::make_gpu_backend("cuda");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(runtime::cuda_device_info().has_value());
 }
 
 }  // namespace

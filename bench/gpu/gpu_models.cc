@@ -1,0 +1,95 @@
+// The device check's Tessera side (bench/gpu/device_check.sh): models
+// compiled for a GPU target, each checked against the reference interpreter
+// and timed on the device, one JSON line per (model, batch). A program of
+// its own, not the CLI, so that what travels to the device machine leaves
+// oneDNN (the CLI's CPU baseline) behind.
+//
+//   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128] MODEL...
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/compile.h"
+#include "graph/interpreter.h"
+#include "graph/model_source.h"
+#include "measure/kernel_args.h"
+#include "runtime/gpu_graph_executor.h"
+#include "tessera/error.h"
+
+using namespace tessera;
+
+namespace {
+
+nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
+                         bool check, bool bench) {
+  nlohmann::json line{{"model", name}, {"batch", options.batch}, {"target", target.str()}};
+  const graph::Graph model = graph::load_model(name, options);
+  const auto start = std::chrono::steady_clock::now();
+  build::BuildResult built = driver::compile(model, target);
+  line["compile_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  line["kernels"] = built.kernels.size();
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), name);
+  line["device"] = ex.device_name();
+  std::vector<runtime::NDArray> inputs;
+  for (int i = 0; i < ex.num_inputs(); ++i) {
+    inputs.push_back(runtime::seeded_input(ex.input_shape(i), ex.input_is_integer(i), 42 + static_cast<uint64_t>(i)));
+    ex.set_input(i, inputs.back());
+  }
+  if (check) {
+    ex.run();
+    const auto want = graph::interpret(model, inputs);
+    bool ok = true;
+    double worst = 0;
+    for (int i = 0; i < ex.num_outputs(); ++i) {
+      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i));
+      ok &= c.ok;
+      worst = std::max(worst, c.max_rel_error);
+    }
+    line["correct"] = ok;
+    line["max_rel_error"] = worst;
+  }
+  if (bench) {
+    const runtime::BenchmarkResult r = ex.benchmark(20, 5);
+    line["min_ms"] = r.min() * 1e3;
+    line["median_ms"] = r.median() * 1e3;
+    line["summary"] = r.summary();
+  }
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string target_text = "cuda";
+  graph::ModelOptions options;
+  options.batch = 1;
+  bool check = false, bench = false;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--target" && i + 1 < argc) target_text = argv[++i];
+    else if (a == "--batch" && i + 1 < argc) options.batch = std::atoll(argv[++i]);
+    else if (a == "--check") check = true;
+    else if (a == "--bench") bench = true;
+    else if (a == "--dim" && i + 1 < argc) {
+      const std::string d = argv[++i];
+      options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);
+    } else models.push_back(a);
+  }
+  int failures = 0;
+  for (const std::string& m : models) {
+    try {
+      const nlohmann::json line = run_model(m, target::Target::parse(target_text), options, check, bench);
+      failures += line.value("correct", true) ? 0 : 1;
+      std::cout << line.dump() << std::endl;
+    } catch (const Error& e) {
+      ++failures;
+      std::cout << nlohmann::json{{"model", m}, {"batch", options.batch}, {"error", e.what()}}.dump() << std::endl;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,110 @@
+"""Tessera on a CUDA GPU against PyTorch (eager, torch.compile, and
+torch.compile(mode="max-autotune")), fp32, one run with the sides
+interleaved: each round times Tessera (a gpu_models process, its device
+time by CUDA events) and then each PyTorch mode (CUDA events), and the
+table holds each side's minimum over the rounds. PyTorch keeps its defaults
+(cuDNN may use TF32 for convolutions, matmuls stay fp32), as users run it.
+
+  python3 bench/gpu/gpu_vs_torch.py --gpu-models BIN --models resnet-18 ... --batches 1 16 --out DIR
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_models  # noqa: E402
+
+
+def time_torch(fn, x, warmup=5, iters=20):
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(x)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn(x)
+        end.record()
+        torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def time_tessera(binary, model, batch, extra):
+    out = subprocess.run([binary, "--target", "cuda", "--batch", str(batch), "--bench", *extra, model],
+                         capture_output=True, text=True, timeout=300)
+    line = json.loads(out.stdout.strip().splitlines()[-1])
+    if "error" in line:
+        raise RuntimeError(line["error"])
+    return line["min_ms"], line
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--gpu-models", required=True)
+    p.add_argument("--models", nargs="+", default=["resnet-18", "resnet-50", "mobilenet-v2", "bert-base"])
+    p.add_argument("--batches", nargs="+", type=int, default=[1, 16])
+    p.add_argument("--modes", nargs="+", default=["eager", "compile", "max-autotune"])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--bert-onnx", default="/tmp/bert_base.onnx")
+    p.add_argument("--deadline", type=float, default=1e9, help="seconds from now after which nothing new starts")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    stop_at = time.time() + a.deadline
+    results = []
+    out_json = os.path.join(a.out, "gpu_vs_torch.json")
+    for name in a.models:
+        tessera_model, extra = name, []
+        if name == "bert-base":
+            if not os.path.exists(a.bert_onnx):
+                torch_models.export_bert_onnx(a.bert_onnx)
+            tessera_model = a.bert_onnx
+        net, make_input = torch_models.build(name)
+        net = net.cuda()
+        for batch in a.batches:
+            if time.time() > stop_at:
+                results.append({"model": name, "batch": batch, "skipped": "deadline"})
+                continue
+            x = make_input(batch, "cuda")
+            row = {"model": name, "batch": batch, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
+            sides = {"tessera": lambda: time_tessera(a.gpu_models, tessera_model, batch, extra)[0]}
+            if "eager" in a.modes:
+                sides["torch eager"] = lambda: time_torch(net, x)
+            compiled = {}
+            for mode in [m for m in a.modes if m != "eager"]:
+                kwargs = {} if mode == "compile" else {"mode": mode}
+                compiled[mode] = torch.compile(net, **kwargs)
+                sides["torch.compile " + mode] = (lambda f: lambda: time_torch(f, x))(compiled[mode])
+            best = {}
+            for r in range(a.rounds):
+                for side, run in sides.items():
+                    try:
+                        ms = run()
+                        best[side] = min(best.get(side, ms), ms)
+                    except Exception as e:  # one side failing leaves the others' numbers
+                        row.setdefault("errors", {})[side] = str(e)[:300]
+            row["min_ms"] = best
+            torch_best = min((v for k, v in best.items() if k != "tessera"), default=None)
+            if "tessera" in best and torch_best:
+                row["tessera_over_fastest_torch"] = best["tessera"] / torch_best
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            with open(out_json, "w") as f:
+                json.dump(results, f, indent=1)
+            torch._dynamo.reset()
+    with open(os.path.join(a.out, "gpu_vs_torch.md"), "w") as f:
+        f.write("| model | batch | tessera | eager | compile | max-autotune | tessera / fastest |\n|---|---|---|---|---|---|---|\n")
+        for r in results:
+            m = r.get("min_ms", {})
+            cell = lambda k: f"{m[k]:.3f}" if k in m else "-"
+            ratio = f"{r['tessera_over_fastest_torch']:.2f}" if "tessera_over_fastest_torch" in r else "-"
+            f.write(f"| {r['model']} | {r['batch']} | {cell('tessera')} | {cell('torch eager')} | "
+                    f"{cell('torch.compile compile')} | {cell('torch.compile max-autotune')} | {ratio} |\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Packs what the device check needs from this machine's build into
+# bench/gpu/carry/tessera-gpu.tar.xz (ignored by git; name bench/gpu/carry in
+# the device tool's `carry`): tessera_tests and gpu_models, and every shared
+# library they load beyond the C and C++ runtimes (the device image has
+# those, newer). oneDNN stays behind: neither program uses it. About 47 MB.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$root/bench/gpu/carry"
+cp "$build/tessera_tests" "$build/gpu_models" "$stage/"
+# Where the tests look for their data (CMAKE_SOURCE_DIR, compiled in).
+sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" >"$stage/source_dir.txt"
+for program in tessera_tests gpu_models; do
+  ldd "$build/$program" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' | xargs -I{} cp -L {} "$stage/lib/"
+tar -C "$stage" -cf - . | xz -9 -T2 >"$root/bench/gpu/carry/tessera-gpu.tar.xz"
+ls -l "$root/bench/gpu/carry/tessera-gpu.tar.xz"
