@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "support/first_lines.h"
 #include "tessera/error.h"
 
 namespace tessera::codegen {
@@ -83,18 +84,6 @@ Nvrtc load_nvrtc() {
 const Nvrtc& nvrtc() {
   static const Nvrtc api = load_nvrtc();
   return api;
-}
-
-// At most `limit` lines of `text`, so that an error message stays readable.
-std::string first_lines(const std::string& text, int limit) {
-  std::istringstream in(text);
-  std::string line, out;
-  int count = 0;
-  while (std::getline(in, line)) {
-    if (count++ < limit) out += line + "\n";
-  }
-  if (count > limit) out += "... (" + std::to_string(count - limit) + " more lines)\n";
-  return out;
 }
 
 // NVRTC's sizes count a terminating NUL; the strings here do not.
@@ -208,7 +197,7 @@ CudaBinary compile_cuda(const std::string& source, int arch, const std::string& 
   const std::string sm = "sm_" + std::to_string(arch);
   auto fail = [&](NvrtcResult r, const std::string& log) {
     throw Error("compile_cuda(" + what + "): " + nvrtc().error_string(r) + " compiling for " + sm + ":\n" +
-                first_lines(log, 40));
+                support::first_lines(log, 40));
   };
   CudaBinary binary;
   binary.arch = arch;

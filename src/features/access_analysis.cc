@@ -9,15 +9,6 @@ namespace tessera::features {
 
 float lg(double x) { return static_cast<float>(std::log2(1.0 + std::max(0.0, x))); }
 
-int64_t element_bytes(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float32: return 4;
-    case ir::DType::Int64: return 8;
-    case ir::DType::Bool: return 1;
-  }
-  return 4;
-}
-
 std::vector<Access> collect_accesses(const tir::StoreNode* store) {
   std::vector<Access> out;
   out.push_back(Access{.buffer = store->buffer, .indices = store->indices, .written = true});
@@ -71,7 +62,7 @@ AccessStats access_stats(const Access& a, const std::vector<Loop>& loops, size_t
     elements *= std::clamp(span, 1.0, std::max(1.0, dim));
   }
   elements = std::max(1.0, std::min(elements, dependent));
-  s.touched_bytes = elements * static_cast<double>(element_bytes(a.buffer->dtype));
+  s.touched_bytes = elements * static_cast<double>(ir::size_in_bytes(a.buffer->dtype));
   s.reuse = accesses / elements;
   return s;
 }

@@ -35,7 +35,6 @@ struct AccessStats {
 
 // log2(1 + x), x clamped at 0: how the features compress quantities that span orders of magnitude.
 float lg(double x);
-int64_t element_bytes(ir::DType t);
 
 // The written buffer first, then each buffer the store's value reads, in first-use order.
 std::vector<Access> collect_accesses(const tir::StoreNode* store);

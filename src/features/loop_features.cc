@@ -161,7 +161,7 @@ std::vector<float> curve_features(const tir::LoweredFunc& f) {
     std::vector<std::pair<double, float>> touched, reuse;
     if (b < nest.accesses.size()) {
       // x = 0: a single iteration touches one element and reuses nothing.
-      touched.push_back({0.0, lg(static_cast<double>(element_bytes(nest.accesses[b].buffer->dtype)))});
+      touched.push_back({0.0, lg(static_cast<double>(ir::size_in_bytes(nest.accesses[b].buffer->dtype)))});
       reuse.push_back({0.0, lg(1.0)});
       for (size_t i = 0; i < xs.size(); ++i) {
         const AccessStats& s = nest.stats[depth - 1 - i][b];

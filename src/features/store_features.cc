@@ -36,7 +36,7 @@ struct Walker {
     } else if (auto* a = tir::as<tir::AllocateNode>(s)) {
       double elements = 1;
       for (int64_t d : a->buffer->shape) elements *= static_cast<double>(d);
-      allocations[a->buffer.get()] = {elements * static_cast<double>(element_bytes(a->buffer->dtype)), iterations(0)};
+      allocations[a->buffer.get()] = {elements * static_cast<double>(ir::size_in_bytes(a->buffer->dtype)), iterations(0)};
       walk(a->body);
     } else if (auto* i = tir::as<tir::IfThenElseNode>(s)) {
       ++guards;
@@ -104,13 +104,13 @@ struct Walker {
     for (size_t a = 0; a < accesses.size(); ++a)
       for (size_t d = 0; d < depth; ++d) stats[a].push_back(access_stats(accesses[a], loops, d));
     auto whole_nest_bytes = [&](size_t a) {
-      return depth > 0 ? stats[a][0].touched_bytes : static_cast<double>(element_bytes(accesses[a].buffer->dtype));
+      return depth > 0 ? stats[a][0].touched_bytes : static_cast<double>(ir::size_in_bytes(accesses[a].buffer->dtype));
     };
     // Distinct bytes of every buffer under loop d (d == depth: one iteration).
     auto bytes_under = [&](size_t d) {
       double total = 0;
       for (size_t a = 0; a < accesses.size(); ++a)
-        total += d < depth ? stats[a][d].touched_bytes : static_cast<double>(element_bytes(accesses[a].buffer->dtype));
+        total += d < depth ? stats[a][d].touched_bytes : static_cast<double>(ir::size_in_bytes(accesses[a].buffer->dtype));
       return total;
     };
     std::vector<size_t> order(accesses.size());
@@ -123,7 +123,7 @@ struct Walker {
     for (size_t slot = 0; slot < order.size() && slot < static_cast<size_t>(kStoreBuffers); ++slot) {
       const size_t a = order[slot];
       const Access& acc = accesses[a];
-      const double elem = static_cast<double>(element_bytes(acc.buffer->dtype));
+      const double elem = static_cast<double>(ir::size_in_bytes(acc.buffer->dtype));
       float* q = p + slot * kPerStoreBuffer;
       q[0] = acc.written ? 1.0f : 0.0f;
       q[1] = acc.read ? 1.0f : 0.0f;

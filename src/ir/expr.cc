@@ -15,6 +15,15 @@ std::string to_string(DType t) {
   return "?";
 }
 
+int64_t size_in_bytes(DType t) {
+  switch (t) {
+    case DType::Float32: return 4;
+    case DType::Int64: return 8;
+    case DType::Bool: return 1;
+  }
+  return 4;
+}
+
 bool is_binary(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
 bool is_comparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }
 

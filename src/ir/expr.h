@@ -10,6 +10,7 @@ namespace tessera::ir {
 
 enum class DType { Float32, Int64, Bool };
 std::string to_string(DType t);
+int64_t size_in_bytes(DType t);  // of one element
 
 enum class ExprKind {
   IntImm, FloatImm, Var,

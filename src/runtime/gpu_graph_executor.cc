@@ -1,7 +1,5 @@
 #include "runtime/gpu_graph_executor.h"
 
-#include <chrono>
-
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -117,9 +115,7 @@ NDArray GpuGraphExecutor::get_output(int index) const {
 
 BenchmarkResult GpuGraphExecutor::benchmark(int number, int repeat) {
   if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
-  const auto warm_start = std::chrono::steady_clock::now();
-  do run();
-  while (std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(100));
+  warm_up([this] { run(); });
   BenchmarkResult result;
   for (int r = 0; r < repeat; ++r) {
     backend_->begin_timing();

@@ -302,15 +302,20 @@ NDArray GraphExecutor::get_output(int index) const {
   return out;
 }
 
-BenchmarkResult benchmark_runs(const std::function<void()>& run, int number, int repeat) {
-  if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
-  // Warm-up: caches, pages, the workspace's blocks and the thread pool's
-  // workers. A fresh process runs its first ~20 calls of a small network
-  // slower (MobileNet-v2 at 2 threads: median 5.7 ms over 5 calls after one
-  // warm-up call, 4.6 ms later), so warm up for a tenth of a second.
+void warm_up(const std::function<void()>& run) {
+  // Caches, pages, the workspace's blocks and the thread pool's workers (a
+  // GPU's clocks and its driver's first launches): a fresh process runs its
+  // first ~20 calls of a small network slower (MobileNet-v2 at 2 threads:
+  // median 5.7 ms over 5 calls after one warm-up call, 4.6 ms later), so
+  // warm up for a tenth of a second.
   const auto warm_start = std::chrono::steady_clock::now();
   do run();
   while (std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(100));
+}
+
+BenchmarkResult benchmark_runs(const std::function<void()>& run, int number, int repeat) {
+  if (number < 1 || repeat < 1) throw Error("benchmark: number and repeat must be at least 1");
+  warm_up(run);
   BenchmarkResult result;
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();

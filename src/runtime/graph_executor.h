@@ -24,8 +24,10 @@ struct BenchmarkResult {
   std::string summary() const;
 };
 
+// Calls `run` at least once, for at least 0.1 s.
+void warm_up(const std::function<void()>& run);
 // `repeat` measurements, each the mean of `number` calls of `run`, after
-// warm-up calls (at least one, for at least 0.1 s).
+// warm_up.
 BenchmarkResult benchmark_runs(const std::function<void()>& run, int number, int repeat);
 
 // A seeded stand-in for an input the user gives none of: floats in [-1, 1),

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "support/first_lines.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -171,18 +172,6 @@ std::string info_string(Query query, Handle object, ClUint param) {
   return value;
 }
 
-// At most `limit` lines of `text`, so that an error message stays readable.
-std::string first_lines(const std::string& text, int limit) {
-  std::istringstream in(text);
-  std::string line, out;
-  int count = 0;
-  while (std::getline(in, line)) {
-    if (count++ < limit) out += line + "\n";
-  }
-  if (count > limit) out += "... (" + std::to_string(count - limit) + " more lines)\n";
-  return out;
-}
-
 // The device chosen once per process, or why there is none.
 struct Selection {
   std::string unavailable;
@@ -313,7 +302,7 @@ OpenClDevice::Program OpenClDevice::build(const std::string& source, const std::
         },
         program.program_.get(), kProgramBuildLog);
     throw Error("OpenCL: clBuildProgram: " + error_name(code) + (options.empty() ? "" : " (options: " + options + ")") +
-                ":\n" + first_lines(log, 40));
+                ":\n" + support::first_lines(log, 40));
   }
   return program;
 }

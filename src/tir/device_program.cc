@@ -23,15 +23,6 @@ void record_extent(const std::string& kernel, const ForNode* n, int64_t& launch,
   }
 }
 
-int64_t element_bytes(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float32: return 4;
-    case ir::DType::Int64: return 8;
-    case ir::DType::Bool: return 1;
-  }
-  return 4;
-}
-
 DeviceKernel make_kernel(const std::string& name, const Stmt& nest, const std::vector<ir::Tensor>& globals) {
   DeviceKernel k;
   k.name = name;
@@ -47,7 +38,7 @@ DeviceKernel make_kernel(const std::string& name, const Stmt& nest, const std::v
           if (is_thread_axis(f->for_kind)) record_extent(name, f, k.block[d], block_seen[d]);
         } else if (auto* a = as<AllocateNode>(s)) {
           if (a->scope == MemoryScope::Shared)
-            k.shared_bytes += a->buffer->num_elements() * element_bytes(a->buffer->dtype);
+            k.shared_bytes += a->buffer->num_elements() * ir::size_in_bytes(a->buffer->dtype);
         } else if (auto* st = as<StoreNode>(s)) {
           used.insert(st->buffer.get());
         }

@@ -55,15 +55,17 @@ class GpuVerifier {
         if (is_block_axis(n->for_kind) && loops_ > block_loops_)
           fail("loop '" + n->var.name() + "' is bound to " + to_string(n->for_kind) +
                " inside another loop; blocks are the outermost loops of a kernel");
-        const bool thread = is_thread_axis(n->for_kind) || n->for_kind == ForKind::VThread;
-        bound_ |= thread || is_block_axis(n->for_kind);
+        // A virtual thread is a loop every thread runs alike: a condition
+        // on it is the same in all of them.
+        const bool thread = is_thread_axis(n->for_kind);
+        bound_ |= thread || is_block_axis(n->for_kind) || n->for_kind == ForKind::VThread;
         ++loops_;
         if (is_block_axis(n->for_kind)) ++block_loops_;
-        if (is_thread_axis(n->for_kind)) ++thread_depth_;
+        if (thread) ++thread_depth_;
         if (thread) thread_vars_.insert(n->var.node());
         check(n->body);
         if (thread) thread_vars_.erase(n->var.node());
-        if (is_thread_axis(n->for_kind)) --thread_depth_;
+        if (thread) --thread_depth_;
         if (is_block_axis(n->for_kind)) --block_loops_;
         --loops_;
         break;
