@@ -8,8 +8,6 @@
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
 #include "measure/kernel_args.h"
-#include "ops/registry.h"
-#include "schedule/gpu_schedule.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
 #include "tir/printer.h"
@@ -81,14 +79,10 @@ void report_cuda_resources(const codegen::GpuSource& source, const target::Targe
 
 }  // namespace
 
-int run_gpu_op(const OpCommandOptions& o, const target::Target& target,
-               const std::optional<schedule::Trace>& trace_from_file) {
-  if (!o.records_file.empty()) throw Error("--records: GPU records come with GPU tuning; not for " + target.str());
+int run_gpu_op(const OpCommandOptions& o, const target::Target& target, const ops::Workload& w,
+               const schedule::Trace& trace) {
   if (!o.compare.empty()) throw Error("--compare " + o.compare + ": a CPU library, not a baseline for " + target.str());
   if (o.assembly) throw Error("--asm: for GPU targets, --show prints the source and the kernels' resources");
-  const ops::Workload w = ops::make_workload(o.op.op, resolve(o.op));
-  const schedule::Trace trace =
-      trace_from_file ? *trace_from_file : schedule::best_gpu_schedule(w.dag, target.gpu.max_threads_per_block);
   fmt::print("{}\n", w.dag.print());
   const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
   if (o.show) fmt::print("schedule: {}\n\n{}\n", trace.dump(), tir::to_string(f));

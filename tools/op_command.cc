@@ -18,6 +18,7 @@
 #include "onednn_workload.h"
 #include "records/apply_history_best.h"
 #include "runtime/thread_pool.h"
+#include "schedule/gpu_schedule.h"
 #include "schedule/manual_schedule.h"
 #include "flag_checks.h"
 #include "gpu_op.h"
@@ -95,8 +96,17 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
 
 int run_op(const OpCommandOptions& o) {
   const target::Target target = resolve_target(o.target, o.threads);
-  if (target.is_gpu())
-    return run_gpu_op(o, target, o.schedule_file.empty() ? std::nullopt : std::optional(read_schedule(o.schedule_file)));
+  if (target.is_gpu()) {
+    const ops::OpArgs gpu_args = resolve(o.op);
+    if (!o.records_file.empty()) {
+      auto [w, t] = from_records(o.records_file, o.op.op, gpu_args, target);
+      return run_gpu_op(o, target, w, t);
+    }
+    const ops::Workload w = ops::make_workload(o.op.op, gpu_args);
+    return run_gpu_op(o, target, w,
+                      o.schedule_file.empty() ? schedule::best_gpu_schedule(w.dag, target.gpu.max_threads_per_block)
+                                              : read_schedule(o.schedule_file));
+  }
   if (!o.compile_only) {
     try {
       target::require_runnable_here(target);

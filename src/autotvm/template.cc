@@ -1,5 +1,6 @@
 #include "autotvm/template.h"
 
+#include "autotvm/gpu/gpu_templates.h"
 #include "autotvm/x86/x86_templates.h"
 #include "tessera/error.h"
 
@@ -10,13 +11,15 @@ const std::vector<Template>& templates() {
   static const std::vector<Template> registry = {
       x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
       x86::conv2d_winograd_template(), x86::dense_pack_template(), x86::batch_matmul_template(),
+      gpu::dense_template(),
   };
   return registry;
 }
 
 const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
   for (const auto& t : templates())
-    if (t.target_kind == target.kind && t.matches(op, args)) return t;
+    if ((t.target_kind == target.kind || (t.target_kind == "gpu" && target.is_gpu())) && t.matches(op, args))
+      return t;
   std::string listed;
   for (const auto& t : templates()) listed += (listed.empty() ? "" : ", ") + t.name + " (" + t.target_kind + ")";
   std::string kernel =

@@ -14,7 +14,7 @@ namespace tessera::autotvm {
 
 struct Template {
   std::string name;         // e.g. "conv2d_NCHWc.x86"
-  std::string target_kind;  // "llvm" (CPU) or "cuda"
+  std::string target_kind;  // "llvm" (CPU), or "gpu" (cuda and opencl)
   // Whether it schedules this operator instance (e.g. 1x1 convolutions only).
   std::function<bool(const std::string& op, const ops::OpArgs& args)> matches;
   // How the operator is declared for this template (e.g. conv2d in NCHWc with

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/gpu_kernel_set.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "measure/child_process.h"
@@ -51,12 +52,20 @@ void build_in_worker(int fd, const MeasureInput& input, const std::string& objec
   }
   std::string object;
   try {
-    object = codegen::compile_to_object(func, input.target);
+    if (input.target.is_gpu()) {
+      // The kernels' source (and for cuda their cubin), which the runner's
+      // child hands to the device's driver.
+      codegen::GpuKernelSet kernels(input.target);
+      kernels.add(func);
+      object = kernels.finish().serialize();
+    } else {
+      object = codegen::compile_to_object(func, input.target);
+    }
   } catch (const std::exception& e) {
-    report(ErrorKind::CompileHost, e.what());
+    report(input.target.is_gpu() ? ErrorKind::CompileDevice : ErrorKind::CompileHost, e.what());
     return;
   }
-  if (shared_object) {
+  if (shared_object && !input.target.is_gpu()) {
     try {
       codegen::write_shared_object(object, object_path);
     } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include <elf.h>
 
 #include "measure/child_process.h"
+#include "runtime/gpu_backend.h"
 #include "runtime/thread_pool.h"
 #include "support/read_file.h"
 #include "tessera/error.h"
@@ -51,6 +52,63 @@ LoadedKernel load_shared_object(const std::string& bytes, const std::string& fun
   return {library, library->kernel(function)};
 }
 
+// A GPU candidate in the child: the device's driver loads its kernels (the
+// child owns the device: a faulting kernel ends this process only), its
+// arguments go to device memory, the first output is checked, and each
+// repeat times `number` runs (more while under min_repeat_ms) by the
+// device's clock.
+void run_gpu_in_child(int fd, const std::string& bytes, const std::string& function, const KernelArguments& arguments,
+                      const LocalRunnerOptions& options, bool check) {
+  auto fail = [fd](ErrorKind kind, const std::string& message) { write_all(fd, encode_error(kind, message)); };
+  try {
+    const runtime::GpuCode code = runtime::GpuCode::deserialize(bytes, "the kernel");
+    const auto entry = code.kernels.find(function);
+    if (entry == code.kernels.end()) throw Error("the build has no kernel " + function);
+    std::unique_ptr<runtime::GpuBackend> device = runtime::make_gpu_backend(code.dialect);
+    device->load(code);
+    std::vector<int> buffers;
+    for (const runtime::NDArray& in : arguments.inputs) {
+      buffers.push_back(device->allocate(in.size() * sizeof(float)));
+      device->write(buffers.back(), in.data(), in.size() * sizeof(float));
+    }
+    std::vector<runtime::NDArray> outputs;
+    for (const auto& shape : arguments.output_shapes) {
+      outputs.emplace_back(shape);
+      buffers.push_back(device->allocate(outputs.back().size() * sizeof(float)));
+    }
+    for (int64_t w : entry->second.workspace) buffers.push_back(device->allocate(w * sizeof(float)));
+    auto run_once = [&] {
+      for (const runtime::GpuLaunch& l : entry->second.launches) {
+        std::vector<int> args;
+        for (int p : l.params) args.push_back(buffers.at(p));
+        device->launch(l, args);
+      }
+    };
+    run_once();
+    device->finish();
+    if (check) {
+      device->read(buffers[arguments.inputs.size()], outputs[0].data(), outputs[0].size() * sizeof(float));
+      auto c = compare_output(outputs.at(0), *arguments.expected, options.tolerance);
+      if (!c.ok) return fail(ErrorKind::WrongAnswer, c.describe());
+    }
+    std::vector<double> costs;
+    for (int r = 0; r < options.repeat; ++r) {
+      int runs = 0;
+      double seconds = 0;
+      do {
+        device->begin_timing();
+        for (int n = 0; n < options.number; ++n) run_once();
+        seconds += device->finish();
+        runs += options.number;
+      } while (seconds * 1e3 < options.min_repeat_ms);
+      costs.push_back(seconds / runs);
+    }
+    write_all(fd, encode_costs(costs));
+  } catch (const std::exception& e) {
+    fail(ErrorKind::RuntimeDevice, e.what());
+  }
+}
+
 // Runs in the child: load, check, time. Every outcome is written to fd.
 void run_in_child(int fd, const std::string& object_path, const std::string& function,
                   const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
@@ -62,6 +120,7 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
   try {
     pin_to(options.cores);
     const std::string bytes = support::read_file(object_path);
+    if (runtime::is_gpu_code(bytes)) return run_gpu_in_child(fd, bytes, function, arguments, options, check);
     if (is_shared_object(bytes)) loaded = load_shared_object(bytes, function);
     else if (load_object) loaded = load_object(bytes, function);
     else throw Error("not a shared object (this runner loads no other kind)");

@@ -1,5 +1,7 @@
 #include "runtime/gpu_code.h"
 
+#include <cstring>
+
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -43,6 +45,55 @@ GpuCode GpuCode::from_json(const nlohmann::json& j, const std::string& source_na
   } catch (const Error& e) {
     throw Error(source_name + ": 'gpu' section: " + e.what());
   }
+}
+
+namespace {
+
+void put_part(std::string& out, const std::string& part) {
+  const uint64_t size = part.size();
+  out.append(reinterpret_cast<const char*>(&size), sizeof size);
+  out += part;
+}
+
+std::string take_part(const std::string& bytes, size_t& at, const std::string& source_name) {
+  uint64_t size = 0;
+  if (bytes.size() - at < sizeof size) throw Error(source_name + ": truncated GPU code");
+  std::memcpy(&size, bytes.data() + at, sizeof size);
+  at += sizeof size;
+  if (bytes.size() - at < size) throw Error(source_name + ": truncated GPU code");
+  std::string part = bytes.substr(at, size);
+  at += size;
+  return part;
+}
+
+}  // namespace
+
+bool is_gpu_code(const std::string& bytes) {
+  return bytes.size() >= sizeof kGpuCodeMagic && std::memcmp(bytes.data(), kGpuCodeMagic, sizeof kGpuCodeMagic) == 0;
+}
+
+std::string GpuCode::serialize() const {
+  std::string out(kGpuCodeMagic, sizeof kGpuCodeMagic);
+  put_part(out, to_json().dump());
+  put_part(out, cubin);
+  put_part(out, ptx);
+  return out;
+}
+
+GpuCode GpuCode::deserialize(const std::string& bytes, const std::string& source_name) {
+  if (!is_gpu_code(bytes)) throw Error(source_name + ": not GPU code");
+  size_t at = sizeof kGpuCodeMagic;
+  const std::string json = take_part(bytes, at, source_name);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source_name + ": GPU code whose description is not JSON: " + e.what());
+  }
+  GpuCode code = from_json(j, source_name);
+  code.cubin = take_part(bytes, at, source_name);
+  code.ptx = take_part(bytes, at, source_name);
+  return code;
 }
 
 }  // namespace tessera::runtime

@@ -39,6 +39,14 @@ struct GpuCode {
   // The JSON of everything but the binaries; from_json's errors name `source_name`.
   nlohmann::json to_json() const;
   static GpuCode from_json(const nlohmann::json& j, const std::string& source_name);
+
+  // One file's bytes (a measured candidate's build): kGpuCodeMagic, then the
+  // JSON, the cubin and the PTX, each after its u64 size.
+  std::string serialize() const;
+  static GpuCode deserialize(const std::string& bytes, const std::string& source_name);
 };
+
+inline constexpr char kGpuCodeMagic[8] = {'T', 'S', 'R', 'G', 'P', 'U', '1', '\0'};
+bool is_gpu_code(const std::string& bytes);
 
 }  // namespace tessera::runtime

@@ -73,15 +73,15 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   return trace;
 }
 
-std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads) {
-  constexpr int64_t kThreads = 16, kPerThread = 4, kTile = kThreads * kPerThread, kStep = 8;
-  if (max_threads < kThreads * kThreads) return std::nullopt;
+std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan) {
+  if (max_threads < plan.threads_y * plan.threads_x) return std::nullopt;
   ir::Tensor product;
   for (const auto& t : dag.tensors())
     if (is_matmul(t)) product = t;
   if (!product || product->reduce_axes.size() != 1) return std::nullopt;
   const size_t rank = product->shape.size();
-  if (product->shape[rank - 2] < kTile || product->shape[rank - 1] < kTile) return std::nullopt;
+  if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
+    return std::nullopt;
 
   // The output stage: the product itself, or the elementwise chain after it.
   ir::Tensor out;
@@ -101,11 +101,12 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
     acc = cache_write_name(product->name);
   }
 
-  // The output: blocks of 64 x 64, threads of 4 x 4, batch along blockIdx.z.
+  // The output: blocks of threads_y * rows x threads_x * cols, threads of
+  // rows x cols, batch along blockIdx.z.
   const std::vector<std::string> axes = spatial_names(out);
   const std::string i = axes[rank - 2], j = axes[rank - 1];
-  trace.split(out->name, i, {kThreads, kPerThread});
-  trace.split(out->name, j, {kThreads, kPerThread});
+  trace.split(out->name, i, {plan.threads_y, plan.rows});
+  trace.split(out->name, j, {plan.threads_x, plan.cols});
   std::vector<std::string> order;
   if (rank == 3) order.push_back(axes[0]);
   for (const auto& n : {split_part(i, 0), split_part(j, 0), split_part(i, 1), split_part(j, 1), split_part(i, 2),
@@ -119,9 +120,9 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.bind(out->name, split_part(j, 1), Annotation::ThreadX);
   trace.compute_at(acc, out->name, split_part(j, 1));
 
-  // The accumulator: K in steps of 8, each step's operands staged in shared memory.
+  // The accumulator: K in steps of step_k, each step's operands staged in shared memory.
   const std::string k = product->reduce_axes[0].var.name();
-  trace.split(acc, k, {kStep});
+  trace.split(acc, k, {plan.step_k});
   std::vector<std::string> acc_order{split_part(k, 0), split_part(k, 1)};
   for (const auto& n : spatial_names(product)) acc_order.push_back(n);
   trace.reorder(acc, acc_order);
@@ -136,11 +137,11 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
     trace.compute_at(copy, acc, split_part(k, 0));
     trace.fuse(copy, copy_axes);
     const std::string fused = fused_name(copy_axes);
-    trace.split(copy, fused, {kThreads, kThreads});
+    trace.split(copy, fused, {plan.threads_y, plan.threads_x});
     trace.bind(copy, split_part(fused, 1), Annotation::ThreadY);
     trace.bind(copy, split_part(fused, 2), Annotation::ThreadX);
   }
-  // The 4 x 4 accumulators are registers only when every index is a constant.
+  // The rows x cols accumulators are registers only when every index is a constant.
   trace.unroll(acc, split_part(k, 1));
   trace.unroll(acc, product->axes[rank - 2].var.name());
   trace.unroll(acc, product->axes[rank - 1].var.name());

@@ -85,7 +85,8 @@ struct Target {
 // usable, and dispatch says when it relies on this.
 bool same_code_target(const Target& recorded, const Target& wanted);
 
-// Throws tessera::Error naming the target when this host cannot run its code.
+// Throws tessera::Error naming the target when this host cannot run its
+// code (CPU targets; a GPU target's device is each run's to find).
 void require_runnable_here(const Target& target);
 
 }  // namespace tessera::target

@@ -269,3 +269,11 @@ foreach(model resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.1 incepti
                          SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
   endforeach()
 endforeach()
+# Tuning on a GPU target: the dense.gpu template's candidates built in
+# workers and measured in child processes on the OpenCL device, the records
+# carrying the target and the GPU trace (scopes, bindings).
+add_test(NAME Cli.TuneOpOnOpenClMeasuresGpuCandidates
+         COMMAND sh -c "rm -f cli_gpu_tune.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 4 --confirm-leaders 0 --check 1 --log cli_gpu_tune.log && test $(grep -c '\"target\":\"opencl\"' cli_gpu_tune.log) -eq 4 && grep -q '\"annotation\":\"threadIdx.x\"' cli_gpu_tune.log && test $(grep -c '\"error\":\"none\"' cli_gpu_tune.log) -ge 1 && echo gpu-records-logged && $<TARGET_FILE:tessera_cli> op dense --input 64x32 --weight 64x32 --target opencl --records cli_gpu_tune.log --check --repeat 1")
+set_tests_properties(Cli.TuneOpOnOpenClMeasuresGpuCandidates PROPERTIES
+                     PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*gpu-records-logged.*record: .* GFLOPS when tuned.*: correct"
+                     TIMEOUT 240)

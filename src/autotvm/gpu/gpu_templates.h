@@ -1,0 +1,12 @@
+#pragma once
+// The GPU schedule templates (targets cuda and opencl: kind "gpu" in the
+// registry), one per file in this folder; template.cc registers them. The
+// full GPU search spaces come with GPU tuning; these make tune-op --target
+// cuda|opencl work end to end.
+#include "autotvm/template.h"
+
+namespace tessera::autotvm::gpu {
+
+Template dense_template();  // "dense.gpu": schedule::gpu_matmul_schedule's tiles as knobs
+
+}  // namespace tessera::autotvm::gpu
