@@ -22,6 +22,9 @@ using CuFunction = void*;
 using CuStream = void*;
 using CuEvent = void*;
 using CuDevicePtr = unsigned long long;
+using CuGraph = void*;
+using CuGraphExec = void*;
+constexpr int kCaptureModeThreadLocal = 1;
 constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxSharedMemoryPerBlock = 8, kAttrMultiprocessorCount = 16,
               kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
 
@@ -50,6 +53,12 @@ struct Driver {
   CuResult (*event_record)(CuEvent, CuStream) = nullptr;
   CuResult (*event_synchronize)(CuEvent) = nullptr;
   CuResult (*event_elapsed_time)(float*, CuEvent, CuEvent) = nullptr;
+  CuResult (*stream_begin_capture)(CuStream, int mode) = nullptr;
+  CuResult (*stream_end_capture)(CuStream, CuGraph*) = nullptr;
+  CuResult (*graph_instantiate)(CuGraphExec*, CuGraph, unsigned long long flags) = nullptr;
+  CuResult (*graph_launch)(CuGraphExec, CuStream) = nullptr;
+  CuResult (*graph_exec_destroy)(CuGraphExec) = nullptr;
+  CuResult (*graph_destroy)(CuGraph) = nullptr;
 };
 
 template <typename Fn>
@@ -90,6 +99,15 @@ Driver load_driver() {
   bind(library, "cuEventSynchronize", d.event_synchronize, u);
   bind(library, "cuEventElapsedTime", d.event_elapsed_time, u);
   if (!u.empty()) return d;
+  // Graphs are optional: without them every launch is enqueued by itself.
+  std::string no_graphs;
+  bind(library, "cuStreamBeginCapture_v2", d.stream_begin_capture, no_graphs);
+  bind(library, "cuStreamEndCapture", d.stream_end_capture, no_graphs);
+  bind(library, "cuGraphInstantiateWithFlags", d.graph_instantiate, no_graphs);
+  bind(library, "cuGraphLaunch", d.graph_launch, no_graphs);
+  bind(library, "cuGraphExecDestroy", d.graph_exec_destroy, no_graphs);
+  bind(library, "cuGraphDestroy", d.graph_destroy, no_graphs);
+  if (!no_graphs.empty()) d.stream_begin_capture = nullptr;
   int count = 0;
   if (d.init(0) != 0 || d.device_get_count(&count) != 0 || count == 0) u = "the NVIDIA driver finds no GPU";
   return d;
@@ -133,6 +151,8 @@ class CudaBackend : public GpuBackend {
     name_ = name;
   }
   ~CudaBackend() override {
+    if (graph_exec_) driver().graph_exec_destroy(graph_exec_);
+    if (graph_) driver().graph_destroy(graph_);
     for (CuDevicePtr p : buffers_) driver().mem_free(p);
     if (module_) driver().module_unload(module_);
   }
@@ -177,6 +197,24 @@ class CudaBackend : public GpuBackend {
                                  params.data(), nullptr),
           "launching kernel '" + l.name + "'");
   }
+  bool record(const std::function<void()>& enqueue) override {
+    const Driver& d = driver();
+    if (!d.stream_begin_capture || graph_exec_) return graph_exec_ != nullptr;
+    check(d.stream_begin_capture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture");
+    try {
+      enqueue();
+    } catch (...) {
+      CuGraph abandoned = nullptr;
+      d.stream_end_capture(stream_, &abandoned);
+      if (abandoned) d.graph_destroy(abandoned);
+      throw;
+    }
+    check(d.stream_end_capture(stream_, &graph_), "cuStreamEndCapture");
+    check(d.graph_instantiate(&graph_exec_, graph_, 0), "cuGraphInstantiate");
+    return true;
+  }
+  void replay() override { check(driver().graph_launch(graph_exec_, stream_), "cuGraphLaunch"); }
+
   void begin_timing() override {
     check(driver().event_record(start_, stream_), "cuEventRecord");
     timing_ = true;
@@ -200,6 +238,8 @@ class CudaBackend : public GpuBackend {
   CuStream stream_ = nullptr;
   CuEvent start_ = nullptr, end_ = nullptr;
   CuModule module_ = nullptr;
+  CuGraph graph_ = nullptr;
+  CuGraphExec graph_exec_ = nullptr;
   int arch_ = 0;
   std::string name_;
   bool timing_ = false;

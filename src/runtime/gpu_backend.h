@@ -4,6 +4,7 @@
 // Two backends: OpenCL (any OpenCL device; PoCL's CPU device in CI) and the
 // CUDA driver (runtime/cuda_backend.h), each found with dlopen at first use
 // so every binary starts on a machine without them.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,16 @@ class GpuBackend {
   // last call of begin_timing() when one was made.
   virtual void begin_timing() = 0;
   virtual double finish() = 0;
+  // Records the launches `enqueue` makes into one replayable graph (a CUDA
+  // graph: a network's many small launches cost one), instead of running
+  // them; false where the backend has no such thing (then nothing ran
+  // either). The buffers must stay where they are while it is replayed.
+  virtual bool record(const std::function<void()>& enqueue) {
+    (void)enqueue;
+    return false;
+  }
+  // Enqueues the recorded launches once.
+  virtual void replay() {}
 };
 
 // The backend for a code's dialect; throws tessera::Error naming why the

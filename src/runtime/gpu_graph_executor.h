@@ -2,7 +2,8 @@
 // Runs a model compiled for a GPU target (artifact.gpu) on its device: the
 // weights uploaded once, every other tensor in a device buffer of the static
 // memory plan (tensors whose lifetimes do not overlap share one), the graph
-// kernels' launches enqueued in order on one queue. Inputs and outputs cross
+// kernels' launches enqueued in order on one queue, recorded on the first run
+// as one CUDA graph and replayed from then on. Inputs and outputs cross
 // between host and device in set_input and get_output only.
 #include <map>
 #include <memory>
@@ -46,6 +47,8 @@ class GpuGraphExecutor {
  private:
   int buffer_of(int tensor) const;
   void launch_call(size_t call);
+  // Every call's launches, replayed as one recorded graph where the backend has them.
+  void enqueue_all();
 
   std::string source_, target_;
   ExecutableGraph graph_;
@@ -55,6 +58,7 @@ class GpuGraphExecutor {
   std::vector<int> constant_buffer_;          // per tensor: its weights' buffer, or -1
   std::vector<int> storage_buffer_;           // per storage of the plan
   std::map<std::string, std::vector<int>> workspace_;  // per graph kernel: its scratch buffers
+  int recorded_ = 0;  // 0: not tried yet; 1: the launches are a recorded graph; -1: none to record
 };
 
 }  // namespace tessera::runtime
