@@ -24,6 +24,7 @@
 #include "gpu_op.h"
 #include "target_flags.h"
 #include "tessera/error.h"
+#include "tir/verify_gpu.h"
 #include "tessera_kernel.h"
 #include "tir/printer.h"
 
@@ -104,7 +105,7 @@ int run_op(const OpCommandOptions& o) {
     }
     const ops::Workload w = ops::make_workload(o.op.op, gpu_args);
     return run_gpu_op(o, target, w,
-                      o.schedule_file.empty() ? schedule::best_gpu_schedule(w.dag, target.gpu.max_threads_per_block)
+                      o.schedule_file.empty() ? schedule::best_gpu_schedule(w.dag, tir::gpu_block_limits(target))
                                               : read_schedule(o.schedule_file));
   }
   if (!o.compile_only) {

@@ -15,8 +15,9 @@ namespace {
 
 using ir::ExprKind;
 
-// Index arithmetic in 32 bits when every buffer and loop fits: 64-bit
-// integer multiplies and divisions cost GPUs several instructions each.
+// Index arithmetic in 32 bits when every buffer's elements fit (an index
+// then does, a guarded one off the edge by a window at most): 64-bit integer
+// multiplies and divisions cost GPUs several instructions each.
 bool fits_32_bits(const tir::DeviceProgram& p) {
   constexpr int64_t kLimit = int64_t{1} << 31;
   bool fits = true;

@@ -19,6 +19,7 @@
 #include "schedule/gpu_schedule.h"
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
+#include "tir/verify_gpu.h"
 #include "tir/lower.h"
 
 namespace tessera::build {
@@ -140,7 +141,7 @@ class Builder {
           return std::move(r.trace);
         }
     // GPU templates come with GPU tuning: until then, the hand-written GPU schedule.
-    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, target_.gpu.max_threads_per_block);
+    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, tir::gpu_block_limits(target_));
     if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);

@@ -109,8 +109,8 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.split(out->name, j, {plan.threads_x, plan.cols});
   std::vector<std::string> order;
   if (rank == 3) order.push_back(axes[0]);
-  for (const auto& n : {split_part(i, 0), split_part(j, 0), split_part(i, 1), split_part(j, 1), split_part(i, 2),
-                        split_part(j, 2)})
+  for (const auto& n :
+       {split_part(i, 0), split_part(j, 0), split_part(i, 1), split_part(j, 1), split_part(i, 2), split_part(j, 2)})
     order.push_back(n);
   trace.reorder(out->name, order);
   if (rank == 3) trace.bind(out->name, axes[0], Annotation::BlockZ);
@@ -150,9 +150,138 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   return trace;
 }
 
-Trace best_gpu_schedule(const ir::ComputeDAG& dag, int max_threads) {
-  if (auto t = gpu_matmul_schedule(dag, max_threads)) return *t;
-  return gpu_default_schedule(dag, max_threads);
+namespace {
+
+// The largest t in [lo, hi] dividing n, else hi; never more than n.
+int64_t dividing_threads(int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t t = hi; t >= lo; --t)
+    if (n % t == 0) return std::min(t, n);
+  return std::min(hi, n);
+}
+
+// A pair "a,b" of a convolution's attributes ("strides", "dilation"), or 1, 1.
+std::pair<int64_t, int64_t> attr_pair(const ir::Tensor& t, const std::string& key) {
+  const auto it = t->attrs.find(key);
+  if (it == t->attrs.end()) return {1, 1};
+  const size_t comma = it->second.find(',');
+  if (comma == std::string::npos) return {1, 1};
+  return {std::stoll(it->second.substr(0, comma)), std::stoll(it->second.substr(comma + 1))};
+}
+
+}  // namespace
+
+GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads) {
+  const int64_t f = out[1], h = out[2], w = out[3];
+  GpuConvPlan p;
+  // Columns: whole rows of a block's tile where 4..8 threads divide them
+  // (56 = 7 x 8, 28 = 7 x 4), so that no block computes a ragged edge.
+  p.per_x = w >= 32 ? 2 : 1;
+  p.threads_x = dividing_threads((w + p.per_x - 1) / p.per_x, 4, 8);
+  p.threads_y = dividing_threads(h, 2, 4);
+  // Channels: the rest of about 256 threads (threadIdx.z holds at most 64).
+  const int64_t budget = std::min<int64_t>(256, max_threads) / (p.threads_x * p.threads_y);
+  p.threads_f = 1;
+  while (p.threads_f * 2 <= std::min<int64_t>({budget, 64, f})) p.threads_f *= 2;
+  // Registers: up to 4 channels a thread while two blocks of channels remain.
+  p.per_f = 4;
+  while (p.per_f > 1 && f < 2 * p.threads_f * p.per_f) p.per_f /= 2;
+  p.step_rc = std::min<int64_t>(channels, 8);
+  return p;
+}
+
+int64_t gpu_conv_shared_bytes(const GpuConvPlan& p, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
+                              int64_t dilation_h, int64_t dilation_w) {
+  const int64_t rows = (p.threads_y * p.per_y - 1) * stride_h + (kh - 1) * dilation_h + 1;
+  const int64_t cols = (p.threads_x * p.per_x - 1) * stride_w + (kw - 1) * dilation_w + 1;
+  const int64_t input = p.step_rc * rows * cols;
+  const int64_t weights = p.threads_f * p.per_f * p.step_rc * kh * kw;
+  return 4 * (input + weights);
+}
+
+std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_threads, int64_t max_shared_bytes,
+                                         const std::optional<GpuConvPlan>& given) {
+  ir::Tensor conv;
+  for (const auto& t : dag.tensors())
+    if (t->tag == "conv2d_nchw") conv = t;
+  if (!conv || conv->reduce_axes.size() != 3 || conv->shape.size() != 4) return std::nullopt;
+  ir::Tensor out;
+  for (const auto& o : dag.outputs())
+    if (o->shape == conv->shape) out = o;
+  if (!out) return std::nullopt;
+  const int64_t channels = conv->reduce_axes[0].extent, kh = conv->reduce_axes[1].extent,
+                kw = conv->reduce_axes[2].extent;
+  GpuConvPlan plan = given ? *given : gpu_conv_plan(conv->shape, channels, max_threads);
+  const auto [stride_h, stride_w] = attr_pair(conv, "strides");
+  const auto [dilation_h, dilation_w] = attr_pair(conv, "dilation");
+  auto shared = [&] { return gpu_conv_shared_bytes(plan, kh, kw, stride_h, stride_w, dilation_h, dilation_w); };
+  // A plan of our own stages fewer channels a step until both slices fit.
+  while (!given && plan.step_rc > 1 && shared() > max_shared_bytes) plan.step_rc = (plan.step_rc + 1) / 2;
+  if (plan.threads() > max_threads || shared() > max_shared_bytes) return std::nullopt;
+
+  Trace trace;
+  for (const auto& t : dag.tensors())
+    if (!t->is_placeholder() && t != conv && t != out) {
+      if (t->is_reduction()) return std::nullopt;
+      trace.compute_inline(t->name);  // the padding (fetched into shared memory), bias, activation, residual
+    }
+  std::string acc = conv->name;
+  if (out == conv) {
+    trace.cache_write(conv->name, "local");
+    acc = cache_write_name(conv->name);
+  }
+
+  // The output: blockIdx.z over images and channel blocks, y and x over
+  // tiles of rows and columns; threadIdx.z / y / x within them; each
+  // thread's per_f x per_y x per_x outputs innermost.
+  const std::vector<std::string> axes = spatial_names(out);
+  const std::string n = axes[0], f = axes[1], y = axes[2], x = axes[3];
+  trace.split(out->name, f, {plan.threads_f, plan.per_f});
+  trace.split(out->name, y, {plan.threads_y, plan.per_y});
+  trace.split(out->name, x, {plan.threads_x, plan.per_x});
+  trace.reorder(out->name, {n, split_part(f, 0), split_part(y, 0), split_part(x, 0), split_part(f, 1), split_part(y, 1),
+                            split_part(x, 1), split_part(f, 2), split_part(y, 2), split_part(x, 2)});
+  const std::string images_and_channels = fused_name({n, split_part(f, 0)});
+  trace.fuse(out->name, {n, split_part(f, 0)});
+  trace.bind(out->name, images_and_channels, Annotation::BlockZ);
+  trace.bind(out->name, split_part(y, 0), Annotation::BlockY);
+  trace.bind(out->name, split_part(x, 0), Annotation::BlockX);
+  trace.bind(out->name, split_part(f, 1), Annotation::ThreadZ);
+  trace.bind(out->name, split_part(y, 1), Annotation::ThreadY);
+  trace.bind(out->name, split_part(x, 1), Annotation::ThreadX);
+  for (int part : {0, 1, 2}) trace.unroll(out->name, split_part(axes[1 + part], 2));
+  trace.compute_at(acc, out->name, split_part(x, 1));
+
+  // The accumulator: input channels in steps of step_rc, the window's taps
+  // and the step's channels inside, the thread's outputs innermost.
+  const std::string rc = conv->reduce_axes[0].var.name(), ry = conv->reduce_axes[1].var.name(),
+                    rx = conv->reduce_axes[2].var.name();
+  trace.split(acc, rc, {plan.step_rc});
+  std::vector<std::string> acc_order{split_part(rc, 0), ry, rx, split_part(rc, 1)};
+  for (const auto& a : spatial_names(conv)) acc_order.push_back(a);
+  trace.reorder(acc, acc_order);
+  for (const auto& operand : conv->inputs()) {
+    trace.cache_read(acc, operand->name, {0, 1, 2, 3}, "shared");
+    const std::string copy = cache_read_name(operand->name);
+    std::vector<std::string> copy_axes;
+    for (size_t d = 0; d < 4; ++d) copy_axes.push_back(cache_read_axis(d));
+    trace.compute_at(copy, acc, split_part(rc, 0));
+    trace.fuse(copy, copy_axes);
+    const std::string fused = fused_name(copy_axes);
+    trace.split(copy, fused, {plan.threads_f, plan.threads_y, plan.threads_x});
+    trace.bind(copy, split_part(fused, 1), Annotation::ThreadZ);
+    trace.bind(copy, split_part(fused, 2), Annotation::ThreadY);
+    trace.bind(copy, split_part(fused, 3), Annotation::ThreadX);
+  }
+  // Registers hold the accumulators only when their indices are constants.
+  for (const auto& a : spatial_names(conv)) trace.unroll(acc, a);
+  trace.unroll(acc, split_part(rc, 1));
+  return trace;
+}
+
+Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
+  if (auto t = gpu_matmul_schedule(dag, limits.max_threads)) return *t;
+  if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
+  return gpu_default_schedule(dag, limits.max_threads);
 }
 
 }  // namespace tessera::schedule

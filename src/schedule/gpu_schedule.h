@@ -29,7 +29,38 @@ struct GpuMatmulPlan {
 };
 std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan = {});
 
+// A direct NCHW convolution stage (conv2d_nchw: reduce axes rc, ry, rx) and
+// its elementwise epilogue: each block computes a tile of output channels x
+// rows x columns, each thread per_f channels x per_y rows x per_x columns in
+// registers; per step of step_rc input channels the block stages the
+// input's window (its padding computed as it is fetched) and the weights'
+// slice in shared memory, every thread fetching its share.
+struct GpuConvPlan {
+  int64_t threads_f = 8, threads_y = 4, threads_x = 8;  // threads per block: channels (threadIdx.z), rows, columns
+  int64_t per_f = 4, per_y = 1, per_x = 1;              // outputs per thread
+  int64_t step_rc = 8;                                  // input channels staged per step
+  int64_t threads() const { return threads_f * threads_y * threads_x; }
+};
+// The plan for a convolution output (N, F, H, W) over C input channels:
+// blocks of about 256 threads, the spatial threads dividing the rows and
+// columns where they can, at least two blocks of channels.
+GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads);
+// The shared bytes a plan stages per step: the input window and the weights.
+int64_t gpu_conv_shared_bytes(const GpuConvPlan& plan, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
+                              int64_t dilation_h, int64_t dilation_w);
+// Nothing when the DAG holds no such convolution, holds another reduction,
+// or the plan's block does not fit `max_threads` / `max_shared_bytes`.
+std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_threads, int64_t max_shared_bytes,
+                                         const std::optional<GpuConvPlan>& plan = std::nullopt);
+
+// What a block may hold on the target (target::GpuLimits, as the schedules
+// read it).
+struct GpuBlockLimits {
+  int max_threads = 1024;
+  int64_t max_shared_bytes = 48 * 1024;
+};
+
 // The best of the above for a DAG.
-Trace best_gpu_schedule(const ir::ComputeDAG& dag, int max_threads);
+Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits);
 
 }  // namespace tessera::schedule

@@ -14,11 +14,18 @@
 //   skip it would leave the others waiting);
 // - some block or thread binding in every kernel (one thread cannot run a
 //   whole stage fast enough to be meant).
+#include "schedule/gpu_schedule.h"
 #include "target/target.h"
 #include "tir/device_program.h"
 
 namespace tessera::tir {
 
 void verify_gpu(const DeviceProgram& program, const target::GpuLimits& limits);
+
+// What the hand-written GPU schedules may put in a block: the limits this
+// verifier holds them to.
+inline schedule::GpuBlockLimits gpu_block_limits(const target::Target& t) {
+  return {t.gpu.max_threads_per_block, t.gpu.max_shared_memory_per_block};
+}
 
 }  // namespace tessera::tir

@@ -63,6 +63,48 @@ TEST(GpuSource, MatmulScheduleStagesBothOperandsInSharedMemoryBetweenBarriers) {
     EXPECT_NE(ocl.code.find(piece), std::string::npos) << piece << "\n" << ocl.code;
 }
 
+ops::OpArgs conv_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t stride, int64_t dilation = 1) {
+  ops::OpArgs a;
+  a.input = std::move(input);
+  a.weight = std::move(weight);
+  a.pad = pad;
+  a.stride = stride;
+  a.dilation = dilation;
+  a.bias = a.relu = true;
+  return a;
+}
+
+TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
+  // ResNet's 3x3 layer at 28 x 28: 7 x 4 spatial threads divide the rows and
+  // columns, 8 channel threads of 4 outputs each: 64 channels in two blocks.
+  const ops::Workload w = ops::make_workload("conv2d", conv_args({1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1));
+  const schedule::GpuConvPlan plan = schedule::gpu_conv_plan(w.dag.outputs()[0]->shape, 64, 1024);
+  EXPECT_EQ(plan.threads_x, 7);
+  EXPECT_EQ(plan.threads_y, 4);
+  EXPECT_EQ(plan.threads_f, 8);
+  EXPECT_EQ(plan.per_f, 4);
+  const tir::LoweredFunc f = lowered(w, schedule::best_gpu_schedule(w.dag, {}));
+  const GpuSource cuda = emit_gpu_source(f, {}, GpuDialect::Cuda);
+  ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+  const tir::DeviceKernel& k = cuda.program.kernels[0];
+  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{4, 7, 2}));
+  EXPECT_EQ(k.block, (std::array<int64_t, 3>{7, 4, 8}));
+  // Per step of 8 channels: the padded window (8 x 6 x 9) and the weights (32 x 8 x 3 x 3).
+  EXPECT_EQ(k.shared_bytes, 4 * (8 * 6 * 9 + 32 * 8 * 9));
+  EXPECT_EQ(k.shared_bytes, schedule::gpu_conv_shared_bytes(plan, 3, 3, 1, 1, 1, 1));
+  for (const char* piece : {"blockIdx.z", "threadIdx.z", "__syncthreads();", "__shared__ float"})
+    EXPECT_NE(cuda.code.find(piece), std::string::npos) << piece << "\n" << cuda.code;
+}
+
+TEST(GpuSource, ConvScheduleStagesFewerChannelsWhereSharedMemoryIsShort) {
+  const ops::Workload w = ops::make_workload("conv2d", conv_args({1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1));
+  const schedule::Trace trace = *schedule::gpu_conv2d_schedule(w.dag, 1024, 8 * 1024);
+  const GpuSource cuda = emit_gpu_source(lowered(w, trace), {}, GpuDialect::Cuda);
+  EXPECT_LE(cuda.program.kernels.at(0).shared_bytes, 8 * 1024);
+  EXPECT_EQ(cuda.program.kernels.at(0).shared_bytes, 4 * (4 * 6 * 9 + 32 * 4 * 9));  // 4 channels a step
+  EXPECT_FALSE(schedule::gpu_conv2d_schedule(w.dag, 1024, 1024).has_value());  // not even one channel fits
+}
+
 TEST(GpuSource, VerifierNamesWhatNoGpuCanRun) {
   const ops::Workload w = ops::make_workload("dense", matmul_args({128, 64}, {128, 64}, false));
   // Shared memory beyond the target's limit.
@@ -156,6 +198,13 @@ std::vector<GpuCase> gpu_cases() {
   conv.stride = 2;
   conv.bias = conv.relu = true;
   cases.push_back({"Conv2dNchwPaddedStrided", "conv2d", conv});
+  // The tiled convolution: ragged channel steps, rows, columns and channel
+  // blocks; the 7x7 stem at stride 2; dilation; 1x1 over a batch.
+  cases.push_back({"Conv2dTiledRaggedEverywhere", "conv2d", conv_args({1, 12, 11, 13}, {20, 12, 3, 3}, 1, 1)});
+  cases.push_back({"Conv2dStem7x7Stride2", "conv2d", conv_args({1, 3, 29, 30}, {16, 3, 7, 7}, 3, 2)});
+  cases.push_back({"Conv2dDilated", "conv2d", conv_args({1, 8, 12, 12}, {8, 8, 3, 3}, 2, 1, 2)});
+  cases.push_back({"Conv2dPointwiseBatch2", "conv2d", conv_args({2, 24, 9, 9}, {40, 24, 1, 1}, 0, 1)});
+  cases.push_back({"Conv2dWideRows", "conv2d", conv_args({1, 4, 40, 40}, {16, 4, 3, 3}, 1, 1)});
   ops::OpArgs depthwise;
   depthwise.input = {1, 16, 10, 10};
   depthwise.weight = {16, 1, 3, 3};
@@ -181,7 +230,7 @@ class GpuOperator : public ::testing::TestWithParam<GpuCase> {};
 
 TEST_P(GpuOperator, BestGpuScheduleMatchesTheReferenceOnOpenCl) {
   const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
-  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024), "opencl");
+  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, {}), "opencl");
 }
 
 TEST_P(GpuOperator, DefaultGpuScheduleMatchesTheReferenceOnOpenCl) {
@@ -192,14 +241,14 @@ TEST_P(GpuOperator, DefaultGpuScheduleMatchesTheReferenceOnOpenCl) {
 // The same kernels as CUDA C on an NVIDIA GPU (skipped where there is none).
 TEST_P(GpuOperator, BestGpuScheduleMatchesTheReferenceOnCuda) {
   const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
-  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, 1024), "cuda");
+  expect_matches_reference(w, schedule::best_gpu_schedule(w.dag, {}), "cuda");
 }
 
 TEST_P(GpuOperator, CudaSourceCompilesWithNvrtcForAmpereAndHopper) {
   const std::string why = nvrtc_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << "NVRTC: " << why;
   const ops::Workload w = ops::make_workload(GetParam().op, GetParam().args);
-  const GpuSource source = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, 1024)), {}, GpuDialect::Cuda);
+  const GpuSource source = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, {})), {}, GpuDialect::Cuda);
   for (int arch : {80, 90}) {
     const CudaBinary binary = compile_cuda(source.code, arch, w.op);
     ASSERT_EQ(binary.kernels.size(), source.program.kernels.size()) << binary.log;
