@@ -15,7 +15,7 @@ void add_measure_flags(CLI::App* cmd, MeasureFlags& o) {
   cmd->add_option("--timeout", o.timeout, "seconds per candidate for build and for run")
       ->check(positive_seconds)
       ->capture_default_str();
-  cmd->add_flag("--flush-cache", o.flush_cache, "flush the CPU caches before each measurement (cold-cache timings)");
+  cmd->add_flag("--flush-cache", o.flush_cache, "flush the caches before each measurement (the CPU caches; on a GPU its L2): cold-cache timings");
   cmd->add_option("--build-parallel", o.build_parallel, "build workers (0: one per core)")
       ->check(at_least(0))
       ->capture_default_str();

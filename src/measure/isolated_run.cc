@@ -56,7 +56,8 @@ LoadedKernel load_shared_object(const std::string& bytes, const std::string& fun
 // child owns the device: a faulting kernel ends this process only), its
 // arguments go to device memory, the first output is checked, and each
 // repeat times `number` runs (more while under min_repeat_ms) by the
-// device's clock.
+// device's clock, each run after a flush of the device's cache where the
+// options ask for cold caches.
 void run_gpu_in_child(int fd, const std::string& bytes, const std::string& function, const KernelArguments& arguments,
                       const LocalRunnerOptions& options, bool check) {
   auto fail = [fd](ErrorKind kind, const std::string& message) { write_all(fd, encode_error(kind, message)); };
@@ -96,9 +97,19 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
       int runs = 0;
       double seconds = 0;
       do {
-        device->begin_timing();
-        for (int n = 0; n < options.number; ++n) run_once();
-        seconds += device->finish();
+        if (options.enable_cpu_cache_flush) {
+          // Cold caches: the device's cache flushed before each run, each run timed alone.
+          for (int n = 0; n < options.number; ++n) {
+            device->flush_cache();
+            device->begin_timing();
+            run_once();
+            seconds += device->finish();
+          }
+        } else {
+          device->begin_timing();
+          for (int n = 0; n < options.number; ++n) run_once();
+          seconds += device->finish();
+        }
         runs += options.number;
       } while (seconds * 1e3 < options.min_repeat_ms);
       costs.push_back(seconds / runs);

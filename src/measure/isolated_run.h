@@ -24,6 +24,8 @@ struct LocalRunnerOptions {
   int repeat = 3;
   int min_repeat_ms = 0;
   double timeout = 10;               // seconds per candidate, for the whole child
+  // Cold caches: the CPU caches of the arguments flushed before each
+  // measurement; on a GPU target its L2, before each run.
   bool enable_cpu_cache_flush = false;
   bool check_correctness = false;    // compare outputs with the reference
   double tolerance = kDefaultTolerance;  // of compare_output

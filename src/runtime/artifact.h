@@ -78,6 +78,10 @@ struct Artifact {
   std::optional<GpuCode> gpu;
 };
 
+// A copy that owns its own weights (NDArray memory is not shared): what a
+// caller keeps to save while an executor runs the original.
+Artifact copy_artifact(const Artifact& artifact);
+
 // Writes to a temporary beside `path` and renames it into place, so a crash
 // never leaves half an artifact under the final name.
 void write_artifact(const Artifact& artifact, const std::string& path);

@@ -26,7 +26,7 @@ using CuGraph = void*;
 using CuGraphExec = void*;
 constexpr int kCaptureModeThreadLocal = 1;
 constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxSharedMemoryPerBlock = 8, kAttrMultiprocessorCount = 16,
-              kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
+              kAttrL2CacheSize = 38, kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
 
 struct Driver {
   std::string unavailable;
@@ -45,6 +45,7 @@ struct Driver {
   CuResult (*mem_free)(CuDevicePtr) = nullptr;
   CuResult (*memcpy_htod)(CuDevicePtr, const void*, size_t) = nullptr;
   CuResult (*memcpy_dtoh)(void*, CuDevicePtr, size_t) = nullptr;
+  CuResult (*memcpy_dtod_async)(CuDevicePtr, CuDevicePtr, size_t, CuStream) = nullptr;
   CuResult (*launch_kernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             CuStream, void**, void**) = nullptr;
   CuResult (*stream_create)(CuStream*, unsigned) = nullptr;
@@ -91,6 +92,7 @@ Driver load_driver() {
   bind(library, "cuMemFree_v2", d.mem_free, u);
   bind(library, "cuMemcpyHtoD_v2", d.memcpy_htod, u);
   bind(library, "cuMemcpyDtoH_v2", d.memcpy_dtoh, u);
+  bind(library, "cuMemcpyDtoDAsync_v2", d.memcpy_dtod_async, u);
   bind(library, "cuLaunchKernel", d.launch_kernel, u);
   bind(library, "cuStreamCreate", d.stream_create, u);
   bind(library, "cuStreamSynchronize", d.stream_synchronize, u);
@@ -146,6 +148,7 @@ class CudaBackend : public GpuBackend {
     check(d.event_create(&start_, 0), "cuEventCreate");
     check(d.event_create(&end_, 0), "cuEventCreate");
     arch_ = attribute(kAttrComputeCapabilityMajor, device_) * 10 + attribute(kAttrComputeCapabilityMinor, device_);
+    l2_bytes_ = static_cast<size_t>(attribute(kAttrL2CacheSize, device_));
     char name[256] = {};
     check(d.device_get_name(name, sizeof name, device_), "cuDeviceGetName");
     name_ = name;
@@ -170,6 +173,14 @@ class CudaBackend : public GpuBackend {
   void read(int buffer, void* host, size_t bytes) override {
     check(driver().stream_synchronize(stream_), "cuStreamSynchronize");
     check(driver().memcpy_dtoh(host, buffers_.at(buffer), bytes), "cuMemcpyDtoH");
+  }
+  // A framework's tensor is memory of the primary context this backend
+  // retains too: one address space, copied on this backend's stream.
+  void copy_from_device_pointer(int buffer, std::uintptr_t pointer, size_t bytes) override {
+    check(driver().memcpy_dtod_async(buffers_.at(buffer), pointer, bytes, stream_), "cuMemcpyDtoDAsync (input)");
+  }
+  void copy_to_device_pointer(int buffer, std::uintptr_t pointer, size_t bytes) override {
+    check(driver().memcpy_dtod_async(pointer, buffers_.at(buffer), bytes, stream_), "cuMemcpyDtoDAsync (output)");
   }
   void load(const GpuCode& code) override {
     // The cubin runs on its own arch only; PTX is compiled by the driver
@@ -232,6 +243,9 @@ class CudaBackend : public GpuBackend {
     return ms * 1e-3;
   }
 
+ protected:
+  size_t cache_bytes() const override { return l2_bytes_ > 0 ? l2_bytes_ : GpuBackend::cache_bytes(); }
+
  private:
   CuDevice device_ = 0;
   CuContext context_ = nullptr;
@@ -241,6 +255,7 @@ class CudaBackend : public GpuBackend {
   CuGraph graph_ = nullptr;
   CuGraphExec graph_exec_ = nullptr;
   int arch_ = 0;
+  size_t l2_bytes_ = 0;
   std::string name_;
   bool timing_ = false;
   std::vector<CuDevicePtr> buffers_;

@@ -83,6 +83,35 @@ void GpuGraphExecutor::set_input(int index, const NDArray& value) {
   backend_->write(buffer_of(graph_.inputs[index]), value.data(), float_bytes(value.size()));
 }
 
+const std::string& GpuGraphExecutor::output_name(int index) const {
+  check_index(index, graph_.outputs.size(), "output");
+  return graph_.tensors[graph_.outputs[index]].name;
+}
+
+namespace {
+
+void check_bytes(const std::string& what, const std::string& name, const std::vector<int64_t>& shape, size_t bytes) {
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  const size_t expected = float_bytes(elements);
+  if (bytes != expected)
+    throw Error(what + " " + support::quoted(name) + " takes " + std::to_string(expected) + " bytes (float32 " +
+                shape_text(shape) + "), got " + std::to_string(bytes));
+}
+
+}  // namespace
+
+void GpuGraphExecutor::set_input_from_device(int index, std::uintptr_t pointer, size_t bytes) {
+  check_bytes("input", input_name(index), input_shape(index), bytes);
+  backend_->copy_from_device_pointer(buffer_of(graph_.inputs[index]), pointer, bytes);
+}
+
+void GpuGraphExecutor::get_output_into_device(int index, std::uintptr_t pointer, size_t bytes) {
+  check_bytes("output", output_name(index), output_shape(index), bytes);
+  backend_->copy_to_device_pointer(buffer_of(graph_.outputs[index]), pointer, bytes);
+  backend_->finish();
+}
+
 void GpuGraphExecutor::launch_call(size_t i) {
   const ExecutableGraph::Call& call = graph_.calls[i];
   std::vector<int> operands;

@@ -31,11 +31,19 @@ class GpuGraphExecutor {
   const std::vector<int64_t>& input_shape(int index) const;
   const std::vector<int64_t>& output_shape(int index) const;
   const std::string& input_name(int index) const;
+  const std::string& output_name(int index) const;
   bool input_is_integer(int index) const;
 
   void set_input(int index, const NDArray& value);
   void run();
   NDArray get_output(int index) const;
+  // The same from and into device memory another library allocated on this
+  // device (a framework's CUDA tensor: float32, contiguous, the shape's
+  // bytes): copied on the device, never through the host. The output's copy
+  // has finished when get_output_into_device returns.
+  void set_input_from_device(int index, std::uintptr_t pointer, size_t bytes);
+  void get_output_into_device(int index, std::uintptr_t pointer, size_t bytes);
+  const std::string& dialect() const { return code_.dialect; }
 
   // `repeat` measurements, each the mean device time of `number` runs,
   // after warm-up runs.

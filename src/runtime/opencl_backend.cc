@@ -43,6 +43,14 @@ class OpenClBackend : public GpuBackend {
 
 }  // namespace
 
+void GpuBackend::copy_from_device_pointer(int, std::uintptr_t, size_t) {
+  throw Error(device_name() + " takes device memory only through host memory (pass host arrays)");
+}
+
+void GpuBackend::copy_to_device_pointer(int, std::uintptr_t, size_t) {
+  throw Error(device_name() + " gives device memory only through host memory (read outputs as host arrays)");
+}
+
 std::unique_ptr<GpuBackend> make_gpu_backend(const std::string& dialect) {
   if (dialect == "opencl") return std::make_unique<OpenClBackend>();
   if (dialect == "cuda") return make_cuda_backend();

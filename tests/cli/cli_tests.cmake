@@ -277,3 +277,8 @@ add_test(NAME Cli.TuneOpOnOpenClMeasuresGpuCandidates
 set_tests_properties(Cli.TuneOpOnOpenClMeasuresGpuCandidates PROPERTIES
                      PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*gpu-records-logged.*record: .* GFLOPS when tuned.*: correct"
                      TIMEOUT 240)
+# Cold-cache GPU measurements: the device's cache flushed before each run.
+add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
+         COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")
+set_tests_properties(Cli.TuneOpOnOpenClWithColdCaches PROPERTIES
+                     PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*cold-records-logged" TIMEOUT 240)
