@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <optional>
-
 #include "operator_flags.h"
-#include "runtime/cuda_backend.h"
+#include "driver/parse_target.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
@@ -16,28 +14,9 @@ void add_target_flag(CLI::App* cmd, std::string& text, const std::string& help) 
                       "\"opencl\" (default: this host)");
 }
 
-namespace {
-
-// A cuda target takes what its text does not state from the GPU this
-// machine has (its arch, its block limits), else sm_80's defaults.
-target::Target with_device_defaults(target::Target t, const std::string& text) {
-  if (t.kind != "cuda") return t;
-  const std::optional<runtime::CudaDeviceInfo> device = runtime::cuda_device_info();
-  if (!device) return t;
-  if (text.find("-arch=") == std::string::npos && device->arch >= 75) t.gpu.arch = device->arch;
-  if (text.find("-max_threads_per_block=") == std::string::npos)
-    t.gpu.max_threads_per_block = device->max_threads_per_block;
-  if (text.find("-max_shared_memory_per_block=") == std::string::npos)
-    t.gpu.max_shared_memory_per_block = device->max_shared_memory_per_block;
-  return t;
-}
-
-}  // namespace
-
 target::Target parse_target_flag(const std::string& text) {
-  if (text.empty()) return target::Target::host();
   try {
-    return with_device_defaults(target::Target::parse(text), text);
+    return driver::parse_target(text);
   } catch (const Error& e) {
     throw Error(std::string("--target: ") + e.what());
   }

@@ -20,6 +20,9 @@
 //   tessera::Artifact bert = tessera::compile_range("bert.onnx", o);
 //   tessera::VaryingExecutor vx(std::move(bert), "bert");  // set_input with any length, run, get_output
 //
+// On a GPU: compile(model, {}, "cuda") (the GPU present, else sm_80) and run
+// with a GpuGraphExecutor (inputs and outputs from host or device memory).
+//
 // Running an artifact needs only the runtime library (tessera_runtime): see
 // examples/run_artifact.cc; examples/ shows each of the others.
 #include <iostream>
@@ -28,11 +31,13 @@
 
 #include "target/target.h"
 #include "driver/compile.h"
+#include "driver/parse_target.h"
 #include "driver/tune_network.h"
 #include "graph/model_source.h"
 #include "jit/jit_model.h"
 #include "records/log_file.h"
 #include "records/pick_best.h"
+#include "runtime/gpu_graph_executor.h"
 #include "runtime/graph_executor.h"
 #include "runtime/varying_executor.h"
 #include "tessera/error.h"
@@ -51,6 +56,7 @@ using jit::JitOptions;
 using jit::JitOutput;
 using records::Record;
 using runtime::Artifact;
+using runtime::GpuGraphExecutor;
 using runtime::GraphExecutor;
 using runtime::NDArray;
 using runtime::VaryingExecutor;
@@ -62,10 +68,9 @@ inline Graph load_model(const std::string& model, const ModelOptions& options = 
   return graph::load_model(model, options);
 }
 
-// `target`: "" for this host, or e.g. "llvm -mcpu=znver3 -threads=2".
-inline Target target_of(const std::string& target) {
-  return target.empty() ? Target::host() : Target::parse(target);
-}
+// `target`: "" for this host, or e.g. "llvm -mcpu=znver3 -threads=2", "cuda"
+// (the GPU present, else sm_80), "opencl".
+inline Target target_of(const std::string& target) { return driver::parse_target(target); }
 
 // The artifact of `model` for `target`, its kernels scheduled by the best
 // records of options.records (hand-written schedules without).

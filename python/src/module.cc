@@ -41,13 +41,14 @@
 #include "runtime/graph_executor.h"
 #include "runtime/varying_executor.h"
 #include "tessera/error.h"
+#include "arrays.h"
+#include "gpu_module.h"
 
 namespace py = pybind11;
 using namespace tessera;
+using namespace tessera::python;
 
 namespace {
-
-using FloatArray = py::array_t<float, py::array::c_style>;
 
 // A network as loaded (the graph, and where it came from: the jit reloads it
 // at other batch sizes), or as built with a GraphBuilder (fixed shapes).
@@ -60,12 +61,6 @@ struct Model {
   // of buckets from these options.
   std::optional<graph::ModelOptions> varying;
 };
-
-runtime::NDArray to_ndarray(const FloatArray& a) {
-  runtime::NDArray x(std::vector<int64_t>(a.shape(), a.shape() + a.ndim()));
-  std::memcpy(x.data(), a.data(), static_cast<size_t>(a.size()) * sizeof(float));
-  return x;
-}
 
 std::pair<int64_t, int64_t> pair_of(const std::vector<int64_t>& v, const char* what) {
   if (v.size() == 1) return {v[0], v[0]};
@@ -92,71 +87,14 @@ graph::Pool2dAttrs pool_attrs(const std::vector<int64_t>& kernel, const std::vec
   return a;
 }
 
-// float32, or integers (token ids, masks: read as float32, which holds them
-// exactly up to 2^24); float64 is refused rather than silently rounded.
-// C-contiguous, or a contiguous copy when the layout does not allow reading
-// in place.
-FloatArray as_input(const py::handle& value, size_t index) {
-  py::array a = py::array::ensure(value);
-  if (!a) throw py::type_error("input " + std::to_string(index) + " is not an array");
-  const char kind = a.dtype().kind();
-  if (kind == 'i' || kind == 'u' || kind == 'b') {
-    a = a.attr("astype")("int64");
-    if (a.size() > 0 && py::cast<int64_t>(a.attr("__abs__")().attr("max")()) > (int64_t{1} << 24))
-      throw py::value_error("input " + std::to_string(index) +
-                            " holds integers beyond 2^24, which float32 cannot hold exactly");
-    return FloatArray::ensure(a.attr("astype")("float32"));
-  }
-  if (!a.dtype().is(py::dtype::of<float>()))
-    throw py::type_error("input " + std::to_string(index) + " has dtype " + std::string(py::str(a.dtype())) +
-                         "; Tessera's models take float32 or integers (convert with .astype(numpy.float32))");
-  return FloatArray::ensure(a);
-}
-
-std::vector<int64_t> shape_of(const py::array& a) { return {a.shape(), a.shape() + a.ndim()}; }
-
-// A numpy array owning `value`'s memory: no second copy.
-py::array to_numpy(runtime::NDArray value) {
-  auto owned = std::make_unique<runtime::NDArray>(std::move(value));
-  const std::vector<py::ssize_t> shape(owned->shape().begin(), owned->shape().end());
-  float* data = owned->data();
-  py::capsule owner(owned.get(), [](void* p) { std::unique_ptr<runtime::NDArray>(static_cast<runtime::NDArray*>(p)); });
-  owned.release();  // the capsule owns it now
-  return FloatArray(shape, data, owner);
-}
-
-py::object single_or_tuple(std::vector<py::array> outputs) {
-  if (outputs.size() == 1) return std::move(outputs[0]);
-  py::tuple t(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) t[i] = std::move(outputs[i]);
-  return std::move(t);
-}
-
-runtime::NDArray copy_of(const runtime::NDArray& p) {
-  runtime::NDArray q(p.shape());
-  std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
-  return q;
-}
-
-runtime::Artifact copy_artifact(const runtime::Artifact& a) {
-  runtime::Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}};
-  for (const auto& p : a.params) c.params.push_back(copy_of(p));
-  for (const auto& b : a.smaller) {
-    runtime::ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}};
-    for (const auto& p : b.own) d.own.push_back(copy_of(p));
-    c.smaller.push_back(std::move(d));
-  }
-  return c;
-}
-
 // A compiled model: an executor, and its artifact for save().
 class Module {
  public:
   Module(runtime::Artifact artifact, std::string source)
-      : artifact_(copy_artifact(artifact)), executor_(std::move(artifact), source) {}
+      : artifact_(runtime::copy_artifact(artifact)), executor_(std::move(artifact), source) {}
   // The file is read once: the executor runs a copy of the artifact save() writes.
   explicit Module(const std::string& path)
-      : artifact_(runtime::read_artifact(path)), executor_(copy_artifact(artifact_), path) {}
+      : artifact_(runtime::read_artifact(path)), executor_(runtime::copy_artifact(artifact_), path) {}
 
   py::object call(const py::args& args) {
     if (static_cast<int>(args.size()) != executor_.num_inputs())
@@ -189,7 +127,7 @@ class Module {
         std::memcpy(output_data[static_cast<size_t>(i)], executor_.output_data(i),
                     static_cast<size_t>(outputs[static_cast<size_t>(i)].size()) * sizeof(float));
     }
-    return single_or_tuple(std::move(outputs));
+    return single_or_tuple({outputs.begin(), outputs.end()});
   }
   void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
   py::dict benchmark(int number, int repeat) {
@@ -219,7 +157,7 @@ class Module {
 class VaryingModule {
  public:
   VaryingModule(runtime::Artifact artifact, std::string source)
-      : artifact_(copy_artifact(artifact)), executor_(std::move(artifact), source) {}
+      : artifact_(runtime::copy_artifact(artifact)), executor_(std::move(artifact), source) {}
 
   py::object call(const py::args& args) {
     if (static_cast<int>(args.size()) != executor_.num_inputs())
@@ -235,7 +173,7 @@ class VaryingModule {
       executor_.run();
       for (int i = 0; i < executor_.num_outputs(); ++i) outputs.push_back(executor_.get_output(i));
     }
-    std::vector<py::array> arrays;
+    std::vector<py::object> arrays;
     for (auto& out : outputs) arrays.push_back(to_numpy(std::move(out)));
     return single_or_tuple(std::move(arrays));
   }
@@ -265,6 +203,7 @@ class VaryingModule {
 
 // A Module, or a VaryingModule for an artifact compiled over a range.
 py::object module_of(runtime::Artifact artifact, const std::string& source) {
+  if (artifact.gpu) return make_gpu_module(std::move(artifact), source);
   if (artifact.varying) return py::cast(std::make_unique<VaryingModule>(std::move(artifact), source));
   return py::cast(std::make_unique<Module>(std::move(artifact), source));
 }
@@ -327,7 +266,7 @@ class Jit {
           copies.push_back(std::move(out));
         }
     }
-    std::vector<py::array> outputs;
+    std::vector<py::object> outputs;
     if (!views) {
       for (auto& out : copies) outputs.push_back(to_numpy(std::move(out)));
       return single_or_tuple(std::move(outputs));
@@ -621,6 +560,7 @@ PYBIND11_MODULE(_tessera, m) {
       });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false);
+  bind_gpu_module(m);
   py::class_<VaryingModule>(m, "VaryingModule")
       .def("__call__", &VaryingModule::call)
       .def("save", &VaryingModule::save, py::arg("path"))

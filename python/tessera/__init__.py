@@ -14,16 +14,19 @@
     bert = tessera.load_model("bert.onnx", dims={"sequence": (1, 512)})
     any_length = tessera.compile(bert)                  # one artifact of buckets: any length in 1..512
 
+    gpu = tessera.compile(model, target="cuda")          # a GpuModule: runs on the GPU
+    gpu(x_cuda, out=y_cuda)                             # torch CUDA tensors through DLPack, copied on the device
+
 Arrays are numpy float32. Inputs are read in place when C-contiguous;
 outputs are new arrays, except from a jit in reduce-overhead mode, whose
 outputs are views that the next call overwrites. Errors are tessera.Error
 (a RuntimeError) with a message that names the input.
 """
-from ._tessera import (Error, GraphBuilder, Jit, Model, Module, VaryingModule, compile, jit, load, load_model,
-                       pick_best, tune)
+from ._tessera import (Error, GpuModule, GraphBuilder, Jit, Model, Module, VaryingModule, compile, jit, load,
+                       load_model, pick_best, tune)
 
-__all__ = ["Error", "GraphBuilder", "Jit", "Model", "Module", "VaryingModule", "compile", "explain", "jit", "load",
-           "load_model", "pick_best", "tune"]
+__all__ = ["Error", "GpuModule", "GraphBuilder", "Jit", "Model", "Module", "VaryingModule", "compile", "explain", "jit",
+           "load", "load_model", "pick_best", "tune"]
 
 
 def explain(model, *example_inputs):

@@ -14,6 +14,10 @@ parts), and compiles each part into a Tessera module.
         y = fast(x)                     # compiles on the first call
     tessera.explain(model, x)           # the graph breaks and the kernels
 
+A model on a CUDA device runs there: each part compiled for the GPU
+(options={"cuda_target": "cuda -arch=sm_90"}; default "cuda", the GPU
+present), its tensors passed through DLPack, never through host memory.
+
 options={"records": LOG} builds with tuning records, {"threads": N} sets the
 threads, {"autotune_minutes": M} max-autotune's budget (torch.compile takes
 mode or options: {"mode": "max-autotune", ...} gives both). fullgraph=True
@@ -643,16 +647,20 @@ class TesseraPart(torch.nn.Module):
         self.dynamic, self.failed_shapes = at_shapes is not None, set()
         self.threads = int(options.get("threads", 0))
         self.records = options.get("records")
+        # CUDA tensors run the part compiled for the GPU, once per input shapes.
+        self.cuda_target, self.gpu_modules = options.get("cuda_target", "cuda"), {}
+        self.model_at = None
         try:
             converter = _Converter(name, examples)
             self.model = converter.convert(part, frozen)
             self.inputs, self.single = converter.inputs, converter.single
+            if self.dynamic:
+                self.model_at = at_shapes(part, frozen, name, self.inputs)
             # Through the jit in every mode: compiled on the first call, and kept
             # on disk, so a second process's first call loads instead of compiling.
             self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
                                     autotune_minutes=float(options.get("autotune_minutes", 10)),
-                                    dynamic=self.dynamic,
-                                    at_shapes=at_shapes(part, frozen, name, self.inputs) if self.dynamic else None)
+                                    dynamic=self.dynamic, at_shapes=self.model_at)
         except _tessera.Error as e:
             self._give_up(e)
 
@@ -668,9 +676,43 @@ class TesseraPart(torch.nn.Module):
         warnings.warn(f"tessera: part {self.name} runs in PyTorch: {error}")
         self.fallback = error
 
+    def _runs_in_pytorch(self, args, shapes, why):
+        import warnings
+        warnings.warn(f"tessera: part {self.name} at input shapes {list(shapes)} runs in PyTorch: {why}")
+        self.failed_shapes.add(shapes)
+        return self.part(*args)
+
+    def _forward_cuda(self, args):
+        """CUDA tensors stay on the GPU: the part compiled for it (a GpuModule),
+        its inputs copied on the device through DLPack, its outputs written
+        into tensors PyTorch allocates there."""
+        tensors = [args[i].detach().to(torch.float32).contiguous() for i in self.inputs]
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        if shapes in self.failed_shapes:
+            return self.part(*args)
+        device = tensors[0].device
+        module = self.gpu_modules.get(shapes)
+        if module is None:
+            if any(t.device != device for t in tensors) or (device.index or 0) != 0:
+                return self._runs_in_pytorch(args, shapes, "Tessera runs on CUDA device 0 alone")
+            built = tuple(tuple(shape) for _, shape in self.model.inputs)
+            if shapes != built and self.model_at is None:
+                return self._runs_in_pytorch(args, shapes, f"the part was converted at {list(built)}")
+            try:
+                model = self.model if shapes == built else self.model_at([list(s) for s in shapes])
+                module = _tessera.compile(model, target=self.cuda_target, records=self.records)
+            except _tessera.Error as e:
+                return self._runs_in_pytorch(args, shapes, e)
+            self.gpu_modules[shapes] = module
+        outs = [torch.empty(shape, dtype=torch.float32, device=device) for _, shape in module.outputs]
+        module(*tensors, out=outs)
+        return outs[0] if self.single else tuple(outs)
+
     def forward(self, *args):
         if self.fallback is not None:
             return self.part(*args)
+        if any(args[i].is_cuda for i in self.inputs):
+            return self._forward_cuda(args)
         arrays = [args[i].detach().contiguous().numpy() for i in self.inputs]
         shapes = tuple(a.shape for a in arrays)
         if shapes in self.failed_shapes:
@@ -682,9 +724,7 @@ class TesseraPart(torch.nn.Module):
                 if not hasattr(self, "compiled_once"):
                     self._give_up(e)
                 else:  # dynamic: these shapes alone run in PyTorch
-                    import warnings
-                    warnings.warn(f"tessera: part {self.name} at input shapes {list(shapes)} runs in PyTorch: {e}")
-                    self.failed_shapes.add(shapes)
+                    return self._runs_in_pytorch(args, shapes, e)
                 return self.part(*args)
             self.compiled_once = True
         else:

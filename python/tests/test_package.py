@@ -239,5 +239,78 @@ class Package(unittest.TestCase):
             self.assertEqual(wrong, [])
 
 
+class FakeCudaTensor:
+    """What the DLPack protocol shows of a CUDA tensor (torch's, CuPy's), over
+    host memory: enough to see where a module sends device tensors, without a
+    GPU."""
+
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, stream=None):
+        self.stream = stream
+        return self.array.__dlpack__()
+
+
+class GpuModules(unittest.TestCase):
+    """A model compiled for a GPU target runs on its device (PoCL's OpenCL CPU
+    device here; CUDA on the device machine's check)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.model = tessera.load_model(NARROW)
+        cls.x = np.random.default_rng(5).random((1, 3, 64, 64), dtype=np.float32)
+        try:
+            cls.module = tessera.compile(cls.model, target="opencl")
+        except tessera.Error as e:
+            if "OpenCL unavailable" in str(e):
+                raise unittest.SkipTest(str(e))
+            raise
+
+    def test_an_opencl_module_equals_the_cpu_module_and_saves_as_a_gpu_artifact(self):
+        self.assertIsInstance(self.module, tessera.GpuModule)
+        self.assertEqual(self.module.target, "opencl")
+        self.assertTrue(self.module.device)
+        y = self.module(self.x)
+        want = tessera.compile(self.model, threads=1)(self.x)
+        self.assertEqual(y.shape, want.shape)
+        self.assertTrue(close(y, want))
+        artifact = os.path.join(self.tmp.name, "narrow_opencl.tsr")
+        self.module.save(artifact)
+        again = tessera.load(artifact)
+        self.assertIsInstance(again, tessera.GpuModule)
+        self.assertTrue(np.array_equal(again(self.x), y))
+        self.assertEqual(self.module.inputs, [("data", [1, 3, 64, 64])])
+        timing = self.module.benchmark(number=1, repeat=2)
+        self.assertGreater(timing["min_ms"], 0.0)
+
+    def test_device_tensors_are_refused_in_one_line_where_no_cuda_device_takes_them(self):
+        cuda_x = FakeCudaTensor(self.x)
+        cpu = tessera.compile(self.model, threads=1)
+        with self.assertRaisesRegex(TypeError, r"input 0 is a tensor in CUDA device 0 memory; this model runs on the "
+                                               r"host CPU \(compile it for target='cuda'"):
+            cpu(cuda_x)
+        # The OpenCL device's buffers are no CUDA pointers: said, nothing run.
+        with self.assertRaisesRegex(tessera.Error, "only through host memory"):
+            self.module(cuda_x)
+        self.assertEqual(cuda_x.stream, 1)  # the producer was asked to order its work before the legacy stream
+        with self.assertRaisesRegex(TypeError, r"the CUDA tensor is not float32 \(convert it with .float\(\)\)"):
+            self.module(FakeCudaTensor(self.x.astype(np.float64)))
+        with self.assertRaisesRegex(ValueError, r"input 0 \('data'\) has shape \(1, 3, 32, 32\), the model takes "
+                                                r"\(1, 3, 64, 64\)"):
+            self.module(FakeCudaTensor(np.zeros((1, 3, 32, 32), np.float32)))
+        out_shape = tuple(self.module.outputs[0][1])
+        with self.assertRaisesRegex(TypeError, r"out\[0\] is not a CUDA tensor \(its memory is host's\)"):
+            self.module(self.x, out=np.zeros(out_shape, np.float32))
+        with self.assertRaisesRegex(ValueError, "out= holds 2 tensors; the model has 1 outputs"):
+            self.module(self.x, out=[FakeCudaTensor(np.zeros(out_shape, np.float32))] * 2)
+        # And the module still runs after each refusal.
+        self.assertTrue(close(self.module(self.x), cpu(self.x)))
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]], verbosity=2)

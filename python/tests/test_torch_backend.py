@@ -279,5 +279,31 @@ class TorchBackend(unittest.TestCase):
                 self.assertLessEqual(rel_error(compiled(x), model(x)), 1e-4)
 
 
+@unittest.skipUnless(torch.cuda.is_available(), "no CUDA device (the device machine's check runs these)")
+class TorchBackendOnCuda(unittest.TestCase):
+    """A model on the GPU stays there: its parts compiled for cuda, the tensors
+    crossing through DLPack, the outputs CUDA tensors equal to eager's."""
+
+    def test_resnet18_on_the_gpu_equals_eager_and_stays_on_the_device(self):
+        torch._dynamo.reset()
+        model = torchvision.models.resnet18().eval().cuda()
+        x = torch.randn(2, 3, 224, 224, device="cuda")
+        with torch.no_grad():
+            want = model(x)
+            got = torch.compile(model, backend="tessera")(x)
+        self.assertTrue(got.is_cuda)
+        self.assertLessEqual(rel_error(got, want), 1e-4)
+
+    def test_token_ids_on_the_gpu_run_as_floats_there(self):
+        torch._dynamo.reset()
+        model = TinyDecoder().eval().cuda()
+        ids = torch.randint(0, 50, (2, 7), device="cuda")
+        with torch.no_grad():
+            want = model(ids)
+            got = torch.compile(model, backend="tessera", fullgraph=True)(ids)
+        self.assertTrue(got.is_cuda)
+        self.assertLessEqual(rel_error(got, want), 1e-4)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "driver/parse_target.h"
 #include "target/target.h"
 #include "graph/model_source.h"
 #include "jit/artifact_cache.h"
@@ -35,7 +36,7 @@ std::string shapes_text(const Shapes& shapes) {
 
 target::Target resolve_target(const std::string& text, int threads) {
   if (threads < 0) throw Error("threads must be 0 (the target's) or more, got " + std::to_string(threads));
-  target::Target t = text.empty() ? target::Target::host() : target::Target::parse(text);
+  target::Target t = driver::parse_target(text);
   if (threads > 0) t.threads = threads;
   return t;
 }
