@@ -8,6 +8,6 @@ build="${1:-$here/build}"
 venv="$here/bench/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet torch torchvision numpy --index-url https://download.pytorch.org/whl/cpu
+  "$venv/bin/pip" install --quiet torch torchvision numpy  # from PyPI, as the benchmarks take them
 fi
 PYTHONPATH="$build/python" "$venv/bin/python" "$here/python/tests/test_torch_backend.py"

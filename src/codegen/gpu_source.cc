@@ -3,9 +3,12 @@
 #include <set>
 
 #include "codegen/c_printer.h"
+#include "codegen/lane_analysis.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/simplify.h"
 #include "tir/stmt_functor.h"
 #include "tir/verify_gpu.h"
 
@@ -96,8 +99,9 @@ class GpuPrinter : public CSourcePrinter {
     tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
       auto* a = tir::as<tir::AllocateNode>(s);
       if (a && a->scope == tir::MemoryScope::Shared)
-        out_ << "  " << (cuda() ? "__shared__ " : "__local ") << type_name(a->buffer->dtype) << " "
-             << name(a->buffer->name) << "[" << a->buffer->num_elements() << "];\n";
+        out_ << "  " << (cuda() ? "__shared__ __align__(16) " : "__local ") << type_name(a->buffer->dtype) << " "
+             << name(a->buffer->name) << "[" << a->buffer->num_elements() << "]"
+             << (cuda() ? "" : " __attribute__((aligned(16)))") << ";\n";
     });
     stmt(k.body, 1);
     out_ << "}\n";
@@ -163,10 +167,47 @@ class GpuPrinter : public CSourcePrinter {
       out_ << indent(depth) << "}\n";
       return;
     }
-    // Virtual threads, vector lanes and unrolled loops the unroll pass left:
-    // loops the device compiler unrolls.
+    if (n->for_kind == tir::ForKind::Vectorized && vector_copy(n, depth)) return;
+    // Virtual threads, other vector lanes and unrolled loops the unroll pass
+    // left: loops the device compiler unrolls.
     if (n->for_kind != tir::ForKind::Serial) out_ << indent(depth) << "#pragma unroll\n";
     CSourcePrinter::loop(n, depth);
+  }
+
+  // A vectorized loop of 2 or 4 lanes copying contiguous floats between
+  // offsets that the lanes' count divides (the buffers themselves start
+  // aligned: device allocations, aligned shared arrays): one float2 /
+  // float4 load and one store instead of 2 or 4 of each. The cooperative
+  // fetches into shared memory are such loops.
+  bool vector_copy(const tir::ForNode* n, int depth) {
+    const int64_t lanes = n->extent;
+    if ((lanes != 2 && lanes != 4) || n->body->kind != tir::StmtKind::Store) return false;
+    const auto* store = tir::as<tir::StoreNode>(n->body);
+    const auto* load = store->value.as<ir::TensorLoadNode>();
+    if (!load || store->buffer->dtype != ir::DType::Float32 || load->tensor->dtype != ir::DType::Float32) return false;
+    const ir::VarNode* lane = n->var.node();
+    if (access_stride(store->indices, store->buffer->shape, lane) != 1 ||
+        access_stride(load->indices, load->tensor->shape, lane) != 1)
+      return false;
+    const ir::VarMap first_lane{{n->var, ir::Expr(int64_t{0})}};
+    auto at_first_lane = [&](const std::vector<ir::Expr>& indices) {
+      std::vector<ir::Expr> r;
+      for (const ir::Expr& i : indices) r.push_back(tir::simplify(ir::substitute(i, first_lane)));
+      return r;
+    };
+    const std::vector<ir::Expr> to = at_first_lane(store->indices), from = at_first_lane(load->indices);
+    if (offset_alignment(to, store->buffer->shape) % lanes != 0 ||
+        offset_alignment(from, load->tensor->shape) % lanes != 0)
+      return false;
+    const std::string n_lanes = std::to_string(lanes);
+    const std::string dst = name(store->buffer->name) + " + " + flat_index(to, store->buffer->shape);
+    const std::string src = name(load->tensor->name) + " + " + flat_index(from, load->tensor->shape);
+    if (cuda())
+      out_ << indent(depth) << "*(float" << n_lanes << "*)(" << dst << ") = *(const float" << n_lanes << "*)(" << src
+           << ");\n";
+    else
+      out_ << indent(depth) << "vstore" << n_lanes << "(vload" << n_lanes << "(0, " << src << "), 0, " << dst << ");\n";
+    return true;
   }
 
   void allocate(const tir::AllocateNode* n, int depth) override {

@@ -1,5 +1,6 @@
 #include "codegen/lane_analysis.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/functor.h"
@@ -47,6 +48,37 @@ std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const
     extent_product *= d < shape.size() ? shape[d] : 1;
   }
   return total;
+}
+
+int64_t known_alignment(const ir::Expr& e) {
+  constexpr int64_t kMost = 64;
+  int64_t c = 0;
+  if (ir::is_const_int(e, &c)) {
+    if (c == 0) return kMost;
+    int64_t p = 1;
+    while (p < kMost && c % (2 * p) == 0) p *= 2;
+    return p;
+  }
+  const auto* b = e.as<ir::BinaryNode>();
+  switch (e.kind()) {
+    case ir::ExprKind::Add:
+    case ir::ExprKind::Sub:
+    case ir::ExprKind::Min:
+    case ir::ExprKind::Max:
+    case ir::ExprKind::FloorMod: return std::min(known_alignment(b->a), known_alignment(b->b));
+    case ir::ExprKind::Mul: return std::min(kMost, known_alignment(b->a) * known_alignment(b->b));
+    default: return 1;
+  }
+}
+
+int64_t offset_alignment(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape) {
+  int64_t alignment = 64;
+  int64_t stride = 1;
+  for (size_t d = indices.size(); d-- > 0;) {
+    alignment = std::min(alignment, known_alignment(ir::Expr(stride) * indices[d]));
+    stride *= d < shape.size() ? shape[d] : 1;
+  }
+  return alignment;
 }
 
 bool lanes_are_independent(const tir::ForNode& loop) {

@@ -20,6 +20,13 @@ std::optional<int64_t> stride_along(const ir::Expr& e, const ir::VarNode* var);
 std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
                                      const ir::VarNode* var);
 
+// The largest power of two, up to 64, known to divide e wherever it is
+// evaluated (a loop variable may be any integer: 1): from constants through
+// +, -, *, min, max and modulo. What a vector access's alignment rests on.
+int64_t known_alignment(const ir::Expr& e);
+// The same for the row-major offset of `indices` into `shape`.
+int64_t offset_alignment(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape);
+
 // True when the loop body is straight-line stores (guards allowed), every store
 // moves with the loop variable (lanes write distinct elements), and a buffer the
 // body writes is read only at the element the same lane writes (no lane sees

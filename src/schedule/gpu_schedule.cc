@@ -130,11 +130,21 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
     std::vector<int> layout;
     for (size_t d = 0; d < operand->shape.size(); ++d) layout.push_back(static_cast<int>(d));
     trace.cache_read(acc, operand->name, layout, "shared");
-    // Each thread of the block fetches its share of the slice.
+    // Each thread of the block fetches its share of the slice, four
+    // floats at a time (one float4 load) where the operand is stored as the
+    // slice reads it (a placeholder, not a transpose inlined into the copy)
+    // and the rows of the slice and of the operand are whole multiples of four.
     const std::string copy = cache_read_name(operand->name);
     std::vector<std::string> copy_axes;
     for (size_t d = 0; d < operand->shape.size(); ++d) copy_axes.push_back(cache_read_axis(d));
     trace.compute_at(copy, acc, split_part(k, 0));
+    const bool vectors = operand->is_placeholder() && plan.step_k % 4 == 0 && operand->shape.back() % 4 == 0;
+    if (vectors) {
+      const std::string row = copy_axes.back();
+      trace.split(copy, row, {4});
+      copy_axes.back() = split_part(row, 0);
+      trace.vectorize(copy, split_part(row, 1));
+    }
     trace.fuse(copy, copy_axes);
     const std::string fused = fused_name(copy_axes);
     trace.split(copy, fused, {plan.threads_y, plan.threads_x});

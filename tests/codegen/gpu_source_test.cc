@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "../ops/ops_test_util.h"
+#include "codegen/lane_analysis.h"
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
 #include "ops/registry.h"
@@ -54,13 +55,56 @@ TEST(GpuSource, MatmulScheduleStagesBothOperandsInSharedMemoryBetweenBarriers) {
   EXPECT_EQ(k.grid, (std::array<int64_t, 3>{2, 2, 1}));  // 96 columns: two tiles of 64, the second guarded
   EXPECT_EQ(k.block, (std::array<int64_t, 3>{16, 16, 1}));
   EXPECT_EQ(k.shared_bytes, 2 * 64 * 8 * 4);
-  for (const char* piece : {"extern \"C\" __global__ void __launch_bounds__(256)", "__shared__ float data_cache[512];",
-                            "blockIdx.y", "threadIdx.x", "__syncthreads();"})
+  // Both slices fetched four floats a load (K = 72 and the step of 8 are multiples of 4).
+  for (const char* piece :
+       {"extern \"C\" __global__ void __launch_bounds__(256)", "__shared__ __align__(16) float data_cache[512];",
+        "blockIdx.y", "threadIdx.x", "__syncthreads();", "*(float4*)(data_cache + ", "= *(const float4*)(data + ",
+        "*(float4*)(weight_cache + "})
     EXPECT_NE(cuda.code.find(piece), std::string::npos) << piece << "\n" << cuda.code;
   const GpuSource ocl = emit_gpu_source(f, {}, GpuDialect::OpenCl);
   for (const char* piece : {"__kernel __attribute__((reqd_work_group_size(16, 16, 1)))", "__global float* restrict",
-                            "__local float data_cache[512];", "get_local_id(1)", "barrier(CLK_LOCAL_MEM_FENCE);"})
+                            "__local float data_cache[512] __attribute__((aligned(16)));", "get_local_id(1)",
+                            "barrier(CLK_LOCAL_MEM_FENCE);", "vstore4(vload4(0, data + "})
     EXPECT_NE(ocl.code.find(piece), std::string::npos) << piece << "\n" << ocl.code;
+  // K = 37: no row of the operand starts aligned, so every float is fetched alone.
+  const ops::Workload ragged = ops::make_workload("dense", matmul_args({100, 37}, {70, 37}, false));
+  const GpuSource scalar =
+      emit_gpu_source(lowered(ragged, *schedule::gpu_matmul_schedule(ragged.dag, 1024)), {}, GpuDialect::Cuda);
+  EXPECT_EQ(scalar.code.find("float4"), std::string::npos) << scalar.code;
+}
+
+// A vectorized copy loop becomes one vector load and store only where both
+// offsets are contiguous in the lane and start at a multiple of the lanes.
+TEST(GpuSource, VectorCopiesNeedContiguousAlignedOffsetsOnBothSides) {
+  ir::Tensor a = ir::placeholder({64, 8}, "a"), b = ir::placeholder({64, 8}, "b");
+  ir::Var tx("tx"), v("v");
+  auto copy = [&](const ir::Expr& row_offset, const ir::Expr& column, int64_t lanes) {
+    tir::Stmt body = tir::make_for(
+        tx, 64, tir::ForKind::ThreadX,
+        tir::make_for(v, lanes, tir::ForKind::Vectorized,
+                      tir::make_store(b, {tx, ir::Expr(int64_t{4}) + v}, ir::load(a, {tx, row_offset + column}))));
+    return emit_gpu_source(tir::LoweredFunc{"copy", {a, b}, body}, {}, GpuDialect::Cuda).code;
+  };
+  EXPECT_NE(copy(ir::Expr(int64_t{0}), v, 4).find("*(float4*)(b + tx*8 + 4) = *(const float4*)(a + tx*8);"),
+            std::string::npos)
+      << copy(ir::Expr(int64_t{0}), v, 4);
+  EXPECT_NE(copy(ir::Expr(int64_t{2}), v, 2).find("*(float2*)"), std::string::npos);
+  EXPECT_EQ(copy(ir::Expr(int64_t{2}), v, 4).find("float4"), std::string::npos);      // a + 2: not 16-byte aligned
+  EXPECT_EQ(copy(ir::Expr(int64_t{0}), v * 2, 4).find("float4"), std::string::npos);  // every other float
+  EXPECT_EQ(copy(ir::Expr(int64_t{0}), v, 3).find("float3"), std::string::npos);      // no 3-lane vectors
+}
+
+TEST(GpuSource, KnownAlignmentReadsConstantsThroughSumsProductsAndModulo) {
+  ir::Var i("i"), j("j");
+  EXPECT_EQ(known_alignment(ir::Expr(int64_t{12})), 4);
+  EXPECT_EQ(known_alignment(ir::Expr(int64_t{0})), 64);
+  EXPECT_EQ(known_alignment(i), 1);
+  EXPECT_EQ(known_alignment(i * 8 + j * 4), 4);
+  EXPECT_EQ(known_alignment(i * 8 + j * 4 + 2), 2);
+  EXPECT_EQ(known_alignment(ir::floormod(i * 8, ir::Expr(int64_t{12}))), 4);
+  EXPECT_EQ(known_alignment(ir::floordiv(i * 8, ir::Expr(int64_t{2}))), 1);  // a quotient: nothing known
+  EXPECT_EQ(offset_alignment({i, j * 4}, {10, 8}), 4);
+  EXPECT_EQ(offset_alignment({i, j * 4}, {10, 6}), 2);
 }
 
 ops::OpArgs conv_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t stride, int64_t dilation = 1) {
@@ -92,7 +136,8 @@ TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
   // Per step of 8 channels: the padded window (8 x 6 x 9) and the weights (32 x 8 x 3 x 3).
   EXPECT_EQ(k.shared_bytes, 4 * (8 * 6 * 9 + 32 * 8 * 9));
   EXPECT_EQ(k.shared_bytes, schedule::gpu_conv_shared_bytes(plan, 3, 3, 1, 1, 1, 1));
-  for (const char* piece : {"blockIdx.z", "threadIdx.z", "__syncthreads();", "__shared__ float"})
+  for (const char* piece :
+       {"blockIdx.z", "threadIdx.z", "__syncthreads();", "__shared__ __align__(16) float pad_temp_cache[432];"})
     EXPECT_NE(cuda.code.find(piece), std::string::npos) << piece << "\n" << cuda.code;
 }
 
