@@ -84,6 +84,12 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   const std::vector<int64_t>& sizes = dimension.buckets;
   if (sizes.empty() || dimension.min >= dimension.max)
     throw Error("the varying dimension " + dimension.name + " needs a range of more than one size");
+  // The GPU runtime runs one graph of fixed shapes (GpuGraphExecutor): no
+  // buckets yet, so no artifact of them.
+  if (target.is_gpu())
+    throw Error("a range of " + dimension.name + " (" + std::to_string(dimension.min) + ".." +
+                std::to_string(dimension.max) + ") compiles for CPU targets only so far; for '" + target.str() +
+                "' compile one size (--dim " + dimension.name + "=N)");
   BuildSetup setup;
   set_up(options, setup);
   const build::BuildOptions& b = setup.options;

@@ -47,20 +47,41 @@ bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "bat
 
 }  // namespace
 
+namespace {
+
+bool inlined_by_default(const ir::ComputeDAG& dag, const ir::Tensor& t) {
+  return !t->is_placeholder() && !t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole");
+}
+
+// Whether `reader` reads `t` directly or through stages inlined into it (so
+// that t computed at reader's loop is read there; attention's scores have
+// the output's shape when the sequence equals the head's width, yet only the
+// softmax reads them).
+bool reads_through_inlined(const ir::ComputeDAG& dag, const ir::Tensor& reader, const ir::Tensor& t) {
+  for (const auto& in : reader->inputs()) {
+    if (in == t) return true;
+    if (inlined_by_default(dag, in) && reads_through_inlined(dag, in, t)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   Trace trace;
-  // A reduction whose result has the output's shape (a convolution before
-  // its bias and activation) is computed by the output's threads, one
-  // element each: one kernel, no round trip through device memory.
+  // A reduction of the output's shape that the output reads (a convolution
+  // before its bias and activation) is computed by the output's threads,
+  // one element each: one kernel, no round trip through device memory.
   const ir::Tensor out = dag.outputs().size() == 1 ? dag.outputs()[0] : nullptr;
   std::vector<ir::Tensor> per_thread;
   for (const auto& t : dag.tensors()) {
     if (t->is_placeholder()) continue;
-    if (!t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole")) {
+    if (inlined_by_default(dag, t)) {
       trace.compute_inline(t->name);
       continue;
     }
-    if (out && t != out && t->is_reduction() && t->shape == out->shape && !t->attrs.count("kept_whole")) {
+    if (out && t != out && t->is_reduction() && t->shape == out->shape && !t->attrs.count("kept_whole") &&
+        reads_through_inlined(dag, out, t)) {
       per_thread.push_back(t);
       continue;
     }

@@ -269,6 +269,20 @@ foreach(model resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.1 incepti
                          SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
   endforeach()
 endforeach()
+# Attention whose sequence equals the head's width (16): its scores have the
+# output's shape, yet only the softmax reads them (the default GPU schedule
+# once tried to compute them in the output's threads).
+add_test(NAME Cli.GpuAttentionWithTheSequenceAsWideAsAHead
+         COMMAND tessera_cli compile ${BERT_DYNAMIC}.onnx --dim sequence=16 --target opencl -o gpu_bert16.tsr --check)
+set_tests_properties(Cli.GpuAttentionWithTheSequenceAsWideAsAHead PROPERTIES
+                     PASS_REGULAR_EXPRESSION ": correct" FAIL_REGULAR_EXPRESSION "WRONG|tessera: error"
+                     SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 120)
+# A range of sizes has no GPU runtime yet: said at compile time, in one line.
+add_test(NAME Cli.GpuRangeIsRefusedInOneLine
+         COMMAND tessera_cli compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --target opencl -o gpu_range.tsr)
+set_tests_properties(Cli.GpuRangeIsRefusedInOneLine PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: a range of sequence \\(1..16\\) compiles for CPU targets only so far; for 'opencl' compile one size \\(--dim sequence=N\\)"
+                     TIMEOUT 60)
 # Tuning on a GPU target: the dense.gpu template's candidates built in
 # workers and measured in child processes on the OpenCL device, the records
 # carrying the target and the GPU trace (scopes, bindings).
