@@ -6,7 +6,9 @@
 # 1. gpu.txt: nvidia-smi; 2. gpu_tests.txt: the GPU tests (CUDA cases run,
 # OpenCL ones skip: the image has no OpenCL driver); 3. gpu_vs_torch.*: the
 # benchmark (bench/gpu/gpu_vs_torch.py); 4. zoo_check.jsonl: every zoo model
-# at batch 1 and 8 compiled for cuda against the reference interpreter.
+# at batch 1 and 8 compiled for cuda against the reference interpreter;
+# 5. python.txt: the Python module built there, CUDA tensors through DLPack
+# and torch.compile(backend="tessera") on the GPU.
 # Each step has a deadline so that the rest still runs and what is done comes back.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,4 +45,24 @@ for batch in 1 8; do
   done
 done
 grep -c '"correct":true' "$OUT/zoo_check.jsonl"; grep -v '"correct":true' "$OUT/zoo_check.jsonl" | head -5
+
+echo "== Python on the GPU ($(left) s left)"
+# The module built here, against this image's Python, numpy and pybind11;
+# then CUDA tensors through DLPack and torch.compile(backend="tessera") on
+# the GPU (python/tests/test_torch_backend.py, TorchBackendOnCuda).
+if [ "$(left)" -gt 100 ]; then
+  py=$work/python/tessera
+  mkdir -p "$py" && cp "$root"/python/tessera/*.py "$py/"
+  ext=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+  timeout $(($(left) - 60)) g++ -O1 -std=c++20 -shared -fPIC -w \
+    -I"$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
+    -I"$(python3 -c "import pybind11; print(pybind11.get_include())")" -I"$work/include" -I"$root/src" -I"$root/include" \
+    "$root"/python/src/*.cc "$work/libtessera.a" "$work/libtessera_runtime.a" "$work"/lib/*.so* \
+    -Wl,-rpath,"$work/lib" -o "$py/_tessera$ext" >"$OUT/python.txt" 2>&1 &&
+    PYTHONPATH=$work/python timeout $(($(left) - 5)) python3 "$root/python/tests/test_torch_backend.py" \
+      TorchBackendOnCuda >>"$OUT/python.txt" 2>&1
+  tail -4 "$OUT/python.txt"
+else
+  echo "skipped: too little time left" | tee "$OUT/python.txt"
+fi
 echo "== done in $(( $(date +%s) - start )) s"

@@ -284,6 +284,21 @@ class TorchBackendOnCuda(unittest.TestCase):
     """A model on the GPU stays there: its parts compiled for cuda, the tensors
     crossing through DLPack, the outputs CUDA tensors equal to eager's."""
 
+    def test_a_gpu_module_takes_cuda_tensors_and_fills_the_ones_given_as_out(self):
+        import os
+        narrow = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "onnx", "resnet18_narrow.onnx")
+        model = tessera.load_model(narrow)
+        gpu = tessera.compile(model, target="cuda")
+        self.assertIsInstance(gpu, tessera.GpuModule)
+        x = torch.rand(1, 3, 64, 64, device="cuda")
+        out = torch.full(tuple(gpu.outputs[0][1]), float("nan"), device="cuda")
+        self.assertIs(gpu(x, out=out), out)
+        want = tessera.compile(model, threads=1)(x.cpu().numpy())
+        self.assertLessEqual(rel_error(out.cpu(), torch.from_numpy(want)), 1e-4)
+        self.assertTrue(np.array_equal(gpu(x.cpu().numpy()), out.cpu().numpy()))  # the host path gives the same
+        with self.assertRaisesRegex(TypeError, "not float32"):
+            gpu(x.double())
+
     def test_resnet18_on_the_gpu_equals_eager_and_stays_on_the_device(self):
         torch._dynamo.reset()
         model = torchvision.models.resnet18().eval().cuda()
