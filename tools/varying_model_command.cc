@@ -143,8 +143,10 @@ int run_varying_bench(const ModelCommandOptions& o, runtime::Artifact artifact) 
                   ".." + std::to_string(v.max));
     ex.set_random_inputs(n);
     const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
-    fmt::print("{} ({} = {}, bucket {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model, v.name, n,
-               ex.bucket(), threads, r.min() * 1e3, r.median() * 1e3);
+    const std::string where = ex.on_gpu() ? ex.gpu_executor(ex.bucket()).device_name()
+                                          : fmt::format("{} threads", threads);
+    fmt::print("{} ({} = {}, bucket {}, {}): min {:.2f} ms, median {:.2f} ms\n", o.model, v.name, n, ex.bucket(),
+               where, r.min() * 1e3, r.median() * 1e3);
   }
   return 0;
 }

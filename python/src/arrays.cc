@@ -11,8 +11,8 @@ namespace tessera::python {
 FloatArray as_input(const py::handle& value, size_t index) {
   if (is_device_tensor(value))
     throw py::type_error("input " + std::to_string(index) + " is a tensor in " + device_tensor_place(value) +
-                         " memory; this model runs on the host CPU (compile it for target='cuda' to pass device "
-                         "tensors, or pass host arrays)");
+                         " memory; this module takes host arrays (a model compiled for target='cuda' at fixed "
+                         "shapes takes device tensors)");
   py::array a = py::array::ensure(value);
   if (!a) throw py::type_error("input " + std::to_string(index) + " is not an array");
   const char kind = a.dtype().kind();

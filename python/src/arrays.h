@@ -17,7 +17,7 @@ using FloatArray = py::array_t<float, py::array::c_style>;
 // Input `index` as float32: float32 itself, or integers (token ids, masks:
 // read as float32, which holds them exactly up to 2^24); float64 is refused
 // rather than silently rounded, and so is a tensor in device memory (one
-// line saying which target takes it). C-contiguous, or a contiguous copy
+// line saying which module takes it). C-contiguous, or a contiguous copy
 // when the layout does not allow reading in place.
 FloatArray as_input(const py::handle& value, size_t index);
 

@@ -134,8 +134,7 @@ class GpuModule {
 }  // namespace
 
 py::object make_gpu_module(runtime::Artifact artifact, const std::string& source) {
-  if (artifact.varying)
-    throw Error(source + ": compiled over a range of sizes for a GPU target, which no GPU module runs yet");
+  if (artifact.varying) throw Error(source + ": compiled over a range of sizes: a VaryingModule runs it");
   return py::cast(std::make_unique<GpuModule>(std::move(artifact), source));
 }
 

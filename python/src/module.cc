@@ -203,8 +203,8 @@ class VaryingModule {
 
 // A Module, or a VaryingModule for an artifact compiled over a range.
 py::object module_of(runtime::Artifact artifact, const std::string& source) {
-  if (artifact.gpu) return make_gpu_module(std::move(artifact), source);
   if (artifact.varying) return py::cast(std::make_unique<VaryingModule>(std::move(artifact), source));
+  if (artifact.gpu) return make_gpu_module(std::move(artifact), source);
   return py::cast(std::make_unique<Module>(std::move(artifact), source));
 }
 

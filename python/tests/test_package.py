@@ -291,8 +291,8 @@ class GpuModules(unittest.TestCase):
     def test_device_tensors_are_refused_in_one_line_where_no_cuda_device_takes_them(self):
         cuda_x = FakeCudaTensor(self.x)
         cpu = tessera.compile(self.model, threads=1)
-        with self.assertRaisesRegex(TypeError, r"input 0 is a tensor in CUDA device 0 memory; this model runs on the "
-                                               r"host CPU \(compile it for target='cuda'"):
+        with self.assertRaisesRegex(TypeError, r"input 0 is a tensor in CUDA device 0 memory; this module takes host "
+                                               r"arrays \(a model compiled for target='cuda' at fixed shapes"):
             cpu(cuda_x)
         # The OpenCL device's buffers are no CUDA pointers: said, nothing run.
         with self.assertRaisesRegex(tessera.Error, "only through host memory"):
@@ -310,6 +310,18 @@ class GpuModules(unittest.TestCase):
             self.module(self.x, out=[FakeCudaTensor(np.zeros(out_shape, np.float32))] * 2)
         # And the module still runs after each refusal.
         self.assertTrue(close(self.module(self.x), cpu(self.x)))
+
+    def test_a_range_of_sequence_lengths_runs_its_buckets_on_the_device(self):
+        bert = os.path.join(SOURCE, "tests", "data", "onnx", "bert_tiny_dynamic")
+        model = tessera.load_model(bert + ".onnx", dims={"sequence": (1, 16)}, buckets=[4, 8])
+        module = tessera.compile(model, target="opencl")
+        self.assertIsInstance(module, tessera.VaryingModule)
+        for n, bucket in ((13, 16), (3, 4)):
+            inputs = [np.load(f"{bert}.s{n}.input{k}.npy") for k in range(2)]
+            self.assertTrue(close(module(*inputs), np.load(f"{bert}.s{n}.expected.npy")))
+            self.assertEqual(module.last_run, {"size": n, "bucket": bucket})
+        with self.assertRaisesRegex(TypeError, "this module takes host arrays"):
+            module(FakeCudaTensor(inputs[0]), inputs[1])
 
 
 if __name__ == "__main__":

@@ -84,12 +84,6 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   const std::vector<int64_t>& sizes = dimension.buckets;
   if (sizes.empty() || dimension.min >= dimension.max)
     throw Error("the varying dimension " + dimension.name + " needs a range of more than one size");
-  // The GPU runtime runs one graph of fixed shapes (GpuGraphExecutor): no
-  // buckets yet, so no artifact of them.
-  if (target.is_gpu())
-    throw Error("a range of " + dimension.name + " (" + std::to_string(dimension.min) + ".." +
-                std::to_string(dimension.max) + ") compiles for CPU targets only so far; for '" + target.str() +
-                "' compile one size (--dim " + dimension.name + "=N)");
   BuildSetup setup;
   set_up(options, setup);
   const build::BuildOptions& b = setup.options;
@@ -144,7 +138,8 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   const ParamIndex index(a.params);
   for (size_t i = 0; i + 1 < sizes.size(); ++i) {
     runtime::Artifact& from = result.buckets[i].artifact;
-    runtime::ArtifactBucket bucket{sizes[i], std::move(from.graph), std::move(from.shared_object), {}, {}};
+    runtime::ArtifactBucket bucket{sizes[i], std::move(from.graph), std::move(from.shared_object), {}, {},
+                                   std::move(from.gpu)};
     for (runtime::NDArray& p : from.params) {
       bucket.shared.push_back(index.find(p));
       if (bucket.shared.back() < 0) bucket.own.push_back(std::move(p));

@@ -244,7 +244,30 @@ std::string own_params_bytes(const ArtifactBucket& b, const Artifact& a) {
   return out;
 }
 
-ArtifactBucket bucket_from(const std::map<std::string, std::string>& sections, size_t i, int64_t size,
+// A GPU target's kernels as three sections named `prefix` ("gpu",
+// "bucket.0.gpu"), ".cubin" and ".ptx".
+void put_gpu_sections(std::string& out, const std::string& prefix, const GpuCode& code) {
+  put_section(out, prefix, code.to_json().dump());
+  put_section(out, prefix + ".cubin", code.cubin);
+  put_section(out, prefix + ".ptx", code.ptx);
+}
+
+std::optional<GpuCode> gpu_from(std::map<std::string, std::string>& sections, const std::string& prefix,
+                                const std::string& where) {
+  if (!sections.count(prefix)) return std::nullopt;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(sections[prefix]);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": its '" + prefix + "' section is not JSON: " + e.what());
+  }
+  GpuCode code = GpuCode::from_json(j, where);
+  code.cubin = std::move(sections[prefix + ".cubin"]);
+  code.ptx = std::move(sections[prefix + ".ptx"]);
+  return code;
+}
+
+ArtifactBucket bucket_from(std::map<std::string, std::string>& sections, size_t i, int64_t size,
                            const Artifact& a, const std::string& path) {
   const std::string where = "artifact '" + path + "': bucket " + std::to_string(size);
   for (const char* part : {"graph", "kernels", "shared", "params"})
@@ -279,6 +302,9 @@ ArtifactBucket bucket_from(const std::map<std::string, std::string>& sections, s
     b.own.push_back(std::move(p));
   }
   if (at != bytes.size()) throw Error(where + ": its params are longer than its constants");
+  b.gpu = gpu_from(sections, bucket_section(i, "gpu"), where);
+  if (b.gpu.has_value() != a.gpu.has_value())
+    throw Error(where + (a.gpu ? " has no GPU code, unlike the largest bucket" : " has GPU code, unlike the largest bucket"));
   return b;
 }
 
@@ -292,17 +318,14 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
   if (artifact.varying && artifact.varying->buckets.size() != smaller + 1)
     throw Error("write_artifact: " + std::to_string(artifact.varying->buckets.size()) + " buckets for " +
                 std::to_string(smaller + 1) + " graphs");
-  put<uint32_t>(out, static_cast<uint32_t>(5 + (artifact.varying ? 1 + 4 * smaller : 0) + (artifact.gpu ? 3 : 0)));
+  const size_t gpu_sections = artifact.gpu ? 3 : 0;
+  put<uint32_t>(out, static_cast<uint32_t>(5 + gpu_sections + (artifact.varying ? 1 + (4 + gpu_sections) * smaller : 0)));
   put_section(out, "target", artifact.target);
   put_section(out, "instruction_sets", joined(artifact.instruction_sets));
   put_section(out, "graph", artifact.graph.to_json().dump());
   put_section(out, "params", params_bytes(artifact));
   put_section(out, "kernels", artifact.shared_object);
-  if (artifact.gpu) {
-    put_section(out, "gpu", artifact.gpu->to_json().dump());
-    put_section(out, "gpu.cubin", artifact.gpu->cubin);
-    put_section(out, "gpu.ptx", artifact.gpu->ptx);
-  }
+  if (artifact.gpu) put_gpu_sections(out, "gpu", *artifact.gpu);
   if (artifact.varying) {
     put_section(out, "varying", varying_json(*artifact.varying).dump());
     for (size_t i = 0; i < smaller; ++i) {
@@ -312,6 +335,9 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
       put_section(out, bucket_section(i, "kernels"), b.shared_object);
       put_section(out, bucket_section(i, "shared"), nlohmann::json(b.shared).dump());
       put_section(out, bucket_section(i, "params"), own_params_bytes(b, artifact));
+      if (b.gpu.has_value() != artifact.gpu.has_value())
+        throw Error("write_artifact: bucket " + std::to_string(b.size) + " and the largest disagree on GPU code");
+      if (b.gpu) put_gpu_sections(out, bucket_section(i, "gpu"), *b.gpu);
     }
   }
 
@@ -370,17 +396,7 @@ Artifact read_artifact(const std::string& path) {
   a.target = sections["target"];
   a.instruction_sets = split(sections["instruction_sets"]);
   a.shared_object = std::move(sections["kernels"]);
-  if (sections.count("gpu")) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(sections["gpu"]);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error("artifact '" + path + "': its 'gpu' section is not JSON: " + e.what());
-    }
-    a.gpu = GpuCode::from_json(j, "artifact '" + path + "'");
-    a.gpu->cubin = std::move(sections["gpu.cubin"]);
-    a.gpu->ptx = std::move(sections["gpu.ptx"]);
-  }
+  a.gpu = gpu_from(sections, "gpu", "artifact '" + path + "'");
   if (sections.count("varying")) {
     size_t smaller = 0;
     while (sections.count(bucket_section(smaller, "graph"))) ++smaller;
@@ -404,7 +420,7 @@ Artifact copy_artifact(const Artifact& a) {
   Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu};
   for (const auto& p : a.params) c.params.push_back(copy_of(p));
   for (const auto& b : a.smaller) {
-    ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}};
+    ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}, b.gpu};
     for (const auto& p : b.own) d.own.push_back(copy_of(p));
     c.smaller.push_back(std::move(d));
   }

@@ -14,7 +14,8 @@
 // "bucket.i.shared" (JSON: per constant, the index of the equal param of
 // the largest bucket, or -1) and "bucket.i.params" (the other constants).
 // A model compiled for a GPU target adds "gpu" (runtime/gpu_code.h: its
-// source and launches as JSON), "gpu.cubin" and "gpu.ptx" (cuda's binaries).
+// source and launches as JSON), "gpu.cubin" and "gpu.ptx" (cuda's binaries),
+// and each smaller bucket "bucket.i.gpu", "bucket.i.gpu.cubin", "bucket.i.gpu.ptx".
 // Unknown sections are skipped, so a later writer may add some without
 // breaking older readers. A damaged byte anywhere fails its section's CRC:
 // a flipped bit is an error naming the file and section, never a crash or a
@@ -59,6 +60,7 @@ struct ArtifactBucket {
   std::string shared_object;
   std::vector<int> shared;
   std::vector<NDArray> own;
+  std::optional<GpuCode> gpu;  // a GPU target's kernels, as Artifact::gpu
 };
 
 struct Artifact {

@@ -1,5 +1,7 @@
 #include "runtime/gpu_graph_executor.h"
 
+#include <algorithm>
+
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -19,8 +21,30 @@ size_t float_bytes(int64_t elements) { return static_cast<size_t>(elements) * si
 
 GpuGraphExecutor GpuGraphExecutor::load(const std::string& path) { return GpuGraphExecutor(read_artifact(path), path); }
 
-GpuGraphExecutor::GpuGraphExecutor(Artifact artifact, const std::string& source)
-    : source_(source), target_(std::move(artifact.target)), graph_(std::move(artifact.graph)) {
+namespace {
+
+std::vector<const float*> pointers_to(const std::vector<NDArray>& params) {
+  std::vector<const float*> p;
+  for (const NDArray& w : params) p.push_back(w.data());
+  return p;
+}
+
+}  // namespace
+
+GpuGraphExecutor::GpuGraphExecutor(Artifact artifact, const std::string& source) : source_(source) {
+  const std::vector<NDArray> params = std::move(artifact.params);
+  set_up(std::move(artifact), pointers_to(params));
+}
+
+GpuGraphExecutor::GpuGraphExecutor(Artifact artifact, const std::vector<const float*>& weights,
+                                   const std::string& source)
+    : source_(source) {
+  set_up(std::move(artifact), weights);
+}
+
+void GpuGraphExecutor::set_up(Artifact artifact, const std::vector<const float*>& weights) {
+  target_ = std::move(artifact.target);
+  graph_ = std::move(artifact.graph);
   if (!artifact.gpu) throw Error(source_ + ": compiled for '" + target_ + "', not for a GPU");
   code_ = std::move(*artifact.gpu);
   graph_.validate();
@@ -33,14 +57,15 @@ GpuGraphExecutor::GpuGraphExecutor(Artifact artifact, const std::string& source)
   } catch (const Error& e) {
     throw Error(source_ + ": " + e.what());
   }
-  if (artifact.params.size() != graph_.constants.size())
-    throw Error(source_ + ": " + std::to_string(artifact.params.size()) + " params for " +
+  if (weights.size() != graph_.constants.size())
+    throw Error(source_ + ": " + std::to_string(weights.size()) + " params for " +
                 std::to_string(graph_.constants.size()) + " constants");
   constant_buffer_.assign(graph_.tensors.size(), -1);
   for (size_t i = 0; i < graph_.constants.size(); ++i) {
-    const NDArray& w = artifact.params[i];
-    const int b = backend_->allocate(float_bytes(w.size()));
-    backend_->write(b, w.data(), float_bytes(w.size()));
+    int64_t elements = 1;
+    for (int64_t d : graph_.tensors[graph_.constants[i]].shape) elements *= d;
+    const int b = backend_->allocate(float_bytes(std::max<int64_t>(elements, 1)));
+    backend_->write(b, weights[i], float_bytes(elements));
     constant_buffer_[graph_.constants[i]] = b;
   }
   plan_ = plan_memory(graph_);
@@ -81,6 +106,27 @@ void GpuGraphExecutor::set_input(int index, const NDArray& value) {
     throw Error("input " + support::quoted(input_name(index)) + " has shape " + shape_text(input_shape(index)) +
                 ", got " + shape_text(value.shape()));
   backend_->write(buffer_of(graph_.inputs[index]), value.data(), float_bytes(value.size()));
+}
+
+int GpuGraphExecutor::input_index(const std::string& name) const {
+  std::string names;
+  for (int i = 0; i < num_inputs(); ++i) {
+    if (input_name(i) == name) return i;
+    names += (i ? ", " : "") + support::quoted(input_name(i));
+  }
+  throw Error("the model has no input " + support::quoted(name) + " (its inputs: " + names + ")");
+}
+
+bool GpuGraphExecutor::has_input(const std::string& name) const {
+  for (int i = 0; i < num_inputs(); ++i)
+    if (input_name(i) == name) return true;
+  return false;
+}
+
+int GpuGraphExecutor::output_index(const std::string& name) const {
+  for (int i = 0; i < num_outputs(); ++i)
+    if (output_name(i) == name) return i;
+  throw Error("the model has no output " + support::quoted(name));
 }
 
 const std::string& GpuGraphExecutor::output_name(int index) const {

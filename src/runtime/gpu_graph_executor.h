@@ -22,6 +22,10 @@ class GpuGraphExecutor {
   // Throws tessera::Error naming `source` and what cannot run (no GPU code,
   // no device, a kernel the device rejects).
   GpuGraphExecutor(Artifact artifact, const std::string& source);
+  // The same with the weights read from `weights` (one per graph constant,
+  // of its shape; artifact.params is not read): a VaryingExecutor's bucket,
+  // whose weights the buckets share on the host.
+  GpuGraphExecutor(Artifact artifact, const std::vector<const float*>& weights, const std::string& source);
   static GpuGraphExecutor load(const std::string& path);
 
   std::string device_name() const { return backend_->device_name(); }
@@ -32,6 +36,9 @@ class GpuGraphExecutor {
   const std::vector<int64_t>& output_shape(int index) const;
   const std::string& input_name(int index) const;
   const std::string& output_name(int index) const;
+  int input_index(const std::string& name) const;  // throws listing the inputs
+  bool has_input(const std::string& name) const;
+  int output_index(const std::string& name) const;
   bool input_is_integer(int index) const;
 
   void set_input(int index, const NDArray& value);
@@ -53,6 +60,9 @@ class GpuGraphExecutor {
   const ExecutableGraph& graph() const { return graph_; }
 
  private:
+  // What both constructors do: the code loaded, the weights uploaded, the
+  // memory plan's buffers allocated.
+  void set_up(Artifact artifact, const std::vector<const float*>& weights);
   int buffer_of(int tensor) const;
   void launch_call(size_t call);
   // Every call's launches, replayed as one recorded graph where the backend has them.

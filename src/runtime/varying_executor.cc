@@ -51,6 +51,7 @@ VaryingExecutor::VaryingExecutor(Artifact artifact, const std::string& source)
   if (!artifact.varying)
     throw Error(source_ + " was compiled for fixed shapes (no dimension varies in it); run it as it is");
   varying_ = *artifact.varying;
+  on_gpu_ = artifact.gpu.has_value();
   int64_t bytes = 0;
   for (const NDArray& p : artifact.params) bytes += MemoryPlan::aligned(p.size() * static_cast<int64_t>(sizeof(float)));
   for (const ArtifactBucket& b : artifact.smaller)
@@ -68,14 +69,17 @@ VaryingExecutor::VaryingExecutor(Artifact artifact, const std::string& source)
   std::vector<const float*> largest_weights;
   for (NDArray& p : artifact.params) largest_weights.push_back(place(p));
   for (ArtifactBucket& b : artifact.smaller) {
-    Bucket bucket{b.size, std::move(b.graph), std::move(b.shared_object), {}, nullptr};
+    Bucket bucket{b.size, std::move(b.graph), std::move(b.shared_object), {}, nullptr, std::move(b.gpu), nullptr};
     size_t own = 0;
     for (int shared : b.shared)
       bucket.weights.push_back(shared >= 0 ? largest_weights.at(static_cast<size_t>(shared)) : place(b.own.at(own++)));
     buckets_.push_back(std::move(bucket));
   }
   buckets_.push_back(Bucket{varying_.max, std::move(artifact.graph), std::move(artifact.shared_object),
-                            std::move(largest_weights), nullptr});
+                            std::move(largest_weights), nullptr, std::move(artifact.gpu), nullptr});
+  for (const Bucket& b : buckets_)
+    if (b.gpu.has_value() != on_gpu_)
+      throw Error(source_ + ": bucket " + std::to_string(b.size) + " and the largest disagree on GPU code");
   weights_ = std::move(block);
 
   const ExecutableGraph& largest = buckets_.back().graph;
@@ -171,22 +175,46 @@ void VaryingExecutor::set_input(int index, const NDArray& value) {
   given_[static_cast<size_t>(index)] = Given{reshaped_copy(value, shape), n};
 }
 
-GraphExecutor& VaryingExecutor::executor(int64_t size) {
-  for (Bucket& b : buckets_) {
-    if (b.size != size) continue;
-    if (!b.executor) {
-      Artifact a;
-      a.target = target_;
-      a.instruction_sets = instruction_sets_;
-      a.graph = b.graph;
-      a.shared_object = b.shared_object;
-      b.executor = std::make_unique<GraphExecutor>(std::move(a), b.weights, weights_,
-                                                   source_ + " (bucket " + std::to_string(size) + ")");
-      b.executor->set_threads(threads_);
-    }
-    return *b.executor;
-  }
+VaryingExecutor::Bucket& VaryingExecutor::bucket_of_size(int64_t size) {
+  for (Bucket& b : buckets_)
+    if (b.size == size) return b;
   throw Error(source_ + " has no bucket of size " + std::to_string(size));
+}
+
+GraphExecutor& VaryingExecutor::executor(int64_t size) {
+  if (on_gpu_) throw Error(source_ + " runs on a GPU (target '" + target_ + "'): its buckets are GpuGraphExecutors");
+  Bucket& b = bucket_of_size(size);
+  if (!b.executor) {
+    Artifact a;
+    a.target = target_;
+    a.instruction_sets = instruction_sets_;
+    a.graph = b.graph;
+    a.shared_object = b.shared_object;
+    b.executor = std::make_unique<GraphExecutor>(std::move(a), b.weights, weights_,
+                                                 source_ + " (bucket " + std::to_string(size) + ")");
+    b.executor->set_threads(threads_);
+  }
+  return *b.executor;
+}
+
+GpuGraphExecutor& VaryingExecutor::gpu_executor(int64_t size) {
+  if (!on_gpu_) throw Error(source_ + " runs on the host (target '" + target_ + "'), not on a GPU");
+  Bucket& b = bucket_of_size(size);
+  if (!b.gpu_executor) {
+    Artifact a;
+    a.target = target_;
+    a.graph = b.graph;
+    a.gpu = b.gpu;
+    b.gpu_executor =
+        std::make_unique<GpuGraphExecutor>(std::move(a), b.weights, source_ + " (bucket " + std::to_string(size) + ")");
+  }
+  return *b.gpu_executor;
+}
+
+NDArray VaryingExecutor::padding_mask(const Bucket& chosen, int64_t n) const {
+  NDArray mask({chosen.size});
+  for (int64_t j = n; j < chosen.size; ++j) mask[j] = kPaddedKey;
+  return mask;
 }
 
 void VaryingExecutor::run() {
@@ -204,24 +232,36 @@ void VaryingExecutor::run() {
   }
   if (n == 0) n = varying_.max;  // no input varies: the largest bucket
   const Bucket& chosen = bucket_for(n, /*to_run=*/true);
+  if (on_gpu_) run_on_gpu(chosen, n);
+  else run_on_host(chosen, n);
+  size_ = n;
+  bucket_ = chosen.size;
+}
+
+void VaryingExecutor::run_on_host(const Bucket& chosen, int64_t n) {
   GraphExecutor& ex = executor(chosen.size);
   for (size_t i = 0; i < inputs_.size(); ++i)
     ex.bind_input(ex.input_index(inputs_[i].name), given_[i]->padded.data());
-  if (varying_.masked && ex.has_input(kPaddingMaskInput)) {  // the smallest bucket is never padded, nor masked
-    NDArray mask({chosen.size});
-    for (int64_t j = n; j < chosen.size; ++j) mask[j] = kPaddedKey;
-    ex.set_input(kPaddingMaskInput, mask);
-  }
+  // The smallest bucket is never padded, nor masked.
+  if (varying_.masked && ex.has_input(kPaddingMaskInput)) ex.set_input(kPaddingMaskInput, padding_mask(chosen, n));
   ex.run();
   ex.unbind_inputs();  // given_ may change before the next run
-  size_ = n;
-  bucket_ = chosen.size;
   last_ = &ex;
 }
 
+void VaryingExecutor::run_on_gpu(const Bucket& chosen, int64_t n) {
+  GpuGraphExecutor& ex = gpu_executor(chosen.size);
+  for (size_t i = 0; i < inputs_.size(); ++i) ex.set_input(ex.input_index(inputs_[i].name), given_[i]->padded);
+  if (varying_.masked && ex.has_input(kPaddingMaskInput))
+    ex.set_input(ex.input_index(kPaddingMaskInput), padding_mask(chosen, n));
+  ex.run();
+  last_gpu_ = &ex;
+}
+
 NDArray VaryingExecutor::get_output(int index) const {
-  if (!last_) throw Error("get_output before any run");
-  const NDArray out = last_->get_output(output_name(index));
+  if (!last_ && !last_gpu_) throw Error("get_output before any run");
+  const NDArray out = on_gpu_ ? last_gpu_->get_output(last_gpu_->output_index(output_name(index)))
+                              : last_->get_output(output_name(index));
   return reshaped_copy(out, at_size(out.shape(), varying_.outputs.at(static_cast<size_t>(index)), size_));
 }
 

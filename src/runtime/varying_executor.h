@@ -5,7 +5,9 @@
 // padded positions repeat the last valid one, so they compute finite
 // values), sets the mask of padded keys, runs that bucket's graph, and
 // returns the outputs cut back to n. Each bucket's GraphExecutor is made on
-// its first use; all of them read one copy of the weights.
+// its first use; all of them read one copy of the weights. An artifact for a
+// GPU target runs each bucket on a GpuGraphExecutor instead (its weights
+// uploaded from that copy when the bucket first runs).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "runtime/artifact.h"
+#include "runtime/gpu_graph_executor.h"
 #include "runtime/graph_executor.h"
 #include "runtime/huge_page_buffer.h"
 
@@ -54,8 +57,11 @@ class VaryingExecutor {
   void set_threads(int threads);
   // GraphExecutor::benchmark of run() with the inputs as set: padding included.
   BenchmarkResult benchmark(int number = 10, int repeat = 3);
-  // The executor of one bucket (made on first use).
+  // The executor of one bucket (made on first use); throws for a GPU
+  // artifact, whose buckets run on gpu_executor.
   GraphExecutor& executor(int64_t bucket);
+  GpuGraphExecutor& gpu_executor(int64_t bucket);
+  bool on_gpu() const { return on_gpu_; }
   const std::string& target() const { return target_; }
 
  private:
@@ -65,6 +71,8 @@ class VaryingExecutor {
     std::string shared_object;
     std::vector<const float*> weights;  // per constant, in weights_
     std::unique_ptr<GraphExecutor> executor;
+    std::optional<GpuCode> gpu;  // a GPU artifact's kernels, run by gpu_executor
+    std::unique_ptr<GpuGraphExecutor> gpu_executor;
   };
   struct Input {
     std::string name;
@@ -76,6 +84,11 @@ class VaryingExecutor {
   // The smallest bucket that holds size n; `to_run`: throws unless it is n
   // when only the buckets' own sizes run (exact_only).
   const Bucket& bucket_for(int64_t n, bool to_run) const;
+  Bucket& bucket_of_size(int64_t size);
+  // A run of the chosen bucket at size n, on the host or on the GPU.
+  void run_on_host(const Bucket& chosen, int64_t n);
+  void run_on_gpu(const Bucket& chosen, int64_t n);
+  NDArray padding_mask(const Bucket& chosen, int64_t n) const;
 
   std::string source_, target_;
   std::vector<std::string> instruction_sets_;
@@ -94,7 +107,9 @@ class VaryingExecutor {
   std::vector<std::optional<Given>> given_;
   int threads_ = 0;
   int64_t size_ = 0, bucket_ = 0;
-  GraphExecutor* last_ = nullptr;
+  bool on_gpu_ = false;
+  GraphExecutor* last_ = nullptr;          // the last run's, on the host
+  GpuGraphExecutor* last_gpu_ = nullptr;   // or on the GPU
 };
 
 }  // namespace tessera::runtime

@@ -277,12 +277,14 @@ add_test(NAME Cli.GpuAttentionWithTheSequenceAsWideAsAHead
 set_tests_properties(Cli.GpuAttentionWithTheSequenceAsWideAsAHead PROPERTIES
                      PASS_REGULAR_EXPRESSION ": correct" FAIL_REGULAR_EXPRESSION "WRONG|tessera: error"
                      SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 120)
-# A range of sizes has no GPU runtime yet: said at compile time, in one line.
-add_test(NAME Cli.GpuRangeIsRefusedInOneLine
-         COMMAND tessera_cli compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --target opencl -o gpu_range.tsr)
-set_tests_properties(Cli.GpuRangeIsRefusedInOneLine PROPERTIES PASS_REGULAR_EXPRESSION
-                     "tessera: error: a range of sequence \\(1..16\\) compiles for CPU targets only so far; for 'opencl' compile one size \\(--dim sequence=N\\)"
-                     TIMEOUT 60)
+# A range of sizes on a GPU target: every bucket's kernels in the artifact,
+# each checked on the device against the interpreter, and a length between
+# buckets run padded, its keys masked.
+add_test(NAME Cli.GpuRangeRunsEveryBucketOnOpenCl
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 4,8 --target opencl -o gpu_range.tsr --check && $<TARGET_FILE:tessera_cli> run gpu_range.tsr --input ${BERT_DYNAMIC}.s13.input0.npy ${BERT_DYNAMIC}.s13.input1.npy")
+set_tests_properties(Cli.GpuRangeRunsEveryBucketOnOpenCl PROPERTIES
+                     PASS_REGULAR_EXPRESSION "sequence = 5 \\(bucket 8\\): output 'hidden'.*: correct.*sequence = 13 \\(bucket 16\\)"
+                     FAIL_REGULAR_EXPRESSION "WRONG|tessera: error" SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 120)
 # Tuning on a GPU target: the dense.gpu template's candidates built in
 # workers and measured in child processes on the OpenCL device, the records
 # carrying the target and the GPU trace (scopes, bindings).

@@ -1,8 +1,9 @@
 // One artifact for a range of one dimension (driver::compile_varying,
 // runtime::VaryingExecutor): the tiny BERT (with its attention mask) and
 // GPT-2 at three sequence lengths, a narrow ResNet-18 at three batch sizes,
-// each against onnxruntime's outputs saved beside the model; the weights
-// stored once; bad sizes refused with one line.
+// each against onnxruntime's outputs saved beside the model (the BERT on
+// the OpenCL device too); the weights stored once; bad sizes refused with
+// one line.
 #include "driver/compile.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "graph/model_source.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
+#include "runtime/opencl_device.h"
 #include "runtime/varying_executor.h"
 #include "target/target.h"
 #include "tessera/error.h"
@@ -34,15 +36,16 @@ std::string message_of(const std::function<void()>& f) {
 
 // `model` compiled over `range` of dimension `name` (--dim NAME=RANGE), written and read back.
 runtime::VaryingExecutor compiled(const std::string& model, const std::string& name, const std::string& range,
-                                  const std::string& buckets = "") {
+                                  const std::string& buckets = "",
+                                  const target::Target& target = target::Target::host()) {
   graph::ModelOptions options;
   graph::parse_dim_flag(name + "=" + range, options);
   if (!buckets.empty()) graph::parse_buckets_flag(buckets, options);
   const VaryingBuildResult built = compile_varying(
       [&](int64_t size) { return graph::load_model(kData + model + ".onnx", options.at_size(size)); },
-      *options.varying, target::Target::host());
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("tessera_varying_" + model + range + ".tsr")).string();
+      *options.varying, target);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tessera_varying_" + model + range + target.kind + ".tsr")).string();
   runtime::write_artifact(built.artifact, path);
   runtime::VaryingExecutor ex = runtime::VaryingExecutor::load(path);
   std::filesystem::remove(path);
@@ -93,6 +96,20 @@ TEST(CompileVarying, OneCnnArtifactRunsThreeBatchSizesAsOnnxruntime) {
   expect_matches_onnxruntime(ex, "resnet18_narrow_dynamic", 1, 1);
   expect_matches_onnxruntime(ex, "resnet18_narrow_dynamic", 3, 4);
   expect_matches_onnxruntime(ex, "resnet18_narrow_dynamic", 4, 4);
+}
+
+// The same artifact for a GPU target: every bucket's GPU code written and
+// read back, each bucket run on the OpenCL device (PoCL here), the padded
+// keys masked there too.
+TEST(CompileVarying, OneBertArtifactRunsEveryBucketOnTheOpenClDevice) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  runtime::VaryingExecutor ex = compiled("bert_tiny_dynamic", "sequence", "1..16", "4,8", target::Target::parse("opencl"));
+  ASSERT_TRUE(ex.on_gpu());
+  EXPECT_EQ(ex.varying().buckets, (std::vector<int64_t>{4, 8, 16}));
+  expect_matches_onnxruntime(ex, "bert_tiny_dynamic", 3, 4);
+  expect_matches_onnxruntime(ex, "bert_tiny_dynamic", 13, 16);
+  expect_matches_onnxruntime(ex, "bert_tiny_dynamic", 8, 8);
+  EXPECT_NE(message_of([&] { ex.executor(8); }).find("runs on a GPU"), std::string::npos);
 }
 
 TEST(CompileVarying, TheBucketsShareOneCopyOfTheWeights) {
