@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arrays.h"
+#include "timing.h"
 #include "device_tensor.h"
 #include "runtime/gpu_graph_executor.h"
 #include "tessera/error.h"
@@ -98,20 +99,7 @@ class GpuModule {
     return single_or_tuple(std::move(arrays));
   }
 
-  py::dict benchmark(int number, int repeat) {
-    runtime::BenchmarkResult r;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
-      r = executor_.benchmark(number, repeat);
-    }
-    py::dict d;
-    d["mean_ms"] = r.mean() * 1e3;
-    d["std_ms"] = r.std_dev() * 1e3;
-    d["min_ms"] = r.min() * 1e3;
-    d["median_ms"] = r.median() * 1e3;
-    return d;
-  }
+  py::dict benchmark(int number, int repeat) { return benchmark_dict(executor_, mutex_, number, repeat); }
 
   void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
 

@@ -42,6 +42,7 @@
 #include "runtime/varying_executor.h"
 #include "tessera/error.h"
 #include "arrays.h"
+#include "timing.h"
 #include "gpu_module.h"
 
 namespace py = pybind11;
@@ -130,20 +131,7 @@ class Module {
     return single_or_tuple({outputs.begin(), outputs.end()});
   }
   void save(const std::string& path) const { runtime::write_artifact(artifact_, path); }
-  py::dict benchmark(int number, int repeat) {
-    runtime::BenchmarkResult r;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> one_call_at_a_time(mutex_);
-      r = executor_.benchmark(number, repeat);
-    }
-    py::dict d;
-    d["mean_ms"] = r.mean() * 1e3;
-    d["std_ms"] = r.std_dev() * 1e3;
-    d["min_ms"] = r.min() * 1e3;
-    d["median_ms"] = r.median() * 1e3;
-    return d;
-  }
+  py::dict benchmark(int number, int repeat) { return benchmark_dict(executor_, mutex_, number, repeat); }
   const runtime::GraphExecutor& executor() const { return executor_; }
 
  private:
