@@ -43,7 +43,9 @@ void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
   trace.bind(t->name, split_part(all, 1), Annotation::ThreadX);
 }
 
-bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "batch_matmul"; }
+// dense_pack too: a network's dense reads its weight stored (N/bn, K, bn),
+// whose slice of a tile is as contiguous as (N, K)'s.
+bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul"; }
 
 }  // namespace
 

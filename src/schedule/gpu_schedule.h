@@ -14,8 +14,9 @@ namespace tessera::schedule {
 // thread). Correct for every operator, fast for the memory-bound ones.
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads);
 
-// A matrix product stage (dense (M, N) = A (M, K) . W (N, K)^T, or
-// batch_matmul's (B, M, N)) of at least one tile (64 x 64 by default): each
+// A matrix product stage (dense (M, N) = A (M, K) . W (N, K)^T, with W
+// stored (N, K) or packed (N/bn, K, bn), or batch_matmul's (B, M, N)) of at
+// least one tile (64 x 64 by default): each
 // block computes a tile with 16 x 16 threads, each thread a 4 x 4 tile in
 // registers; the block's slices of both operands are staged in shared
 // memory, 8 along K at a time, each thread fetching its share. Elementwise

@@ -235,6 +235,10 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"DenseTiledWithEpilogue", "dense", matmul_args({128, 72}, {96, 72}, true)});
   cases.push_back({"DenseTiledRaggedEdges", "dense", matmul_args({100, 37}, {70, 37}, false)});
   cases.push_back({"DenseOneRow", "dense", matmul_args({1, 64}, {50, 64}, true)});
+  ops::OpArgs packed = matmul_args({96, 40}, {128, 40}, true);  // a network's dense: the weight packed (N/16, K, 16)
+  packed.layout = "packed";
+  packed.oc_bn = 16;
+  cases.push_back({"DensePackedWeight", "dense", packed});
   cases.push_back({"BatchMatmulTiled", "batch_matmul", matmul_args({2, 64, 40}, {2, 80, 40}, false)});
   ops::OpArgs conv;
   conv.input = {1, 8, 14, 14};
