@@ -15,12 +15,14 @@ namespace tessera::cli {
 
 namespace {
 
-void set_seeded_inputs(runtime::GpuGraphExecutor& ex, std::vector<runtime::NDArray>* given = nullptr) {
+// GpuGraphExecutor::set_random_inputs' values, kept for the interpreter.
+std::vector<runtime::NDArray> set_seeded_inputs(runtime::GpuGraphExecutor& ex) {
+  std::vector<runtime::NDArray> given;
   for (int i = 0; i < ex.num_inputs(); ++i) {
-    runtime::NDArray x = runtime::seeded_input(ex.input_shape(i), ex.input_is_integer(i), 42 + static_cast<uint64_t>(i));
-    ex.set_input(i, x);
-    if (given) given->push_back(std::move(x));
+    given.push_back(runtime::seeded_input(ex.input_shape(i), ex.input_is_integer(i), 42 + static_cast<uint64_t>(i)));
+    ex.set_input(i, given.back());
   }
+  return given;
 }
 
 }  // namespace
@@ -28,8 +30,7 @@ void set_seeded_inputs(runtime::GpuGraphExecutor& ex, std::vector<runtime::NDArr
 bool check_gpu_artifact(const std::string& path, const graph::Graph& model) {
   runtime::GpuGraphExecutor ex = runtime::GpuGraphExecutor::load(path);
   fmt::print("device: {}\n", ex.device_name());
-  std::vector<runtime::NDArray> inputs;
-  set_seeded_inputs(ex, &inputs);
+  const std::vector<runtime::NDArray> inputs = set_seeded_inputs(ex);
   ex.run();
   const auto want = graph::interpret(model, inputs);
   bool correct = true;
@@ -40,7 +41,7 @@ bool check_gpu_artifact(const std::string& path, const graph::Graph& model) {
 
 int run_gpu_model(const ModelCommandOptions& o, runtime::Artifact artifact) {
   runtime::GpuGraphExecutor ex(std::move(artifact), o.model);
-  set_seeded_inputs(ex);
+  ex.set_random_inputs();
   for (size_t i = 0; i < o.inputs.size(); ++i) {
     const std::string& spec = o.inputs[i];
     if (spec.find('=') != std::string::npos)
@@ -64,7 +65,7 @@ int run_gpu_model(const ModelCommandOptions& o, runtime::Artifact artifact) {
 
 int bench_gpu_model(const ModelCommandOptions& o, runtime::Artifact artifact) {
   runtime::GpuGraphExecutor ex(std::move(artifact), o.model);
-  set_seeded_inputs(ex);
+  ex.set_random_inputs();
   const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
   fmt::print("{} (input {}, {}): min {:.3f} ms, median {:.3f} ms (device time)\n", o.model,
              fmt::join(ex.input_shape(0), "x"), ex.device_name(), r.min() * 1e3, r.median() * 1e3);

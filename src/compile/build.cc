@@ -140,14 +140,13 @@ class Builder {
           tuned = true;
           return std::move(r.trace);
         }
-    // GPU templates come with GPU tuning: until then, the hand-written GPU schedule.
-    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, tir::gpu_block_limits(target_));
     if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
         tuned = d.record.has_value();
         if (tuned) return std::move(d.trace);
       }
+    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, tir::gpu_block_limits(target_));
     return schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
   }
 

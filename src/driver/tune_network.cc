@@ -15,6 +15,7 @@
 #include "driver/extract_tasks.h"
 #include "driver/graph_tuner.h"
 #include "records/log_file.h"
+#include "runtime/gpu_graph_executor.h"
 #include "runtime/graph_executor.h"
 #include "runtime/thread_pool.h"
 #include "support/write_file.h"
@@ -67,10 +68,10 @@ struct EvaluatedBuild {
 // Compiles the network once per entry and times the builds in interleaved
 // rounds (a noisy neighbour slows all alike; each round warms its executor
 // up first), then prints each one's summary and its ratio to the first.
-void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Target& target,
-              const std::vector<EvaluatedBuild>& builds, std::ostream& out, std::ostream& warnings) {
-  runtime::set_num_threads(target.threads);
-  std::vector<runtime::GraphExecutor> executors;
+template <typename Executor>
+void evaluate_on(const TuneOptions& o, const graph::Graph& model, const target::Target& target,
+                 const std::vector<EvaluatedBuild>& builds, std::ostream& out, std::ostream& warnings) {
+  std::vector<Executor> executors;
   for (const EvaluatedBuild& b : builds) {
     out << "Compile...\n" << std::flush;
     CompileOptions options{
@@ -78,7 +79,7 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
     options.warnings = &warnings;
     executors.emplace_back(compile(model, target, options).artifact, "network");
   }
-  for (runtime::GraphExecutor& ex : executors) ex.set_random_inputs();
+  for (Executor& ex : executors) ex.set_random_inputs();
   std::vector<runtime::BenchmarkResult> results(executors.size());
   for (int r = 0; r < o.eval_repeat; ++r)
     for (size_t s = 0; s < executors.size(); ++s)
@@ -89,6 +90,14 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
   for (size_t s = 1; s < results.size(); ++s)
     out << fmt::format("{} / default: {:.3f} (minima)\n", builds[s].short_name, results[s].min() / results[0].min());
   out << std::flush;
+}
+
+// On the host's threads, or on the GPU target's device (timed by its clock).
+void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Target& target,
+              const std::vector<EvaluatedBuild>& builds, std::ostream& out, std::ostream& warnings) {
+  if (target.is_gpu()) return evaluate_on<runtime::GpuGraphExecutor>(o, model, target, builds, out, warnings);
+  runtime::set_num_threads(target.threads);
+  evaluate_on<runtime::GraphExecutor>(o, model, target, builds, out, warnings);
 }
 
 // --search templates: AutoTVM over the templated kernels, then the graph tuner.
@@ -249,6 +258,9 @@ TuneResult tune_network(const graph::Graph& model, const target::Target& target,
     throw Error("tune_network: search must be templates or auto, got " + o.search);
   if (!o.graph_tuner.empty() && o.graph_log.empty())
     throw Error("tune_network: the graph tuner needs a graph_log to write its choice to");
+  if (!o.graph_tuner.empty() && target.is_gpu())
+    throw Error("tune_network: the graph tuner chooses CPU channel blocks; '" + target.str() +
+                "' computes in NCHW (tune without it)");
   if (!o.graph_tuner.empty())
     support::refuse_to_overwrite(o.graph_log, o.log, "tuning log: the graph tuner's choice would replace its records",
                                  "graph log");

@@ -431,6 +431,26 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
   return t;
 }
 
+// A GPU target's convolutions run in NCHW: the direct template tunes the
+// ungrouped ones with square strides and dilations.
+std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
+  const auto& a = call.attrs.as<Conv2dAttrs>();
+  if (a.data_layout != "NCHW" || a.groups != 1 || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w)
+    return std::nullopt;
+  const Shape& d = call.input_shapes[0];  // (N, C, H, W)
+  const Shape& w = call.input_shapes[1];  // (O, C, KH, KW)
+  if (d.size() != 4 || w.size() != 4 || w[1] != d[1]) return std::nullopt;
+  TemplateCall t;
+  t.op = "conv2d";
+  t.args.input = d;
+  t.args.weight = w;
+  t.args.stride = a.stride_h;
+  t.args.dilation = a.dilation_h;
+  t.args.padding = {a.pad_top, a.pad_left, a.pad_bottom, a.pad_right};
+  t.args.layout = "NCHW";
+  return t;
+}
+
 }  // namespace
 
 }  // namespace tessera::ops
@@ -466,6 +486,6 @@ TESSERA_OPERATOR(conv2d) {
     return conv2d_nchwc(in[0], in[1], a);
   };
   op.stored_constant = winograd_weight();
-  op.strategies = {{"llvm", x86_conv2d_template}};
+  op.strategies = {{"llvm", x86_conv2d_template}, {"cuda", gpu_conv2d_template}, {"opencl", gpu_conv2d_template}};
   return op;
 }

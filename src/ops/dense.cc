@@ -145,16 +145,18 @@ TESSERA_OPERATOR(dense) {
     return dense_pack(in[0], in[1]);  // the weight is stored packed
   };
   op.stored_constant = packed_dense_weight();
-  op.strategies = {{"llvm", [](const OperatorCall& call) -> std::optional<TemplateCall> {
-                      const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];
-                      if (x.size() != 2 || w.size() != 2 || !call.constant_inputs.at(1)) return std::nullopt;
-                      TemplateCall t{"dense", {}};
-                      t.args.input = x;
-                      t.args.weight = w;
-                      t.args.layout = "packed";
-                      t.args.oc_bn = dense_pack_block(w[0]);
-                      return t;
-                    }}};
+  // The weight is packed on every target: dense_pack.x86 and dense.gpu tune it.
+  const auto packed = [](const OperatorCall& call) -> std::optional<TemplateCall> {
+    const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];
+    if (x.size() != 2 || w.size() != 2 || !call.constant_inputs.at(1)) return std::nullopt;
+    TemplateCall t{"dense", {}};
+    t.args.input = x;
+    t.args.weight = w;
+    t.args.layout = "packed";
+    t.args.oc_bn = dense_pack_block(w[0]);
+    return t;
+  };
+  op.strategies = {{"llvm", packed}, {"cuda", packed}, {"opencl", packed}};
   return op;
 }
 
@@ -203,11 +205,12 @@ TESSERA_OPERATOR(batch_matmul) {
     reference::batch_matmul(in[0], in[1], a[0], a[1], b[1], a[2], y);
   };
   op.compute = [](const OperatorCall&, const std::vector<tessera::ir::Tensor>& in) { return batch_matmul(in[0], in[1]); };
-  op.strategies = {{"llvm", [](const OperatorCall& call) -> std::optional<TemplateCall> {
-                      TemplateCall t{"batch_matmul", {}};
-                      t.args.input = call.input_shapes[0];
-                      t.args.weight = call.input_shapes[1];
-                      return t;
-                    }}};
+  const auto product = [](const OperatorCall& call) -> std::optional<TemplateCall> {
+    TemplateCall t{"batch_matmul", {}};
+    t.args.input = call.input_shapes[0];
+    t.args.weight = call.input_shapes[1];
+    return t;
+  };
+  op.strategies = {{"llvm", product}, {"cuda", product}, {"opencl", product}};
   return op;
 }

@@ -33,7 +33,8 @@ std::vector<Record> records_for_target(std::vector<Record> records, const target
 }
 
 std::string loose_thread_match(const target::Target& recorded, const target::Target& wanted) {
-  if (recorded.threads == wanted.threads) return "";
+  // A GPU's kernels run on its own threads: the host's count means nothing to them.
+  if (recorded.threads == wanted.threads || recorded.is_gpu()) return "";
   if (recorded.threads == 0)
     return "recorded with no thread count (a log from before records carried -threads=), used for threads=" +
            std::to_string(wanted.threads);

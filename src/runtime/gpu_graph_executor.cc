@@ -158,6 +158,11 @@ void GpuGraphExecutor::get_output_into_device(int index, std::uintptr_t pointer,
   backend_->finish();
 }
 
+void GpuGraphExecutor::set_random_inputs(uint64_t seed) {
+  for (int i = 0; i < num_inputs(); ++i)
+    set_input(i, seeded_input(input_shape(i), input_is_integer(i), seed + static_cast<uint64_t>(i)));
+}
+
 void GpuGraphExecutor::launch_call(size_t i) {
   const ExecutableGraph::Call& call = graph_.calls[i];
   std::vector<int> operands;

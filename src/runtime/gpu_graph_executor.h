@@ -42,6 +42,8 @@ class GpuGraphExecutor {
   bool input_is_integer(int index) const;
 
   void set_input(int index, const NDArray& value);
+  // seeded_input for every input (seed + its index), as GraphExecutor's.
+  void set_random_inputs(uint64_t seed = 42);
   void run();
   NDArray get_output(int index) const;
   // The same from and into device memory another library allocated on this

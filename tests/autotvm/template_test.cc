@@ -314,8 +314,9 @@ TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
 TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
-  EXPECT_EQ(names.size(), 7u);  // six x86 templates and dense.gpu
-  EXPECT_NE(std::find(names.begin(), names.end(), "dense.gpu"), names.end());
+  EXPECT_EQ(names.size(), 9u);  // six x86 templates; dense, batch_matmul and conv2d_nchw on GPUs
+  for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu"})
+    EXPECT_NE(std::find(names.begin(), names.end(), gpu), names.end()) << gpu;
   const target::Target host = target::Target::host();
   try {
     find_template("softmax", args({4, 8}, {}), host);
@@ -329,7 +330,11 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   }
   target::Target cuda = host;
   cuda.kind = "cuda";
-  EXPECT_THROW(find_template("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda), Error);
+  EXPECT_EQ(find_template("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda).name, "conv2d_nchw.gpu");
+  ops::OpArgs grouped = resnet_conv(64, 64, 3, 1, 56);
+  grouped.groups = 2;
+  grouped.weight[1] = 32;
+  EXPECT_THROW(find_template("group_conv2d", grouped, cuda), Error);  // no GPU template for grouped ones yet
   EXPECT_THROW(create_task("depthwise_conv2d", args({1, 8, 9, 9}, {8, 2, 3, 3}), host),
                Error);  // multiplier 2
   EXPECT_THROW(create_task("conv2d", args({1, 8, 9, 9}, {8, 4, 3, 3}), host),

@@ -293,6 +293,20 @@ add_test(NAME Cli.TuneOpOnOpenClMeasuresGpuCandidates
 set_tests_properties(Cli.TuneOpOnOpenClMeasuresGpuCandidates PROPERTIES
                      PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*gpu-records-logged.*record: .* GFLOPS when tuned.*: correct"
                      TIMEOUT 240)
+# A network tuned for a GPU target: its convolution's task (conv2d_nchw.gpu)
+# tuned on the OpenCL device, the default and tuned networks timed there,
+# and the tuned artifact built from the record equals the interpreter.
+add_test(NAME Cli.TuneNetworkForOpenClThenCompileWithTheRecords
+         COMMAND sh -c "rm -f cli_gpu_net.log && $<TARGET_FILE:tessera_cli> tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --trials 3 --early-stopping 0 --confirm-leaders 0 --log cli_gpu_net.log && $<TARGET_FILE:tessera_cli> compile ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --records cli_gpu_net.log -o cli_gpu_net.tsr --check")
+set_tests_properties(Cli.TuneNetworkForOpenClThenCompileWithTheRecords PROPERTIES
+                     PASS_REGULAR_EXPRESSION "conv2d_nchw.gpu.*Done\\..*kernel-tuned / default: [0-9.]+ \\(minima\\).*1 of [0-9]+ kernels scheduled by records.*: correct"
+                     FAIL_REGULAR_EXPRESSION "WRONG|tessera: error|no thread count" TIMEOUT 240)
+add_test(NAME Cli.GraphTunerIsRefusedForAGpuTarget
+         COMMAND tessera_cli tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl
+                 --graph-tuner dp --graph-log cli_gpu_graph.log --log cli_gpu_graph_tasks.log)
+set_tests_properties(Cli.GraphTunerIsRefusedForAGpuTarget PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: tune_network: the graph tuner chooses CPU channel blocks; 'opencl' computes in NCHW"
+                     TIMEOUT 60)
 # Cold-cache GPU measurements: the device's cache flushed before each run.
 add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
          COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")

@@ -1,0 +1,71 @@
+// dense.gpu and batch_matmul.gpu: C = A (M, K) . W (N, K)^T (W stored (N, K)
+// or packed (N/bn, K, bn), as a network's dense holds it), or the batched
+// (B, M, K) . (B, N, K)^T, with the epilogue, as
+// schedule::gpu_matmul_schedule writes them: a block's tile of M x N split
+// into threads x per-thread outputs along each axis (tile_y, tile_x), K
+// staged in shared memory tile_k at a time. A config whose block has more
+// threads than the target allows, or more shared memory, is a build error
+// (the GPU verifier's line), as a measurement says.
+#include "autotvm/gpu/gpu_templates.h"
+#include "schedule/gpu_schedule.h"
+#include "schedule/nchwc_tile.h"
+#include "tessera/error.h"
+
+namespace tessera::autotvm::gpu {
+
+namespace {
+
+schedule::GpuMatmulPlan plan_of(const ConfigEntity& c) {
+  const auto y = c.split("tile_y"), x = c.split("tile_x"), k = c.split("tile_k");
+  return {.threads_y = y.at(1), .threads_x = x.at(1), .rows = y.at(2), .cols = x.at(2), .step_k = k.at(1)};
+}
+
+// The product stage of a dense (either weight layout) or batch_matmul workload.
+ir::Tensor product_of(const ir::ComputeDAG& dag, const std::string& who) {
+  for (const auto& t : dag.tensors())
+    if (t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul") return t;
+  return schedule::stage_by_tag(dag, "dense", who);  // throws naming what is missing
+}
+
+Template matmul_template(const std::string& name, std::function<bool(const std::string&, const ops::OpArgs&)> matches) {
+  Template t;
+  t.name = name;
+  t.target_kind = "gpu";
+  t.matches = std::move(matches);
+  t.declare = [](const ops::OpArgs& args, const target::Target&) { return args; };
+  t.define_space = [name](const ops::Workload& w, const target::Target&) {
+    const ir::Tensor product = product_of(w.dag, name);
+    const size_t rank = product->shape.size();
+    const int64_t m = product->shape[rank - 2], n = product->shape[rank - 1], k = product->reduce_axes[0].extent;
+    ConfigSpace s;
+    s.define_split("tile_y", m, SplitPolicy::Factors, 3, 32);
+    s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
+    s.define_split("tile_k", k, SplitPolicy::Factors, 2, 32);
+    // The hand-written tile where the shape takes it: 16 x 16 threads of 4 x 4.
+    if (m % 64 == 0 && n % 64 == 0 && k % 8 == 0)
+      s.set_fallback({{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8, 8}}});
+    return s;
+  };
+  t.apply = [name](const ops::Workload& w, const ConfigEntity& c) {
+    // A GPU block's threads: the verifier checks them against the target;
+    // 1024 lets every config through to it.
+    if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, plan_of(c))) return *trace;
+    throw Error(name + ": the product is smaller than one tile of the config");
+  };
+  return t;
+}
+
+}  // namespace
+
+Template dense_template() {
+  return matmul_template("dense.gpu", [](const std::string& op, const ops::OpArgs& args) {
+    return op == "dense" && (args.layout == "NCHW" || args.layout == "NK" || args.layout == "packed");
+  });
+}
+
+Template batch_matmul_template() {
+  return matmul_template("batch_matmul.gpu",
+                         [](const std::string& op, const ops::OpArgs&) { return op == "batch_matmul"; });
+}
+
+}  // namespace tessera::autotvm::gpu

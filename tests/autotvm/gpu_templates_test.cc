@@ -1,0 +1,104 @@
+// The GPU templates (dense.gpu on a packed weight, batch_matmul.gpu,
+// conv2d_nchw.gpu): their fallback is the hand-written schedule's plan where
+// the shape takes it, and configs across the space either run on the
+// OpenCL device (PoCL here) equal to the reference, or are refused by the
+// GPU verifier in one line, never a wrong answer.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../ops/ops_test_util.h"
+#include "autotvm/task.h"
+#include "codegen/gpu_source.h"
+#include "measure/gpu_function.h"
+#include "runtime/opencl_device.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+
+namespace tessera::autotvm {
+namespace {
+
+// Runs config `c` of `task` on the OpenCL device: true when it ran and
+// matched the reference, false when the verifier refused it.
+bool runs_correctly(const Task& task, const ConfigEntity& c, const target::Target& opencl) {
+  const ops::Workload& w = task.workload;
+  tir::LoweredFunc f = tir::lower(w.dag, task.instantiate(c), w.op);
+  try {
+    codegen::emit_gpu_source(f, opencl.gpu, codegen::GpuDialect::OpenCl);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
+    return false;
+  }
+  std::vector<std::vector<float>> inputs;
+  std::vector<const float*> in;
+  std::vector<float*> args;
+  const auto placeholders = w.dag.placeholders();
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    inputs.push_back(ops::test::random_data(placeholders[i]->num_elements(), static_cast<uint32_t>(i + 7)));
+  for (auto& v : inputs) {
+    in.push_back(v.data());
+    args.push_back(v.data());
+  }
+  const ir::Tensor out = w.dag.outputs()[0];
+  std::vector<float> want(out->num_elements()), got(out->num_elements(), -9.0f);
+  w.reference(in, want.data());
+  args.push_back(got.data());
+  measure::GpuFunction(f, opencl).run(args);
+  EXPECT_LE(ops::test::max_relative_error(got, want), 1e-5) << task.name() << " " << c.to_json().dump();
+  return true;
+}
+
+void expect_space_runs(const std::string& op, const ops::OpArgs& args, const std::string& name) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const target::Target opencl = target::Target::parse("opencl");
+  const Task task = create_task(op, args, opencl);
+  ASSERT_EQ(task.name(), name);
+  std::mt19937_64 rng(11);
+  int ran = runs_correctly(task, task.space.fallback(), opencl) ? 1 : 0;
+  for (int i = 0; i < 6; ++i) ran += runs_correctly(task, task.space.get(rng() % task.space.size()), opencl);
+  EXPECT_GE(ran, 2) << name << ": too few configs a block holds";
+}
+
+TEST(GpuTemplates, Conv2dFallbackIsTheHandWrittenPlan) {
+  ops::OpArgs a;
+  a.input = {1, 64, 28, 28};
+  a.weight = {64, 64, 3, 3};
+  a.pad = 1;
+  const Task task = create_task("conv2d", a, target::Target::parse("opencl"));
+  EXPECT_EQ(task.name(), "conv2d_nchw.gpu");
+  const nlohmann::json f = task.space.fallback().to_json();
+  // 8 channel threads of 4, 4 row threads, 7 column threads, 8 channels a step (schedule::gpu_conv_plan).
+  EXPECT_EQ(f.at("tile_f"), nlohmann::json({2, 8, 4})) << f.dump();
+  EXPECT_EQ(f.at("tile_y"), nlohmann::json({7, 4, 1})) << f.dump();
+  EXPECT_EQ(f.at("tile_x"), nlohmann::json({4, 7, 1})) << f.dump();
+  EXPECT_EQ(f.at("tile_rc"), nlohmann::json({8, 8})) << f.dump();
+}
+
+TEST(GpuTemplates, Conv2dConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a;
+  a.input = {1, 8, 12, 12};
+  a.weight = {16, 8, 3, 3};
+  a.pad = 1;
+  a.stride = 1;
+  a.bias = a.relu = true;
+  expect_space_runs("conv2d", a, "conv2d_nchw.gpu");
+}
+
+TEST(GpuTemplates, PackedDenseConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a;
+  a.input = {64, 32};
+  a.weight = {64, 32};
+  a.layout = "packed";
+  a.oc_bn = 16;
+  expect_space_runs("dense", a, "dense.gpu");
+}
+
+TEST(GpuTemplates, BatchMatmulConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a;
+  a.input = {2, 64, 16};
+  a.weight = {2, 64, 16};
+  expect_space_runs("batch_matmul", a, "batch_matmul.gpu");
+}
+
+}  // namespace
+}  // namespace tessera::autotvm
