@@ -3,6 +3,7 @@
 #include "autoschedule/cpu_sketch_rules.h"
 #include "autoschedule/stage_analysis.h"
 #include "schedule/iter_names.h"
+#include "tessera/error.h"
 
 namespace tessera::autoschedule {
 
@@ -101,6 +102,11 @@ std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchCon
 }
 
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx) {
+  // CPU sketches (parallel loops, vectors) are no GPU schedule: every one
+  // would fail the GPU verifier after a build.
+  if (ctx.target.is_gpu())
+    throw Error("the auto-scheduler has no GPU sketch rules yet: tune '" + ctx.target.str() +
+                "' with the templates (--search templates)");
   return generate_sketches(dag, ctx, cpu_sketch_rules());
 }
 

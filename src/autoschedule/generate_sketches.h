@@ -16,7 +16,7 @@ inline constexpr size_t kMaxSketches = 64;
 // parallel, an unroll pragma when it reduces, and, for a stage with one
 // consumer, the consumer's outer loops as places to compute it.
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx, const SketchRules& rules);
-// With cpu_sketch_rules().
+// With cpu_sketch_rules(); throws for a GPU target (no GPU rules yet).
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx);
 
 }  // namespace tessera::autoschedule

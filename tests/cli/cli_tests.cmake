@@ -307,6 +307,12 @@ add_test(NAME Cli.GraphTunerIsRefusedForAGpuTarget
 set_tests_properties(Cli.GraphTunerIsRefusedForAGpuTarget PROPERTIES PASS_REGULAR_EXPRESSION
                      "tessera: error: tune_network: the graph tuner chooses CPU channel blocks; 'opencl' computes in NCHW"
                      TIMEOUT 60)
+add_test(NAME Cli.AutoSchedulerSaysItHasNoGpuRulesYet
+         COMMAND tessera_cli tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl
+                 --search auto --trials 2 --log cli_gpu_auto.log --no-evaluate)
+set_tests_properties(Cli.AutoSchedulerSaysItHasNoGpuRulesYet PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: the auto-scheduler has no GPU sketch rules yet: tune 'opencl' with the templates"
+                     TIMEOUT 60)
 # Cold-cache GPU measurements: the device's cache flushed before each run.
 add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
          COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")
