@@ -83,12 +83,16 @@ void make_finite(std::vector<float>& v) {
 
 int kind_slot(ForKind k) {
   switch (k) {
-    case ForKind::Serial: return 0;
     case ForKind::Parallel: return 1;
     case ForKind::Vectorized: return 2;
     case ForKind::Unrolled: return 3;
+    default: return 0;  // serial, and GPU bindings (gpu_features describes those)
   }
-  return 0;
+}
+
+void append_gpu_features(const tir::LoweredFunc& f, std::vector<float>& out) {
+  const std::vector<float> gpu = gpu_features(f);
+  std::copy(gpu.begin(), gpu.end(), out.end() - kGpuLength);
 }
 
 // Piecewise-linear value at x of points sorted by x (ties: the later point wins).
@@ -135,6 +139,7 @@ std::vector<float> itervar_features(const tir::LoweredFunc& f) {
       q[4] = nest.accesses[b].written ? 1.0f : 0.0f;
     }
   }
+  append_gpu_features(f, out);
   make_finite(out);
   return out;
 }
@@ -186,6 +191,7 @@ std::vector<float> curve_features(const tir::LoweredFunc& f) {
   }
   pos += 3 * kCurveSamples;
   out[pos] = lg(nest.other_iterations);
+  append_gpu_features(f, out);
   make_finite(out);
   return out;
 }

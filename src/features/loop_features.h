@@ -22,6 +22,7 @@
 //    reuse(L) = accesses under L / distinct elements touched under L.
 #include <vector>
 
+#include "features/gpu_features.h"
 #include "tir/stmt.h"
 
 namespace tessera::features {
@@ -44,10 +45,13 @@ constexpr int kPerLoop = 7 + kBufferSlots * kPerBuffer;
 // Header: log2(1+iterations of the main nest), log2(1+iterations of every
 // other store), number of stores, depth of the main nest.
 constexpr int kItervarHeader = 4;
-constexpr int kItervarLength = kItervarHeader + kItervarLoops * kPerLoop;
+constexpr int kItervarLength = kItervarHeader + kItervarLoops * kPerLoop + kGpuLength;
 
 // The header, then the innermost kItervarLoops loops of the main nest,
-// innermost first, zero padded when the nest is shallower.
+// innermost first, zero padded when the nest is shallower, then the GPU
+// features (gpu_features.h; zeros for a CPU kernel). A loop bound to a
+// block, thread or virtual thread counts as serial in the kind one-hot: the
+// GPU features describe the binding.
 std::vector<float> itervar_features(const tir::LoweredFunc& f);
 
 // Curves over x = log2(iterations under a loop), sampled at x_k = 2.5 k for
@@ -58,8 +62,9 @@ std::vector<float> itervar_features(const tir::LoweredFunc& f);
 //   then three curves shared by all buffers: whether the loop covering x_k is
 //   vectorized, unrolled, parallel.
 // The length does not depend on the number of loops.
-constexpr int kCurveLength = (kBufferSlots * 3 + 3) * kCurveSamples + 1;
-// The curves above, then log2(1+iterations of every other store).
+constexpr int kCurveLength = (kBufferSlots * 3 + 3) * kCurveSamples + 1 + kGpuLength;
+// The curves above, then log2(1+iterations of every other store), then the
+// GPU features.
 std::vector<float> curve_features(const tir::LoweredFunc& f);
 
 }  // namespace tessera::features
