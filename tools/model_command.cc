@@ -54,6 +54,7 @@ driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   options.winograd = !o.no_winograd;
   options.keep_layout = o.keep_layout;
   options.fuse_depthwise_rows = o.fuse_depthwise_rows;
+  options.shipped_records = !o.no_shipped_records;
   return options;
 }
 
@@ -113,6 +114,12 @@ void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->capture_default_str();
 }
 
+void add_shipped_records_flag(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_flag("--no-shipped-records", o.no_shipped_records,
+                "without --records, keep the hand-written schedules instead of the pre-tuned records shipped for the "
+                "target (tessera records shipped)");
+}
+
 }  // namespace
 
 ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
@@ -125,6 +132,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   add_threads_flag(c.compile, o);
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
   c.compile->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
+  add_shipped_records_flag(c.compile, o);
   c.compile->add_flag("--check", o.check,
                       "run the compiled model on seeded inputs and compare with the reference interpreter");
 
@@ -148,6 +156,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
       ->delimiter(',')
       ->check(at_least(1));
   c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
+  add_shipped_records_flag(c.bench, o);
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();

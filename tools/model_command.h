@@ -1,11 +1,11 @@
 #pragma once
 // The whole-network verbs:
 //   tessera compile MODEL [--batch N] [--layout NCHW|NHWC] [--target T] [--threads N] [--records LOG] [--check]
-//                   [--no-winograd] [--fuse-depthwise-rows N]
+//                   [--no-winograd] [--fuse-depthwise-rows N] [--no-shipped-records]
 //                   -o model.tsr
 //   tessera run model.tsr [--input [NAME=]x.npy]... [--output y.npy] [--threads N]
 //   tessera bench MODEL|model.tsr [--batch N] [--layout L] [--threads N] [--records LOG] [--number N] [--repeat N]
-//                 [--profile] [--no-winograd] [--fuse-depthwise-rows N]
+//                 [--profile] [--no-winograd] [--fuse-depthwise-rows N] [--no-shipped-records]
 //   tessera show MODEL [--batch N] [--layout L] [--tasks]
 // MODEL is a zoo name (resnet-18, mobilenet-v2, ...) or an .onnx file.
 #include <CLI/CLI.hpp>
@@ -31,6 +31,7 @@ struct ModelCommandOptions {
   bool profile = false;             // bench: time each kernel call too
   bool check = false;               // compile: compare with the reference interpreter
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
+  bool no_shipped_records = false;  // compile, bench: without records, the hand-written schedules (no pre-tuned ones)
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
   bool keep_layout = false;         // compile, bench, show: kernels in the model's layout

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include "records/log_file.h"
 #include "records/pick_best.h"
+#include "records/shipped.h"
 #include "records/target_match.h"
 #include "target_flags.h"
 
@@ -26,12 +30,34 @@ CLI::App* add_records_command(CLI::App& app, RecordsCommandOptions& o) {
   CLI::App* show = cmd->add_subcommand("show", "one line per record");
   show->add_option("file", o.show, "tuning log")->required();
   add_target_flag(show, o.target, "show only records of this target");
+  CLI::App* shipped = cmd->add_subcommand("shipped", "the pre-tuned records shipped with Tessera, log by log");
+  add_target_flag(shipped, o.target, "also say how many apply to this target (and which compile uses)");
   return cmd;
 }
+
+namespace {
+
+int list_shipped(const std::optional<target::Target>& target) {
+  const std::string dir = records::shipped_records_dir();
+  const std::vector<records::ShippedLog> logs = records::list_shipped(dir, std::cerr);
+  fmt::print("pre-tuned records shipped in {}: {} logs\n", dir.empty() ? "(none)" : dir, logs.size());
+  for (const records::ShippedLog& l : logs)
+    fmt::print("  {}: {} records for {}\n", std::filesystem::path(l.path).filename().string(), l.records,
+               fmt::join(l.targets, "; "));
+  if (target) {
+    const records::ShippedRecords r = records::shipped_records_for(dir, *target, std::cerr);
+    fmt::print("{} of them apply to '{}'{}\n", r.records.size(), target->match_key(),
+               r.records.empty() ? "" : ": compile without --records uses them");
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_records(CLI::App& records_cmd, const RecordsCommandOptions& o) {
   std::optional<target::Target> target;
   if (!o.target.empty()) target = parse_target_flag(o.target);
+  if (records_cmd.got_subcommand("shipped")) return list_shipped(target);
   if (records_cmd.got_subcommand("pick-best") || records_cmd.got_subcommand("distill")) {
     size_t n = records::pick_best_file(o.in, o.out, std::cerr, target);
     fmt::print("{}: {} best records written to {}\n", o.in, n, o.out);

@@ -1,6 +1,7 @@
 #pragma once
 // tessera records pick-best IN OUT [--target TARGET]   keep the best record of every task and target
 // tessera records show FILE [--target TARGET]          one line per record
+// tessera records shipped [--target TARGET]            the pre-tuned records shipped (records/shipped.h)
 //
 // With --target, only records that apply to it (target::same_code_target:
 // kind, vector ISA and width, threads; a target without -threads= takes every

@@ -39,6 +39,9 @@ DeviceTensor::DeviceTensor(const py::handle& value, const std::string& what) {
   const auto [type, id] = dlpack_device(value);
   if (type != kDLCUDA)
     throw py::type_error(what + " is not a CUDA tensor (its memory is " + place_of(type, id) + "'s)");
+  // The module's backend holds device 0's primary context; another device's
+  // pointer means nothing there.
+  if (id != 0) throw py::type_error(what + " is on CUDA device " + std::to_string(id) + "; Tessera runs on device 0");
   // stream=1: the producer makes CUDA's legacy default stream wait for its
   // own work on the tensor; the module's stream is a blocking one, ordered
   // after the legacy stream.

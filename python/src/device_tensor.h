@@ -22,7 +22,7 @@ std::string device_tensor_place(const py::handle& value);
 
 // The DLPack view of one tensor, held until destroyed (then its producer
 // may free it). Throws py::type_error naming `what` ("input 0") when it is
-// not float32, not contiguous, or not on a CUDA device.
+// not float32, not contiguous, or not on CUDA device 0.
 class DeviceTensor {
  public:
   DeviceTensor(const py::handle& value, const std::string& what);
@@ -34,7 +34,6 @@ class DeviceTensor {
   std::uintptr_t pointer() const;
   size_t bytes() const;
   std::vector<int64_t> shape() const;
-  int device_id() const { return managed_->dl_tensor.device.device_id; }
 
  private:
   DLManagedTensor* managed_ = nullptr;

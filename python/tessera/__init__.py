@@ -2,7 +2,8 @@
 
     import numpy as np, tessera
     model = tessera.load_model("resnet-18")             # a zoo name or an .onnx file
-    module = tessera.compile(model, records="r18.log")  # this host; records optional
+    module = tessera.compile(model, records="r18.log")  # this host; records optional (without: the pre-tuned
+                                                        # ones shipped for this host's target, if any)
     logits = module(np.random.rand(1, 3, 224, 224).astype(np.float32))
     module.save("r18.tsr"); tessera.load("r18.tsr")
 

@@ -300,6 +300,10 @@ class GpuModules(unittest.TestCase):
         self.assertEqual(cuda_x.stream, 1)  # the producer was asked to order its work before the legacy stream
         with self.assertRaisesRegex(TypeError, r"the CUDA tensor is not float32 \(convert it with .float\(\)\)"):
             self.module(FakeCudaTensor(self.x.astype(np.float64)))
+        on_device_1 = FakeCudaTensor(self.x)
+        on_device_1.__dlpack_device__ = lambda: (2, 1)
+        with self.assertRaisesRegex(TypeError, "input 0 \\('data'\\) is on CUDA device 1; Tessera runs on device 0"):
+            self.module(on_device_1)
         with self.assertRaisesRegex(ValueError, r"input 0 \('data'\) has shape \(1, 3, 32, 32\), the model takes "
                                                 r"\(1, 3, 64, 64\)"):
             self.module(FakeCudaTensor(np.zeros((1, 3, 32, 32), np.float32)))

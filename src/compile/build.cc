@@ -142,7 +142,9 @@ class Builder {
         }
     if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
-        autotvm::Dispatched d = autotvm::dispatch(*task, *options_.history, *options_.warnings);
+        std::ostream quiet(nullptr);
+        autotvm::Dispatched d =
+            autotvm::dispatch(*task, *options_.history, options_.warn_untuned ? *options_.warnings : quiet);
         tuned = d.record.has_value();
         if (tuned) return std::move(d.trace);
       }

@@ -31,6 +31,10 @@ struct BuildOptions {
   // hand-written schedule after a warning. Null: hand-written schedules.
   records::ApplyHistoryBest* history = nullptr;
   std::ostream* warnings = &std::cerr;
+  // Whether a tunable kernel without a record says so (the seed's warning):
+  // not for the shipped pre-tuned records, which cover the zoo's networks
+  // only (records/shipped.h).
+  bool warn_untuned = true;
   // Channel blocks of named convolutions (the graph tuner's choice, see
   // graph_choices); the others take the target's lanes.
   std::map<std::string, graph::ConvBlocks> conv_blocks;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -20,12 +21,34 @@ struct BuildSetup {
   build::BuildOptions options;
 };
 
-void set_up(const CompileOptions& options, BuildSetup& setup) {
+// The shipped pre-tuned records for `target`, said once; none when the
+// caller gave records of its own or asked for none.
+std::vector<records::Record> shipped_for(const CompileOptions& options, const target::Target& target) {
+  if (!options.shipped_records || !options.records.empty() || !options.loaded_records.empty()) return {};
+  std::ostream& warnings = options.warnings ? *options.warnings : std::cerr;
+  records::ShippedRecords shipped = records::shipped_records_for(options.shipped_dir, target, warnings);
+  if (shipped.records.empty()) return {};
+  std::string logs;
+  for (const auto& l : shipped.logs) logs += (logs.empty() ? "" : ", ") + std::filesystem::path(l).filename().string();
+  warnings << "note: " << shipped.records.size() << " pre-tuned records shipped for '" << target.match_key() << "' ("
+           << logs << ") schedule the kernels they cover; --no-shipped-records compiles without them\n";
+  return std::move(shipped.records);
+}
+
+void set_up(const CompileOptions& options, const target::Target& target, BuildSetup& setup) {
   build::BuildOptions& b = setup.options;
   b.winograd = options.winograd;
   b.keep_layout = options.keep_layout;
   b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
   b.warnings = options.warnings;
+  std::vector<records::Record> shipped = shipped_for(options, target);
+  if (!shipped.empty()) {
+    b.warn_untuned = false;  // they cover the zoo's networks, not every kernel
+    b.conv_blocks = build::graph_choices(shipped);
+    setup.history.emplace(std::move(shipped));
+    b.history = &*setup.history;
+    return;
+  }
   if (options.records.empty() && options.loaded_records.empty()) return;
   std::vector<records::Record> all = options.loaded_records;
   for (const auto& log : options.records) {
@@ -74,7 +97,7 @@ class ParamIndex {
 
 build::BuildResult compile(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
   BuildSetup setup;
-  set_up(options, setup);
+  set_up(options, target, setup);
   return build::build(model, target, setup.options);
 }
 
@@ -85,7 +108,7 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   if (sizes.empty() || dimension.min >= dimension.max)
     throw Error("the varying dimension " + dimension.name + " needs a range of more than one size");
   BuildSetup setup;
-  set_up(options, setup);
+  set_up(options, target, setup);
   const build::BuildOptions& b = setup.options;
   auto optimized_at = [&](const graph::Graph& model) {
     return build::optimize_for_target(model, target, b.conv_blocks, b.winograd, b.keep_layout);

@@ -13,6 +13,7 @@
 #include "graph/graph.h"
 #include "graph/varying_dimension.h"
 #include "records/record.h"
+#include "records/shipped.h"
 
 namespace tessera::driver {
 
@@ -32,6 +33,10 @@ struct CompileOptions {
   int64_t fuse_depthwise_rows = graph::FuseOptions{}.depthwise_projection_min_rows;
   // Damaged record lines and kernels without records are reported here.
   std::ostream* warnings = &std::cerr;
+  // Given no records: the pre-tuned records shipped for the target
+  // (records/shipped.h), said once on `warnings`. --no-shipped-records: false.
+  bool shipped_records = true;
+  std::string shipped_dir = records::shipped_records_dir();
 };
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it,

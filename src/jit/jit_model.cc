@@ -14,6 +14,7 @@
 #include "jit/fingerprint.h"
 #include "driver/compile.h"
 #include "driver/tune_network.h"
+#include "records/shipped.h"
 #include "tessera/error.h"
 
 namespace tessera::jit {
@@ -288,6 +289,11 @@ runtime::Artifact JitModel::build_cached(const graph::Graph& model, const std::s
   key.add(kCacheVersion).add(graph_key).add(target.str());
   if (!extra_key.empty()) key.add(extra_key);
   for (const auto& f : record_files) key.add(fingerprint_file(f));
+  // Without records of its own the build takes those shipped for the target:
+  // other shipped records make another artifact.
+  if (record_files.empty())
+    for (const auto& f : records::shipped_records_for(records::shipped_records_dir(), target, log()).logs)
+      key.add(fingerprint_file(f));
   last_.cache_key = key.hex();
   last_.compiled = true;
 

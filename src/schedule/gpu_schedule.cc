@@ -47,10 +47,6 @@ void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
 // whose slice of a tile is as contiguous as (N, K)'s.
 bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul"; }
 
-}  // namespace
-
-namespace {
-
 bool inlined_by_default(const ir::ComputeDAG& dag, const ir::Tensor& t) {
   return !t->is_placeholder() && !t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole");
 }

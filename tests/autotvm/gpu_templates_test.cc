@@ -7,10 +7,9 @@
 
 #include <random>
 
-#include "../ops/ops_test_util.h"
+#include "../codegen/gpu_run_util.h"
 #include "autotvm/task.h"
 #include "codegen/gpu_source.h"
-#include "measure/gpu_function.h"
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -29,22 +28,8 @@ bool runs_correctly(const Task& task, const ConfigEntity& c, const target::Targe
     EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
     return false;
   }
-  std::vector<std::vector<float>> inputs;
-  std::vector<const float*> in;
-  std::vector<float*> args;
-  const auto placeholders = w.dag.placeholders();
-  for (size_t i = 0; i < placeholders.size(); ++i)
-    inputs.push_back(ops::test::random_data(placeholders[i]->num_elements(), static_cast<uint32_t>(i + 7)));
-  for (auto& v : inputs) {
-    in.push_back(v.data());
-    args.push_back(v.data());
-  }
-  const ir::Tensor out = w.dag.outputs()[0];
-  std::vector<float> want(out->num_elements()), got(out->num_elements(), -9.0f);
-  w.reference(in, want.data());
-  args.push_back(got.data());
-  measure::GpuFunction(f, opencl).run(args);
-  EXPECT_LE(ops::test::max_relative_error(got, want), 1e-5) << task.name() << " " << c.to_json().dump();
+  const codegen::test::GpuRun run = codegen::test::run_against_reference(w, f, opencl, 7);
+  EXPECT_LE(run.max_relative_error, 1e-5) << task.name() << " " << c.to_json().dump();
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "../ops/ops_test_util.h"
+#include "gpu_run_util.h"
 #include "codegen/lane_analysis.h"
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
@@ -21,8 +22,6 @@
 namespace tessera::codegen {
 namespace {
 
-using ops::test::max_relative_error;
-using ops::test::random_data;
 
 ops::OpArgs matmul_args(ops::Shape a, ops::Shape b, bool epilogue) {
   ops::OpArgs args;
@@ -205,24 +204,8 @@ TEST(GpuSource, BarrierUnderAThreadDependentConditionIsRejected) {
 void expect_matches_reference(const ops::Workload& w, const schedule::Trace& trace, const std::string& target) {
   const std::string why = target == "cuda" ? runtime::cuda_unavailable_reason() : runtime::opencl_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << target << ": " << why;
-  const auto placeholders = w.dag.placeholders();
-  std::vector<std::vector<float>> inputs;
-  std::vector<const float*> in_ptrs;
-  std::vector<float*> args;
-  for (size_t i = 0; i < placeholders.size(); ++i) {
-    inputs.push_back(random_data(placeholders[i]->num_elements(), static_cast<uint32_t>(i + 3)));
-  }
-  for (auto& v : inputs) {
-    in_ptrs.push_back(v.data());
-    args.push_back(v.data());
-  }
-  const ir::Tensor out = w.dag.outputs()[0];
-  std::vector<float> expected(out->num_elements()), got(out->num_elements(), -7.0f);
-  w.reference(in_ptrs, expected.data());
-  args.push_back(got.data());
-  measure::GpuFunction function(lowered(w, trace), target::Target::parse(target));
-  function.run(args);
-  EXPECT_LE(max_relative_error(got, expected), 1e-5) << w.op << "\n" << function.code().source;
+  const test::GpuRun run = test::run_against_reference(w, lowered(w, trace), target::Target::parse(target), 3);
+  EXPECT_LE(run.max_relative_error, 1e-5) << w.op << "\n" << run.source;
 }
 
 struct GpuCase {

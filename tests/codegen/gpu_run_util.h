@@ -1,0 +1,40 @@
+#pragma once
+// Runs a lowered function on a GPU target's device (the OpenCL device, or a
+// CUDA GPU) on seeded inputs and compares with its workload's reference:
+// what the GPU schedule and template tests check.
+#include <string>
+#include <vector>
+
+#include "../ops/ops_test_util.h"
+#include "measure/gpu_function.h"
+#include "ops/registry.h"
+
+namespace tessera::codegen::test {
+
+struct GpuRun {
+  double max_relative_error = 0;
+  std::string source;  // the device code that ran, for a failure's message
+};
+
+inline GpuRun run_against_reference(const ops::Workload& w, const tir::LoweredFunc& f, const target::Target& target,
+                                    uint32_t seed) {
+  const auto placeholders = w.dag.placeholders();
+  std::vector<std::vector<float>> inputs;
+  std::vector<const float*> in;
+  std::vector<float*> args;
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    inputs.push_back(ops::test::random_data(placeholders[i]->num_elements(), seed + static_cast<uint32_t>(i)));
+  for (auto& v : inputs) {
+    in.push_back(v.data());
+    args.push_back(v.data());
+  }
+  const ir::Tensor out = w.dag.outputs()[0];
+  std::vector<float> want(out->num_elements()), got(out->num_elements(), -7.0f);
+  w.reference(in, want.data());
+  args.push_back(got.data());
+  measure::GpuFunction function(f, target);
+  function.run(args);
+  return {ops::test::max_relative_error(got, want), function.code().source};
+}
+
+}  // namespace tessera::codegen::test

@@ -1,0 +1,100 @@
+// Pre-tuned records shipped with Tessera (records/shipped.h): a compile
+// given no records takes those of its own target from the shipped logs,
+// says so once and nothing about the kernels they do not cover; records of
+// another target, shipped_records = false (--no-shipped-records) and
+// records of the caller's own each keep them out.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "../compile/network_check.h"
+#include "autotvm/history.h"
+#include "driver/compile.h"
+#include "driver/extract_tasks.h"
+#include "records/log_file.h"
+#include "records/shipped.h"
+
+namespace tessera::driver {
+namespace {
+
+int tuned_kernels(const build::BuildResult& built) {
+  int n = 0;
+  for (const build::KernelSummary& k : built.kernels) n += k.tuned;
+  return n;
+}
+
+TEST(ShippedRecords, ACompileWithoutRecordsTakesTheShippedOnesOfItsTarget) {
+  const graph::Graph model = build::test::narrow_resnet18();
+  target::Target target = target::Target::host();
+  target.threads = 1;
+  // Half of the network's tasks (their fallback configs) shipped for this
+  // target; all of them for a target of 7 threads.
+  std::vector<records::Record> mine, all, other;
+  for (const NetworkTask& t : extract_tasks(build::optimize_for_target(model, target), target)) {
+    measure::MeasureResult ok;
+    ok.costs = {1e-3};
+    records::Record r = autotvm::make_record(t.task, t.task.space.fallback(), ok);
+    if (mine.size() < 5) mine.push_back(r);
+    all.push_back(r);
+    target::Target seven = target;
+    seven.threads = 7;
+    r.target = seven.str();
+    other.push_back(r);
+  }
+  ASSERT_GE(other.size(), 10u);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tessera_shipped_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  records::write_records((dir / "mine.log").string(), mine);
+  records::write_records((dir / "seven_threads.log").string(), other);
+  const std::filesystem::path given = dir.string() + ".given.log";
+  records::write_records(given.string(), all);
+
+  CompileOptions o;
+  o.shipped_dir = dir.string();
+  std::ostringstream warnings;
+  o.warnings = &warnings;
+  // Five tasks' records (a task stands for one kernel or more), fewer kernels than all the tasks' records tune.
+  const int shipped = tuned_kernels(compile(model, target, o));
+  EXPECT_GE(shipped, 5) << warnings.str();
+  CompileOptions own;
+  own.records = {given.string()};
+  std::ostringstream own_warnings;
+  own.warnings = &own_warnings;
+  const int tuned_by_all = tuned_kernels(compile(model, target, own));
+  EXPECT_LT(shipped, tuned_by_all);
+  EXPECT_EQ(own_warnings.str().find("pre-tuned"), std::string::npos);  // records given: the shipped ones stay out
+  EXPECT_NE(warnings.str().find("note: 5 pre-tuned records shipped for '" + target.match_key() + "' (mine.log)"),
+            std::string::npos)
+      << warnings.str();
+  EXPECT_EQ(warnings.str().find("Config for target="), std::string::npos) << warnings.str();  // the rest: silent
+
+  o.shipped_records = false;
+  EXPECT_EQ(tuned_kernels(compile(model, target, o)), 0);
+  o.shipped_records = true;
+  target::Target three = target;
+  three.threads = 3;
+  std::ostringstream none;
+  o.warnings = &none;
+  EXPECT_EQ(tuned_kernels(compile(model, three, o)), 0);
+  EXPECT_EQ(none.str().find("pre-tuned"), std::string::npos) << none.str();
+
+  const std::vector<records::ShippedLog> logs = records::list_shipped(dir.string(), warnings);
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0].records, 5u);
+  EXPECT_EQ(logs[0].targets, std::vector<std::string>{target.match_key()});
+  EXPECT_EQ(logs[1].records, other.size());
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(given);
+}
+
+TEST(ShippedRecords, NoDirectoryMeansNone) {
+  std::ostringstream warnings;
+  EXPECT_TRUE(records::list_shipped("/nonexistent/tessera/records", warnings).empty());
+  EXPECT_TRUE(records::shipped_records_for("", target::Target::host(), warnings).records.empty());
+  EXPECT_EQ(warnings.str(), "");
+}
+
+}  // namespace
+}  // namespace tessera::driver
