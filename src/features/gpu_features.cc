@@ -23,8 +23,8 @@ struct KernelWork {
   double threads = 1, blocks = 1, vthreads = 1, shared_bytes = 0;
   double main_iterations = 0;  // the main store's, in one thread
   double shared_accesses = 0, global_accesses = 0, local_elements = 0;
-  double worst_conflict = 0;   // gcd(|stride|, 32) along threadIdx.x, 0 when none
-  double store_stride = 0;     // the largest of device-memory stores along threadIdx.x
+  double worst_conflict = 0;  // gcd(|stride|, 32) along threadIdx.x, 0 when none
+  double store_stride = 0;    // the largest of device-memory stores along threadIdx.x
   bool bound = false;
   double work() const { return threads * blocks * main_iterations; }
 };
@@ -86,8 +86,8 @@ class Walker {
       if (scope == MemoryScope::Shared && tx >= 0) {
         const double stride = std::abs(access_stats(a, loops_, static_cast<size_t>(tx)).stride);
         if (stride > 0)
-          w_.worst_conflict = std::max(
-              w_.worst_conflict, static_cast<double>(std::gcd(static_cast<int64_t>(stride), int64_t{32})));
+          w_.worst_conflict =
+              std::max(w_.worst_conflict, static_cast<double>(std::gcd(static_cast<int64_t>(stride), int64_t{32})));
       }
     }
     w_.main_iterations = std::max(w_.main_iterations, n);

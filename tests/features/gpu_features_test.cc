@@ -41,15 +41,15 @@ TEST(GpuFeatures, TheTiledConvolutionsBlockAndOccupancy) {
   const tir::LoweredFunc f = tir::lower(w.dag, *schedule::gpu_conv2d_schedule(w.dag, 1024, 48 * 1024));
   const std::vector<float> g = gpu_features(f);
   EXPECT_EQ(g[0], 1.0f);
-  EXPECT_FLOAT_EQ(g[1], lg(7 * 4 * 8));                      // threads
-  EXPECT_FLOAT_EQ(g[2], lg(4 * 7 * 2));                      // blocks
+  EXPECT_FLOAT_EQ(g[1], lg(7 * 4 * 8));                     // threads
+  EXPECT_FLOAT_EQ(g[2], lg(4 * 7 * 2));                     // blocks
   EXPECT_FLOAT_EQ(g[4], lg(4 * (8 * 6 * 9 + 32 * 8 * 9)));  // shared bytes
-  EXPECT_FLOAT_EQ(g[10], lg(4));                             // the thread's 4 accumulators
-  EXPECT_FLOAT_EQ(g[8], lg(1));                              // threadIdx.x walks the output's columns
+  EXPECT_FLOAT_EQ(g[10], lg(4));                            // the thread's 4 accumulators
+  EXPECT_FLOAT_EQ(g[8], lg(1));                             // threadIdx.x walks the output's columns
   // 224 threads of 36 registers: 8 blocks fit the registers (9 the threads, 15 the shared memory).
   EXPECT_FLOAT_EQ(g[9], 8 * 224 / 2048.0f);
-  EXPECT_GT(g[5], 0.0f);  // shared loads per thread
-  EXPECT_GT(g[6], 0.0f);  // device loads (the fetches) and stores per thread
+  EXPECT_GT(g[5], 0.0f);                                   // shared loads per thread
+  EXPECT_GT(g[6], 0.0f);                                   // device loads (the fetches) and stores per thread
   const std::vector<float> itervar = itervar_features(f);  // which end with them
   EXPECT_EQ(std::vector<float>(itervar.end() - kGpuLength, itervar.end()), g);
 }
