@@ -68,13 +68,15 @@ build::BuildResult compile(const ModelCommandOptions& o, const target::Target& t
   const runtime::MemoryPlan plan = runtime::plan_memory(built.artifact.graph);
   fmt::print("{}: {} nodes, {} after the passes; {} kernels, {} calls; compiled for {} in {:.1f} s\n", o.model,
              model.size(), built.optimized.size(), built.kernels.size(), calls, target.str(), took.count());
+  const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const auto& k) { return k.tuned; });
   if (!o.records.empty()) {
-    const auto tuned = std::count_if(built.kernels.begin(), built.kernels.end(), [](const auto& k) { return k.tuned; });
     fmt::print(
         "{} of {} kernels scheduled by records of {}{}\n", tuned, built.kernels.size(), o.records,
         built.conv_blocks_chosen == 0
             ? ""
             : fmt::format(", channel blocks of {} convolutions chosen by the graph tuner", built.conv_blocks_chosen));
+  } else if (tuned > 0) {
+    fmt::print("{} of {} kernels scheduled by the shipped pre-tuned records\n", tuned, built.kernels.size());
   }
   fmt::print("activations: {:.2f} MB planned (peak), {:.2f} MB if every tensor had its own buffer\n",
              plan.activation_bytes / 1e6, plan.unplanned_activation_bytes / 1e6);
