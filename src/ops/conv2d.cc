@@ -432,16 +432,18 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
 }
 
 // A GPU target's convolutions run in NCHW: the direct template tunes the
-// ungrouped ones with square strides and dilations.
+// ungrouped ones, the depthwise template those of one output per channel,
+// with square strides and dilations.
 std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const auto& a = call.attrs.as<Conv2dAttrs>();
-  if (a.data_layout != "NCHW" || a.groups != 1 || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w)
-    return std::nullopt;
+  if (a.data_layout != "NCHW" || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
   const Shape& d = call.input_shapes[0];  // (N, C, H, W)
-  const Shape& w = call.input_shapes[1];  // (O, C, KH, KW)
-  if (d.size() != 4 || w.size() != 4 || w[1] != d[1]) return std::nullopt;
+  const Shape& w = call.input_shapes[1];  // (O, C/groups, KH, KW)
+  if (d.size() != 4 || w.size() != 4) return std::nullopt;
+  const bool depthwise = a.groups == d[1] && w[0] == d[1] && w[1] == 1;
+  if (!depthwise && (a.groups != 1 || w[1] != d[1])) return std::nullopt;
   TemplateCall t;
-  t.op = "conv2d";
+  t.op = depthwise ? "depthwise_conv2d" : "conv2d";
   t.args.input = d;
   t.args.weight = w;
   t.args.stride = a.stride_h;

@@ -63,6 +63,32 @@ bool reads_through_inlined(const ir::ComputeDAG& dag, const ir::Tensor& reader, 
   return false;
 }
 
+// The output of `anchor`'s shape (the anchor itself, or the elementwise
+// chain after it), or null.
+ir::Tensor output_of_shape(const ir::ComputeDAG& dag, const ir::Tensor& anchor) {
+  ir::Tensor out;
+  for (const auto& o : dag.outputs())
+    if (o->shape == anchor->shape) out = o;
+  return out;
+}
+
+// The start of a schedule around one anchor stage (a product, a
+// convolution) and its output: every other computed stage inlined (the
+// padding, bias, activation, residual), a local accumulator when the anchor
+// is the output itself. Returns the stage to compute in the output's
+// threads, or nothing when the DAG holds another reduction.
+std::optional<std::string> inline_around(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out,
+                                         Trace& trace) {
+  for (const auto& t : dag.tensors())
+    if (!t->is_placeholder() && t != anchor && t != out) {
+      if (t->is_reduction()) return std::nullopt;
+      trace.compute_inline(t->name);
+    }
+  if (out != anchor) return anchor->name;
+  trace.cache_write(anchor->name, "local");
+  return cache_write_name(anchor->name);
+}
+
 }  // namespace
 
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
@@ -102,23 +128,12 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
     return std::nullopt;
 
-  // The output stage: the product itself, or the elementwise chain after it.
-  ir::Tensor out;
-  for (const auto& o : dag.outputs())
-    if (o->shape == product->shape) out = o;
+  const ir::Tensor out = output_of_shape(dag, product);
   if (!out) return std::nullopt;
-
   Trace trace;
-  for (const auto& t : dag.tensors())
-    if (!t->is_placeholder() && t != product && t != out) {
-      if (t->is_reduction()) return std::nullopt;
-      trace.compute_inline(t->name);
-    }
-  std::string acc = product->name;
-  if (out == product) {
-    trace.cache_write(product->name, "local");
-    acc = cache_write_name(product->name);
-  }
+  const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
+  if (!accumulator) return std::nullopt;
+  const std::string acc = *accumulator;
 
   // The output: blocks of threads_y * rows x threads_x * cols, threads of
   // rows x cols, batch along blockIdx.z.
@@ -233,9 +248,7 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   for (const auto& t : dag.tensors())
     if (t->tag == "conv2d_nchw") conv = t;
   if (!conv || conv->reduce_axes.size() != 3 || conv->shape.size() != 4) return std::nullopt;
-  ir::Tensor out;
-  for (const auto& o : dag.outputs())
-    if (o->shape == conv->shape) out = o;
+  const ir::Tensor out = output_of_shape(dag, conv);
   if (!out) return std::nullopt;
   const int64_t channels = conv->reduce_axes[0].extent, kh = conv->reduce_axes[1].extent,
                 kw = conv->reduce_axes[2].extent;
@@ -247,17 +260,10 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   while (!given && plan.step_rc > 1 && shared() > max_shared_bytes) plan.step_rc = (plan.step_rc + 1) / 2;
   if (plan.threads() > max_threads || shared() > max_shared_bytes) return std::nullopt;
 
-  Trace trace;
-  for (const auto& t : dag.tensors())
-    if (!t->is_placeholder() && t != conv && t != out) {
-      if (t->is_reduction()) return std::nullopt;
-      trace.compute_inline(t->name);  // the padding (fetched into shared memory), bias, activation, residual
-    }
-  std::string acc = conv->name;
-  if (out == conv) {
-    trace.cache_write(conv->name, "local");
-    acc = cache_write_name(conv->name);
-  }
+  Trace trace;  // the padding is computed as the input is fetched into shared memory
+  const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
+  if (!accumulator) return std::nullopt;
+  const std::string acc = *accumulator;
 
   // The output: blockIdx.z over images and channel blocks, y and x over
   // tiles of rows and columns; threadIdx.z / y / x within them; each
@@ -307,9 +313,52 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   return trace;
 }
 
+GpuDepthwisePlan gpu_depthwise_plan(const std::vector<int64_t>& out) {
+  GpuDepthwisePlan p;
+  p.threads_x = dividing_threads(out[3], 4, 32);
+  p.threads_y = std::min<int64_t>(dividing_threads(out[2], 2, 8), std::max<int64_t>(1, 256 / p.threads_x));
+  return p;
+}
+
+std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_threads,
+                                            const std::optional<GpuDepthwisePlan>& given) {
+  ir::Tensor conv;
+  for (const auto& t : dag.tensors())
+    if (t->tag == "depthwise_conv2d_nchw") conv = t;
+  if (!conv || conv->shape.size() != 4) return std::nullopt;
+  const ir::Tensor out = output_of_shape(dag, conv);
+  if (!out) return std::nullopt;
+  const GpuDepthwisePlan plan = given ? *given : gpu_depthwise_plan(conv->shape);
+  if (plan.threads_y * plan.threads_x > max_threads) return std::nullopt;
+
+  Trace trace;  // the padding is read through the window
+  const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
+  if (!accumulator) return std::nullopt;
+  const std::string acc = *accumulator;
+  const std::vector<std::string> axes = spatial_names(out);
+  const std::string n = axes[0], c = axes[1], y = axes[2], x = axes[3];
+  trace.split(out->name, y, {plan.threads_y, plan.per_y});
+  trace.split(out->name, x, {plan.threads_x, plan.per_x});
+  trace.reorder(out->name, {n, c, split_part(y, 0), split_part(x, 0), split_part(y, 1), split_part(x, 1),
+                            split_part(y, 2), split_part(x, 2)});
+  trace.fuse(out->name, {n, c});
+  trace.bind(out->name, fused_name({n, c}), Annotation::BlockZ);
+  trace.bind(out->name, split_part(y, 0), Annotation::BlockY);
+  trace.bind(out->name, split_part(x, 0), Annotation::BlockX);
+  trace.bind(out->name, split_part(y, 1), Annotation::ThreadY);
+  trace.bind(out->name, split_part(x, 1), Annotation::ThreadX);
+  trace.unroll(out->name, split_part(y, 2));
+  trace.unroll(out->name, split_part(x, 2));
+  trace.compute_at(acc, out->name, split_part(x, 1));
+  for (const auto& r : conv->reduce_axes) trace.unroll(acc, r.var.name());
+  for (const auto& a : spatial_names(conv)) trace.unroll(acc, a);
+  return trace;
+}
+
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads)) return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
+  if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);
 }
 

@@ -54,6 +54,18 @@ int64_t gpu_conv_shared_bytes(const GpuConvPlan& plan, int64_t kh, int64_t kw, i
 std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_threads, int64_t max_shared_bytes,
                                          const std::optional<GpuConvPlan>& plan = std::nullopt);
 
+// A depthwise NCHW convolution (depthwise_conv2d_nchw) and its epilogue:
+// blocks over images x channels (blockIdx.z) and tiles of rows x columns,
+// threads of per_y x per_x outputs each, the window's taps in registers.
+// No shared memory: neighbouring threads' windows overlap in the L1 cache.
+struct GpuDepthwisePlan {
+  int64_t threads_y = 4, threads_x = 16, per_y = 1, per_x = 1;
+};
+// Threads that divide the rows and columns where they can: 2..8 rows, 4..32 columns, at most 256 together.
+GpuDepthwisePlan gpu_depthwise_plan(const std::vector<int64_t>& out);
+std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_threads,
+                                            const std::optional<GpuDepthwisePlan>& plan = std::nullopt);
+
 // What a block may hold on the target (target::GpuLimits, as the schedules
 // read it).
 struct GpuBlockLimits {

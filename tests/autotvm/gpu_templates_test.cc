@@ -69,6 +69,16 @@ TEST(GpuTemplates, Conv2dConfigsRunOrAreRefusedOnOpenCl) {
   expect_space_runs("conv2d", a, "conv2d_nchw.gpu");
 }
 
+TEST(GpuTemplates, DepthwiseConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a;
+  a.input = {1, 16, 12, 12};
+  a.weight = {16, 1, 3, 3};
+  a.pad = 1;
+  a.stride = 1;
+  a.bias = a.relu = true;
+  expect_space_runs("depthwise_conv2d", a, "depthwise_conv2d_nchw.gpu");
+}
+
 TEST(GpuTemplates, PackedDenseConfigsRunOrAreRefusedOnOpenCl) {
   ops::OpArgs a;
   a.input = {64, 32};

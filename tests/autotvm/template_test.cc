@@ -314,8 +314,8 @@ TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
 TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
-  EXPECT_EQ(names.size(), 9u);  // six x86 templates; dense, batch_matmul and conv2d_nchw on GPUs
-  for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu"})
+  EXPECT_EQ(names.size(), 10u);  // six x86 templates; dense, batch_matmul, conv2d_nchw, depthwise on GPUs
+  for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu", "depthwise_conv2d_nchw.gpu"})
     EXPECT_NE(std::find(names.begin(), names.end(), gpu), names.end()) << gpu;
   const target::Target host = target::Target::host();
   try {

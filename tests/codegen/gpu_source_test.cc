@@ -149,6 +149,21 @@ TEST(GpuSource, ConvScheduleStagesFewerChannelsWhereSharedMemoryIsShort) {
   EXPECT_FALSE(schedule::gpu_conv2d_schedule(w.dag, 1024, 1024).has_value());  // not even one channel fits
 }
 
+TEST(GpuSource, DepthwiseScheduleTilesRowsAndColumnsPerChannel) {
+  ops::OpArgs a;
+  a.input = {1, 32, 56, 56};
+  a.weight = {32, 1, 3, 3};
+  a.pad = 1;
+  const ops::Workload w = ops::make_workload("depthwise_conv2d", a);
+  const schedule::GpuDepthwisePlan plan = schedule::gpu_depthwise_plan(w.dag.outputs()[0]->shape);
+  EXPECT_EQ(plan.threads_x, 28);  // the largest of 4..32 dividing 56
+  EXPECT_EQ(plan.threads_y, 8);
+  const GpuSource cuda = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, {})), {}, GpuDialect::Cuda);
+  ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+  EXPECT_EQ(cuda.program.kernels[0].grid, (std::array<int64_t, 3>{2, 7, 32}));
+  EXPECT_EQ(cuda.program.kernels[0].block, (std::array<int64_t, 3>{28, 8, 1}));
+}
+
 TEST(GpuSource, VerifierNamesWhatNoGpuCanRun) {
   const ops::Workload w = ops::make_workload("dense", matmul_args({128, 64}, {128, 64}, false));
   // Shared memory beyond the target's limit.
@@ -242,6 +257,12 @@ std::vector<GpuCase> gpu_cases() {
   depthwise.weight = {16, 1, 3, 3};
   depthwise.pad = 1;
   cases.push_back({"DepthwiseConv2d", "depthwise_conv2d", depthwise});
+  ops::OpArgs strided = depthwise;  // MobileNet's stride-2 depthwise at a ragged size: 15 -> 8
+  strided.input = {2, 24, 15, 15};
+  strided.weight = {24, 1, 3, 3};
+  strided.stride = 2;
+  strided.bias = strided.relu = true;
+  cases.push_back({"DepthwiseStridedRaggedBatch2", "depthwise_conv2d", strided});
   ops::OpArgs pool;
   pool.input = {1, 4, 9, 9};
   pool.pool = 3;

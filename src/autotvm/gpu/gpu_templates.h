@@ -10,5 +10,6 @@ namespace tessera::autotvm::gpu {
 Template dense_template();         // "dense.gpu": schedule::gpu_matmul_schedule's tiles as knobs
 Template batch_matmul_template();  // "batch_matmul.gpu": the same for the batched product
 Template conv2d_nchw_template();   // "conv2d_nchw.gpu": schedule::gpu_conv2d_schedule's tiles as knobs
+Template depthwise_conv2d_nchw_template();  // "depthwise_conv2d_nchw.gpu": gpu_depthwise_schedule's tiles
 
 }  // namespace tessera::autotvm::gpu
