@@ -19,7 +19,7 @@ namespace {
 std::vector<runtime::NDArray> set_seeded_inputs(runtime::GpuGraphExecutor& ex) {
   std::vector<runtime::NDArray> given;
   for (int i = 0; i < ex.num_inputs(); ++i) {
-    given.push_back(runtime::seeded_input(ex.input_shape(i), ex.input_is_integer(i), 42 + static_cast<uint64_t>(i)));
+    given.push_back(ex.random_input(i, 42 + static_cast<uint64_t>(i)));
     ex.set_input(i, given.back());
   }
   return given;

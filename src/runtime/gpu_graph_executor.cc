@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "support/checked_math.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -62,8 +63,7 @@ void GpuGraphExecutor::set_up(Artifact artifact, const std::vector<const float*>
                 std::to_string(graph_.constants.size()) + " constants");
   constant_buffer_.assign(graph_.tensors.size(), -1);
   for (size_t i = 0; i < graph_.constants.size(); ++i) {
-    int64_t elements = 1;
-    for (int64_t d : graph_.tensors[graph_.constants[i]].shape) elements *= d;
+    const int64_t elements = support::bounded_product(graph_.tensors[graph_.constants[i]].shape, "a constant");
     const int b = backend_->allocate(float_bytes(std::max<int64_t>(elements, 1)));
     backend_->write(b, weights[i], float_bytes(elements));
     constant_buffer_[graph_.constants[i]] = b;
@@ -137,9 +137,7 @@ const std::string& GpuGraphExecutor::output_name(int index) const {
 namespace {
 
 void check_bytes(const std::string& what, const std::string& name, const std::vector<int64_t>& shape, size_t bytes) {
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
-  const size_t expected = float_bytes(elements);
+  const size_t expected = float_bytes(support::bounded_product(shape, what + " " + name));
   if (bytes != expected)
     throw Error(what + " " + support::quoted(name) + " takes " + std::to_string(expected) + " bytes (float32 " +
                 shape_text(shape) + "), got " + std::to_string(bytes));
@@ -158,9 +156,12 @@ void GpuGraphExecutor::get_output_into_device(int index, std::uintptr_t pointer,
   backend_->finish();
 }
 
+NDArray GpuGraphExecutor::random_input(int index, uint64_t seed) const {
+  return seeded_input(input_shape(index), input_is_integer(index), seed);
+}
+
 void GpuGraphExecutor::set_random_inputs(uint64_t seed) {
-  for (int i = 0; i < num_inputs(); ++i)
-    set_input(i, seeded_input(input_shape(i), input_is_integer(i), seed + static_cast<uint64_t>(i)));
+  for (int i = 0; i < num_inputs(); ++i) set_input(i, random_input(i, seed + static_cast<uint64_t>(i)));
 }
 
 void GpuGraphExecutor::launch_call(size_t i) {

@@ -42,7 +42,9 @@ class GpuGraphExecutor {
   bool input_is_integer(int index) const;
 
   void set_input(int index, const NDArray& value);
-  // seeded_input for every input (seed + its index), as GraphExecutor's.
+  // seeded_input for input `index`, and for every input (seed + its
+  // index), as GraphExecutor's.
+  NDArray random_input(int index, uint64_t seed) const;
   void set_random_inputs(uint64_t seed = 42);
   void run();
   NDArray get_output(int index) const;
