@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/compile.h"
+#include "driver/parse_target.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "measure/kernel_args.h"
@@ -41,7 +42,9 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
   }
   if (check) {
     ex.run();
+    const auto reference_start = std::chrono::steady_clock::now();
     const auto want = graph::interpret(model, inputs);
+    line["reference_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
     bool ok = true;
     double worst = 0;
     for (int i = 0; i < ex.num_outputs(); ++i) {
@@ -83,7 +86,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (const std::string& m : models) {
     try {
-      const nlohmann::json line = run_model(m, target::Target::parse(target_text), options, check, bench);
+      const nlohmann::json line = run_model(m, driver::parse_target(target_text), options, check, bench);
       failures += line.value("correct", true) ? 0 : 1;
       std::cout << line.dump() << std::endl;
     } catch (const Error& e) {
