@@ -8,36 +8,7 @@
 
 namespace tessera::autoschedule {
 
-namespace {
-
 using schedule::split_part;
-
-// The stage's iterator names by kind, as the DAG declares them (the stage is
-// not transformed yet when a tiling rule reaches it).
-std::vector<std::string> names_of(const schedule::Stage& s, ir::IterKind kind) {
-  std::vector<std::string> out;
-  for (const auto& it : s.iters)
-    if (it.kind == kind) out.push_back(it.name);
-  return out;
-}
-
-// Part `part` of every iterator in `names`.
-std::vector<std::string> parts(const std::vector<std::string>& names, size_t part) {
-  std::vector<std::string> out;
-  for (const auto& n : names) out.push_back(split_part(n, part));
-  return out;
-}
-
-// No rule has transformed the stage yet: its loops are the DAG's, at root.
-bool untouched(const schedule::Stage& s) { return s.loop_steps.empty() && s.location == schedule::Location::Root; }
-
-std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists) {
-  std::vector<std::string> out;
-  for (const auto& l : lists) out.insert(out.end(), l.begin(), l.end());
-  return out;
-}
-
-}  // namespace
 
 SketchRule::Condition AlwaysInline::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
   return is_strictly_inlineable(b.state(), stage) ? Condition::ApplyAndSkipRest : Condition::Pass;

@@ -1,9 +1,11 @@
 #include "autoschedule/generate_sketches.h"
 
+#include <algorithm>
+
 #include "autoschedule/cpu_sketch_rules.h"
+#include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/stage_analysis.h"
 #include "schedule/iter_names.h"
-#include "tessera/error.h"
 
 namespace tessera::autoschedule {
 
@@ -37,6 +39,32 @@ void add_plain_sites(SketchBuilder& b, int stage) {
   if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, b.stage(stage).iters.front().name});
 }
 
+// The plain GPU stage: one output element per thread, in blocks of whole
+// warps, up to 256 threads (enough blocks per multiprocessor) and the target's limit.
+void add_plain_gpu_steps(SketchBuilder& b, int stage, int max_threads) {
+  const schedule::Stage& s = b.stage(stage);
+  if (s.location != Location::Root) return;
+  const std::string name = s.name();
+  std::vector<std::string> spatial;
+  int64_t elements = 1;
+  for (const auto& it : s.iters) {
+    if (it.kind != ir::IterKind::Spatial) break;
+    spatial.push_back(it.name);
+    elements *= it.extent;
+  }
+  if (spatial.empty()) return;
+  std::string all = spatial[0];
+  if (spatial.size() > 1) {
+    b.add(schedule::FuseStep{name, spatial});
+    all = schedule::fused_name(spatial);
+  }
+  const int64_t threads = std::clamp<int64_t>((elements + 31) / 32 * 32, 32, std::min(256, max_threads));
+  b.add(schedule::SplitStep{name, all, {threads}});
+  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 0), schedule::Annotation::BlockX});
+  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 1), schedule::Annotation::ThreadX});
+  if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, schedule::split_part(all, 0)});
+}
+
 // Root or inside one of the consumer's outer spatial loops (not its innermost
 // loop, which is the vector loop or the reduction), or, when the consumer is
 // computed inside another stage's loops, inside one of those.
@@ -66,8 +94,13 @@ void add_location_site(SketchBuilder& b, int stage) {
   if (!iters.empty()) b.sites().locations.push_back({s.name(), c.name(), iters});
 }
 
-Sketch finish(SketchBuilder b) {
+Sketch finish(SketchBuilder b, const SketchContext& ctx) {
   const int n = static_cast<int>(b.state().stages().size());
+  if (ctx.target.is_gpu()) {
+    for (int i = 0; i < n; ++i)
+      if (!b.structured(b.stage(i).name())) add_plain_gpu_steps(b, i, ctx.target.gpu.max_threads_per_block);
+    return b.sketch();
+  }
   for (int i = 0; i < n; ++i)
     if (!b.structured(b.stage(i).name())) add_plain_sites(b, i);
   for (int i = 0; i < n; ++i)
@@ -85,7 +118,7 @@ std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchCon
     auto [b, stage] = std::move(todo.back());
     todo.pop_back();
     if (stage < 0) {
-      done.push_back(finish(std::move(b)));
+      done.push_back(finish(std::move(b), ctx));
       continue;
     }
     // Derived sketches are pushed in reverse so that the first rule's are finished first.
@@ -102,12 +135,7 @@ std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchCon
 }
 
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx) {
-  // CPU sketches (parallel loops, vectors) are no GPU schedule: every one
-  // would fail the GPU verifier after a build.
-  if (ctx.target.is_gpu())
-    throw Error("the auto-scheduler has no GPU sketch rules yet: tune '" + ctx.target.str() +
-                "' with the templates (--search templates)");
-  return generate_sketches(dag, ctx, cpu_sketch_rules());
+  return generate_sketches(dag, ctx, ctx.target.is_gpu() ? gpu_sketch_rules() : cpu_sketch_rules());
 }
 
 }  // namespace tessera::autoschedule

@@ -11,12 +11,16 @@ namespace tessera::autoschedule {
 inline constexpr size_t kMaxSketches = 64;
 
 // Visits the stages from the last to the first, trying `rules` at each
-// (sketch_rule.h), then gives every stage no rule structured its plain sites:
-// its innermost spatial axis split for vectors, its outer spatial loops
-// parallel, an unroll pragma when it reduces, and, for a stage with one
-// consumer, the consumer's outer loops as places to compute it.
+// (sketch_rule.h), then gives every stage no rule structured its plain sites.
+// On a CPU: its innermost spatial axis split for vectors, its outer spatial
+// loops parallel, an unroll pragma when it reduces, and, for a stage with
+// one consumer, the consumer's outer loops as places to compute it. On a
+// GPU (the plain GPU stage): a root stage's spatial loops fused and split
+// into blocks of whole warps (up to 256 threads, the target's limit), one
+// output element per thread, an unroll pragma when it reduces.
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx, const SketchRules& rules);
-// With cpu_sketch_rules(); throws for a GPU target (no GPU rules yet).
+// With the target's rules: gpu_sketch_rules() for cuda and opencl, else
+// cpu_sketch_rules().
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx);
 
 }  // namespace tessera::autoschedule

@@ -74,6 +74,31 @@ void set_parallel(const Sketch& sketch, const SketchContext& ctx, const schedule
   }
 }
 
+// A uniformly drawn factorisation per tile slot (see the header).
+void random_tiles(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng, SketchParams& p) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  const int64_t lanes = ctx.target.vector_lanes();
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (const auto& t : sketch.tiles) {
+    const auto& options = factorizations(t.extent, t.lengths);
+    // Half the time a tile whose innermost loop is vectorized gets a full
+    // vector there (the largest length up to the target's lanes): uniform
+    // factorisations rarely pick it, and without it the search starts far
+    // from every good schedule.
+    if (feeds_vector(sketch, t) && u(rng) < kFullVectorProbability) {
+      const int64_t width = vector_width(t.extent, lanes);
+      std::vector<const std::vector<int64_t>*> full;
+      for (const auto& o : options)
+        if (o.back() == width) full.push_back(&o);
+      if (!full.empty()) {
+        p.tiles.push_back(*full[pick(full.size())]);
+        continue;
+      }
+    }
+    p.tiles.push_back(options[pick(options.size())]);
+  }
+}
+
 }  // namespace
 
 const std::vector<std::vector<int64_t>>& factorizations(int64_t extent, int count) {
@@ -96,28 +121,20 @@ void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParam
   set_parallel(sketch, ctx, bare_state(sketch, params), params);
 }
 
+bool fits_blocks(const Sketch& sketch, const SketchContext& ctx, const SketchParams& params) {
+  for (size_t b = 0; b < sketch.blocks.size(); ++b)
+    if (block_threads(sketch, params, static_cast<int>(b)) > ctx.target.gpu.max_threads_per_block) return false;
+  return true;
+}
+
 SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::mt19937_64& rng) {
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   SketchParams p;
-  const int64_t lanes = ctx.target.vector_lanes();
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (const auto& t : sketch.tiles) {
-    const auto& options = factorizations(t.extent, t.lengths);
-    // Half the time a tile whose innermost loop is vectorized gets a full
-    // vector there (the largest length up to the target's lanes): uniform
-    // factorisations rarely pick it, and without it the search starts far
-    // from every good schedule.
-    if (feeds_vector(sketch, t) && u(rng) < kFullVectorProbability) {
-      const int64_t width = vector_width(t.extent, lanes);
-      std::vector<const std::vector<int64_t>*> full;
-      for (const auto& o : options)
-        if (o.back() == width) full.push_back(&o);
-      if (!full.empty()) {
-        p.tiles.push_back(*full[pick(full.size())]);
-        continue;
-      }
-    }
-    p.tiles.push_back(options[pick(options.size())]);
+  // The tiles again while a GPU block holds more threads than the target
+  // allows (a block over many axes multiplies their thread lengths).
+  for (int attempt = 0; attempt == 0 || (attempt < kBlockAttempts && !fits_blocks(sketch, ctx, p)); ++attempt) {
+    p.tiles.clear();
+    random_tiles(sketch, ctx, rng, p);
   }
   p.parallel.assign(sketch.parallel.size(), 0);
   p.vectorize.assign(sketch.vectorize.size(), 0);

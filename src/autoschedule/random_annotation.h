@@ -6,7 +6,8 @@
 // (kFullVectorProbability); a parallel site fuses the fewest outer
 // loops that give every thread several iterations; a vectorize site is on
 // when its loop has 2 to 64 iterations; unroll and compute location are
-// drawn uniformly.
+// drawn uniformly. On a GPU the tiles are drawn again while a block holds
+// more threads than the target allows.
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -21,6 +22,9 @@ inline constexpr double kFullVectorProbability = 0.5;
 inline constexpr int64_t kMaxVectorizeExtent = 64;
 // Iterations per thread a parallel loop should have at least (load balance).
 inline constexpr int64_t kParallelIterationsPerThread = 4;
+// Draws of the tiles before a GPU sketch's params are kept with a block
+// over the target's thread limit (the GPU verifier then refuses them).
+inline constexpr int kBlockAttempts = 64;
 
 // Every `count`-tuple of lengths whose product divides `extent` and whose last
 // is at most kMaxInnermostFactor, in a fixed order (memoised; the tuples of
@@ -34,5 +38,7 @@ SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::
 // choices may no longer fit.
 void choose_vectorize(const Sketch& sketch, SketchParams& params);
 void choose_parallel(const Sketch& sketch, const SketchContext& ctx, SketchParams& params);
+// Whether every GPU block of `sketch` holds at most the target's threads.
+bool fits_blocks(const Sketch& sketch, const SketchContext& ctx, const SketchParams& params);
 
 }  // namespace tessera::autoschedule

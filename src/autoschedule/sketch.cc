@@ -75,6 +75,13 @@ std::string Sketch::print() const {
                    [&](const TiledRfactor& s) {
                      out << "  rfactor " << s.stage << " " << s.axis << " by the product of tile " << s.slot << "\n";
                    },
+                   [&](const FetchSplit& s) {
+                     out << "  split " << s.stage << " " << s.iter << " by the threads of block " << s.block << " [";
+                     const auto& lengths = blocks.at(s.block).lengths;
+                     for (size_t i = 0; i < lengths.size(); ++i)
+                       out << (i ? " x " : "") << "tile " << lengths[i].first << "[" << lengths[i].second << "]";
+                     out << "]\n";
+                   },
                },
                step);
   }
@@ -135,6 +142,12 @@ void check_params(const Sketch& sketch, const SketchParams& params) {
       throw Error("sketch params: location site " + std::to_string(i) + " got " + std::to_string(params.locations[i]));
 }
 
+int64_t block_threads(const Sketch& sketch, const SketchParams& params, int block) {
+  int64_t threads = 1;
+  for (const auto& [slot, index] : sketch.blocks.at(block).lengths) threads *= params.tiles.at(slot).at(index);
+  return threads;
+}
+
 schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
   check_params(sketch, params);
   schedule::Trace t;
@@ -150,6 +163,7 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
                      for (int64_t l : params.tiles.at(s.slot)) factor *= l;
                      t.rfactor(s.stage, s.axis, factor);
                    },
+                   [&](const FetchSplit& s) { t.split(s.stage, s.iter, {block_threads(sketch, params, s.block)}); },
                },
                step);
   }

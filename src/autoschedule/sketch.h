@@ -47,7 +47,19 @@ struct TiledRfactor {
   std::string stage, axis;
   int slot = 0;
 };
-using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit, TiledRfactor>;
+// A GPU block's threads: the product of these tile lengths (slot, index
+// into its lengths), one per spatial axis bound to threadIdx.x.
+struct BlockThreads {
+  std::vector<std::pair<int, int>> lengths;
+};
+// A cooperative fetch's split (GPU): the copy's fused loop split by the
+// thread count of block `block` (Sketch::blocks), its inner loop bound to
+// threadIdx.x, so that every thread of the block copies its share.
+struct FetchSplit {
+  std::string stage, iter;
+  int block = 0;
+};
+using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit, TiledRfactor, FetchSplit>;
 
 // Outer loops (outermost first, adjacent) of a root stage: the first k are
 // fused into one parallel loop.
@@ -81,6 +93,7 @@ struct Sketch {
   std::vector<VectorizeSite> vectorize;
   std::vector<UnrollSite> unroll;
   std::vector<ComputeLocationSite> locations;
+  std::vector<BlockThreads> blocks;  // GPU: the blocks whose thread counts are tile lengths
 
   // The rules, then the steps with "?" for open lengths, then the sites.
   std::string print() const;
@@ -102,5 +115,7 @@ struct SketchParams {
 // tile whose lengths do not divide its extent, a choice out of range).
 void check_params(const Sketch& sketch, const SketchParams& params);
 schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params);
+// The threads of block `block` of `sketch` under `params`.
+int64_t block_threads(const Sketch& sketch, const SketchParams& params, int block);
 
 }  // namespace tessera::autoschedule

@@ -10,6 +10,7 @@
 #include "features/store_features.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/verify_gpu.h"
 
 namespace tessera::autoschedule {
 
@@ -49,7 +50,11 @@ const StoreRows& SketchPolicy::features_of(const schedule::Trace& trace) {
   if (features_.size() >= kFeaturesKept) features_.clear();
   StoreRows rows;
   try {
-    rows = features::store_features(tir::lower(dag_, trace));
+    const tir::LoweredFunc f = tir::lower(dag_, trace);
+    // A GPU block the device cannot run (too many threads or shared bytes)
+    // is as unlowerable: the verifier says so before any build would.
+    if (ctx_.target.is_gpu()) tir::verify_gpu(tir::split_device_kernels(f), ctx_.target.gpu);
+    rows = features::store_features(f);
   } catch (const Error&) {
     // An unlowerable schedule: no rows, and the search never picks it.
   }
@@ -127,6 +132,8 @@ std::vector<Candidate> SketchPolicy::next_batch(int n) {
   }
   for (int attempt = 0; static_cast<int>(batch.size()) < n && attempt < 16 * n; ++attempt) {
     Candidate c = random_candidate();
+    // On a GPU a random block may hold more than the device runs: not worth a build.
+    if (ctx_.target.is_gpu() && features_of(c.trace).empty()) continue;
     if (measured_.insert(c.trace.dump()).second) batch.push_back(std::move(c));
   }
   return batch;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule/iter_names.h"
 #include "schedule/trace.h"
 
 namespace tessera::autoschedule {
@@ -37,8 +38,39 @@ void SketchBuilder::rfactor(const std::string& stage, const std::string& axis, i
   sketch_.steps.push_back(TiledRfactor{stage, axis, slot});
 }
 
+int SketchBuilder::add_block(BlockThreads threads) {
+  sketch_.blocks.push_back(std::move(threads));
+  return static_cast<int>(sketch_.blocks.size()) - 1;
+}
+
+void SketchBuilder::fetch_split(const std::string& stage, const std::string& iter, int block) {
+  schedule::apply(state_, schedule::SplitStep{stage, iter, {1}});
+  sketch_.steps.push_back(FetchSplit{stage, iter, block});
+}
+
 bool SketchBuilder::structured(const std::string& stage) const {
   return std::find(structured_.begin(), structured_.end(), stage) != structured_.end();
+}
+
+std::vector<std::string> names_of(const schedule::Stage& s, ir::IterKind kind) {
+  std::vector<std::string> out;
+  for (const auto& it : s.iters)
+    if (it.kind == kind) out.push_back(it.name);
+  return out;
+}
+
+std::vector<std::string> parts(const std::vector<std::string>& names, size_t part) {
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back(schedule::split_part(n, part));
+  return out;
+}
+
+bool untouched(const schedule::Stage& s) { return s.loop_steps.empty() && s.location == schedule::Location::Root; }
+
+std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists) {
+  std::vector<std::string> out;
+  for (const auto& l : lists) out.insert(out.end(), l.begin(), l.end());
+  return out;
 }
 
 }  // namespace tessera::autoschedule

@@ -5,6 +5,7 @@
 // passes; one that does derives one or more sketches from the current one,
 // and either lets the following rules derive theirs too (Apply) or is the
 // last rule tried at that stage (ApplyAndSkipRest).
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ class SketchBuilder {
   // Factors the reduction of `stage` over `axis` by the product of a slot's
   // lengths (TiledRfactor): stage "<stage>.rf" comes before it.
   void rfactor(const std::string& stage, const std::string& axis, int slot);
+  // A GPU block whose threads are the product of tile lengths; returns its index.
+  int add_block(BlockThreads threads);
+  // Splits `iter` by the thread count of `block` (FetchSplit).
+  void fetch_split(const std::string& stage, const std::string& iter, int block);
   void note(std::string rule) { sketch_.rules.push_back(std::move(rule)); }
   Sketch& sites() { return sketch_; }
   // Stages whose annotation sites a rule has chosen; the rest get the plain ones.
@@ -66,5 +71,15 @@ class SketchRule {
 };
 
 using SketchRules = std::vector<std::unique_ptr<SketchRule>>;
+
+// What the rules of every target ask of a stage's loops.
+// The stage's iterator names by kind, as the DAG declares them (the stage is
+// not transformed yet when a tiling rule reaches it).
+std::vector<std::string> names_of(const schedule::Stage& s, ir::IterKind kind);
+// Part `part` of every iterator in `names` (schedule::split_part).
+std::vector<std::string> parts(const std::vector<std::string>& names, size_t part);
+// No rule has transformed the stage yet: its loops are the DAG's, at root.
+bool untouched(const schedule::Stage& s);
+std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists);
 
 }  // namespace tessera::autoschedule

@@ -95,10 +95,12 @@ class GpuPrinter : public CSourcePrinter {
     out_ << ") {\n";
     out_ << "  // grid " << k.grid[0] << " x " << k.grid[1] << " x " << k.grid[2] << ", block " << b[0] << " x "
          << b[1] << " x " << b[2] << "\n";
-    // Shared buffers live as long as the block: declared once, at the top.
+    // Shared buffers live as long as the block: declared once, at the top
+    // (once also where an unrolled loop repeats the allocation).
+    std::set<std::string> declared;
     tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
       auto* a = tir::as<tir::AllocateNode>(s);
-      if (a && a->scope == tir::MemoryScope::Shared)
+      if (a && a->scope == tir::MemoryScope::Shared && declared.insert(a->buffer->name).second)
         out_ << "  " << (cuda() ? "__shared__ __align__(16) " : "__local ") << type_name(a->buffer->dtype) << " "
              << name(a->buffer->name) << "[" << a->buffer->num_elements() << "]"
              << (cuda() ? "" : " __attribute__((aligned(16)))") << ";\n";

@@ -199,6 +199,9 @@ struct Walker {
 std::vector<std::vector<float>> store_features(const tir::LoweredFunc& f) {
   Walker w;
   w.walk(f.body);
+  // Group 6: how the GPU runs the function, the same for each store.
+  const std::vector<float> gpu = gpu_features(f);
+  for (auto& row : w.out) std::copy(gpu.begin(), gpu.end(), row.end() - kGpuLength);
   return std::move(w.out);
 }
 

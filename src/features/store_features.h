@@ -34,8 +34,12 @@
 //   iterations of the loops outside the Allocate), and a flag.
 // Group 5, outer scope (kScopeFeatures): iterations of the store, number of
 //   enclosing loops, whether a condition guards it.
+// Group 6, the GPU (kGpuLength, features/gpu_features.h): threads and blocks,
+//   shared memory and its bank conflicts, coalescing, occupancy, of the
+//   function's heaviest kernel, the same in every row (all zero on a CPU).
 #include <vector>
 
+#include "features/gpu_features.h"
 #include "tir/stmt.h"
 
 namespace tessera::features {
@@ -47,7 +51,7 @@ constexpr int kIntensitySamples = 10;
 constexpr int kAllocationFeatures = 3;
 constexpr int kScopeFeatures = 3;
 constexpr int kStoreFeatureLength = kComputeFeatures + kStoreBuffers * kPerStoreBuffer + kIntensitySamples +
-                                    kAllocationFeatures + kScopeFeatures;
+                                    kAllocationFeatures + kScopeFeatures + kGpuLength;
 
 // One vector of kStoreFeatureLength per store, in program order.
 std::vector<std::vector<float>> store_features(const tir::LoweredFunc& f);

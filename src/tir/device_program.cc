@@ -28,7 +28,7 @@ DeviceKernel make_kernel(const std::string& name, const Stmt& nest, const std::v
   k.name = name;
   k.body = nest;
   std::array<bool, 3> grid_seen{}, block_seen{};
-  std::set<const ir::TensorNode*> used;
+  std::set<const ir::TensorNode*> used, shared;
   visit_stmts(
       nest,
       [&](const Stmt& s) {
@@ -37,7 +37,8 @@ DeviceKernel make_kernel(const std::string& name, const Stmt& nest, const std::v
           if (is_block_axis(f->for_kind)) record_extent(name, f, k.grid[d], grid_seen[d]);
           if (is_thread_axis(f->for_kind)) record_extent(name, f, k.block[d], block_seen[d]);
         } else if (auto* a = as<AllocateNode>(s)) {
-          if (a->scope == MemoryScope::Shared)
+          // An unrolled loop repeats its allocation: one buffer all the same.
+          if (a->scope == MemoryScope::Shared && shared.insert(a->buffer.get()).second)
             k.shared_bytes += a->buffer->num_elements() * ir::size_in_bytes(a->buffer->dtype);
         } else if (auto* st = as<StoreNode>(s)) {
           used.insert(st->buffer.get());

@@ -307,12 +307,14 @@ add_test(NAME Cli.GraphTunerIsRefusedForAGpuTarget
 set_tests_properties(Cli.GraphTunerIsRefusedForAGpuTarget PROPERTIES PASS_REGULAR_EXPRESSION
                      "tessera: error: tune_network: the graph tuner chooses CPU channel blocks; 'opencl' computes in NCHW"
                      TIMEOUT 60)
-add_test(NAME Cli.AutoSchedulerSaysItHasNoGpuRulesYet
-         COMMAND tessera_cli tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl
-                 --search auto --trials 2 --log cli_gpu_auto.log --no-evaluate)
-set_tests_properties(Cli.AutoSchedulerSaysItHasNoGpuRulesYet PROPERTIES PASS_REGULAR_EXPRESSION
-                     "tessera: error: the auto-scheduler has no GPU sketch rules yet: tune 'opencl' with the templates"
-                     TIMEOUT 60)
+# The auto-scheduler on a GPU target (the GPU sketch rules): a network's
+# convolution tuned on the OpenCL device, the tuned network timed against
+# the default one, and the artifact built from its records equals the interpreter.
+add_test(NAME Cli.AutoScheduleANetworkForOpenClThenCompileWithTheRecords
+         COMMAND sh -c "rm -f cli_gpu_auto.log && $<TARGET_FILE:tessera_cli> tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --search auto --trials 8 --confirm-leaders 0 --log cli_gpu_auto.log && $<TARGET_FILE:tessera_cli> compile ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --records cli_gpu_auto.log -o cli_gpu_auto.tsr --check")
+set_tests_properties(Cli.AutoScheduleANetworkForOpenClThenCompileWithTheRecords PROPERTIES
+                     PASS_REGULAR_EXPRESSION "auto-scheduled / default: [0-9.]+ \\(minima\\).*1 of 1 kernels scheduled by records.*: correct"
+                     FAIL_REGULAR_EXPRESSION "WRONG|tessera: error|errors generated" TIMEOUT 240)
 # Cold-cache GPU measurements: the device's cache flushed before each run.
 add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
          COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")

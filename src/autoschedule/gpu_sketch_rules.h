@@ -1,0 +1,37 @@
+#pragma once
+// The sketch rules for GPUs (cuda, opencl), in the order they are tried at
+// each stage (sketch_rule.h). Read as a spec:
+//  1. AlwaysInline: an elementwise stage that is not an output is inlined
+//     (as on CPUs).
+//  2. AddCacheWrite: a stage that needs multi-level tiling and has no
+//     elementwise consumer to fuse into gets a local accumulator stage
+//     (as on CPUs; on a GPU "local" is the thread's registers), which the
+//     next rule tiles inside the copy-out's threads.
+//  3. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
+//     one elementwise consumer is tiled "SSRRSRS": every spatial axis
+//     split in 4 (block, thread, and two levels in the thread's registers),
+//     every reduce axis in 3, ordered S0 | S1 | R0 R1 S2 R2 S3. The
+//     consumer is split along the same lengths, its block parts fused and
+//     bound to blockIdx.x, its thread parts fused and bound to threadIdx.x;
+//     the stage is computed in the consumer's thread loop. Every input is
+//     fetched cooperatively into shared memory per step of R0: the copy's
+//     loops fused, split by the block's thread count, bound to threadIdx.x.
+//  4. SkipStage: anything else keeps its loops; its spatial loops are
+//     fused and spread one output element per thread over blocks of whole
+//     warps (generate_sketches.h, the plain GPU stage).
+// The GPU verifier (tir/verify_gpu.h) refuses, before any build, the
+// candidates whose block holds too many threads or shared bytes.
+#include "autoschedule/cpu_sketch_rules.h"
+
+namespace tessera::autoschedule {
+
+class GpuMultiLevelTiling : public SketchRule {
+ public:
+  std::string name() const override { return "gpu-multi-level-tiling"; }
+  Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
+
+SketchRules gpu_sketch_rules();
+
+}  // namespace tessera::autoschedule
