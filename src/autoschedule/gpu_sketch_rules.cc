@@ -21,6 +21,37 @@ std::string fuse(SketchBuilder& n, const std::string& stage, const std::vector<s
 
 }  // namespace
 
+SketchRule::Condition CrossThreadReduction::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  const auto& state = b.state();
+  const schedule::Stage& s = b.stage(stage);
+  if (!s.tensor->is_reduction() || !untouched(s) || needs_multi_level_tiling(state, stage)) return Condition::Pass;
+  return spatial_length(state, stage) <= kCrossThreadMaxOutputs && reduce_length(state, stage) >= kCrossThreadMinReduce
+             ? Condition::Apply
+             : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> CrossThreadReduction::apply(const SketchContext&, const SketchBuilder& b,
+                                                                       int stage) const {
+  SketchBuilder n = b;
+  const std::string s = b.stage(stage).name();
+  const auto sp = names_of(b.stage(stage), ir::IterKind::Spatial), rd = names_of(b.stage(stage), ir::IterKind::Reduce);
+  const std::string r = fuse(n, s, rd);
+  // Lengths (threads, per step): the reduction runs r.0, then r.2 within
+  // each thread's step, r.1 across the threads.
+  const int slot = n.tile(s, r, 2);
+  n.add(schedule::ReorderStep{s, concat({sp, {split_part(r, 1), split_part(r, 0), split_part(r, 2)}})});
+  if (!sp.empty()) {
+    const std::string outputs = fuse(n, s, sp);
+    n.add(schedule::AnnotateStep{s, outputs, Annotation::BlockX});
+  }
+  n.add(schedule::AnnotateStep{s, split_part(r, 1), Annotation::ThreadX});
+  n.add_block(BlockThreads{{{slot, 0}}});
+  n.sites().unroll.push_back({s, split_part(r, 0)});
+  n.mark_structured(s);
+  n.note(s + ": cross-thread reduction over " + r);
+  return {{std::move(n), stage - 1}};
+}
+
 SketchRule::Condition GpuMultiLevelTiling::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
   const auto& state = b.state();
   if (!needs_multi_level_tiling(state, stage) || !untouched(b.stage(stage))) return Condition::Pass;
@@ -89,6 +120,7 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
 SketchRules gpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
+  rules.push_back(std::make_unique<CrossThreadReduction>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<GpuMultiLevelTiling>());
   rules.push_back(std::make_unique<SkipStage>());

@@ -3,11 +3,17 @@
 // each stage (sketch_rule.h). Read as a spec:
 //  1. AlwaysInline: an elementwise stage that is not an output is inlined
 //     (as on CPUs).
-//  2. AddCacheWrite: a stage that needs multi-level tiling and has no
+//  2. CrossThreadReduction: a reduction without reuse whose outputs are too
+//     few to fill the GPU one thread each (a row's max or sum, a norm's
+//     mean) has its reduce loops fused and split (threads, per-thread
+//     length); its outputs are the blocks, and each block's threads reduce
+//     one output together (partial results in registers, then a tree in
+//     shared memory: tir/lower.h). Both with and without.
+//  3. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (as on CPUs; on a GPU "local" is the thread's registers), which the
 //     next rule tiles inside the copy-out's threads.
-//  3. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
+//  4. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
 //     one elementwise consumer is tiled "SSRRSRS": every spatial axis
 //     split in 4 (block, thread, and two levels in the thread's registers),
 //     every reduce axis in 3, ordered S0 | S1 | R0 R1 S2 R2 S3. The
@@ -16,7 +22,7 @@
 //     the stage is computed in the consumer's thread loop. Every input is
 //     fetched cooperatively into shared memory per step of R0: the copy's
 //     loops fused, split by the block's thread count, bound to threadIdx.x.
-//  4. SkipStage: anything else keeps its loops; its spatial loops are
+//  5. SkipStage: anything else keeps its loops; its spatial loops are
 //     fused and spread one output element per thread over blocks of whole
 //     warps (generate_sketches.h, the plain GPU stage).
 // The GPU verifier (tir/verify_gpu.h) refuses, before any build, the
@@ -24,6 +30,19 @@
 #include "autoschedule/cpu_sketch_rules.h"
 
 namespace tessera::autoschedule {
+
+// Outputs below which a reduction leaves most of a GPU idle one thread each
+// (132 multiprocessors x 2048 threads hold about 270,000).
+inline constexpr int64_t kCrossThreadMaxOutputs = 16384;
+// Reduce lengths from which threads sharing one output pay (a warp's worth).
+inline constexpr int64_t kCrossThreadMinReduce = 32;
+
+class CrossThreadReduction : public SketchRule {
+ public:
+  std::string name() const override { return "cross-thread-reduction"; }
+  Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
 
 class GpuMultiLevelTiling : public SketchRule {
  public:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -222,15 +223,20 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   options.time_budget_min = o.time_budget_min;
   options.stop = o.stop;
   out << "Tuning...\n" << std::flush;
+  const auto start = std::chrono::steady_clock::now();
   autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
+  const int64_t trials_before = scheduler.total_trials();
   scheduler.tune(out);
+  TuneResult result;
+  result.trials = scheduler.total_trials() - trials_before;
   if (!stopped(o)) {
     out << "Re-measuring each task's leaders...\n" << std::flush;
     for (auto& s : searches)
       if (!stopped(o)) s->confirm_leaders();
   }
-  TuneResult result;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.tasks = static_cast<int>(tasks.size());
+  result.tuned = result.trials > 0 ? result.tasks : 0;
   result.stopped = stopped(o);
   if (result.stopped || !o.evaluate) return result;
   std::ostream already_reported(nullptr);  // the log's damaged lines: reported when it was resumed

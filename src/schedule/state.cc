@@ -172,9 +172,11 @@ void Stage::annotate(const AnnotateStep& st) {
   // race (an rfactor makes the partial results independent first).
   if (st.annotation == Annotation::Parallel && it.kind == ir::IterKind::Reduce)
     throw Error("annotate " + name() + "." + st.iter + ": a reduce iterator cannot run in parallel");
-  if (is_gpu_binding(st.annotation) && it.kind == ir::IterKind::Reduce)
+  // threadIdx.x is the exception: the block's threads reduce together, in
+  // a tree through shared memory (tir/lower.h, a cross-thread reduction).
+  if (is_gpu_binding(st.annotation) && st.annotation != Annotation::ThreadX && it.kind == ir::IterKind::Reduce)
     throw Error("bind " + name() + "." + st.iter + " to " + to_string(st.annotation) +
-                ": a reduce iterator cannot be spread over blocks or threads (rfactor it first)");
+                ": a reduce iterator cannot be spread over blocks or threads other than threadIdx.x (rfactor it first)");
   if (is_gpu_binding(st.annotation))
     for (const Iterator& other : iters)
       if (other.annotation == st.annotation && other.name != st.iter)

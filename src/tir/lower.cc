@@ -543,7 +543,41 @@ class Lowerer {
 
     Stmt body;
     std::vector<int> outer_loops;
-    if (!combiner) {
+    const int thread_reduce = combiner ? cross_thread_reduce_loop(s, first_reduce) : -1;
+    if (thread_reduce >= 0) {
+      // The block's threads reduce together (a reduce loop bound to
+      // threadIdx.x): each its share into a register, then a tree in shared
+      // memory, halving the live partial results after each barrier, and
+      // thread 0 stores the result.
+      for (int i = 0; i < first_reduce; ++i) outer_loops.push_back(i);
+      std::vector<int> inner_loops;
+      for (size_t i = first_reduce; i < s.iters.size(); ++i)
+        if (static_cast<int>(i) != thread_reduce) inner_loops.push_back(static_cast<int>(i));
+      const ir::Var t = s.iters[thread_reduce].var;
+      const int64_t threads = s.iters[thread_reduce].extent;
+      const ir::Tensor partial = ir::placeholder({threads}, s.name() + ".red", s.tensor->dtype);
+      const ir::Tensor mine = ir::placeholder({1}, s.name() + ".acc", s.tensor->dtype);
+      const Expr zero = ir::make_int(0);
+      std::vector<Stmt> steps;
+      steps.push_back(make_store(mine, {zero}, ir::reduce_identity(*combiner)));
+      Stmt update = nest(inner_loops, make_store(mine, {zero}, ir::reduce_combine(*combiner, ir::load(mine, {zero}), value)), true);
+      steps.push_back(wrap_guards(update, thread_reduce, {thread_reduce}));
+      steps.push_back(make_store(partial, {Expr(t)}, ir::load(mine, {zero})));
+      steps.push_back(make_barrier());
+      int64_t half = 1;
+      while (half < threads) half *= 2;
+      for (int64_t h = half / 2; h >= 1; h /= 2) {
+        const Expr other = Expr(t) + ir::make_int(h);
+        steps.push_back(make_if(Expr(t) < ir::make_int(h) && other < ir::make_int(threads),
+                                make_store(partial, {Expr(t)}, ir::reduce_combine(*combiner, ir::load(partial, {Expr(t)}),
+                                                                                   ir::load(partial, {other})))));
+        steps.push_back(make_barrier());
+      }
+      steps.push_back(make_if(Expr(t) == zero, make_store(info.buffer, store_idx, ir::load(partial, {zero}))));
+      Stmt per_thread = make_allocate(mine, make_seq(std::move(steps)), MemoryScope::Local);
+      Stmt reduce = make_allocate(partial, make_for(t, threads, ForKind::ThreadX, per_thread), MemoryScope::Shared);
+      body = nest(outer_loops, reduce, true);
+    } else if (!combiner) {
       for (size_t i = 0; i < s.iters.size(); ++i) outer_loops.push_back(static_cast<int>(i));
       body = nest(outer_loops, make_store(info.buffer, store_idx, value), true);
     } else {
@@ -560,6 +594,27 @@ class Lowerer {
       body = nest(outer_loops, make_seq({init, update}), true);
     }
     return wrap_guards(body, -1, {});
+  }
+
+  // The reduce loop of a reduction bound to threadIdx.x, when every loop
+  // from its first reduce loop in is a reduce loop (the threads combine one
+  // output's partial results); else -1.
+  // Throws when a reduce loop is bound there with a spatial loop inside the
+  // reduction (the threads would race on its outputs).
+  static int cross_thread_reduce_loop(const Stage& s, int first_reduce) {
+    if (first_reduce < 0) return -1;
+    int bound = -1;
+    bool spatial_inside = false;
+    for (size_t i = first_reduce; i < s.iters.size(); ++i) {
+      spatial_inside |= s.iters[i].kind != ir::IterKind::Reduce;
+      if (s.iters[i].kind == ir::IterKind::Reduce && s.iters[i].annotation == schedule::Annotation::ThreadX)
+        bound = static_cast<int>(i);
+    }
+    if (bound >= 0 && spatial_inside)
+      throw Error("stage " + s.name() + ": reduce loop " + s.iters[bound].name +
+                  " is bound to threadIdx.x with a spatial loop inside the reduction; a cross-thread reduction "
+                  "needs its spatial loops outside");
+    return bound;
   }
 
   // Loop kinds from annotations, then auto_unroll_max_step unrolls the

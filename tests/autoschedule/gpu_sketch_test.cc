@@ -16,6 +16,7 @@
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/printer.h"
 #include "tir/verify_gpu.h"
 
 namespace tessera::autoschedule {
@@ -69,13 +70,56 @@ TEST(GpuSketchGeneration, AnOutputConvolutionIsTiledInItsCopyOutsThreadsWithShar
   EXPECT_TRUE(s.locations.empty());
 }
 
-TEST(GpuSketchGeneration, RowReductionsAreOneThreadPerRow) {
+TEST(GpuSketchGeneration, RowReductionsAreReducedByABlocksThreadsOrOneThreadPerRow) {
+  // Softmax's two row reductions (max, sum), each either way: 2 x 2.
   const auto sketches = generate_sketches(ops::softmax_workload({6, 100}).dag, opencl());
-  ASSERT_EQ(sketches.size(), 1u);
-  const std::string text = sketches[0].print();
-  EXPECT_EQ(text.find("multi-level"), std::string::npos) << text;
-  EXPECT_NE(text.find("threadIdx.x"), std::string::npos) << text;
-  EXPECT_TRUE(sketches[0].blocks.empty());
+  ASSERT_EQ(sketches.size(), 4u);
+  const std::string both = sketches[0].print();
+  EXPECT_EQ(both.find("multi-level"), std::string::npos) << both;
+  EXPECT_NE(both.find("cross-thread reduction over k"), std::string::npos) << both;
+  EXPECT_EQ(sketches[0].blocks.size(), 2u);
+  const std::string neither = sketches[3].print();
+  EXPECT_EQ(neither.find("cross-thread"), std::string::npos) << neither;
+  EXPECT_NE(neither.find("threadIdx.x"), std::string::npos) << neither;
+  EXPECT_TRUE(sketches[3].blocks.empty());
+  // Many outputs fill the GPU one thread each: no cross-thread sketch.
+  EXPECT_EQ(generate_sketches(ops::softmax_workload({32768, 64}).dag, opencl()).size(), 1u);
+}
+
+// A cross-thread reduction lowers into each thread's share, a tree of
+// halving steps in shared memory, and thread 0's store; on PoCL it equals
+// the reference for thread counts that are and are not powers of two.
+TEST(GpuSketchGeneration, CrossThreadReductionsMatchTheReference) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const SketchContext ctx = opencl();
+  const ops::Workload w = ops::softmax_workload({6, 100});
+  const Sketch sketch = generate_sketches(w.dag, ctx)[0];
+  std::mt19937_64 rng(1);
+  for (const std::vector<int64_t> threads_and_step : {std::vector<int64_t>{4, 5}, {25, 2}, {50, 1}, {100, 1}}) {
+    SketchParams p = random_params(sketch, ctx, rng);
+    for (auto& t : p.tiles) t = threads_and_step;
+    const schedule::Trace trace = instantiate(sketch, p);
+    const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
+    const std::string text = tir::to_string(f);
+    EXPECT_NE(text.find(".red"), std::string::npos) << text;
+    tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
+    const codegen::test::GpuRun run = codegen::test::run_against_reference(w, f, ctx.target, 3);
+    EXPECT_LE(run.max_relative_error, 1e-5) << threads_and_step[0] << " threads\n" << run.source;
+  }
+}
+
+TEST(GpuSketchGeneration, AReduceLoopOnThreadsWithASpatialLoopInsideIsRefused) {
+  const ops::Workload w = ops::dense_workload({4, 64}, {48, 64});
+  const schedule::Trace trace =
+      schedule::Trace().reorder("T_dense", {"i", "k", "j"}).bind("T_dense", "k", schedule::Annotation::ThreadX);
+  try {
+    tir::lower(w.dag, trace, w.op);
+    ADD_FAILURE() << "lowered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce loop k is bound to threadIdx.x with a spatial loop inside"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GpuSketchGeneration, RandomBlocksStayWithinTheTargetsThreads) {

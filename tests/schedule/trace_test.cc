@@ -96,7 +96,7 @@ TEST(ScheduleTrace, BadStepsAreErrorsThatNameTheirInput) {
                 .find("does not read it"),
             std::string::npos);
   EXPECT_NE(message(Trace().pragma("T_dense", "i", "unroll_everything")).find("unknown pragma"), std::string::npos);
-  EXPECT_NE(message(Trace().bind("T_dense", "k", Annotation::ThreadX)).find("a reduce iterator cannot be spread"),
+  EXPECT_NE(message(Trace().bind("T_dense", "k", Annotation::BlockX)).find("a reduce iterator cannot be spread"),
             std::string::npos);
   EXPECT_NE(message(Trace().bind("T_dense", "i", Annotation::ThreadX).bind("T_dense", "j", Annotation::ThreadX))
                 .find("T_dense.i is bound to it already"),
