@@ -3,6 +3,7 @@
 #include <set>
 
 #include "autoschedule/stage_analysis.h"
+#include "schedule/gpu_schedule.h"
 #include "schedule/iter_names.h"
 
 namespace tessera::autoschedule {
@@ -25,7 +26,8 @@ SketchRule::Condition CrossThreadReduction::condition(const SketchContext&, cons
   const auto& state = b.state();
   const schedule::Stage& s = b.stage(stage);
   if (!s.tensor->is_reduction() || !untouched(s) || needs_multi_level_tiling(state, stage)) return Condition::Pass;
-  return spatial_length(state, stage) <= kCrossThreadMaxOutputs && reduce_length(state, stage) >= kCrossThreadMinReduce
+  return spatial_length(state, stage) <= schedule::kCrossThreadMaxOutputs &&
+                 reduce_length(state, stage) >= schedule::kCrossThreadMinReduce
              ? Condition::Apply
              : Condition::Pass;
 }

@@ -4,7 +4,8 @@
 //  1. AlwaysInline: an elementwise stage that is not an output is inlined
 //     (as on CPUs).
 //  2. CrossThreadReduction: a reduction without reuse whose outputs are too
-//     few to fill the GPU one thread each (a row's max or sum, a norm's
+//     few to fill the GPU one thread each (schedule::kCrossThreadMaxOutputs,
+//     kCrossThreadMinReduce, as the hand-written schedule decides) (a row's max or sum, a norm's
 //     mean) has its reduce loops fused and split (threads, per-thread
 //     length); its outputs are the blocks, and each block's threads reduce
 //     one output together (partial results in registers, then a tree in
@@ -30,12 +31,6 @@
 #include "autoschedule/cpu_sketch_rules.h"
 
 namespace tessera::autoschedule {
-
-// Outputs below which a reduction leaves most of a GPU idle one thread each
-// (132 multiprocessors x 2048 threads hold about 270,000).
-inline constexpr int64_t kCrossThreadMaxOutputs = 16384;
-// Reduce lengths from which threads sharing one output pay (a warp's worth).
-inline constexpr int64_t kCrossThreadMinReduce = 32;
 
 class CrossThreadReduction : public SketchRule {
  public:

@@ -43,6 +43,45 @@ void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
   trace.bind(t->name, split_part(all, 1), Annotation::ThreadX);
 }
 
+// A reduction whose outputs are too few to fill the GPU one thread each
+// (a row's max or sum, a norm's mean) and long enough for a warp: one block
+// per output, its threads reducing it together (a cross-thread reduction,
+// tir/lower.h), consecutive threads reading consecutive elements.
+
+int64_t reduce_length(const ir::Tensor& t) {
+  int64_t n = 1;
+  for (const auto& r : t->reduce_axes) n *= r.extent;
+  return n;
+}
+
+bool reduce_across_threads(const ir::Tensor& t) {
+  return t->is_reduction() && t->num_elements() <= kCrossThreadMaxOutputs && reduce_length(t) >= kCrossThreadMinReduce;
+}
+
+void bind_cross_thread(Trace& trace, const ir::Tensor& t, int max_threads) {
+  std::vector<std::string> reduce;
+  for (const auto& r : t->reduce_axes) reduce.push_back(r.var.name());
+  std::string k = reduce[0];
+  if (reduce.size() > 1) {
+    trace.fuse(t->name, reduce);
+    k = fused_name(reduce);
+  }
+  // The largest power of two up to the reduction, at most 256 threads.
+  int64_t threads = 32;
+  while (threads * 2 <= std::min<int64_t>({reduce_length(t), 256, max_threads})) threads *= 2;
+  trace.split(t->name, k, {threads});
+  std::vector<std::string> order = spatial_names(t);
+  std::string outputs;
+  if (!order.empty()) {
+    outputs = order.size() > 1 ? fused_name(order) : order[0];
+    if (order.size() > 1) trace.fuse(t->name, order);
+  }
+  trace.reorder(t->name, outputs.empty() ? std::vector<std::string>{split_part(k, 1), split_part(k, 0)}
+                                         : std::vector<std::string>{outputs, split_part(k, 1), split_part(k, 0)});
+  if (!outputs.empty()) trace.bind(t->name, outputs, Annotation::BlockX);
+  trace.bind(t->name, split_part(k, 1), Annotation::ThreadX);
+}
+
 // dense_pack too: a network's dense reads its weight stored (N/bn, K, bn),
 // whose slice of a tile is as contiguous as (N, K)'s.
 bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul"; }
@@ -107,6 +146,10 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
     if (out && t != out && t->is_reduction() && t->shape == out->shape && !t->attrs.count("kept_whole") &&
         reads_through_inlined(dag, out, t)) {
       per_thread.push_back(t);
+      continue;
+    }
+    if (reduce_across_threads(t)) {
+      bind_cross_thread(trace, t, max_threads);
       continue;
     }
     bind_elementwise(trace, t, max_threads);

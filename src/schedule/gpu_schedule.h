@@ -11,8 +11,16 @@ namespace tessera::schedule {
 // Any DAG: elementwise intermediates inlined; every other stage one kernel,
 // its spatial loops fused and spread one output element per thread over
 // blocks of up to `max_threads` threads (a reduction runs serially in its
-// thread). Correct for every operator, fast for the memory-bound ones.
+// thread), except a reduction of few outputs (at most 16384) over at least
+// 32 elements (softmax's and layer norm's rows, a global pool): a block per
+// output, whose threads reduce it together. Correct for every operator,
+// fast for the memory-bound ones.
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads);
+// A reduction of at most this many outputs leaves most of a GPU idle one
+// thread each (132 multiprocessors x 2048 threads hold about 270,000)...
+inline constexpr int64_t kCrossThreadMaxOutputs = 16384;
+// ...and from this reduce length threads sharing one output pay (a warp's worth).
+inline constexpr int64_t kCrossThreadMinReduce = 32;
 
 // A matrix product stage (dense (M, N) = A (M, K) . W (N, K)^T, with W
 // stored (N, K) or packed (N/bn, K, bn), or batch_matmul's (B, M, N)) of at
