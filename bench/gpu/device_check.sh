@@ -20,13 +20,7 @@ mkdir -p "$OUT"
 start=$(date +%s)
 left() { echo $((start + ${TOTAL_S:-470} - $(date +%s))); }
 
-work=/tmp/tessera-gpu
-mkdir -p "$work"
-tar -C "$work" -xJf "$root/bench/gpu/carry/tessera-gpu.tar.xz" || { echo "no carried build" | tee "$OUT/error.txt"; exit 1; }
-export LD_LIBRARY_PATH="$work/lib:${LD_LIBRARY_PATH:-}"
-# The tests find their data where they were built; point that path here.
-src=$(cat "$work/source_dir.txt")
-[ -n "$src" ] && [ ! -e "$src" ] && mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"
+. "$root/bench/gpu/unpack.sh"  # the carried build in $work, its libraries found
 
 nvidia-smi >"$OUT/gpu.txt" 2>&1
 echo "== tests ($(left) s left)"

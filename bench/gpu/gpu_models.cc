@@ -4,7 +4,12 @@
 // its own, not the CLI, so that what travels to the device machine leaves
 // oneDNN (the CLI's CPU baseline) behind.
 //
-//   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128] MODEL...
+//   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
+//              [--records LOG] [--tune templates|auto --minutes M --log LOG] MODEL...
+// --tune tunes each model first (driver::tune_network: its progress on
+// stderr, the records in --log, resumed where the log has some), then
+// compiles it with the log's best records; --records compiles with a log's.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +20,7 @@
 
 #include "driver/compile.h"
 #include "driver/parse_target.h"
+#include "driver/tune_network.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "measure/kernel_args.h"
@@ -25,14 +31,36 @@ using namespace tessera;
 
 namespace {
 
+struct Tuning {
+  std::string search;  // "": none
+  double minutes = 4;
+  std::string log;
+  std::string records;  // a log to compile with, when not tuning
+};
+
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
-                         bool check, bool bench) {
+                         bool check, bool bench, const Tuning& tuning) {
   nlohmann::json line{{"model", name}, {"batch", options.batch}, {"target", target.str()}};
   const graph::Graph model = graph::load_model(name, options);
+  driver::CompileOptions compile_options;
+  if (!tuning.search.empty()) {
+    driver::TuneOptions t;
+    t.log = tuning.log;
+    t.search = tuning.search;
+    t.time_budget_min = tuning.minutes;
+    t.evaluate = false;  // --bench times the result
+    const driver::TuneResult r = driver::tune_network(model, target, t, std::cerr, std::cerr);
+    line["tune"] = {{"search", t.search}, {"tasks", r.tasks}, {"trials", r.trials}, {"seconds", r.seconds}};
+    compile_options.records = {tuning.log};
+  } else if (!tuning.records.empty()) {
+    compile_options.records = {tuning.records};
+  }
   const auto start = std::chrono::steady_clock::now();
-  build::BuildResult built = driver::compile(model, target);
+  build::BuildResult built = driver::compile(model, target, compile_options);
   line["compile_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   line["kernels"] = built.kernels.size();
+  line["kernels_tuned"] = std::count_if(built.kernels.begin(), built.kernels.end(),
+                                        [](const build::KernelSummary& k) { return k.tuned; });
   runtime::GpuGraphExecutor ex(std::move(built.artifact), name);
   line["device"] = ex.device_name();
   std::vector<runtime::NDArray> inputs;
@@ -71,6 +99,7 @@ int main(int argc, char** argv) {
   graph::ModelOptions options;
   options.batch = 1;
   bool check = false, bench = false;
+  Tuning tuning;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -78,15 +107,23 @@ int main(int argc, char** argv) {
     else if (a == "--batch" && i + 1 < argc) options.batch = std::atoll(argv[++i]);
     else if (a == "--check") check = true;
     else if (a == "--bench") bench = true;
+    else if (a == "--tune" && i + 1 < argc) tuning.search = argv[++i];
+    else if (a == "--minutes" && i + 1 < argc) tuning.minutes = std::atof(argv[++i]);
+    else if (a == "--log" && i + 1 < argc) tuning.log = argv[++i];
+    else if (a == "--records" && i + 1 < argc) tuning.records = argv[++i];
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);
     } else models.push_back(a);
   }
+  if (!tuning.search.empty() && tuning.log.empty()) {
+    std::cerr << "gpu_models: --tune needs --log FILE\n";
+    return 2;
+  }
   int failures = 0;
   for (const std::string& m : models) {
     try {
-      const nlohmann::json line = run_model(m, driver::parse_target(target_text), options, check, bench);
+      const nlohmann::json line = run_model(m, driver::parse_target(target_text), options, check, bench, tuning);
       failures += line.value("correct", true) ? 0 : 1;
       std::cout << line.dump() << std::endl;
     } catch (const Error& e) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Tuning on a lent H100/H200 (issue 30), one call of the device tool:
+#   here:   bench/gpu/pack.sh
+#   device: run "bench/gpu/tune_check.sh" with carry ["bench/gpu/carry"]
+# For each model in MODELS (resnet-18) and search in SEARCHES ("templates
+# auto"): gpu_models tunes it at batch BATCH (1) for MINUTES (3) each, its
+# log continuing LOGS_IN/<model>.<search>.log when that was carried (a log
+# brought back resumes), then checks the tuned network against the
+# interpreter and times it; then the untuned network is timed. Results under
+# $OUT (TARGET: cuda; opencl tries the script here on PoCL): tune.jsonl
+# (one line per run: trials, wall time, kernels tuned, latency), the logs
+# <model>.<search>.log (what share/records ships, and the
+# per-layer comparison of the two searches), tune.err (the tuners' tables).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-/tmp/tune_check_out}
+mkdir -p "$OUT"
+. "$root/bench/gpu/unpack.sh"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$OUT/gpu.txt" 2>&1
+for m in ${MODELS:-resnet-18}; do
+  for s in ${SEARCHES:-templates auto}; do
+    name=$(basename "$m" .onnx)
+    log="$OUT/$name.$s.log"
+    [ -f "${LOGS_IN:-/nonexistent}/$name.$s.log" ] && cp "$LOGS_IN/$name.$s.log" "$log"
+    echo "== $m, $s, ${MINUTES:-3} min"
+    timeout $(( ${MINUTES:-3} * 90 + 120 )) "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench \
+      --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+    tail -1 "$OUT/tune.jsonl"
+  done
+  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --bench "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+  tail -1 "$OUT/tune.jsonl"
+done
