@@ -107,7 +107,9 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
     const std::string copy = schedule::cache_read_name(input->name);
     n.add(schedule::ComputeAtStep{copy, p, step_loop});
     const std::string all = fuse(n, copy, axes);
-    n.fetch_split(copy, all, block);
+    const int lanes = static_cast<int>(n.sites().vectorize.size());
+    n.sites().vectorize.push_back({copy, split_part(all, 2), true});
+    n.fetch_split(copy, all, block, lanes);
     n.add(schedule::AnnotateStep{copy, split_part(all, 1), Annotation::ThreadX});
     n.mark_structured(copy);
   }

@@ -22,7 +22,8 @@
 //     bound to blockIdx.x, its thread parts fused and bound to threadIdx.x;
 //     the stage is computed in the consumer's thread loop. Every input is
 //     fetched cooperatively into shared memory per step of R0: the copy's
-//     loops fused, split by the block's thread count, bound to threadIdx.x.
+//     loops fused, split by the block's thread count, bound to threadIdx.x,
+//     each thread copying one element or 4 consecutive ones (a choice).
 //  5. SkipStage: anything else keeps its loops; its spatial loops are
 //     fused and spread one output element per thread over blocks of whole
 //     warps (generate_sketches.h, the plain GPU stage).

@@ -120,6 +120,8 @@ SketchParams crossover(const Sketch& sketch, const SketchParams& a, const Sketch
   for (size_t i = 0; i < sketch.unroll.size(); ++i) child.unroll[i] = take(sketch.unroll[i].stage)->unroll[i];
   for (size_t i = 0; i < sketch.locations.size(); ++i)
     child.locations[i] = take(sketch.locations[i].stage)->locations[i];
+  for (size_t i = 0; i < sketch.vectorize.size(); ++i)
+    if (sketch.vectorize[i].fetch) child.vectorize[i] = take(sketch.vectorize[i].stage)->vectorize[i];
   choose_vectorize(sketch, child);
   return child;
 }

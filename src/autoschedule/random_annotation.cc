@@ -57,6 +57,7 @@ schedule::State bare_state(const Sketch& sketch, const SketchParams& params) {
 // choose_vectorize / choose_parallel on the bare state of `params`.
 void set_vectorize(const Sketch& sketch, const schedule::State& state, SketchParams& params) {
   for (size_t i = 0; i < sketch.vectorize.size(); ++i) {
+    if (sketch.vectorize[i].fetch) continue;  // a choice of its own, kept
     const int64_t e = loop_extent(state, sketch.vectorize[i].stage, sketch.vectorize[i].iter);
     params.vectorize[i] = e >= 2 && e <= kMaxVectorizeExtent ? 1 : 0;
   }
@@ -145,6 +146,8 @@ SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::
   const schedule::State state = bare_state(sketch, p);
   set_vectorize(sketch, state, p);
   set_parallel(sketch, ctx, state, p);
+  for (size_t i = 0; i < sketch.vectorize.size(); ++i)
+    if (sketch.vectorize[i].fetch) p.vectorize[i] = static_cast<int>(pick(2));
   return p;
 }
 

@@ -80,7 +80,9 @@ std::string Sketch::print() const {
                      const auto& lengths = blocks.at(s.block).lengths;
                      for (size_t i = 0; i < lengths.size(); ++i)
                        out << (i ? " x " : "") << "tile " << lengths[i].first << "[" << lengths[i].second << "]";
-                     out << "]\n";
+                     out << "]";
+                     if (s.vector_site >= 0) out << ", x" << kFetchLanes << " lanes if vectorize site " << s.vector_site;
+                     out << "\n";
                    },
                },
                step);
@@ -163,7 +165,11 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
                      for (int64_t l : params.tiles.at(s.slot)) factor *= l;
                      t.rfactor(s.stage, s.axis, factor);
                    },
-                   [&](const FetchSplit& s) { t.split(s.stage, s.iter, {block_threads(sketch, params, s.block)}); },
+                   [&](const FetchSplit& s) {
+                     std::vector<int64_t> lengths{block_threads(sketch, params, s.block)};
+                     if (s.vector_site >= 0 && params.vectorize.at(s.vector_site)) lengths.push_back(kFetchLanes);
+                     t.split(s.stage, s.iter, lengths);
+                   },
                },
                step);
   }

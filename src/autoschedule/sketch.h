@@ -54,10 +54,13 @@ struct BlockThreads {
 };
 // A cooperative fetch's split (GPU): the copy's fused loop split by the
 // thread count of block `block` (Sketch::blocks), its inner loop bound to
-// threadIdx.x, so that every thread of the block copies its share.
+// threadIdx.x, so that every thread of the block copies its share; when
+// vectorize site `vector_site` is on, each thread copies 4 consecutive
+// elements (one float4 load where the code generator proves it aligned).
 struct FetchSplit {
   std::string stage, iter;
   int block = 0;
+  int vector_site = -1;
 };
 using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit, TiledRfactor, FetchSplit>;
 
@@ -69,7 +72,11 @@ struct ParallelSite {
 };
 struct VectorizeSite {
   std::string stage, iter;
+  // A cooperative fetch's lanes (FetchSplit): drawn at random and passed on
+  // by crossover, not chosen from the loop's extent.
+  bool fetch = false;
 };
+inline constexpr int64_t kFetchLanes = 4;
 // An auto-unroll pragma on the stage's outermost loop.
 struct UnrollSite {
   std::string stage, iter;

@@ -43,9 +43,9 @@ int SketchBuilder::add_block(BlockThreads threads) {
   return static_cast<int>(sketch_.blocks.size()) - 1;
 }
 
-void SketchBuilder::fetch_split(const std::string& stage, const std::string& iter, int block) {
+void SketchBuilder::fetch_split(const std::string& stage, const std::string& iter, int block, int vector_site) {
   schedule::apply(state_, schedule::SplitStep{stage, iter, {1}});
-  sketch_.steps.push_back(FetchSplit{stage, iter, block});
+  sketch_.steps.push_back(FetchSplit{stage, iter, block, vector_site});
 }
 
 bool SketchBuilder::structured(const std::string& stage) const {

@@ -66,7 +66,9 @@ TEST(GpuSketchGeneration, AnOutputConvolutionIsTiledInItsCopyOutsThreadsWithShar
   ASSERT_EQ(s.blocks.size(), 1u);
   EXPECT_EQ(s.blocks[0].lengths.size(), 4u);  // n, f, y, x
   EXPECT_TRUE(s.parallel.empty());
-  EXPECT_TRUE(s.vectorize.empty());
+  // The only vectorize sites: each fetch's 4-wide copies.
+  ASSERT_EQ(s.vectorize.size(), 2u);
+  EXPECT_TRUE(s.vectorize[0].fetch && s.vectorize[1].fetch);
   EXPECT_TRUE(s.locations.empty());
 }
 
@@ -143,12 +145,15 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
   if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   const SketchContext ctx = opencl();
   std::mt19937_64 rng(5);
+  int vectorized_fetches = 0;
   for (const auto& c : cases()) {
     int ran = 0, tried = 0;
     for (const auto& sketch : generate_sketches(c.workload.dag, ctx)) {
       for (int k = 0; k < 3; ++k, ++tried) {
-        const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
+        const SketchParams params = random_params(sketch, ctx, rng);
+        const schedule::Trace trace = instantiate(sketch, params);
         SCOPED_TRACE(c.name + ": " + trace.dump());
+        for (int v : params.vectorize) vectorized_fetches += v;
         const tir::LoweredFunc f = tir::lower(c.workload.dag, trace, c.workload.op);
         try {
           tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
@@ -163,6 +168,7 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
     }
     EXPECT_GE(ran * 2, tried) << c.name << ": most random annotations should fit a block";
   }
+  EXPECT_GT(vectorized_fetches, 0) << "no fetch drew 4-wide copies";
 }
 
 // The search hands out only candidates the device can run.
