@@ -5,14 +5,17 @@
 // oneDNN (the CLI's CPU baseline) behind.
 //
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
-//              [--records LOG] [--tune templates|auto --minutes M --log LOG] MODEL...
+//              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile] MODEL...
 // --tune tunes each model first (driver::tune_network: its progress on
 // stderr, the records in --log, resumed where the log has some), then
 // compiles it with the log's best records; --records compiles with a log's.
+// --profile adds each kernel call's device time (the per-layer comparison
+// of two searches: bench/gpu/compare_searches.py).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,7 @@ struct Tuning {
   double minutes = 4;
   std::string log;
   std::string records;  // a log to compile with, when not tuning
+  bool profile = false;
 };
 
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
@@ -89,6 +93,17 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
     line["median_ms"] = r.median() * 1e3;
     line["summary"] = r.summary();
   }
+  if (tuning.profile) {
+    std::map<std::string, std::string> nodes;
+    for (const auto& k : built.kernels) nodes[k.name] = k.nodes;
+    const std::vector<double> seconds = ex.profile(20);
+    nlohmann::json calls = nlohmann::json::array();
+    for (size_t i = 0; i < seconds.size(); ++i) {
+      const std::string& kernel = ex.graph().calls[i].kernel;
+      calls.push_back({{"kernel", kernel}, {"nodes", nodes[kernel]}, {"ms", seconds[i] * 1e3}});
+    }
+    line["profile"] = calls;
+  }
   return line;
 }
 
@@ -111,6 +126,7 @@ int main(int argc, char** argv) {
     else if (a == "--minutes" && i + 1 < argc) tuning.minutes = std::atof(argv[++i]);
     else if (a == "--log" && i + 1 < argc) tuning.log = argv[++i];
     else if (a == "--records" && i + 1 < argc) tuning.records = argv[++i];
+    else if (a == "--profile") tuning.profile = true;
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);

@@ -9,8 +9,9 @@
 # interpreter and times it; then the untuned network is timed. Results under
 # $OUT (TARGET: cuda; opencl tries the script here on PoCL): tune.jsonl
 # (one line per run: trials, wall time, kernels tuned, latency), the logs
-# <model>.<search>.log (what share/records ships, and the
-# per-layer comparison of the two searches), tune.err (the tuners' tables).
+# <model>.<search>.log (what share/records ships), per_layer.md (each kernel
+# call's device time per search: bench/gpu/compare_searches.py), tune.err
+# (the tuners' tables).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/tune_check_out}
@@ -23,10 +24,12 @@ for m in ${MODELS:-resnet-18}; do
     log="$OUT/$name.$s.log"
     [ -f "${LOGS_IN:-/nonexistent}/$name.$s.log" ] && cp "$LOGS_IN/$name.$s.log" "$log"
     echo "== $m, $s, ${MINUTES:-3} min"
-    timeout $(( ${MINUTES:-3} * 90 + 120 )) "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench \
+    timeout $(( ${MINUTES:-3} * 90 + 120 )) "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench --profile \
       --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
-    tail -1 "$OUT/tune.jsonl"
+    tail -1 "$OUT/tune.jsonl" | cut -c1-400
   done
-  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --bench "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
-  tail -1 "$OUT/tune.jsonl"
+  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --bench --profile "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+  tail -1 "$OUT/tune.jsonl" | cut -c1-400
 done
+# Per layer: untuned, templates and auto-scheduler side by side.
+python3 "$root/bench/gpu/compare_searches.py" "$OUT/tune.jsonl" | tee "$OUT/per_layer.md"
