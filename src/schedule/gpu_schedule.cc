@@ -234,6 +234,7 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.unroll(acc, product->axes[rank - 1].var.name());
   trace.unroll(out->name, split_part(i, 2));
   trace.unroll(out->name, split_part(j, 2));
+  if (plan.auto_unroll > 0) trace.pragma(acc, split_part(k, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
   return trace;
 }
 
@@ -353,6 +354,8 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   // Registers hold the accumulators only when their indices are constants.
   for (const auto& a : spatial_names(conv)) trace.unroll(acc, a);
   trace.unroll(acc, split_part(rc, 1));
+  if (plan.auto_unroll > 0)
+    trace.pragma(acc, split_part(rc, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
   return trace;
 }
 

@@ -35,6 +35,9 @@ inline constexpr int64_t kCrossThreadMinReduce = 32;
 // dense template's knobs choose).
 struct GpuMatmulPlan {
   int64_t threads_y = 16, threads_x = 16, rows = 4, cols = 4, step_k = 8;
+  // auto_unroll_max_step on the accumulator: its inner loops unrolled while
+  // their trip count stays within it (0: the register tiles alone).
+  int64_t auto_unroll = 0;
 };
 std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan = {});
 
@@ -48,6 +51,7 @@ struct GpuConvPlan {
   int64_t threads_f = 8, threads_y = 4, threads_x = 8;  // threads per block: channels (threadIdx.z), rows, columns
   int64_t per_f = 4, per_y = 1, per_x = 1;              // outputs per thread
   int64_t step_rc = 8;                                  // input channels staged per step
+  int64_t auto_unroll = 0;                              // as GpuMatmulPlan's
   int64_t threads() const { return threads_f * threads_y * threads_x; }
 };
 // The plan for a convolution output (N, F, H, W) over C input channels:

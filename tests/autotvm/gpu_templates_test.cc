@@ -13,6 +13,7 @@
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/printer.h"
 
 namespace tessera::autotvm {
 namespace {
@@ -57,6 +58,25 @@ TEST(GpuTemplates, Conv2dFallbackIsTheHandWrittenPlan) {
   EXPECT_EQ(f.at("tile_y"), nlohmann::json({7, 4, 1})) << f.dump();
   EXPECT_EQ(f.at("tile_x"), nlohmann::json({4, 7, 1})) << f.dump();
   EXPECT_EQ(f.at("tile_rc"), nlohmann::json({8, 8})) << f.dump();
+}
+
+// auto_unroll_max_step (TVM's knob): at 1500 the accumulator's window loops
+// are unrolled too, at 0 only the register tiles; both equal the reference.
+TEST(GpuTemplates, Conv2dAutoUnrollUnrollsTheWindow) {
+  ops::OpArgs a;
+  a.input = {1, 8, 12, 12};
+  a.weight = {16, 8, 3, 3};
+  a.pad = 1;
+  const target::Target opencl = target::Target::parse("opencl");
+  const Task task = create_task("conv2d", a, opencl);
+  nlohmann::json values = task.space.fallback().to_json();
+  for (int unroll : {0, 1500}) {
+    values["auto_unroll_max_step"] = unroll;
+    const ConfigEntity c = task.space.from_json(values);
+    const std::string text = tir::to_string(tir::lower(task.workload.dag, task.instantiate(c), task.workload.op));
+    EXPECT_EQ(text.find("for ry in 0..3 (unrolled)") != std::string::npos, unroll > 0) << unroll << "\n" << text;
+    if (runtime::opencl_unavailable_reason().empty()) EXPECT_TRUE(runs_correctly(task, c, opencl)) << unroll;
+  }
 }
 
 TEST(GpuTemplates, Conv2dConfigsRunOrAreRefusedOnOpenCl) {

@@ -2,7 +2,9 @@
 // schedule::gpu_conv2d_schedule writes it. Knobs as TVM's CUDA direct
 // template names them: tile_f, tile_y, tile_x split the output channels,
 // rows and columns into blocks x threads x outputs per thread; tile_rc the
-// input channels into steps x channels staged in shared memory a step. A
+// input channels into steps x channels staged in shared memory a step;
+// auto_unroll_max_step how far the accumulator's inner loops (the window,
+// the staged channels) are unrolled beyond the register tiles. A
 // config no block holds (threads, shared bytes) is a build error, the GPU
 // verifier's line.
 #include <limits>
@@ -23,6 +25,7 @@ schedule::GpuConvPlan plan_of(const ConfigEntity& c) {
   p.threads_y = y.at(1), p.per_y = y.at(2);
   p.threads_x = x.at(1), p.per_x = x.at(2);
   p.step_rc = rc.at(1);
+  p.auto_unroll = c.value("auto_unroll_max_step").get<int64_t>();
   return p;
 }
 
@@ -45,6 +48,7 @@ Template conv2d_nchw_template() {
     s.define_split("tile_y", h, SplitPolicy::Factors, 3, 16);
     s.define_split("tile_x", wd, SplitPolicy::Factors, 3, 32);
     s.define_split("tile_rc", c, SplitPolicy::Factors, 2, 32);
+    s.define_knob("auto_unroll_max_step", {0, 512, 1500});
     // The hand-written plan where its tiles divide the output exactly.
     const schedule::GpuConvPlan p = schedule::gpu_conv_plan(conv->shape, c, 1024);
     const int64_t tile_f = p.threads_f * p.per_f, tile_y = p.threads_y * p.per_y, tile_x = p.threads_x * p.per_x;

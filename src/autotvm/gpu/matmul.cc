@@ -3,9 +3,10 @@
 // (B, M, K) . (B, N, K)^T, with the epilogue, as
 // schedule::gpu_matmul_schedule writes them: a block's tile of M x N split
 // into threads x per-thread outputs along each axis (tile_y, tile_x), K
-// staged in shared memory tile_k at a time. A config whose block has more
-// threads than the target allows, or more shared memory, is a build error
-// (the GPU verifier's line), as a measurement says.
+// staged in shared memory tile_k at a time; auto_unroll_max_step how far
+// the accumulator's loops are unrolled beyond the register tiles. A config
+// whose block has more threads than the target allows, or more shared
+// memory, is a build error (the GPU verifier's line), as a measurement says.
 #include "autotvm/gpu/gpu_templates.h"
 #include "schedule/gpu_schedule.h"
 #include "schedule/nchwc_tile.h"
@@ -17,7 +18,12 @@ namespace {
 
 schedule::GpuMatmulPlan plan_of(const ConfigEntity& c) {
   const auto y = c.split("tile_y"), x = c.split("tile_x"), k = c.split("tile_k");
-  return {.threads_y = y.at(1), .threads_x = x.at(1), .rows = y.at(2), .cols = x.at(2), .step_k = k.at(1)};
+  return {.threads_y = y.at(1),
+          .threads_x = x.at(1),
+          .rows = y.at(2),
+          .cols = x.at(2),
+          .step_k = k.at(1),
+          .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>()};
 }
 
 // The product stage of a dense (either weight layout) or batch_matmul workload.
@@ -41,6 +47,7 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
     s.define_split("tile_y", m, SplitPolicy::Factors, 3, 32);
     s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
     s.define_split("tile_k", k, SplitPolicy::Factors, 2, 32);
+    s.define_knob("auto_unroll_max_step", {0, 512, 1500});
     // The hand-written tile where the shape takes it: 16 x 16 threads of 4 x 4.
     if (m % 64 == 0 && n % 64 == 0 && k % 8 == 0)
       s.set_fallback({{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8, 8}}});
