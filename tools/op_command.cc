@@ -97,6 +97,7 @@ CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
 
 int run_op(const OpCommandOptions& o) {
   const target::Target target = resolve_target(o.target, o.threads);
+  require_dtype_runs_on(resolve(o.op), target);
   if (target.is_gpu()) {
     const ops::OpArgs gpu_args = resolve(o.op);
     if (!o.records_file.empty()) {

@@ -53,6 +53,10 @@ void add_operator_flags(CLI::App* cmd, OperatorFlags& f) {
       ->capture_default_str();
   cmd->add_option("--winograd-tile", a.winograd_tile, "conv2d_winograd: output tile m of F(m x m, 3 x 3), 2 or 4")
       ->capture_default_str();
+  cmd->add_option("--dtype", a.dtype,
+                  "storage of the arguments: float32, or float16 (half precision, fp32 arithmetic; GPU targets)")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
 }
 
 ops::OpArgs resolve(const OperatorFlags& f) {
@@ -61,6 +65,12 @@ ops::OpArgs resolve(const OperatorFlags& f) {
   if (!f.weight.empty()) a.weight = parse_shape("--weight", f.weight);
   if (!f.padding.empty()) a.padding = parse_shape("--padding", f.padding);
   return a;
+}
+
+void require_dtype_runs_on(const ops::OpArgs& args, const target::Target& target) {
+  if (args.dtype == "float16" && !target.is_gpu())
+    throw Error(fmt::format("--dtype float16: half storage runs on GPU targets (cuda, opencl); '{}' computes in float32",
+                            target.str()));
 }
 
 int resolve_threads(int threads) {

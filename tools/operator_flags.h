@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/registry.h"
+#include "target/target.h"
 
 namespace tessera::cli {
 
@@ -18,6 +19,9 @@ struct OperatorFlags {
 void add_operator_flags(CLI::App* cmd, OperatorFlags& f);
 // The arguments with the shapes parsed; throws tessera::Error naming a bad flag.
 ops::OpArgs resolve(const OperatorFlags& f);
+// Throws for --dtype float16 on a CPU target: half storage is built for GPUs
+// (the CPU runners pass fp32 arrays).
+void require_dtype_runs_on(const ops::OpArgs& args, const target::Target& target);
 // "1x64x56x56" -> {1, 64, 56, 56}; the error names the flag and the value.
 ops::Shape parse_shape(const std::string& flag, const std::string& text);
 // 0 -> one per core; negative -> error naming --threads.

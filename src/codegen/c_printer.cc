@@ -47,8 +47,18 @@ std::string CSourcePrinter::type_name(ir::DType t) const {
     case ir::DType::Float32: return "float";
     case ir::DType::Int64: return "int64_t";
     case ir::DType::Bool: return "bool";
+    case ir::DType::Float16: return "_Float16";
   }
   return "float";
+}
+
+std::string CSourcePrinter::load_text(const ir::TensorLoadNode& n, const std::string& index) {
+  return name(n.tensor->name) + "[" + index + "]";
+}
+
+void CSourcePrinter::store(const tir::StoreNode* n, int depth) {
+  out_ << indent(depth) << name(n->buffer->name) << "[" << flat_index(n->indices, n->buffer->shape)
+       << "] = " << expr(n->value) << ";\n";
 }
 
 std::string CSourcePrinter::name(const std::string& n) const { return c_identifier(n); }
@@ -109,7 +119,7 @@ std::string CSourcePrinter::expr_text(const Expr& e, int* precedence) {
     }
     case ExprKind::TensorLoad: {
       const auto* n = e.as<ir::TensorLoadNode>();
-      return name(n->tensor->name) + "[" + flat_index(n->indices, n->tensor->shape) + "]";
+      return load_text(*n, flat_index(n->indices, n->tensor->shape));
     }
     case ExprKind::Reduce: return "reduce(...)";
     default: break;
@@ -189,12 +199,7 @@ void CSourcePrinter::stmt(const tir::Stmt& s, int depth) {
   if (!s) return;
   switch (s->kind) {
     case tir::StmtKind::For: loop(tir::as<tir::ForNode>(s), depth); break;
-    case tir::StmtKind::Store: {
-      const auto* n = tir::as<tir::StoreNode>(s);
-      out_ << indent(depth) << name(n->buffer->name) << "[" << flat_index(n->indices, n->buffer->shape)
-           << "] = " << expr(n->value) << ";\n";
-      break;
-    }
+    case tir::StmtKind::Store: store(tir::as<tir::StoreNode>(s), depth); break;
     case tir::StmtKind::Allocate: allocate(tir::as<tir::AllocateNode>(s), depth); break;
     case tir::StmtKind::IfThenElse: {
       const auto* n = tir::as<tir::IfThenElseNode>(s);

@@ -35,6 +35,9 @@ class CSourcePrinter {
   virtual void loop(const tir::ForNode* n, int depth);
   virtual void allocate(const tir::AllocateNode* n, int depth);
   virtual void barrier(int depth);
+  // An element read and a store, by index text (what half storage converts).
+  virtual std::string load_text(const ir::TensorLoadNode& n, const std::string& index);
+  virtual void store(const tir::StoreNode* n, int depth);
 
   // A binary expression's text, its precedence written to *precedence.
   virtual std::string expr_of_binary(const ir::BinaryNode& n, int* precedence);

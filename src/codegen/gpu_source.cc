@@ -74,7 +74,13 @@ class GpuPrinter : public CSourcePrinter {
     s += fn + t + " tsr_max_" + x + "(" + t + " a, " + t + " b) { return a > b ? a : b; }\n";
     s += "#endif\n#ifndef TESSERA_PRELUDE_FLOAT\n#define TESSERA_PRELUDE_FLOAT\n";
     s += fn + "float tsr_sigmoid(float x) { return 1.0f / (1.0f + " + std::string(cuda() ? "expf" : "exp") +
-         "(-x)); }\n#endif\n\n";
+         "(-x)); }\n";
+    if (cuda()) {
+      // Half storage's conversions, rounding to nearest even.
+      s += fn + "float tsr_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n";
+      s += fn + "unsigned short tsr_f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n";
+    }
+    s += "#endif\n\n";
     return s;
   }
 
@@ -130,7 +136,26 @@ class GpuPrinter : public CSourcePrinter {
 
   std::string type_name(ir::DType t) const override {
     if (t == ir::DType::Int64) return cuda() ? "long long" : "long";
+    // Half storage: OpenCL's half (pointers to it need no fp16 extension,
+    // only vload_half / vstore_half touch it); CUDA's bits in an unsigned
+    // short, converted by PTX (no cuda_fp16.h for NVRTC to find).
+    if (t == ir::DType::Float16) return cuda() ? "unsigned short" : "half";
     return CSourcePrinter::type_name(t);
+  }
+
+  std::string load_text(const ir::TensorLoadNode& n, const std::string& index) override {
+    if (n.tensor->dtype != ir::DType::Float16) return CSourcePrinter::load_text(n, index);
+    const std::string buffer = name(n.tensor->name);
+    return cuda() ? "tsr_h2f(" + buffer + "[" + index + "])" : "vload_half(" + index + ", " + buffer + ")";
+  }
+
+  void store(const tir::StoreNode* n, int depth) override {
+    if (n->buffer->dtype != ir::DType::Float16) return CSourcePrinter::store(n, depth);
+    const std::string buffer = name(n->buffer->name), index = flat_index(n->indices, n->buffer->shape);
+    if (cuda())
+      out_ << indent(depth) << buffer << "[" << index << "] = tsr_f2h(" << expr(n->value) << ");\n";
+    else
+      out_ << indent(depth) << "vstore_half_rte(" << expr(n->value) << ", " << index << ", " << buffer << ");\n";
   }
   std::string index_type() const override { return index_32_ ? "int" : cuda() ? "long long" : "long"; }
 

@@ -404,12 +404,12 @@ class KernelEmitter {
     llvm::Value* mask = mask_ ? mask_ : all_lanes();
     if (access_stride(n->indices, n->buffer->shape, vector_var_) == 1) {
       llvm::Value* ptr = b_.CreateInBoundsGEP(elem, base, offset_of_lane0(n->indices, n->buffer->shape));
-      if (mask_) b_.CreateMaskedStore(value, ptr, llvm::Align(4), mask);
-      else b_.CreateAlignedStore(value, ptr, llvm::Align(4));
+      if (mask_) b_.CreateMaskedStore(value, ptr, element_align(elem), mask);
+      else b_.CreateAlignedStore(value, ptr, element_align(elem));
       return;
     }
     llvm::Value* ptrs = b_.CreateInBoundsGEP(elem, base, widen(flat_offset(n->indices, n->buffer->shape), lanes_));
-    b_.CreateMaskedScatter(value, ptrs, llvm::Align(4), mask);
+    b_.CreateMaskedScatter(value, ptrs, element_align(elem), mask);
   }
 
   // --- expressions ---
@@ -660,14 +660,14 @@ class KernelEmitter {
     } else if (stride == 1) {
       llvm::Value* ptr = b_.CreateInBoundsGEP(elem, base, offset_of_lane0(n->indices, n->tensor->shape));
       if (mask_) {
-        result = b_.CreateMaskedLoad(vector_type, ptr, llvm::Align(4), mask_, llvm::Constant::getNullValue(vector_type));
+        result = b_.CreateMaskedLoad(vector_type, ptr, element_align(elem), mask_, llvm::Constant::getNullValue(vector_type));
       } else {
-        result = b_.CreateAlignedLoad(vector_type, ptr, llvm::Align(4));
+        result = b_.CreateAlignedLoad(vector_type, ptr, element_align(elem));
       }
     } else {
       llvm::Value* offsets = widen(flat_offset(n->indices, n->tensor->shape), lanes_);
       llvm::Value* ptrs = b_.CreateInBoundsGEP(elem, base, offsets);
-      result = b_.CreateMaskedGather(vector_type, ptrs, llvm::Align(4), mask_ ? mask_ : all_lanes(),
+      result = b_.CreateMaskedGather(vector_type, ptrs, element_align(elem), mask_ ? mask_ : all_lanes(),
                                      llvm::Constant::getNullValue(vector_type));
     }
     return convert(result, scalar_type(n->tensor->dtype));
@@ -750,11 +750,21 @@ class KernelEmitter {
       case DType::Float32: return b_.getFloatTy();
       case DType::Int64: return b_.getInt64Ty();
       case DType::Bool: return b_.getInt1Ty();
+      case DType::Float16: return b_.getFloatTy();  // a storage type: arithmetic in fp32
     }
     return b_.getFloatTy();
   }
-  // How an element sits in memory (Bool as a byte).
-  llvm::Type* storage_type(DType t) { return t == DType::Bool ? b_.getInt8Ty() : scalar_type(t); }
+  // How an element sits in memory (Bool as a byte, Float16 as a half).
+  llvm::Type* storage_type(DType t) {
+    if (t == DType::Bool) return b_.getInt8Ty();
+    if (t == DType::Float16) return b_.getHalfTy();
+    return scalar_type(t);
+  }
+
+  // The alignment vector accesses may assume: an element's (half, byte), at most 4.
+  static llvm::Align element_align(llvm::Type* elem) {
+    return llvm::Align(std::min<uint64_t>(4, std::max<uint64_t>(1, elem->getPrimitiveSizeInBits() / 8)));
+  }
 
   static unsigned lanes_of(llvm::Value* v) {
     auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
@@ -785,6 +795,9 @@ class KernelEmitter {
     llvm::Type* from = v->getType()->getScalarType();
     if (from == to) return v;
     llvm::Type* target = lanes_of(v) > 1 ? llvm::FixedVectorType::get(to, lanes_of(v)) : to;
+    if (from->isFloatingPointTy() && to->isFloatingPointTy())  // half storage: widened on load, rounded on store
+      return from->getPrimitiveSizeInBits() < to->getPrimitiveSizeInBits() ? b_.CreateFPExt(v, target)
+                                                                            : b_.CreateFPTrunc(v, target);
     if (from->isFloatTy()) {
       if (to->isIntegerTy(1)) return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
       return b_.CreateFPToSI(v, target);

@@ -9,6 +9,7 @@ namespace tessera::ir {
 std::string to_string(DType t) {
   switch (t) {
     case DType::Float32: return "float32";
+    case DType::Float16: return "float16";
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
   }
@@ -18,11 +19,14 @@ std::string to_string(DType t) {
 int64_t size_in_bytes(DType t) {
   switch (t) {
     case DType::Float32: return 4;
+    case DType::Float16: return 2;
     case DType::Int64: return 8;
     case DType::Bool: return 1;
   }
   return 4;
 }
+
+DType compute_type(DType storage) { return storage == DType::Float16 ? DType::Float32 : storage; }
 
 bool is_binary(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
 bool is_comparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }

@@ -8,9 +8,14 @@
 
 namespace tessera::ir {
 
-enum class DType { Float32, Int64, Bool };
+// Float16 is a storage type (mixed precision: half the memory traffic,
+// fp32 arithmetic): a tensor stored in it loads as Float32, and a store into
+// it rounds to the nearest half. Code generators convert at the memory.
+enum class DType { Float32, Int64, Bool, Float16 };
 std::string to_string(DType t);
 int64_t size_in_bytes(DType t);  // of one element
+// The type arithmetic on a loaded element has: Float32 for Float16, else itself.
+DType compute_type(DType storage);
 
 enum class ExprKind {
   IntImm, FloatImm, Var,

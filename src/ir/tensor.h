@@ -52,7 +52,7 @@ struct TensorNode {
 // Reading an element of a tensor.
 struct TensorLoadNode : ExprNode {
   TensorLoadNode(Tensor t, std::vector<Expr> idx)
-      : ExprNode(ExprKind::TensorLoad, t->dtype), tensor(std::move(t)), indices(std::move(idx)) {}
+      : ExprNode(ExprKind::TensorLoad, compute_type(t->dtype)), tensor(std::move(t)), indices(std::move(idx)) {}
   const Tensor tensor;
   const std::vector<Expr> indices;
 };

@@ -22,7 +22,7 @@ class GpuFunction {
   const runtime::GpuCode& code() const { return code_; }
   std::string device_name() const { return backend_->device_name(); }
   // Copies `args` (host arrays in the function's argument order) in, runs
-  // every kernel, copies the outputs back.
+  // every kernel, copies the outputs back (half-stored ones converted).
   void run(const std::vector<float*>& args);
   // Device seconds of one run of every kernel, the arguments already in place.
   double run_timed();

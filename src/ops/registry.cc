@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "ir/half_storage.h"
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/layout.h"
@@ -207,7 +208,8 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
   using Fields = std::vector<std::string>;
   static const Fields kConv = {"input",  "weight", "stride", "pad",  "dilation", "padding",
                                "layout", "ic_bn",  "oc_bn",  "bias", "relu"};
-  static const std::map<std::string, Fields> table = {
+  // Every op takes dtype (its arguments' storage), added below.
+  static const std::map<std::string, Fields> listed = {
       {"conv2d", kConv},
       {"conv2d_winograd", {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
       {"depthwise_conv2d", kConv},
@@ -225,7 +227,12 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"multiply", {"input", "weight"}},
       {"bias_add", {"input", "axis"}},
   };
-  static const Fields kInputOnly = {"input"};
+  static const std::map<std::string, Fields> table = [] {
+    std::map<std::string, Fields> t = listed;
+    for (auto& [name, fields] : t) fields.push_back("dtype");
+    return t;
+  }();
+  static const Fields kInputOnly = {"input", "dtype"};
   auto it = table.find(op);
   if (it != table.end()) return it->second;
   if (registry_unary(op)) return kInputOnly;
@@ -243,13 +250,21 @@ std::vector<std::string> op_names() {
 
 Workload make_workload(const std::string& op, const OpArgs& args) {
   auto it = builders().find(op);
-  if (it == builders().end() && registry_unary(op)) return registry_unary_workload(*registry_unary(op), args);
+  if (it == builders().end() && registry_unary(op)) {
+    Workload w = registry_unary_workload(*registry_unary(op), args);
+    if (args.dtype == "float16") w.dag = ir::with_half_storage(w.dag);
+    return w;
+  }
   if (it == builders().end()) {
     std::string valid;
     for (const auto& name : op_names()) valid += (valid.empty() ? "" : ", ") + name;
     throw Error("unknown op '" + op + "'; valid ops: " + valid);
   }
-  return it->second(args);
+  if (args.dtype != "float32" && args.dtype != "float16")
+    throw Error(op + ": dtype '" + args.dtype + "': expected float32 or float16");
+  Workload w = it->second(args);
+  if (args.dtype == "float16") w.dag = ir::with_half_storage(w.dag);
+  return w;
 }
 
 OpArgs with_vector_blocks(const std::string& op, const OpArgs& args, int64_t vector_lanes) {

@@ -39,6 +39,9 @@ struct OpArgs {
   // conv2d_winograd (always blocked like NCHWc, 3x3, stride 1): the output tile
   // m of F(m x m, 3 x 3), 2 or 4 (ops/winograd_nchwc.h).
   int64_t winograd_tile = 4;
+  // Every op: how its arguments are stored. "float16": in half precision,
+  // the arithmetic in fp32 (ir/half_storage.h; GPU targets).
+  std::string dtype = "float32";
 };
 
 // conv2d, conv2d_winograd, group_conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,

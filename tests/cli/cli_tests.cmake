@@ -244,6 +244,25 @@ add_test(NAME Cli.OpForCudaShowsEachKernelsResources
 set_tests_properties(Cli.OpForCudaShowsEachKernelsResources PROPERTIES
                      PASS_REGULAR_EXPRESSION "__syncthreads\\(\\);.*dense_kernel0 for sm_90: [1-9][0-9]* registers, 0 bytes spilled \\(stores\\), 0 \\(loads\\), 4096 bytes shared.*compiled for cuda -arch=sm_90"
                      SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
+# Half storage (--dtype float16): the kernel reads and writes halves on the
+# OpenCL device and equals the reference on the same rounded inputs; CUDA C
+# converts by PTX and compiles; a CPU target refuses it in one line.
+add_test(NAME Cli.OpInHalfStorageOnOpenClMatchesReference
+         COMMAND tessera_cli op dense --input 128x72 --weight 96x72 --bias --relu --target opencl --dtype float16
+                 --check --repeat 1 --show)
+set_tests_properties(Cli.OpInHalfStorageOnOpenClMatchesReference PROPERTIES
+                     PASS_REGULAR_EXPRESSION "__global half\\* restrict.*vstore_half_rte\\(.*: correct.*opencl device time"
+                     SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 60)
+add_test(NAME Cli.OpInHalfStorageForCudaCompiles
+         COMMAND tessera_cli op conv2d --input 1x16x14x14 --weight 32x16x3x3 --pad 1 --bias --relu
+                 --target "cuda -arch=sm_80" --dtype float16 --compile-only --show)
+set_tests_properties(Cli.OpInHalfStorageForCudaCompiles PROPERTIES
+                     PASS_REGULAR_EXPRESSION "unsigned short\\* __restrict__.*tsr_f2h\\(.*compiled for cuda -arch=sm_80"
+                     SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
+add_test(NAME Cli.HalfStorageIsRefusedOnACpu
+         COMMAND tessera_cli op dense --input 8x16 --weight 8x16 --dtype float16)
+set_tests_properties(Cli.HalfStorageIsRefusedOnACpu PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: --dtype float16: half storage runs on GPU targets \\(cuda, opencl\\); '.*' computes in float32")
 add_test(NAME Cli.GpuVerifierRejectsWhatNoBlockHolds
          COMMAND tessera_cli op dense --input 128x64 --weight 128x64 --target "cuda -max_shared_memory_per_block=2048"
                  --compile-only)

@@ -131,7 +131,7 @@ TEST(HardSwish, OnnxHardSwishImportsAsIt) {
 TEST(HardSwish, TheOpCommandDeclaresItFromTheRegistry) {
   const std::vector<std::string> names = op_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "hard_swish"), names.end());
-  EXPECT_EQ(op_arg_fields("hard_swish"), std::vector<std::string>{"input"});
+  EXPECT_EQ(op_arg_fields("hard_swish"), (std::vector<std::string>{"input", "dtype"}));  // every op takes dtype
   OpArgs args;
   args.input = {2, 50};
   const Workload w = make_workload("hard_swish", args);
