@@ -1,7 +1,8 @@
 // Half storage (ir::DType::Float16, ir::with_half_storage): the host's
 // conversions against IEEE 754's values, the DAG rewrite, and kernels that
 // read and write halves while computing in fp32: on the OpenCL device
-// (vload_half / vstore_half_rte, PoCL here) equal to the fp32 reference on
+// (vload_half / vstore_half_rte, PoCL here) and through LLVM on this host
+// (fpext / fptrunc) equal to the fp32 reference on
 // the same rounded inputs within the output's rounding, and as CUDA C
 // through NVRTC for sm_80 and sm_90 (PTX conversions, no headers).
 #include "ir/half_storage.h"
@@ -13,10 +14,13 @@
 
 #include "../ops/ops_test_util.h"
 #include "codegen/gpu_source.h"
+#include "codegen/llvm_codegen.h"
+#include "codegen/module.h"
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
 #include "ops/registry.h"
 #include "runtime/opencl_device.h"
+#include "schedule/default_schedule.h"
 #include "schedule/gpu_schedule.h"
 #include "support/half.h"
 #include "tir/lower.h"
@@ -109,6 +113,37 @@ TEST(HalfStorage, TiledDenseAndConvolutionOnOpenClMatchTheFp32Reference) {
   const ops::Workload conv = ops::make_workload("conv2d", c);
   EXPECT_LE(half_kernel_error(conv, schedule::best_gpu_schedule(conv.dag, {})), 2e-3);
   EXPECT_LE(half_kernel_error(conv, schedule::gpu_default_schedule(conv.dag, 1024)), 2e-3);
+}
+
+// The LLVM emitter: the default CPU schedule (vectorized) of the half DAG,
+// called with arrays of halves.
+TEST(HalfStorage, LlvmKernelsReadAndWriteHalves) {
+  const ops::Workload w = dense_bias_relu();
+  const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+  const tir::LoweredFunc f = tir::lower(half, schedule::default_schedule(half), "kernel");
+  const codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(f, target::Target::host()));
+  std::vector<std::vector<uint16_t>> halves;
+  std::vector<std::vector<float>> inputs;
+  uint32_t seed = 5;
+  for (const auto& p : w.dag.placeholders()) {
+    inputs.push_back(ops::test::random_data(p->num_elements(), seed++));
+    halves.emplace_back();
+    for (float& x : inputs.back()) {
+      halves.back().push_back(float_to_half(x));
+      x = half_to_float(halves.back().back());
+    }
+  }
+  halves.emplace_back(w.dag.outputs()[0]->num_elements(), 0);
+  std::vector<void*> args;
+  for (auto& h : halves) args.push_back(h.data());
+  m.function("kernel")(args.data());
+  std::vector<const float*> in;
+  for (const auto& v : inputs) in.push_back(v.data());
+  std::vector<float> want(halves.back().size()), got;
+  w.reference(in, want.data());
+  for (float& x : want) x = half_to_float(float_to_half(x));
+  for (uint16_t h : halves.back()) got.push_back(half_to_float(h));
+  EXPECT_LE(ops::test::max_relative_error(got, want), 2e-3);
 }
 
 TEST(HalfStorage, CudaSourceCompilesWithNvrtcForAmpereAndHopper) {
