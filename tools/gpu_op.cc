@@ -23,9 +23,6 @@ void print_kernels(const tir::DeviceProgram& p) {
                k.grid[2], k.block[0], k.block[1], k.block[2], k.shared_bytes);
 }
 
-// A half-stored output differs from the fp32 reference by its rounding.
-constexpr double kHalfTolerance = 2e-3;
-
 // Runs the function on the target's device, checks it against the
 // reference with --check, and times it by the device's clock.
 int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::LoweredFunc& f,
@@ -34,8 +31,8 @@ int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::
   if (o.show) fmt::print("{}\n", function.code().source);
   fmt::print("device: {}\n", function.device_name());
   std::vector<runtime::NDArray> inputs = measure::make_inputs(w.dag), outputs = measure::make_outputs(w.dag);
-  // Half-stored inputs: the reference reads the values the device holds,
-  // and the output's own rounding (2^-11 relative) is the tolerance's.
+  // Half-stored inputs: the reference reads the values the device holds;
+  // the output's own rounding is within kHalfStorageTolerance.
   const bool half = w.dag.placeholders().front()->dtype == ir::DType::Float16;
   if (half)
     for (auto& a : inputs)
@@ -50,7 +47,7 @@ int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::
     for (const auto& a : inputs) in.push_back(a.data());
     w.reference(in, want.data());
     const measure::OutputComparison c =
-        measure::compare_output(outputs.front(), want, half ? kHalfTolerance : measure::kDefaultTolerance);
+        measure::compare_output(outputs.front(), want, half ? measure::kHalfStorageTolerance : measure::kDefaultTolerance);
     fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
                c.ok ? "correct" : "WRONG");
     if (!c.ok) {

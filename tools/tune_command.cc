@@ -86,11 +86,7 @@ int run_tune_auto(const TuneCommandOptions& o, const ops::OpArgs& args, const ta
 int run_tune(const TuneCommandOptions& o) {
   const ops::OpArgs args = resolve(o.op);
   if (o.trials < 1) throw Error(fmt::format("--trials {}: must be at least 1", o.trials));
-  // The measuring child passes fp32 arrays (measure/isolated_run.cc); half
-  // storage is run and checked by `op` until it passes halves too.
-  if (args.dtype == "float16")
-    throw Error("--dtype float16: tune-op measures fp32 arguments only; run a half-stored kernel with `op --dtype "
-                "float16 --target cuda|opencl`");
+  require_dtype_runs_on(args, resolve_target(o.target, o.threads));
   if (o.search == "auto") return run_tune_auto(o, args, resolve_target(o.target, o.threads));
   if (o.op.op == "conv2d" && args.layout == "NHWC")
     throw Error("--layout NHWC: tune-op tunes conv2d in the templates' layout, NCHWc; leave --layout out");

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "measure/child_process.h"
 #include "runtime/gpu_backend.h"
 #include "runtime/thread_pool.h"
+#include "support/half.h"
 #include "support/read_file.h"
 #include "tessera/error.h"
 
@@ -23,6 +25,12 @@ namespace tessera::measure {
 namespace {
 
 using Clock = ChildProcess::Clock;
+
+std::vector<uint16_t> to_halves(const runtime::NDArray& a) {
+  std::vector<uint16_t> halves;
+  for (int64_t k = 0; k < a.size(); ++k) halves.push_back(support::float_to_half(a.data()[k]));
+  return halves;
+}
 
 // The child's report: the ErrorKind as one byte, then the costs as raw doubles
 // (ErrorKind::None) or the error message.
@@ -68,14 +76,22 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
     std::unique_ptr<runtime::GpuBackend> device = runtime::make_gpu_backend(code.dialect);
     device->load(code);
     std::vector<int> buffers;
-    for (const runtime::NDArray& in : arguments.inputs) {
+    for (size_t i = 0; i < arguments.inputs.size(); ++i) {
+      const runtime::NDArray& in = arguments.inputs[i];
+      if (i < arguments.half_inputs.size() && arguments.half_inputs[i]) {
+        const std::vector<uint16_t> halves = to_halves(in);
+        buffers.push_back(device->allocate(halves.size() * sizeof(uint16_t)));
+        device->write(buffers.back(), halves.data(), halves.size() * sizeof(uint16_t));
+        continue;
+      }
       buffers.push_back(device->allocate(in.size() * sizeof(float)));
       device->write(buffers.back(), in.data(), in.size() * sizeof(float));
     }
+    const size_t output_element = arguments.half_outputs ? sizeof(uint16_t) : sizeof(float);
     std::vector<runtime::NDArray> outputs;
     for (const auto& shape : arguments.output_shapes) {
       outputs.emplace_back(shape);
-      buffers.push_back(device->allocate(outputs.back().size() * sizeof(float)));
+      buffers.push_back(device->allocate(outputs.back().size() * output_element));
     }
     for (int64_t w : entry->second.workspace) buffers.push_back(device->allocate(w * sizeof(float)));
     auto run_once = [&] {
@@ -88,8 +104,16 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
     run_once();
     device->finish();
     if (check) {
-      device->read(buffers[arguments.inputs.size()], outputs[0].data(), outputs[0].size() * sizeof(float));
-      auto c = compare_output(outputs.at(0), *arguments.expected, options.tolerance);
+      double tolerance = options.tolerance;
+      if (arguments.half_outputs) {
+        std::vector<uint16_t> halves(outputs[0].size());
+        device->read(buffers[arguments.inputs.size()], halves.data(), halves.size() * sizeof(uint16_t));
+        for (size_t k = 0; k < halves.size(); ++k) outputs[0].data()[k] = support::half_to_float(halves[k]);
+        tolerance = std::max(tolerance, kHalfStorageTolerance);
+      } else {
+        device->read(buffers[arguments.inputs.size()], outputs[0].data(), outputs[0].size() * sizeof(float));
+      }
+      auto c = compare_output(outputs.at(0), *arguments.expected, tolerance);
       if (!c.ok) return fail(ErrorKind::WrongAnswer, c.describe());
     }
     std::vector<double> costs;

@@ -43,6 +43,11 @@ void check_runner_options(const LocalRunnerOptions& options);
 struct KernelArguments {
   std::vector<runtime::NDArray> inputs;
   std::vector<std::vector<int64_t>> output_shapes;
+  // Half storage (ir::DType::Float16): which inputs the device holds in
+  // half precision (their values here already rounded to it), and whether
+  // the outputs are; a GPU child converts on the way in and out.
+  std::vector<bool> half_inputs;
+  bool half_outputs = false;
   std::optional<runtime::NDArray> expected;
   std::string expected_error;  // why there is no expected output although one was asked for
 };

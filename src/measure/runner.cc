@@ -8,6 +8,7 @@
 
 #include "codegen/module.h"
 #include "measure/child_process.h"
+#include "support/half.h"
 #include "tessera/error.h"
 
 namespace tessera::measure {
@@ -35,6 +36,14 @@ LoadedKernel load_relocatable_object(const std::string& bytes, const std::string
 
 KernelArguments kernel_arguments_of(const ir::ComputeDAG& dag, const ReferenceFn& reference) {
   KernelArguments a = make_kernel_arguments(tensor_shapes(dag.placeholders()), tensor_shapes(dag.outputs()));
+  const auto placeholders = dag.placeholders();
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    a.half_inputs.push_back(placeholders[i]->dtype == ir::DType::Float16);
+    if (a.half_inputs.back())  // the reference reads what the device will hold
+      for (int64_t k = 0; k < a.inputs[i].size(); ++k)
+        a.inputs[i].data()[k] = support::half_to_float(support::float_to_half(a.inputs[i].data()[k]));
+  }
+  a.half_outputs = !dag.outputs().empty() && dag.outputs()[0]->dtype == ir::DType::Float16;
   if (reference && !dag.outputs().empty()) {
     std::vector<const float*> input_ptrs;
     for (const auto& in : a.inputs) input_ptrs.push_back(in.data());

@@ -259,6 +259,12 @@ add_test(NAME Cli.OpInHalfStorageForCudaCompiles
 set_tests_properties(Cli.OpInHalfStorageForCudaCompiles PROPERTIES
                      PASS_REGULAR_EXPRESSION "unsigned short\\* __restrict__.*tsr_f2h\\(.*compiled for cuda -arch=sm_80"
                      SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
+# Tuning a half-stored kernel: the measuring child passes halves, and every
+# candidate is checked against the reference on the same rounded inputs.
+add_test(NAME Cli.TuneOpInHalfStorageOnOpenClChecksEveryCandidate
+         COMMAND sh -c "rm -f cli_half_tune.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --bias --relu --target opencl --dtype float16 --tuner random --trials 4 --confirm-leaders 0 --log cli_half_tune.log && test $(grep -c '\"error\":\"none\"' cli_half_tune.log) -eq 4 && grep -q '\"dtype\":\"float16\"' cli_half_tune.log && echo half-records-checked")
+set_tests_properties(Cli.TuneOpInHalfStorageOnOpenClChecksEveryCandidate PROPERTIES
+                     PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*half-records-checked" TIMEOUT 240)
 add_test(NAME Cli.HalfStorageIsRefusedOnACpu
          COMMAND tessera_cli op dense --input 8x16 --weight 8x16 --dtype float16)
 set_tests_properties(Cli.HalfStorageIsRefusedOnACpu PROPERTIES PASS_REGULAR_EXPRESSION
