@@ -35,8 +35,7 @@ int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::
   // the output's own rounding is within kHalfStorageTolerance.
   const bool half = w.dag.placeholders().front()->dtype == ir::DType::Float16;
   if (half)
-    for (auto& a : inputs)
-      for (int64_t i = 0; i < a.size(); ++i) a.data()[i] = support::half_to_float(support::float_to_half(a.data()[i]));
+    for (auto& a : inputs) support::round_to_halves(a.data(), a.size());
   std::vector<float*> args;
   for (auto& a : inputs) args.push_back(a.data());
   for (auto& a : outputs) args.push_back(a.data());

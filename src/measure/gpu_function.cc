@@ -45,7 +45,7 @@ void GpuFunction::run(const std::vector<float*>& args) {
       backend_->write(buffers_[i], args[i], bytes_of(a));
       continue;
     }
-    for (int64_t k = 0; k < a->num_elements(); ++k) halves[i].push_back(support::float_to_half(args[i][k]));
+    halves[i] = support::to_halves(args[i], a->num_elements());
     backend_->write(buffers_[i], halves[i].data(), bytes_of(a));
   }
   launch_all();
@@ -57,7 +57,7 @@ void GpuFunction::run(const std::vector<float*>& args) {
       continue;
     }
     backend_->read(buffers_[i], halves[i].data(), bytes_of(a));
-    for (int64_t k = 0; k < a->num_elements(); ++k) args[i][k] = support::half_to_float(halves[i][k]);
+    support::from_halves(halves[i].data(), a->num_elements(), args[i]);
   }
 }
 

@@ -26,12 +26,6 @@ namespace {
 
 using Clock = ChildProcess::Clock;
 
-std::vector<uint16_t> to_halves(const runtime::NDArray& a) {
-  std::vector<uint16_t> halves;
-  for (int64_t k = 0; k < a.size(); ++k) halves.push_back(support::float_to_half(a.data()[k]));
-  return halves;
-}
-
 // The child's report: the ErrorKind as one byte, then the costs as raw doubles
 // (ErrorKind::None) or the error message.
 std::string encode_error(ErrorKind kind, const std::string& message) {
@@ -79,7 +73,7 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
     for (size_t i = 0; i < arguments.inputs.size(); ++i) {
       const runtime::NDArray& in = arguments.inputs[i];
       if (i < arguments.half_inputs.size() && arguments.half_inputs[i]) {
-        const std::vector<uint16_t> halves = to_halves(in);
+        const std::vector<uint16_t> halves = support::to_halves(in.data(), in.size());
         buffers.push_back(device->allocate(halves.size() * sizeof(uint16_t)));
         device->write(buffers.back(), halves.data(), halves.size() * sizeof(uint16_t));
         continue;
@@ -108,7 +102,7 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
       if (arguments.half_outputs) {
         std::vector<uint16_t> halves(outputs[0].size());
         device->read(buffers[arguments.inputs.size()], halves.data(), halves.size() * sizeof(uint16_t));
-        for (size_t k = 0; k < halves.size(); ++k) outputs[0].data()[k] = support::half_to_float(halves[k]);
+        support::from_halves(halves.data(), outputs[0].size(), outputs[0].data());
         tolerance = std::max(tolerance, kHalfStorageTolerance);
       } else {
         device->read(buffers[arguments.inputs.size()], outputs[0].data(), outputs[0].size() * sizeof(float));

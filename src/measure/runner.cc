@@ -39,9 +39,7 @@ KernelArguments kernel_arguments_of(const ir::ComputeDAG& dag, const ReferenceFn
   const auto placeholders = dag.placeholders();
   for (size_t i = 0; i < placeholders.size(); ++i) {
     a.half_inputs.push_back(placeholders[i]->dtype == ir::DType::Float16);
-    if (a.half_inputs.back())  // the reference reads what the device will hold
-      for (int64_t k = 0; k < a.inputs[i].size(); ++k)
-        a.inputs[i].data()[k] = support::half_to_float(support::float_to_half(a.inputs[i].data()[k]));
+    if (a.half_inputs.back()) support::round_to_halves(a.inputs[i].data(), a.inputs[i].size());  // what the device holds
   }
   a.half_outputs = !dag.outputs().empty() && dag.outputs()[0]->dtype == ir::DType::Float16;
   if (reference && !dag.outputs().empty()) {

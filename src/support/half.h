@@ -3,6 +3,7 @@
 // storage (ir::DType::Float16) holds, for copying arrays in and out of it.
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace tessera::support {
 
@@ -54,6 +55,20 @@ inline float half_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
+}
+
+// Arrays of them: what crosses to and from half-stored device buffers.
+inline std::vector<uint16_t> to_halves(const float* values, int64_t n) {
+  std::vector<uint16_t> halves(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) halves[i] = float_to_half(values[i]);
+  return halves;
+}
+inline void from_halves(const uint16_t* halves, int64_t n, float* values) {
+  for (int64_t i = 0; i < n; ++i) values[i] = half_to_float(halves[i]);
+}
+// Rounds values to the nearest half in place (what a half-stored input holds).
+inline void round_to_halves(float* values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) values[i] = half_to_float(float_to_half(values[i]));
 }
 
 }  // namespace tessera::support
