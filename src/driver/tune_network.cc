@@ -225,10 +225,13 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   out << "Tuning...\n" << std::flush;
   const auto start = std::chrono::steady_clock::now();
   autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
-  const int64_t trials_before = scheduler.total_trials();
   scheduler.tune(out);
   TuneResult result;
-  result.trials = scheduler.total_trials() - trials_before;
+  for (const auto& search : searches) {
+    const int64_t measured = search->trials() - search->resumed();  // this call's
+    result.trials += measured;
+    result.tuned += measured > 0 ? 1 : 0;
+  }
   if (!stopped(o)) {
     out << "Re-measuring each task's leaders...\n" << std::flush;
     for (auto& s : searches)
@@ -236,7 +239,6 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.tasks = static_cast<int>(tasks.size());
-  result.tuned = result.trials > 0 ? result.tasks : 0;
   result.stopped = stopped(o);
   if (result.stopped || !o.evaluate) return result;
   std::ostream already_reported(nullptr);  // the log's damaged lines: reported when it was resumed
