@@ -1,10 +1,9 @@
 #include "autoschedule/generate_sketches.h"
 
-#include <algorithm>
-
 #include "autoschedule/cpu_sketch_rules.h"
 #include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/stage_analysis.h"
+#include "schedule/gpu_schedule.h"
 #include "schedule/iter_names.h"
 
 namespace tessera::autoschedule {
@@ -39,8 +38,8 @@ void add_plain_sites(SketchBuilder& b, int stage) {
   if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, b.stage(stage).iters.front().name});
 }
 
-// The plain GPU stage: one output element per thread, in blocks of whole
-// warps, up to 256 threads (enough blocks per multiprocessor) and the target's limit.
+// The plain GPU stage: one output element per thread, in blocks as the
+// hand-written schedule makes them (schedule::gpu_block_threads).
 void add_plain_gpu_steps(SketchBuilder& b, int stage, int max_threads) {
   const schedule::Stage& s = b.stage(stage);
   if (s.location != Location::Root) return;
@@ -53,13 +52,8 @@ void add_plain_gpu_steps(SketchBuilder& b, int stage, int max_threads) {
     elements *= it.extent;
   }
   if (spatial.empty()) return;
-  std::string all = spatial[0];
-  if (spatial.size() > 1) {
-    b.add(schedule::FuseStep{name, spatial});
-    all = schedule::fused_name(spatial);
-  }
-  const int64_t threads = std::clamp<int64_t>((elements + 31) / 32 * 32, 32, std::min(256, max_threads));
-  b.add(schedule::SplitStep{name, all, {threads}});
+  const std::string all = b.fuse(name, spatial);
+  b.add(schedule::SplitStep{name, all, {schedule::gpu_block_threads(elements, max_threads)}});
   b.add(schedule::AnnotateStep{name, schedule::split_part(all, 0), schedule::Annotation::BlockX});
   b.add(schedule::AnnotateStep{name, schedule::split_part(all, 1), schedule::Annotation::ThreadX});
   if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, schedule::split_part(all, 0)});

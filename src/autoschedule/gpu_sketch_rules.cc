@@ -11,17 +11,6 @@ namespace tessera::autoschedule {
 using schedule::Annotation;
 using schedule::split_part;
 
-namespace {
-
-// Fuses `iters` (adjacent, outermost first) unless there is one; returns the loop.
-std::string fuse(SketchBuilder& n, const std::string& stage, const std::vector<std::string>& iters) {
-  if (iters.size() == 1) return iters[0];
-  n.add(schedule::FuseStep{stage, iters});
-  return schedule::fused_name(iters);
-}
-
-}  // namespace
-
 SketchRule::Condition CrossThreadReduction::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
   const auto& state = b.state();
   const schedule::Stage& s = b.stage(stage);
@@ -37,13 +26,13 @@ std::vector<std::pair<SketchBuilder, int>> CrossThreadReduction::apply(const Ske
   SketchBuilder n = b;
   const std::string s = b.stage(stage).name();
   const auto sp = names_of(b.stage(stage), ir::IterKind::Spatial), rd = names_of(b.stage(stage), ir::IterKind::Reduce);
-  const std::string r = fuse(n, s, rd);
+  const std::string r = n.fuse(s, rd);
   // Lengths (threads, per step): the reduction runs r.0, then r.2 within
   // each thread's step, r.1 across the threads.
   const int slot = n.tile(s, r, 2);
   n.add(schedule::ReorderStep{s, concat({sp, {split_part(r, 1), split_part(r, 0), split_part(r, 2)}})});
   if (!sp.empty()) {
-    const std::string outputs = fuse(n, s, sp);
+    const std::string outputs = n.fuse(s, sp);
     n.add(schedule::AnnotateStep{s, outputs, Annotation::BlockX});
   }
   n.add(schedule::AnnotateStep{s, split_part(r, 1), Annotation::ThreadX});
@@ -82,8 +71,8 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
   const int block = n.add_block(std::move(threads));
   for (const auto& r : prd) n.tile(p, r, 2);
   n.add(schedule::ReorderStep{c, concat({parts(csp, 0), parts(csp, 1), parts(csp, 2)})});
-  const std::string block_loop = fuse(n, c, parts(csp, 0));
-  const std::string thread_loop = fuse(n, c, parts(csp, 1));
+  const std::string block_loop = n.fuse(c, parts(csp, 0));
+  const std::string thread_loop = n.fuse(c, parts(csp, 1));
   n.add(schedule::AnnotateStep{c, block_loop, Annotation::BlockX});
   n.add(schedule::AnnotateStep{c, thread_loop, Annotation::ThreadX});
 
@@ -106,7 +95,7 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
     n.add(schedule::CacheReadStep{p, input->name, layout, "shared"});
     const std::string copy = schedule::cache_read_name(input->name);
     n.add(schedule::ComputeAtStep{copy, p, step_loop});
-    const std::string all = fuse(n, copy, axes);
+    const std::string all = n.fuse(copy, axes);
     const int lanes = static_cast<int>(n.sites().vectorize.size());
     n.sites().vectorize.push_back({copy, split_part(all, 2), true});
     n.fetch_split(copy, all, block, lanes);

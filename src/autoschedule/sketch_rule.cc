@@ -12,6 +12,12 @@ void SketchBuilder::add(const schedule::Step& step) {
   sketch_.steps.push_back(step);
 }
 
+std::string SketchBuilder::fuse(const std::string& stage, const std::vector<std::string>& iters) {
+  if (iters.size() == 1) return iters[0];
+  add(schedule::FuseStep{stage, iters});
+  return schedule::fused_name(iters);
+}
+
 int SketchBuilder::tile(const std::string& stage, const std::string& iter, int lengths) {
   const schedule::Stage& s = state_.stage(stage);
   const schedule::Iterator& it = s.iters.at(s.iter_index(iter));

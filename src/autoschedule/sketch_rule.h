@@ -28,6 +28,8 @@ class SketchBuilder {
   const schedule::Stage& stage(int index) const { return state_.stages().at(index); }
 
   void add(const schedule::Step& step);
+  // Fuses `iters` (adjacent, outermost first) unless there is one; returns the loop.
+  std::string fuse(const std::string& stage, const std::vector<std::string>& iters);
   // Splits `iter` into `lengths` + 1 loops whose lengths are a new tile slot; returns the slot.
   int tile(const std::string& stage, const std::string& iter, int lengths);
   // A tile slot no split uses directly (only FollowSplits of it); returns the slot.

@@ -21,13 +21,6 @@ std::vector<std::string> spatial_names(const ir::Tensor& t) {
   return names;
 }
 
-// Threads per block for `elements` outputs, one each: whole warps, at most
-// `max_threads` (and 256, which keeps enough blocks per multiprocessor).
-int64_t block_threads(int64_t elements, int max_threads) {
-  const int64_t cap = std::min<int64_t>(256, max_threads);
-  return std::clamp<int64_t>((elements + 31) / 32 * 32, 32, cap);
-}
-
 // One output element per thread: the stage's spatial loops fused, split into
 // blocks of threads.
 void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
@@ -38,7 +31,7 @@ void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
     trace.fuse(t->name, axes);
     all = fused_name(axes);
   }
-  trace.split(t->name, all, {block_threads(t->num_elements(), max_threads)});
+  trace.split(t->name, all, {gpu_block_threads(t->num_elements(), max_threads)});
   trace.bind(t->name, split_part(all, 0), Annotation::BlockX);
   trace.bind(t->name, split_part(all, 1), Annotation::ThreadX);
 }
@@ -129,6 +122,10 @@ std::optional<std::string> inline_around(const ir::ComputeDAG& dag, const ir::Te
 }
 
 }  // namespace
+
+int64_t gpu_block_threads(int64_t elements, int max_threads) {
+  return std::clamp<int64_t>((elements + 31) / 32 * 32, 32, std::min<int64_t>(256, max_threads));
+}
 
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   Trace trace;

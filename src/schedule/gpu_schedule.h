@@ -16,6 +16,10 @@ namespace tessera::schedule {
 // output, whose threads reduce it together. Correct for every operator,
 // fast for the memory-bound ones.
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads);
+// Threads per block for `elements` outputs, one each: whole warps, at most
+// `max_threads` and 256 (enough blocks per multiprocessor). The
+// auto-scheduler's plain GPU stage uses the same.
+int64_t gpu_block_threads(int64_t elements, int max_threads);
 // A reduction of at most this many outputs leaves most of a GPU idle one
 // thread each (132 multiprocessors x 2048 threads hold about 270,000)...
 inline constexpr int64_t kCrossThreadMaxOutputs = 16384;
