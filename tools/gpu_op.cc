@@ -8,7 +8,7 @@
 #include "codegen/nvrtc_compiler.h"
 #include "measure/gpu_function.h"
 #include "measure/kernel_args.h"
-#include "support/half.h"
+#include "measure/runner.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
 #include "tir/printer.h"
@@ -30,23 +30,20 @@ int run_on_device(const OpCommandOptions& o, const ops::Workload& w, const tir::
   measure::GpuFunction function(f, target);
   if (o.show) fmt::print("{}\n", function.code().source);
   fmt::print("device: {}\n", function.device_name());
-  std::vector<runtime::NDArray> inputs = measure::make_inputs(w.dag), outputs = measure::make_outputs(w.dag);
-  // Half-stored inputs: the reference reads the values the device holds;
-  // the output's own rounding is within kHalfStorageTolerance.
-  const bool half = w.dag.placeholders().front()->dtype == ir::DType::Float16;
-  if (half)
-    for (auto& a : inputs) support::round_to_halves(a.data(), a.size());
+  // What a tuning measurement runs on (half-stored inputs already rounded to
+  // the values the device holds), and the reference's output with --check.
+  measure::KernelArguments arguments = measure::kernel_arguments_of(w.dag, o.check ? w.reference : nullptr);
+  std::vector<runtime::NDArray> outputs = measure::make_outputs(w.dag);
   std::vector<float*> args;
-  for (auto& a : inputs) args.push_back(a.data());
+  for (auto& a : arguments.inputs) args.push_back(a.data());
   for (auto& a : outputs) args.push_back(a.data());
   function.run(args);
   if (o.check) {
-    runtime::NDArray want(outputs.front().shape());
-    std::vector<const float*> in;
-    for (const auto& a : inputs) in.push_back(a.data());
-    w.reference(in, want.data());
-    const measure::OutputComparison c =
-        measure::compare_output(outputs.front(), want, half ? measure::kHalfStorageTolerance : measure::kDefaultTolerance);
+    if (!arguments.expected) throw Error(arguments.expected_error);
+    // A half-stored output differs from the fp32 reference by its own rounding.
+    const measure::OutputComparison c = measure::compare_output(
+        outputs.front(), *arguments.expected,
+        arguments.half_outputs ? measure::kHalfStorageTolerance : measure::kDefaultTolerance);
     fmt::print("max abs error {:.1e}, max rel error {:.1e}: {}\n", c.max_abs_error, c.max_rel_error,
                c.ok ? "correct" : "WRONG");
     if (!c.ok) {
