@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -218,6 +219,9 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   options.strategy = o.task_scheduler == "round-robin" ? autoschedule::TaskSchedulerStrategy::RoundRobin
                                                         : autoschedule::TaskSchedulerStrategy::Gradient;
   options.total_trials = static_cast<int64_t>(o.trials) * static_cast<int64_t>(tasks.size());
+  // A round holds no more than a task's share: --trials 8 gives every task
+  // its 8, where rounds of 16 would spend them all on the first tasks.
+  options.trials_per_round = std::clamp(o.trials, 1, options.trials_per_round);
   options.early_stopping = o.early_stopping;
   options.seed = o.seed;
   options.time_budget_min = o.time_budget_min;
