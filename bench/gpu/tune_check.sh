@@ -3,7 +3,8 @@
 #   here:   bench/gpu/pack.sh
 #   device: run "bench/gpu/tune_check.sh" with carry ["bench/gpu/carry"]
 # For each model in MODELS (resnet-18) and search in SEARCHES ("templates
-# auto"): gpu_models tunes it at batch BATCH (1) for MINUTES (3) each, its
+# auto"): gpu_models tunes it at batch BATCH (1) for MINUTES (3, a fraction
+# allowed) each, its
 # log continuing LOGS_IN/<model>.<search>.log when that was carried (a log
 # brought back resumes), then checks the tuned network against the
 # interpreter and times it; then the untuned network is timed. Results under
@@ -11,20 +12,24 @@
 # (one line per run: trials, wall time, kernels tuned, latency), the logs
 # <model>.<search>.log (what share/records ships), per_layer.md (each kernel
 # call's device time per search: bench/gpu/compare_searches.py), tune.err
-# (the tuners' tables).
+# (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/tune_check_out}
 mkdir -p "$OUT"
 . "$root/bench/gpu/unpack.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$OUT/gpu.txt" 2>&1
+# The tuning path's own test first: a tiny network tuned by both searches
+# measures on the device whose target it read (tests/driver/tune_gpu_test.cc).
+[ -n "${SKIP_TESTS:-}" ] || timeout 180 "$work/tessera_tests" --gtest_filter="*TuneOnGpu*${TARGET:-cuda}*" \
+  >"$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt" 2>/dev/null
 for m in ${MODELS:-resnet-18}; do
   for s in ${SEARCHES:-templates auto}; do
     name=$(basename "$m" .onnx)
     log="$OUT/$name.$s.log"
     [ -f "${LOGS_IN:-/nonexistent}/$name.$s.log" ] && cp "$LOGS_IN/$name.$s.log" "$log"
     echo "== $m, $s, ${MINUTES:-3} min"
-    timeout $(( ${MINUTES:-3} * 90 + 120 )) "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench --profile \
+    timeout "$(awk "BEGIN {print int(${MINUTES:-3} * 90 + 120)}")" "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench --profile \
       --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
     tail -1 "$OUT/tune.jsonl" | cut -c1-400
   done

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "support/first_lines.h"
+#include "support/forked_probe.h"
 #include "tessera/error.h"
 
 namespace tessera::codegen {
@@ -190,10 +191,9 @@ std::vector<CudaKernelResources> parse_ptxas_report(const std::string& log) {
   return kernels;
 }
 
-CudaBinary compile_cuda(const std::string& source, int arch, const std::string& what) {
-  if (std::string reason = nvrtc_unavailable_reason(); !reason.empty()) {
-    throw Error("compile_cuda(" + what + "): NVRTC unavailable: " + reason);
-  }
+namespace {
+
+CudaBinary compile_here(const std::string& source, int arch, const std::string& what) {
   const std::string sm = "sm_" + std::to_string(arch);
   auto fail = [&](NvrtcResult r, const std::string& log) {
     throw Error("compile_cuda(" + what + "): " + nvrtc().error_string(r) + " compiling for " + sm + ":\n" +
@@ -220,6 +220,63 @@ CudaBinary compile_cuda(const std::string& source, int arch, const std::string& 
     binary.ptx = program.ptx();
   }
   if (binary.cubin.empty()) throw Error("compile_cuda(" + what + "): NVRTC produced no cubin for " + sm);
+  return binary;
+}
+
+// The child's answer: "ok" or "error", then length-prefixed fields (cubin,
+// PTX and log; or the error's text), binary-safe.
+void put(std::string& out, const std::string& field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+}
+
+std::string take(const std::string& in, size_t& at) {
+  const size_t colon = in.find(':', at);
+  if (colon == std::string::npos) throw Error("compile_cuda: a damaged answer from the compiling process");
+  const size_t size = std::stoull(in.substr(at, colon - at));
+  if (colon + 1 + size > in.size()) throw Error("compile_cuda: a truncated answer from the compiling process");
+  at = colon + 1 + size;
+  return in.substr(colon + 1, size);
+}
+
+// Long enough for the largest network's one module.
+constexpr int kCompileTimeoutMs = 600000;
+
+}  // namespace
+
+CudaBinary compile_cuda(const std::string& source, int arch, const std::string& what) {
+  if (std::string reason = nvrtc_unavailable_reason(); !reason.empty()) {
+    throw Error("compile_cuda(" + what + "): NVRTC unavailable: " + reason);
+  }
+  // NVRTC carries the CUDA driver's cuInit and may initialise CUDA in the
+  // process that compiles; CUDA does not survive fork (support/forked_probe.h),
+  // so compiling here would leave a tuner unable to fork measurement children
+  // that run on the GPU. It compiles in a forked child instead.
+  const support::ProbeAnswer a = support::ask_in_forked_child(
+      [&] {
+        std::string out;
+        try {
+          const CudaBinary b = compile_here(source, arch, what);
+          out = "ok";
+          put(out, b.cubin);
+          put(out, b.ptx);
+          put(out, b.log);
+        } catch (const std::exception& e) {
+          out = "error";
+          put(out, e.what());
+        }
+        return out;
+      },
+      "NVRTC to compile " + what, kCompileTimeoutMs);
+  if (!a.answered) throw Error("compile_cuda(" + what + "): " + a.text);
+  size_t at = a.text.rfind("ok", 0) == 0 ? 2 : 5;
+  if (a.text.rfind("error", 0) == 0) throw Error(take(a.text, at));
+  CudaBinary binary;
+  binary.arch = arch;
+  binary.cubin = take(a.text, at);
+  binary.ptx = take(a.text, at);
+  binary.log = take(a.text, at);
   binary.kernels = parse_ptxas_report(binary.log);
   return binary;
 }

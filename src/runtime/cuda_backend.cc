@@ -1,10 +1,14 @@
 #include "runtime/cuda_backend.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <sstream>
 #include <vector>
 
+#include "support/forked_probe.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -25,8 +29,14 @@ using CuDevicePtr = unsigned long long;
 using CuGraph = void*;
 using CuGraphExec = void*;
 constexpr int kCaptureModeThreadLocal = 1;
+constexpr CuResult kErrorNotInitialized = 3;
 constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxSharedMemoryPerBlock = 8, kAttrMultiprocessorCount = 16,
               kAttrL2CacheSize = 38, kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
+
+// The process that called cuInit, or 0. CUDA does not survive fork
+// (support/forked_probe.h): a process asks about the device from a forked
+// probe (device_probe below) and initialises CUDA only when it runs on the GPU.
+std::atomic<pid_t> initialized_by{0};
 
 struct Driver {
   std::string unavailable;
@@ -111,12 +121,26 @@ Driver load_driver() {
   bind(library, "cuGraphDestroy", d.graph_destroy, no_graphs);
   if (!no_graphs.empty()) d.stream_begin_capture = nullptr;
   int count = 0;
-  if (d.init(0) != 0 || d.device_get_count(&count) != 0 || count == 0) u = "the NVIDIA driver finds no GPU";
+  initialized_by = ::getpid();
+  if (const CuResult r = d.init(0); r != 0) {
+    const char* name = nullptr;
+    u = "cuInit: " + std::string(d.get_error_name(r, &name) == 0 && name ? name : "CUresult " + std::to_string(r));
+    // CUDA_ERROR_NOT_INITIALIZED: this process is a fork of one that had
+    // initialised CUDA, NVRTC's compile included.
+    if (r == kErrorNotInitialized) u += " (a fork of a process that had initialised CUDA?)";
+  } else if (d.device_get_count(&count) != 0 || count == 0) {
+    u = "the NVIDIA driver finds no GPU";
+  }
   return d;
 }
 
 const Driver& driver() {
   static const Driver d = load_driver();
+  const pid_t by = initialized_by;
+  if (by != 0 && by != ::getpid())
+    throw Error("CUDA was initialised by process " + std::to_string(by) +
+                " before it forked this one, and CUDA does not survive fork: measure GPU candidates from a "
+                "process that has not itself run on the GPU");
   return d;
 }
 
@@ -264,22 +288,80 @@ class CudaBackend : public GpuBackend {
 
 }  // namespace
 
-std::string cuda_unavailable_reason() { return driver().unavailable; }
+namespace {
 
-std::optional<CudaDeviceInfo> cuda_device_info() {
-  if (!cuda_unavailable_reason().empty()) return std::nullopt;
-  CuDevice dev = 0;
-  if (driver().device_get(&dev, 0) != 0) return std::nullopt;
-  CudaDeviceInfo info;
-  char name[256] = {};
-  driver().device_get_name(name, sizeof name, dev);
-  info.name = name;
-  info.arch = attribute(kAttrComputeCapabilityMajor, dev) * 10 + attribute(kAttrComputeCapabilityMinor, dev);
-  info.max_threads_per_block = attribute(kAttrMaxThreadsPerBlock, dev);
-  info.max_shared_memory_per_block = attribute(kAttrMaxSharedMemoryPerBlock, dev);
-  info.multiprocessors = attribute(kAttrMultiprocessorCount, dev);
-  return info;
+// What cuda_unavailable_reason and cuda_device_info answer.
+struct DeviceProbe {
+  std::string unavailable;
+  std::optional<CudaDeviceInfo> info;
+};
+
+DeviceProbe probe_here() {
+  DeviceProbe p;
+  try {
+    p.unavailable = driver().unavailable;
+    if (!p.unavailable.empty()) return p;
+    CuDevice dev = 0;
+    check(driver().device_get(&dev, 0), "cuDeviceGet");
+    CudaDeviceInfo info;
+    char name[256] = {};
+    check(driver().device_get_name(name, sizeof name, dev), "cuDeviceGetName");
+    info.name = name;
+    info.arch = attribute(kAttrComputeCapabilityMajor, dev) * 10 + attribute(kAttrComputeCapabilityMinor, dev);
+    info.max_threads_per_block = attribute(kAttrMaxThreadsPerBlock, dev);
+    info.max_shared_memory_per_block = attribute(kAttrMaxSharedMemoryPerBlock, dev);
+    info.multiprocessors = attribute(kAttrMultiprocessorCount, dev);
+    p.info = info;
+  } catch (const std::exception& e) {
+    p.unavailable = e.what();
+  }
+  return p;
 }
+
+// A probe's answer through a pipe, a line each: the reason (empty when a
+// device was found), then the device's name and four numbers.
+std::string to_lines(const DeviceProbe& p) {
+  std::ostringstream out;
+  out << p.unavailable << '\n';
+  if (p.info)
+    out << p.info->name << '\n'
+        << p.info->arch << ' ' << p.info->max_threads_per_block << ' ' << p.info->max_shared_memory_per_block << ' '
+        << p.info->multiprocessors << '\n';
+  return out.str();
+}
+
+DeviceProbe from_lines(const std::string& text) {
+  std::istringstream in(text);
+  DeviceProbe p;
+  std::getline(in, p.unavailable);
+  if (!p.unavailable.empty()) return p;
+  CudaDeviceInfo info;
+  std::getline(in, info.name);
+  if (in >> info.arch >> info.max_threads_per_block >> info.max_shared_memory_per_block >> info.multiprocessors)
+    p.info = info;
+  else
+    p.unavailable = "the CUDA driver probe answered \"" + text.substr(0, 200) + "\", which is no device description";
+  return p;
+}
+
+// Asked in a forked child (support/forked_probe.h), so that this process can
+// go on forking measurement children that use the GPU.
+DeviceProbe probe_in_child() {
+  const support::ProbeAnswer a = support::ask_in_forked_child([] { return to_lines(probe_here()); }, "the CUDA driver");
+  if (!a.answered) return {a.text, {}};
+  return from_lines(a.text);
+}
+
+const DeviceProbe& device_probe() {
+  static const DeviceProbe p = initialized_by == ::getpid() ? probe_here() : probe_in_child();
+  return p;
+}
+
+}  // namespace
+
+std::string cuda_unavailable_reason() { return device_probe().unavailable; }
+
+std::optional<CudaDeviceInfo> cuda_device_info() { return device_probe().info; }
 
 std::unique_ptr<GpuBackend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
 

@@ -12,7 +12,10 @@
 
 namespace tessera::runtime {
 
-// Why no CUDA device can be used here, or "" when one can.
+// Why no CUDA device can be used here, or "" when one can. Asked, with
+// cuda_device_info, in a forked child that exits, unless this process already
+// runs on the GPU: CUDA does not survive fork, and a tuner that read its target
+// from the device must still fork measurement children that use it.
 std::string cuda_unavailable_reason();
 
 // Device 0's name and limits, for a cuda target's defaults; nothing without one.

@@ -2,7 +2,9 @@
 #include "runtime/opencl_device.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <string_view>
 
 #include "support/first_lines.h"
+#include "support/forked_probe.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
@@ -209,9 +212,29 @@ Selection select_device() {
   return selection;
 }
 
+// The process that chose the device, or 0: a driver's threads do not survive
+// fork (support/forked_probe.h), so a forked child of that process must not use it.
+std::atomic<pid_t> selected_by{0};
+
 const Selection& selection() {
-  static const Selection chosen = select_device();
+  static const Selection chosen = [] {
+    selected_by = ::getpid();
+    return select_device();
+  }();
+  const pid_t by = selected_by;
+  if (by != ::getpid())
+    throw Error("OpenCL was initialised by process " + std::to_string(by) +
+                " before it forked this one, and its driver does not survive fork: measure GPU candidates from a "
+                "process that has not itself used OpenCL");
   return chosen;
+}
+
+std::string opencl_reason_here() {
+  try {
+    return selection().unavailable;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 // Copies of `bytes` must fit the buffer's `capacity`.
@@ -228,7 +251,17 @@ std::string sizes(const std::array<size_t, 3>& s) {
 
 }  // namespace
 
-std::string opencl_unavailable_reason() { return selection().unavailable; }
+std::string opencl_unavailable_reason() {
+  // Asked in a forked child unless this process already uses OpenCL, so that
+  // asking leaves it free to fork measurement children that use the device.
+  static const std::string reason = [] {
+    if (selected_by == ::getpid()) return selection().unavailable;
+    const support::ProbeAnswer a =
+        support::ask_in_forked_child([] { return opencl_reason_here(); }, "the OpenCL driver");
+    return a.text;  // the child's reason ("" for a device), or why the child did not answer
+  }();
+  return selected_by == ::getpid() ? selection().unavailable : reason;
+}
 
 void OpenClDevice::ReleaseMem::operator()(void* mem) const { cl().release_mem_object(mem); }
 void OpenClDevice::ReleaseProgram::operator()(void* program) const { cl().release_program(program); }
