@@ -93,6 +93,11 @@ class TaskSearch : public TaskTuner {
   bool exhausted_ = false, stopped_ = false, confirmed_ = false;
   double seconds_ = 0;
   std::vector<std::pair<double, schedule::Trace>> leaders_;  // fastest valid schedules, fastest first
+  // The kernel's hand-written schedule (tir/hand_written_schedule.h), measured
+  // in the first round unless the log holds it: the task's best is then never
+  // slower than the untuned build (a few trials of a large space can be).
+  schedule::Trace hand_written_;
+  bool hand_written_measured_ = false;
 
   void note_result(const schedule::Trace& trace, double cost);
 };

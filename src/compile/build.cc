@@ -20,6 +20,7 @@
 #include "schedule/manual_schedule.h"
 #include "tessera/error.h"
 #include "tir/verify_gpu.h"
+#include "tir/hand_written_schedule.h"
 #include "tir/lower.h"
 
 namespace tessera::build {
@@ -148,8 +149,7 @@ class Builder {
         tuned = d.record.has_value();
         if (tuned) return std::move(d.trace);
       }
-    if (gpu_) return schedule::best_gpu_schedule(kernel.dag, tir::gpu_block_limits(target_));
-    return schedule::best_manual_schedule(kernel.dag, target_.vector_unit());
+    return tir::hand_written_schedule(kernel.dag, target_);
   }
 
   const graph::Graph& g_;

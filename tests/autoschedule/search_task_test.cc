@@ -20,6 +20,7 @@
 #include "ops/workloads.h"
 #include "records/log_file.h"
 #include "testing/fake_builder.h"
+#include "tir/hand_written_schedule.h"
 
 namespace tessera::autoschedule {
 namespace {
@@ -113,6 +114,51 @@ TEST(AutoscheduleSearch, KilledRunResumesWithoutLosingOrRepeatingASchedule) {
   }
   EXPECT_EQ(confirmed, 5u);
   EXPECT_EQ(traces.size(), before + 40) << "a schedule was measured twice";
+  std::filesystem::remove(log);
+}
+
+// Faster than anything the search finds: the hand-written schedule.
+class HandWrittenIsFastestRunner : public FakeRunner {
+ public:
+  explicit HandWrittenIsFastestRunner(std::string hand_written) : hand_written_(std::move(hand_written)) {}
+  std::vector<measure::MeasureResult> run(const std::vector<measure::MeasureInput>& inputs,
+                                          const std::vector<measure::BuildResult>& builds) override {
+    std::vector<measure::MeasureResult> out = FakeRunner::run(inputs, builds);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].trace.dump() == hand_written_) {
+        out[i].costs = {1e-6, 1e-6, 1e-6};
+        ++measured_hand_written;
+      }
+    return out;
+  }
+  int measured_hand_written = 0;
+
+ private:
+  std::string hand_written_;
+};
+
+// A few trials of a large space can all be slower than the untuned build:
+// the search measures the hand-written schedule in its first round (once,
+// also across a resumed run), so the task's best is never slower than it.
+TEST(AutoscheduleSearch, TheHandWrittenScheduleIsMeasuredOnceAndBoundsTheBest) {
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("tessera_autoschedule_hand_written_" + std::to_string(getpid()) + ".log")).string();
+  std::filesystem::remove(log);
+  const SearchTask task = dense_task();
+  const schedule::Trace hand_written = tir::hand_written_schedule(task.dag, task.target);
+  FakeBuilder builder;
+  HandWrittenIsFastestRunner runner(hand_written.dump());
+  for (int run = 0; run < 2; ++run) {
+    RandomCostModel model(1);
+    std::ostringstream out, warnings;
+    const SearchResult r = search_task(
+        task, model, SearchOptions{.n_trial = 8 * (run + 1), .batch_size = 8, .log = log, .seed = 3, .confirm_leaders = 0},
+        builder, runner, out, warnings);
+    EXPECT_EQ(r.trials, 8) << "run " << run;
+    EXPECT_EQ(r.best_cost, 1e-6) << "run " << run;
+    EXPECT_EQ(r.best_trace.dump(), hand_written.dump()) << "run " << run;
+  }
+  EXPECT_EQ(runner.measured_hand_written, 1) << "measured again after resuming";
   std::filesystem::remove(log);
 }
 
