@@ -148,6 +148,18 @@ bool ChildProcess::read_until(Clock::time_point deadline) {
   return true;
 }
 
+bool ChildProcess::read_until_more(Clock::time_point deadline) {
+  while (fd_ >= 0) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return true;
+    pollfd p{fd_, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    if (ready < 0 && errno != EINTR) return read_available();
+    if (ready > 0) return read_available();
+  }
+  return false;
+}
+
 ChildProcess::Exit ChildProcess::wait(Clock::time_point deadline) {
   while (!reaped_) {
     int status = 0;

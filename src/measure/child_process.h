@@ -41,6 +41,9 @@ class ChildProcess {
   bool read_available();
   // Waits for output until end of file or the deadline; true at end of file.
   bool read_until(Clock::time_point deadline);
+  // Waits until more output arrives, end of file, or the deadline, and reads
+  // what arrived; false once the pipe reached end of file.
+  bool read_until_more(Clock::time_point deadline);
 
   struct Exit {
     bool signaled = false;

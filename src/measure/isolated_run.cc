@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,15 +55,16 @@ LoadedKernel load_shared_object(const std::string& bytes, const std::string& fun
   return {library, library->kernel(function)};
 }
 
-// A GPU candidate in the child: the device's driver loads its kernels (the
-// child owns the device: a faulting kernel ends this process only), its
+// A GPU candidate in a child, its report returned: the device's driver loads
+// its kernels (the child owns the device: a faulting kernel ends this process
+// only), its
 // arguments go to device memory, the first output is checked, and each
 // repeat times `number` runs (more while under min_repeat_ms) by the
 // device's clock, each run after a flush of the device's cache where the
 // options ask for cold caches.
-void run_gpu_in_child(int fd, const std::string& bytes, const std::string& function, const KernelArguments& arguments,
-                      const LocalRunnerOptions& options, bool check) {
-  auto fail = [fd](ErrorKind kind, const std::string& message) { write_all(fd, encode_error(kind, message)); };
+std::string measure_gpu_here(const std::string& bytes, const std::string& function, const KernelArguments& arguments,
+                             const LocalRunnerOptions& options, bool check) {
+  auto fail = [](ErrorKind kind, const std::string& message) { return encode_error(kind, message); };
   try {
     const runtime::GpuCode code = runtime::GpuCode::deserialize(bytes, "the kernel");
     const auto entry = code.kernels.find(function);
@@ -132,9 +134,9 @@ void run_gpu_in_child(int fd, const std::string& bytes, const std::string& funct
       } while (seconds * 1e3 < options.min_repeat_ms);
       costs.push_back(seconds / runs);
     }
-    write_all(fd, encode_costs(costs));
+    return encode_costs(costs);
   } catch (const std::exception& e) {
-    fail(ErrorKind::RuntimeDevice, e.what());
+    return fail(ErrorKind::RuntimeDevice, e.what());
   }
 }
 
@@ -149,7 +151,10 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
   try {
     pin_to(options.cores);
     const std::string bytes = support::read_file(object_path);
-    if (runtime::is_gpu_code(bytes)) return run_gpu_in_child(fd, bytes, function, arguments, options, check);
+    if (runtime::is_gpu_code(bytes)) {
+      write_all(fd, measure_gpu_here(bytes, function, arguments, options, check));
+      return;
+    }
     if (is_shared_object(bytes)) loaded = load_shared_object(bytes, function);
     else if (load_object) loaded = load_object(bytes, function);
     else throw Error("not a shared object (this runner loads no other kind)");
@@ -197,29 +202,54 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
   write_all(fd, encode_costs(costs));
 }
 
-// Turns what the child said and how it ended into a result.
-void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
-  const std::string& out = child.output();
-  auto exit = child.wait(Clock::now() + std::chrono::seconds(1));
-  if (!out.empty()) {
-    auto kind = static_cast<ErrorKind>(out[0]);
-    size_t payload = out.size() - 1;
-    if (kind != ErrorKind::None) {
-      r.error = kind;
-      r.error_message = out.substr(1);
-      return;
-    }
-    if (payload == static_cast<size_t>(std::max(repeat, 0)) * sizeof(double)) {
-      r.costs.resize(payload / sizeof(double));
-      std::memcpy(r.costs.data(), out.data() + 1, payload);
-      return;
-    }
-    // A partial report: the child died while writing it; fall through to how it ended.
+// A child's report (encode_error / encode_costs) as a result; false when it
+// is not a whole one.
+bool decode_report(const std::string& report, int repeat, MeasureResult& r) {
+  if (report.empty()) return false;
+  const auto kind = static_cast<ErrorKind>(report[0]);
+  const size_t payload = report.size() - 1;
+  if (kind != ErrorKind::None) {
+    r.error = kind;
+    r.error_message = report.substr(1);
+    return true;
   }
+  if (payload != static_cast<size_t>(std::max(repeat, 0)) * sizeof(double)) return false;
+  r.costs.resize(payload / sizeof(double));
+  std::memcpy(r.costs.data(), report.data() + 1, payload);
+  return true;
+}
+
+// A child that ended without a whole report, by how it ended.
+void ended_without_report(const ChildProcess::Exit& exit, MeasureResult& r) {
   r.error = ErrorKind::RuntimeDevice;
   r.error_message = exit.signaled ? "kernel crashed: " + signal_name(exit.signal)
                                   : fmt::format("run process exited with status {} without a result",
                                                 exit.code);
+}
+
+// Turns what the child said and how it ended into a result.
+void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
+  auto exit = child.wait(Clock::now() + std::chrono::seconds(1));
+  // A partial report: the child died while writing it; the result is how it ended.
+  if (!decode_report(child.output(), repeat, r)) ended_without_report(exit, r);
+}
+
+// In a batch child, each report goes out framed: its size as 8 bytes, then it.
+std::string framed(const std::string& report) {
+  const uint64_t size = report.size();
+  return std::string(reinterpret_cast<const char*>(&size), sizeof size) + report;
+}
+
+// The whole frame at `at` of `out`, if it has arrived: its report, and `at`
+// moved past it.
+std::optional<std::string> next_frame(const std::string& out, size_t& at) {
+  uint64_t size = 0;
+  if (out.size() < at + sizeof size) return std::nullopt;
+  std::memcpy(&size, out.data() + at, sizeof size);
+  if (out.size() - at - sizeof size < size) return std::nullopt;
+  std::string report = out.substr(at + sizeof size, size);
+  at += sizeof size + size;
+  return report;
 }
 
 }  // namespace
@@ -282,6 +312,75 @@ MeasureResult run_isolated(const std::string& object_path, const std::string& fu
     r.error_message = e.what();
   }
   return r;
+}
+
+std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const LocalRunnerOptions& options, bool check,
+                                         const std::function<void(size_t)>& in_child) {
+  std::vector<MeasureResult> results(jobs.size());
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeout));
+  size_t next = 0;
+  // One child per stretch of candidates: it ends at a candidate that crashes,
+  // hangs or fails on the device (a CUDA fault poisons the context), which
+  // gets that error, and a fresh child goes on from the next.
+  while (next < jobs.size()) {
+    const size_t first = next;
+    try {
+      ChildProcess child([&](int fd) {
+        pin_to(options.cores);
+        for (size_t k = first; k < jobs.size(); ++k) {
+          const GpuJob& job = jobs[k];
+          std::string report;
+          if (job.arguments->output_shapes.empty()) {
+            report = encode_error(ErrorKind::Unknown, "a kernel without outputs");
+          } else if (check && !job.arguments->expected) {
+            report = encode_error(ErrorKind::Unknown, job.arguments->expected_error.empty()
+                                                          ? "no expected output to check against"
+                                                          : job.arguments->expected_error);
+          } else {
+            try {
+              const std::string bytes = support::read_file(job.object_path);
+              if (!runtime::is_gpu_code(bytes)) throw Error("not GPU code");
+              if (in_child) in_child(k);
+              report = measure_gpu_here(bytes, job.function, *job.arguments, options, check);
+            } catch (const std::exception& e) {
+              report = encode_error(ErrorKind::RuntimeDevice, std::string("cannot load kernel: ") + e.what());
+            }
+          }
+          if (!write_all(fd, framed(report))) return;
+          if (static_cast<ErrorKind>(report[0]) == ErrorKind::RuntimeDevice) return;
+        }
+      });
+      size_t at = 0;
+      while (next < jobs.size()) {
+        const auto started = Clock::now();
+        std::optional<std::string> report;
+        const Clock::time_point deadline = started + timeout;
+        while (!(report = next_frame(child.output(), at)) && child.fd() >= 0 && Clock::now() < deadline)
+          child.read_until_more(deadline);
+        MeasureResult& r = results[next];
+        r.all_cost = std::chrono::duration<double>(Clock::now() - started).count();
+        if (report && decode_report(*report, options.repeat, r)) {
+          ++next;
+          if (r.error == ErrorKind::RuntimeDevice) break;  // the child ends after it
+          continue;
+        }
+        if (child.fd() < 0) {
+          ended_without_report(child.wait(Clock::now() + std::chrono::seconds(1)), r);
+        } else {
+          child.kill();
+          r.error = ErrorKind::RunTimeout;
+          r.error_message = fmt::format("no result within {:g} s", options.timeout);
+        }
+        ++next;
+        break;
+      }
+    } catch (const Error& e) {  // could not fork: this candidate fails, the batch goes on
+      results[next].error = ErrorKind::Unknown;
+      results[next].error_message = e.what();
+      ++next;
+    }
+  }
+  return results;
 }
 
 }  // namespace tessera::measure

@@ -80,4 +80,21 @@ MeasureResult run_isolated(const std::string& object_path, const std::string& fu
                            const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
                            const KernelLoader& load_object = nullptr, const std::function<void()>& in_child = nullptr);
 
+// GPU candidates measured one after another by a child that stays: the
+// device's driver starts once per child, not once per candidate (cuInit and a
+// context take longer than most candidates' runs), and the arguments stay
+// the parent's copy-on-write pages. A candidate that crashes, hangs (past
+// options.timeout from the previous report) or fails on the device gets that
+// error and ends its child (a CUDA fault poisons the context); a fresh child
+// goes on from the next. Each result's all_cost is its wait in the parent,
+// without the build. `in_child(k)` runs in the child before candidate k's
+// kernel (tests make it crash or hang there).
+struct GpuJob {
+  std::string object_path;  // a GPU build (runtime::GpuCode)
+  std::string function;
+  const KernelArguments* arguments = nullptr;
+};
+std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const LocalRunnerOptions& options, bool check,
+                                         const std::function<void(size_t)>& in_child = nullptr);
+
 }  // namespace tessera::measure
