@@ -14,6 +14,11 @@
 #include "driver/extract_tasks.h"
 #include "records/log_file.h"
 #include "records/shipped.h"
+#include "graph/interpreter.h"
+#include "graph/model_source.h"
+#include "measure/kernel_args.h"
+#include "runtime/gpu_graph_executor.h"
+#include "runtime/opencl_device.h"
 
 namespace tessera::driver {
 namespace {
@@ -87,6 +92,39 @@ TEST(ShippedRecords, ACompileWithoutRecordsTakesTheShippedOnesOfItsTarget) {
   EXPECT_EQ(logs[1].records, other.size());
   std::filesystem::remove_all(dir);
   std::filesystem::remove(given);
+}
+
+// The records shipped for CUDA (tuned on an H100/H200) replay on today's code:
+// retargeted to OpenCL, every one schedules its kernel of the zoo's ResNet-18,
+// and the network computes what the interpreter computes.
+TEST(ShippedRecords, TheShippedCudaRecordsReplayAndComputeTheReference) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::ostringstream warnings;
+  const target::Target opencl = target::Target::parse("opencl");
+  std::vector<records::Record> retargeted;
+  for (const records::ShippedLog& log : records::list_shipped(records::shipped_records_dir(), warnings))
+    for (records::Record r : records::load_records(log.path, warnings))
+      if (target::Target::parse(r.target).kind == "cuda") {
+        r.target = opencl.str();
+        retargeted.push_back(std::move(r));
+      }
+  EXPECT_EQ(warnings.str(), "");
+  if (retargeted.empty()) GTEST_SKIP() << "no CUDA records shipped";
+  const graph::Graph model = graph::load_model("resnet-18");
+  CompileOptions options;
+  options.loaded_records = retargeted;
+  options.warnings = &warnings;
+  build::BuildResult built = compile(model, opencl, options);
+  EXPECT_EQ(tuned_kernels(built), static_cast<int>(retargeted.size())) << warnings.str();
+
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), "resnet-18");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs[0].fill_random(9);
+  ex.set_input(0, inputs[0]);
+  ex.run();
+  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0]);
+  EXPECT_TRUE(c.ok) << c.describe();
 }
 
 TEST(ShippedRecords, NoDirectoryMeansNone) {
