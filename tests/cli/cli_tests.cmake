@@ -340,6 +340,13 @@ add_test(NAME Cli.AutoScheduleANetworkForOpenClThenCompileWithTheRecords
 set_tests_properties(Cli.AutoScheduleANetworkForOpenClThenCompileWithTheRecords PROPERTIES
                      PASS_REGULAR_EXPRESSION "auto-scheduled / default: [0-9.]+ \\(minima\\).*1 of 1 kernels scheduled by records.*: correct"
                      FAIL_REGULAR_EXPRESSION "WRONG|tessera: error|errors generated" TIMEOUT 240)
+# A time budget covers the leaders' re-measurement too: one spent by the
+# first round leaves every task with its search's best, none re-measured.
+add_test(NAME Cli.TuneSearchAutoKeepsTheLeadersReMeasurementInsideTheTimeBudget
+         COMMAND sh -c "rm -f cli_auto_budget.log && $<TARGET_FILE:tessera_cli> tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --search auto --trials 8 --threads 1 --time-budget 0.001 --no-evaluate --log cli_auto_budget.log && test $(grep -c confirmed cli_auto_budget.log) -eq 0 && echo no-confirmations")
+set_tests_properties(Cli.TuneSearchAutoKeepsTheLeadersReMeasurementInsideTheTimeBudget PROPERTIES
+                     PASS_REGULAR_EXPRESSION "time budget 0.001 min: 0.00085 for the search.*time budget spent: the leaders of 0 of [0-9]+ tasks re-measured.*no-confirmations"
+                     FAIL_REGULAR_EXPRESSION "tessera: error" TIMEOUT 120)
 # Cold-cache GPU measurements: the device's cache flushed before each run.
 add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
          COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")
