@@ -55,6 +55,7 @@ driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   options.keep_layout = o.keep_layout;
   options.fuse_depthwise_rows = o.fuse_depthwise_rows;
   options.shipped_records = !o.no_shipped_records;
+  options.dtype = o.dtype;
   return options;
 }
 
@@ -116,6 +117,14 @@ void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->capture_default_str();
 }
 
+void add_dtype_flag(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_option("--dtype", o.dtype,
+                  "float16: weights and the values between kernels stored in half precision, arithmetic in fp32 "
+                  "(GPU targets; inputs and outputs stay float32)")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
+}
+
 void add_shipped_records_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_flag("--no-shipped-records", o.no_shipped_records,
                 "without --records, keep the hand-written schedules instead of the pre-tuned records shipped for the "
@@ -135,6 +144,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.compile->add_option("-o,--output", o.output, "the artifact to write (.tsr)")->required();
   c.compile->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.compile, o);
+  add_dtype_flag(c.compile, o);
   c.compile->add_flag("--check", o.check,
                       "run the compiled model on seeded inputs and compare with the reference interpreter");
 
@@ -159,6 +169,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
       ->check(at_least(1));
   c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.bench, o);
+  add_dtype_flag(c.bench, o);
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
@@ -194,8 +205,8 @@ int run_compile(const ModelCommandOptions& o) {
 }
 
 bool check_output(const std::string& prefix, const std::string& name, const runtime::NDArray& got,
-                  const runtime::NDArray& want) {
-  const measure::OutputComparison c = measure::compare_output(got, want);
+                  const runtime::NDArray& want, double tolerance) {
+  const measure::OutputComparison c = measure::compare_output(got, want, tolerance);
   fmt::print("{}output '{}': max abs error {:.1e}, max rel error {:.1e}: {}\n", prefix, name, c.max_abs_error,
              c.max_rel_error, c.ok ? "correct" : "WRONG");
   return c.ok;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/fuse.h"
+#include "measure/kernel_args.h"
 #include "runtime/ndarray.h"
 
 #include "model_flags.h"
@@ -32,6 +33,7 @@ struct ModelCommandOptions {
   bool check = false;               // compile: compare with the reference interpreter
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
   bool no_shipped_records = false;  // compile, bench: without records, the hand-written schedules (no pre-tuned ones)
+  std::string dtype = "float32";    // compile, bench: float16 stores weights and activations in half (GPU targets)
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
   bool keep_layout = false;         // compile, bench, show: kernels in the model's layout
@@ -51,6 +53,6 @@ int run_show(const ModelCommandOptions& o);
 // Compares a compiled output with the reference interpreter's and prints
 // "PREFIXoutput 'NAME': max abs error ...: correct" (or WRONG); true if correct.
 bool check_output(const std::string& prefix, const std::string& name, const runtime::NDArray& got,
-                  const runtime::NDArray& want);
+                  const runtime::NDArray& want, double tolerance = measure::kDefaultTolerance);
 
 }  // namespace tessera::cli

@@ -59,6 +59,10 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--log", o.tune.log, "tuning log (JSON lines; default MODEL.log); an existing log resumes the run");
+  cmd->add_option("--dtype", o.tune.dtype,
+                  "float16 (with --search auto, GPU targets): tune the kernels of the network in half storage")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
   cmd->add_option("--time-budget", o.tune.time_budget_min, "minutes for all tasks, split by weight x FLOPs (0: no limit)")
       ->check(minutes_or_zero)
       ->capture_default_str();
@@ -96,6 +100,8 @@ int run_network_tune(const NetworkTuneOptions& o) {
     throw Error("--graph-tuner needs --search templates: it chooses the templates' channel blocks");
   if (tune.search != "auto" && tune.keep_layout)
     throw Error("--keep-layout needs --search auto: the templates schedule NCHW<lanes>c kernels");
+  if (tune.search != "auto" && tune.dtype == "float16")
+    throw Error("--dtype float16 needs --search auto: the templates' records are keyed by the float32 operator");
   tune.transfer_learning = !o.no_transfer_learning;
   tune.winograd = !o.no_winograd;
   tune.evaluate = !o.no_evaluate;

@@ -66,17 +66,20 @@ models=${ZOO_MODELS:-"resnet-18 resnet-34 resnet-50 resnet-101 resnet-152 vgg-11
 # JSON line, whole (shorter than a pipe's atomic write). One cut off by the
 # deadline gets a line saying so.
 # The two ONNX files have a fixed batch of 1.
+# ZOO_DTYPES ("float32 float16"): each model in each storage precision.
 pairs() {
-  for batch in ${ZOO_BATCHES:-1 8}; do
-    for m in $models; do [ "$batch" != 1 ] && [[ $m == *.onnx ]] || echo "$batch $m"; done
+  for dtype in ${ZOO_DTYPES:-float32 float16}; do
+    for batch in ${ZOO_BATCHES:-1 8}; do
+      for m in $models; do [ "$batch" != 1 ] && [[ $m == *.onnx ]] || echo "$dtype $batch $m"; done
+    done
   done
 }
 zoo_limit=$(($(left) - ${ZOO_RESERVE:-200}))
-pairs | xargs -P 16 -L 1 sh -c 'timeout '"$zoo_limit"' "$0" --target cuda --batch "$1" --check "$2"' "$work/gpu_models" \
-  >>"$OUT/zoo_check.jsonl" 2>>"$OUT/zoo_check.err"
-pairs | while read -r batch m; do
-  grep -q "\"batch\":$batch,.*\"model\":\"$m\"" "$OUT/zoo_check.jsonl" ||
-    echo "{\"model\": \"$m\", \"batch\": $batch, \"skipped\": \"deadline ($zoo_limit s)\"}" >>"$OUT/zoo_check.jsonl"
+pairs | xargs -P 16 -L 1 sh -c 'timeout '"$zoo_limit"' "$0" --target cuda --dtype "$1" --batch "$2" --check "$3"' \
+  "$work/gpu_models" >>"$OUT/zoo_check.jsonl" 2>>"$OUT/zoo_check.err"
+pairs | while read -r dtype batch m; do
+  grep -q "\"batch\":$batch,.*\"dtype\":\"$dtype\",.*\"model\":\"$m\"" "$OUT/zoo_check.jsonl" ||
+    echo "{\"model\": \"$m\", \"batch\": $batch, \"dtype\": \"$dtype\", \"skipped\": \"deadline ($zoo_limit s)\"}" >>"$OUT/zoo_check.jsonl"
 done
 grep -c '"correct":true' "$OUT/zoo_check.jsonl"; grep -v '"correct":true' "$OUT/zoo_check.jsonl" | head -5
 

@@ -5,7 +5,10 @@
 // oneDNN (the CLI's CPU baseline) behind.
 //
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
-//              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile] MODEL...
+//              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
+//              [--dtype float16] MODEL...
+// --dtype float16 compiles (and with --tune auto, tunes) the networks in half
+// storage, checked against the fp32 interpreter at the half tolerance.
 // --tune tunes each model first (driver::tune_network: its progress on
 // stderr, the records in --log, resumed where the log has some), then
 // compiles it with the log's best records; --records compiles with a log's.
@@ -40,18 +43,21 @@ struct Tuning {
   std::string log;
   std::string records;  // a log to compile with, when not tuning
   bool profile = false;
+  std::string dtype = "float32";
 };
 
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
                          bool check, bool bench, const Tuning& tuning) {
-  nlohmann::json line{{"model", name}, {"batch", options.batch}, {"target", target.str()}};
+  nlohmann::json line{{"model", name}, {"batch", options.batch}, {"target", target.str()}, {"dtype", tuning.dtype}};
   const graph::Graph model = graph::load_model(name, options);
   driver::CompileOptions compile_options;
+  compile_options.dtype = tuning.dtype;
   if (!tuning.search.empty()) {
     driver::TuneOptions t;
     t.log = tuning.log;
     t.search = tuning.search;
     t.time_budget_min = tuning.minutes;
+    t.dtype = tuning.dtype;
     t.evaluate = false;  // --bench times the result
     const driver::TuneResult r = driver::tune_network(model, target, t, std::cerr, std::cerr);
     line["tune"] = {{"search", t.search}, {"tasks", r.tasks}, {"trials", r.trials}, {"seconds", r.seconds}};
@@ -80,7 +86,9 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
     bool ok = true;
     double worst = 0;
     for (int i = 0; i < ex.num_outputs(); ++i) {
-      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i));
+      const double tolerance =
+          ex.graph().has_half_tensors() ? measure::kHalfNetworkTolerance : measure::kDefaultTolerance;
+      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i), tolerance);
       ok &= c.ok;
       worst = std::max(worst, c.max_rel_error);
     }
@@ -127,6 +135,7 @@ int main(int argc, char** argv) {
     else if (a == "--log" && i + 1 < argc) tuning.log = argv[++i];
     else if (a == "--records" && i + 1 < argc) tuning.records = argv[++i];
     else if (a == "--profile") tuning.profile = true;
+    else if (a == "--dtype" && i + 1 < argc) tuning.dtype = argv[++i];
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);

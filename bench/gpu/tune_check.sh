@@ -12,7 +12,8 @@
 # (one line per run: trials, wall time, kernels tuned, latency), the logs
 # <model>.<search>.log (what share/records ships), per_layer.md (each kernel
 # call's device time per search: bench/gpu/compare_searches.py), tune.err
-# (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it).
+# (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it). DTYPE=float16
+# tunes and times the networks in half storage (--search auto only).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/tune_check_out}
@@ -29,11 +30,11 @@ for m in ${MODELS:-resnet-18}; do
     log="$OUT/$name.$s.log"
     [ -f "${LOGS_IN:-/nonexistent}/$name.$s.log" ] && cp "$LOGS_IN/$name.$s.log" "$log"
     echo "== $m, $s, ${MINUTES:-3} min"
-    timeout "$(awk "BEGIN {print int(${MINUTES:-3} * 90 + 120)}")" "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --check --bench --profile \
+    timeout "$(awk "BEGIN {print int(${MINUTES:-3} * 90 + 120)}")" "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --dtype "${DTYPE:-float32}" --check --bench --profile \
       --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
     tail -1 "$OUT/tune.jsonl" | cut -c1-400
   done
-  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --bench --profile "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --dtype "${DTYPE:-float32}" --bench --profile "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
   tail -1 "$OUT/tune.jsonl" | cut -c1-400
 done
 # Per layer: untuned, templates and auto-scheduler side by side.

@@ -205,7 +205,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
 }
 
 py::object compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
-                   int threads, bool keep_layout, bool shipped_records) {
+                   int threads, bool keep_layout, bool shipped_records, const std::string& dtype) {
   const target::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
@@ -213,6 +213,7 @@ py::object compile(const Model& model, const std::string& target, const std::opt
     driver::CompileOptions options;
     options.keep_layout = keep_layout;
     options.shipped_records = shipped_records;
+    options.dtype = dtype;
     if (records) options.records.push_back(*records);
     if (model.varying) {
       const graph::ModelOptions& o = *model.varying;
@@ -548,7 +549,8 @@ PYBIND11_MODULE(_tessera, m) {
         return names;
       });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
-        py::arg("threads") = 0, py::arg("keep_layout") = false, py::arg("shipped_records") = true);
+        py::arg("threads") = 0, py::arg("keep_layout") = false, py::arg("shipped_records") = true,
+        py::arg("dtype") = "float32");
   bind_gpu_module(m);
   py::class_<VaryingModule>(m, "VaryingModule")
       .def("__call__", &VaryingModule::call)

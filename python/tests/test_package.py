@@ -288,6 +288,16 @@ class GpuModules(unittest.TestCase):
         timing = self.module.benchmark(number=1, repeat=2)
         self.assertGreater(timing["min_ms"], 0.0)
 
+    def test_dtype_float16_stores_half_and_stays_near_the_fp32_module(self):
+        half = tessera.compile(self.model, target="opencl", dtype="float16")
+        y, want = half(self.x), self.module(self.x)
+        scale = np.abs(want).max()
+        err = np.abs(y - want).max() / scale
+        self.assertLess(err, 5e-3)  # measure::kHalfNetworkTolerance
+        self.assertGreater(err, 1e-6)  # rounded to half: not the fp32 module's answer
+        with self.assertRaisesRegex(tessera.Error, "half storage runs on GPU targets"):
+            tessera.compile(self.model, dtype="float16")
+
     def test_device_tensors_are_refused_in_one_line_where_no_cuda_device_takes_them(self):
         cuda_x = FakeCudaTensor(self.x)
         cpu = tessera.compile(self.model, threads=1)

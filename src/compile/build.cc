@@ -15,6 +15,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
+#include "ir/half_storage.h"
 #include "records/log_file.h"
 #include "schedule/gpu_schedule.h"
 #include "schedule/manual_schedule.h"
@@ -35,6 +36,13 @@ class Builder {
   Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
       : g_(g), target_(target), options_(options) {
     if (target.is_gpu()) gpu_.emplace(target);
+    if (options.half_storage && !target.is_gpu())
+      throw Error("--dtype float16: half storage runs on GPU targets (cuda, opencl); '" + target.str() +
+                  "' computes in float32");
+    // In half storage, the values the caller sees stay float32: the inputs,
+    // the outputs, and what an output is a view of.
+    for (NodeId out : g.outputs())
+      for (NodeId n = out; float32_nodes_.insert(n).second && keeps_bytes(g.node(n));) n = g.node(n).inputs[0];
   }
 
   BuildResult run() {
@@ -54,6 +62,11 @@ class Builder {
   }
 
  private:
+  // Whether node `id`'s value is stored in half precision (never an input's).
+  bool stored_in_half(NodeId id) const {
+    return options_.half_storage && !float32_nodes_.count(id) && g_.node(id).op != graph::Op::kInput;
+  }
+
   int new_tensor(const std::string& name, const graph::Shape& shape) {
     result_.artifact.graph.tensors.push_back({name, shape});
     return static_cast<int>(result_.artifact.graph.tensors.size()) - 1;
@@ -76,6 +89,7 @@ class Builder {
     if (it != constant_tensor_.end()) return it->second;
     runtime::NDArray value = kernel_constant(g_, as, index, *n.value);
     const int t = new_tensor(n.name, value.shape());
+    result_.artifact.graph.tensors[t].half = stored_in_half(id);
     result_.artifact.graph.constants.push_back(t);
     result_.artifact.params.push_back(std::move(value));
     constant_tensor_[key] = t;
@@ -94,6 +108,7 @@ class Builder {
     const int source = value_tensor(n.inputs[0], &n, 0);
     tensor_of_[n.id] = new_tensor(n.name, n.type.shape);
     result_.artifact.graph.tensors.back().view_of = source;
+    result_.artifact.graph.tensors.back().half = result_.artifact.graph.tensors[source].half;
   }
 
   void add_kernel_call(const graph::FusedGroup& group) {
@@ -102,9 +117,18 @@ class Builder {
       if (!tensor_of_.count(group.anchor())) add_view(g_.node(group.anchor()));
       return;
     }
-    const FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {
+    FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {
       return result_.artifact.graph.tensors[value_tensor(o.source, &g_.node(o.reader), o.index)].shape;
     });
+    std::vector<int> inputs;
+    for (const KernelOperand& o : kernel.operands)
+      inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
+    const Node& out = g_.node(group.output());
+    if (options_.half_storage) {
+      std::vector<bool> keep_float32;
+      for (int t : inputs) keep_float32.push_back(!result_.artifact.graph.tensors[t].half);
+      kernel.dag = ir::with_half_storage(kernel.dag, keep_float32, !stored_in_half(out.id));
+    }
     const std::string key = kernel.dag.workload_key();
     auto known = kernel_of_key_.find(key);
     std::string name;
@@ -121,12 +145,9 @@ class Builder {
       result_.kernels.push_back({name, key, kernel.described, 1, tuned, kernel.dag});
     }
 
-    std::vector<int> inputs;
-    for (const KernelOperand& o : kernel.operands)
-      inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
-    const Node& out = g_.node(group.output());
     tensor_of_[out.id] = new_tensor(out.name, out.type.shape);
+    result_.artifact.graph.tensors[tensor_of_[out.id]].half = stored_in_half(out.id);
     call.outputs.push_back(tensor_of_[out.id]);
     result_.artifact.graph.calls.push_back(std::move(call));
   }
@@ -141,7 +162,9 @@ class Builder {
           tuned = true;
           return std::move(r.trace);
         }
-    if (options_.history != nullptr)
+    // A template's records are keyed by the fp32 operator (record_key): in
+    // half storage only the auto-scheduler's, keyed by the kernel's own DAG, apply.
+    if (options_.history != nullptr && !options_.half_storage)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         std::ostream quiet(nullptr);
         autotvm::Dispatched d =
@@ -159,6 +182,7 @@ class Builder {
   std::map<NodeId, int> tensor_of_;
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
   std::map<std::string, size_t> kernel_of_key_;
+  std::set<NodeId> float32_nodes_;  // outputs and what they are views of
   std::vector<std::string> objects_;
   std::optional<codegen::GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
 };

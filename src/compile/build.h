@@ -49,6 +49,10 @@ struct BuildOptions {
   // False: the kernels are formed and scheduled but not compiled, and the
   // artifact has no code (what auto-scheduler task extraction reads).
   bool compile = true;
+  // Mixed precision on a GPU target (--dtype float16): weights and the
+  // values between kernels stored in half precision, arithmetic in fp32;
+  // the network's inputs and outputs stay float32.
+  bool half_storage = false;
 };
 
 struct BuildResult {

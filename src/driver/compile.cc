@@ -13,6 +13,12 @@
 
 namespace tessera::driver {
 
+bool half_storage_of(const std::string& dtype) {
+  if (dtype != "float32" && dtype != "float16")
+    throw Error("--dtype " + dtype + ": float32, or float16 (half storage on a GPU target)");
+  return dtype == "float16";
+}
+
 namespace {
 
 // The records CompileOptions names, read once, and the build options they give.
@@ -37,6 +43,7 @@ std::vector<records::Record> shipped_for(const CompileOptions& options, const ta
 
 void set_up(const CompileOptions& options, const target::Target& target, BuildSetup& setup) {
   build::BuildOptions& b = setup.options;
+  b.half_storage = half_storage_of(options.dtype);
   b.winograd = options.winograd;
   b.keep_layout = options.keep_layout;
   b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;

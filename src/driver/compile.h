@@ -37,7 +37,13 @@ struct CompileOptions {
   // (records/shipped.h), said once on `warnings`. --no-shipped-records: false.
   bool shipped_records = true;
   std::string shipped_dir = records::shipped_records_dir();
+  // --dtype: "float32", or "float16" on a GPU target (build::BuildOptions::half_storage).
+  std::string dtype = "float32";
 };
+
+// build::BuildOptions::half_storage for a --dtype; throws tessera::Error
+// naming the dtype when it is neither float32 nor float16.
+bool half_storage_of(const std::string& dtype);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it,
 // or naming the log when one cannot be read.

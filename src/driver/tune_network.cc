@@ -81,6 +81,7 @@ void evaluate_on(const TuneOptions& o, const graph::Graph& model, const target::
         .records = b.records, .loaded_records = b.loaded, .winograd = b.winograd, .keep_layout = b.keep_layout};
     options.warnings = &warnings;
     options.shipped_records = false;  // "default" means the hand-written schedules
+    options.dtype = o.dtype;
     executors.emplace_back(compile(model, target, options).artifact, "network");
   }
   for (Executor& ex : executors) ex.set_random_inputs();
@@ -108,6 +109,9 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
 TuneResult tune_templates(const graph::Graph& model, const target::Target& target, const TuneOptions& o,
                           Measurement& m, std::ostream& out, std::ostream& warnings) {
   if (o.keep_layout) throw Error("keep_layout needs the auto-scheduler: the templates schedule NCHW<lanes>c kernels");
+  if (half_storage_of(o.dtype))
+    throw Error("dtype float16 needs the auto-scheduler (search auto): the templates' records are keyed by the "
+                "float32 operator");
   out << "Extract tasks...\n";
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, o.winograd);
   const std::vector<NetworkTask> tasks = extract_tasks(optimized, target);
@@ -187,8 +191,9 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   out << "Extract tasks...\n";
   // Winograd is a template's algorithm: the auto-scheduler schedules the
   // direct convolutions (random schedules of the transforms are very slow).
-  const std::vector<AutoTask> tasks =
-      extract_auto_tasks(model, target, build::BuildOptions{.winograd = false, .keep_layout = o.keep_layout});
+  build::BuildOptions kernels{.winograd = false, .keep_layout = o.keep_layout};
+  kernels.half_storage = half_storage_of(o.dtype);
+  const std::vector<AutoTask> tasks = extract_auto_tasks(model, target, kernels);
   for (size_t i = 0; i < tasks.size(); ++i)
     out << fmt::format("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,
                        tasks[i].dag.workload_key(), tasks[i].name, tasks[i].weight, tasks[i].nodes,

@@ -22,16 +22,23 @@ struct Redirect : ExprMutator {
 
 }  // namespace
 
-ComputeDAG with_half_storage(const ComputeDAG& dag) {
+ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& keep_float32, bool outputs_float32) {
   std::unordered_map<const TensorNode*, Tensor> replaced;
   Redirect redirect;
   redirect.to = &replaced;
   const auto& outputs = dag.outputs();
+  const auto placeholders = dag.placeholders();
+  auto kept = [&](const Tensor& t) {
+    for (size_t i = 0; i < placeholders.size() && i < keep_float32.size(); ++i)
+      if (placeholders[i] == t) return static_cast<bool>(keep_float32[i]);
+    return false;
+  };
   for (const Tensor& t : dag.tensors()) {
     auto copy = std::make_shared<TensorNode>(*t);
     if (!t->is_placeholder()) copy->body = redirect.mutate(t->body);
-    const bool argument = t->is_placeholder() || std::find(outputs.begin(), outputs.end(), t) != outputs.end();
-    if (argument && t->dtype == DType::Float32) copy->dtype = DType::Float16;  // indices stay integers
+    const bool output = std::find(outputs.begin(), outputs.end(), t) != outputs.end();
+    const bool half = t->is_placeholder() ? !kept(t) : output && !outputs_float32;
+    if (half && t->dtype == DType::Float32) copy->dtype = DType::Float16;  // integer tensors stay integers
     replaced[t.get()] = copy;
   }
   std::vector<Tensor> new_outputs;

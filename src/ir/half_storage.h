@@ -3,6 +3,8 @@
 // precision (DType::Float16), its arithmetic in fp32 (a loaded half is a
 // float, a stored float is rounded): half the memory traffic of a
 // memory-bound kernel, the accuracy of fp32 accumulation.
+#include <vector>
+
 #include "ir/compute_dag.h"
 
 namespace tessera::ir {
@@ -11,6 +13,11 @@ namespace tessera::ir {
 // Float16; intermediate stages keep fp32. Names, shapes, axes and attributes
 // are kept, so schedules of the fp32 DAG apply; the workload key differs
 // (it names the dtypes), so records of one never schedule the other.
-ComputeDAG with_half_storage(const ComputeDAG& dag);
+// `keep_float32[i]` keeps placeholder i (of dag.placeholders()) in fp32, and
+// `outputs_float32` the outputs: a network in half keeps its inputs (token
+// ids among them: exact in fp32 up to 2^24, in half up to 2048 only) and
+// its outputs in fp32.
+ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& keep_float32 = {},
+                             bool outputs_float32 = false);
 
 }  // namespace tessera::ir

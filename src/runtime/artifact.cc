@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "support/bounded_json.h"
+#include "support/half.h"
 #include "support/quoted.h"
 #include "support/write_file.h"
 #include "tessera/error.h"
@@ -112,6 +113,17 @@ class Reader {
   uint64_t size_ = 0, pos_ = 0;
 };
 
+// A constant's bytes as stored: float32, or IEEE half for a half tensor
+// (--dtype float16: the weights converted when the model is compiled).
+void append_param(std::string& out, const NDArray& p, bool half) {
+  if (half) {
+    const std::vector<uint16_t> halves = support::to_halves(p.data(), p.size());
+    out.append(reinterpret_cast<const char*>(halves.data()), halves.size() * sizeof(uint16_t));
+  } else {
+    out.append(reinterpret_cast<const char*>(p.data()), static_cast<size_t>(p.size()) * sizeof(float));
+  }
+}
+
 std::string params_bytes(const Artifact& a) {
   if (a.params.size() != a.graph.constants.size())
     throw Error("write_artifact: " + std::to_string(a.params.size()) + " params for " +
@@ -122,7 +134,7 @@ std::string params_bytes(const Artifact& a) {
     if (a.params[i].shape() != a.graph.tensors[t].shape)
       throw Error("write_artifact: param " + std::to_string(i) + " does not have the shape of tensor " +
                   support::quoted(a.graph.tensors[t].name));
-    out.append(reinterpret_cast<const char*>(a.params[i].data()), a.params[i].size() * sizeof(float));
+    append_param(out, a.params[i], a.graph.tensors[t].half);
   }
   return out;
 }
@@ -134,7 +146,7 @@ Error damaged(const std::string& path, const std::string& section) {
 
 uint64_t params_size(const ExecutableGraph& g) {
   uint64_t size = 0;
-  for (int t : g.constants) size += static_cast<uint64_t>(g.num_elements(t)) * sizeof(float);
+  for (int t : g.constants) size += static_cast<uint64_t>(g.num_elements(t) * g.element_bytes(t));
   return size;
 }
 
@@ -150,9 +162,17 @@ std::vector<NDArray> read_params(Reader& r, uint64_t size, uint32_t crc, const E
   uint32_t sum = crc_of({});
   for (int t : g.constants) {
     NDArray a(g.tensors[t].shape);
-    const size_t n = static_cast<size_t>(a.size()) * sizeof(float);
-    r.read_into(reinterpret_cast<char*>(a.data()), n, "section \"params\"");
-    sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(a.data()), n));
+    if (g.tensors[t].half) {  // widened here; the GPU runtime narrows it again, exactly
+      std::vector<uint16_t> halves(static_cast<size_t>(a.size()));
+      const size_t n = halves.size() * sizeof(uint16_t);
+      r.read_into(reinterpret_cast<char*>(halves.data()), n, "section \"params\"");
+      sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(halves.data()), n));
+      support::from_halves(halves.data(), a.size(), a.data());
+    } else {
+      const size_t n = static_cast<size_t>(a.size()) * sizeof(float);
+      r.read_into(reinterpret_cast<char*>(a.data()), n, "section \"params\"");
+      sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(a.data()), n));
+    }
     params.push_back(std::move(a));
   }
   if (sum != crc) throw damaged(path, "params");
@@ -238,8 +258,7 @@ std::string own_params_bytes(const ArtifactBucket& b, const Artifact& a) {
       continue;
     }
     if (own >= b.own.size()) throw Error("write_artifact: bucket " + std::to_string(b.size) + " lacks a constant");
-    const NDArray& p = b.own[own++];
-    out.append(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
+    append_param(out, b.own[own++], b.graph.tensors[b.graph.constants[i]].half);
   }
   return out;
 }
@@ -295,9 +314,16 @@ ArtifactBucket bucket_from(std::map<std::string, std::string>& sections, size_t 
       continue;
     }
     NDArray p(shape);
-    const size_t n = static_cast<size_t>(p.size()) * sizeof(float);
+    const bool half = b.graph.tensors[b.graph.constants[c]].half;
+    const size_t n = static_cast<size_t>(p.size()) * (half ? sizeof(uint16_t) : sizeof(float));
     if (bytes.size() - at < n) throw Error(where + ": its params are shorter than its constants");
-    std::memcpy(p.data(), bytes.data() + at, n);
+    if (half) {
+      std::vector<uint16_t> halves(static_cast<size_t>(p.size()));
+      std::memcpy(halves.data(), bytes.data() + at, n);
+      support::from_halves(halves.data(), p.size(), p.data());
+    } else {
+      std::memcpy(p.data(), bytes.data() + at, n);
+    }
     at += n;
     b.own.push_back(std::move(p));
   }

@@ -43,6 +43,8 @@ void ExecutableGraph::validate() const {
       if (v < 0 || v >= t) throw Error(describe(*this, t) + " is a view of tensor " + std::to_string(v) + ", not of an earlier one");
       if (num_elements(v) != num_elements(t))
         throw Error(describe(*this, t) + " is a view of " + describe(*this, v) + ", which has another size");
+      if (tensors[v].half != tensors[t].half)
+        throw Error(describe(*this, t) + " is a view of " + describe(*this, v) + ", which is stored in another precision");
     }
   }
   auto is_view = [&](int id) { return tensors[id].view_of >= 0; };
@@ -61,6 +63,8 @@ void ExecutableGraph::validate() const {
   for (int t = 0; t < n; ++t)
     if (tensors[t].integer && std::find(inputs.begin(), inputs.end(), t) == inputs.end())
       throw Error(describe(*this, t) + " is marked integer, which only an input may be");
+  for (int t : inputs)  // ids checked by mark_given
+    if (tensors[t].half) throw Error(describe(*this, t) + " is an input stored in half precision: inputs are float32");
   for (size_t c = 0; c < calls.size(); ++c) {
     const Call& call = calls[c];
     const std::string where = "call " + std::to_string(c) + " (" + support::quoted(call.kernel) + ")";
@@ -81,7 +85,13 @@ void ExecutableGraph::validate() const {
   for (int id : outputs) {
     check_id(id, "an output");
     if (!ready[storage_root(id)]) throw Error("output " + describe(*this, id) + " is never written");
+    if (tensors[id].half)
+      throw Error(describe(*this, id) + " is an output stored in half precision: outputs are float32");
   }
+}
+
+bool ExecutableGraph::has_half_tensors() const {
+  return std::any_of(tensors.begin(), tensors.end(), [](const Tensor& t) { return t.half; });
 }
 
 nlohmann::json ExecutableGraph::to_json() const {
@@ -92,6 +102,7 @@ nlohmann::json ExecutableGraph::to_json() const {
     nlohmann::json tensor = {{"name", t.name}, {"shape", t.shape}};
     if (t.view_of >= 0) tensor["view_of"] = t.view_of;
     if (t.integer) tensor["integer"] = true;
+    if (t.half) tensor["half"] = true;
     j["tensors"].push_back(tensor);
   }
   j["inputs"] = inputs;
@@ -112,7 +123,7 @@ ExecutableGraph ExecutableGraph::from_json(const nlohmann::json& j, const std::s
                   std::to_string(kFormatVersion));
     for (const auto& t : j.at("tensors"))
       g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>(),
-                           t.value("view_of", -1), t.value("integer", false)});
+                           t.value("view_of", -1), t.value("integer", false), t.value("half", false)});
     g.inputs = j.at("inputs").get<std::vector<int>>();
     g.constants = j.at("constants").get<std::vector<int>>();
     g.outputs = j.at("outputs").get<std::vector<int>>();

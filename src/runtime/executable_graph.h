@@ -22,6 +22,10 @@ struct ExecutableGraph {
     // An input the caller gives as integers (token ids): the runtime holds
     // them as float32, exact up to 2^24.
     bool integer = false;
+    // Stored in IEEE half precision on the device (a network compiled with
+    // --dtype float16 for a GPU: its weights and intermediate values; inputs
+    // and outputs stay float32). A view has its root's storage.
+    bool half = false;
   };
   struct Call {
     std::string kernel;
@@ -36,6 +40,9 @@ struct ExecutableGraph {
   std::vector<Call> calls;     // in execution order
 
   int64_t num_elements(int tensor) const;
+  // Bytes of one element as stored: 2 for a half tensor, else 4.
+  int64_t element_bytes(int tensor) const { return tensors.at(tensor).half ? 2 : 4; }
+  bool has_half_tensors() const;
   // The tensor whose bytes `tensor` is (itself unless a view).
   int storage_root(int tensor) const;
 

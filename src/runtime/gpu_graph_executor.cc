@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "support/checked_math.h"
+#include "support/half.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -63,10 +64,16 @@ void GpuGraphExecutor::set_up(Artifact artifact, const std::vector<const float*>
                 std::to_string(graph_.constants.size()) + " constants");
   constant_buffer_.assign(graph_.tensors.size(), -1);
   for (size_t i = 0; i < graph_.constants.size(); ++i) {
-    const int64_t elements = support::bounded_product(graph_.tensors[graph_.constants[i]].shape, "a constant");
-    const int b = backend_->allocate(float_bytes(std::max<int64_t>(elements, 1)));
-    backend_->write(b, weights[i], float_bytes(elements));
-    constant_buffer_[graph_.constants[i]] = b;
+    const int t = graph_.constants[i];
+    const int64_t elements = support::bounded_product(graph_.tensors[t].shape, "a constant");
+    const int b = backend_->allocate(static_cast<size_t>(std::max<int64_t>(elements, 1) * graph_.element_bytes(t)));
+    if (graph_.tensors[t].half) {  // --dtype float16: rounded once, on upload
+      const std::vector<uint16_t> halves = support::to_halves(weights[i], static_cast<size_t>(elements));
+      backend_->write(b, halves.data(), halves.size() * sizeof(uint16_t));
+    } else {
+      backend_->write(b, weights[i], float_bytes(elements));
+    }
+    constant_buffer_[t] = b;
   }
   plan_ = plan_memory(graph_);
   for (int64_t bytes : plan_.storage_bytes) storage_buffer_.push_back(backend_->allocate(std::max<int64_t>(bytes, 4)));

@@ -77,6 +77,9 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared
     throw Error(source_ + ": compiled for " + artifact.varying->name + " in " + std::to_string(artifact.varying->min) +
                 ".." + std::to_string(artifact.varying->max) + ", which runtime::VaryingExecutor runs");
   graph_.validate();
+  if (graph_.has_half_tensors())
+    throw Error(source_ + ": holds half-precision tensors (compiled with --dtype float16 for a GPU); "
+                          "the CPU runtime stores float32");
   if (const auto missing = missing_on_host(artifact.instruction_sets); !missing.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;

@@ -28,7 +28,7 @@ MemoryPlan plan_memory(const ExecutableGraph& g) {
     return static_cast<int>(plan.storage_bytes.size()) - 1;
   };
   auto take_storage = [&](int t) {
-    const int64_t bytes = MemoryPlan::aligned(g.num_elements(t) * static_cast<int64_t>(sizeof(float)));
+    const int64_t bytes = MemoryPlan::aligned(g.num_elements(t) * g.element_bytes(t));
     if (role[t] == Role::Pinned) return open_storage(bytes);
     plan.unplanned_activation_bytes += bytes;
     auto best = free_storages.end();

@@ -294,6 +294,39 @@ foreach(model resnet-18 resnet-50 mobilenet mobilenet-v2 squeezenet_v1.1 incepti
                          SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
   endforeach()
 endforeach()
+# --dtype float16 (half storage): on the OpenCL device within the half
+# tolerance of the fp32 interpreter (the transformers' token ids stay
+# float32); for cuda, NVRTC compiles the half kernels for Hopper.
+foreach(model resnet-18 mobilenet-v2 ${CMAKE_SOURCE_DIR}/tests/data/onnx/bert_tiny.onnx
+        ${CMAKE_SOURCE_DIR}/tests/data/onnx/gpt2_tiny.onnx)
+  get_filename_component(short ${model} NAME_WE)
+  add_test(NAME Cli.GpuZooInHalfOnOpenClWithinTheHalfTolerance.${short}
+           COMMAND tessera_cli compile ${model} --target opencl --dtype float16 -o gpu_half_${short}.tsr --check)
+  set_tests_properties(Cli.GpuZooInHalfOnOpenClWithinTheHalfTolerance.${short} PROPERTIES
+                       PASS_REGULAR_EXPRESSION ": correct" FAIL_REGULAR_EXPRESSION "WRONG|tessera: error"
+                       SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 300)
+  add_test(NAME Cli.GpuZooInHalfCompilesWithNvrtc.${short}
+           COMMAND tessera_cli compile ${model} --target "cuda -arch=sm_90" --dtype float16 -o gpu_half_${short}_sm90.tsr)
+  set_tests_properties(Cli.GpuZooInHalfCompilesWithNvrtc.${short} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "compiled for cuda -arch=sm_90.*wrote"
+                       SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
+endforeach()
+add_test(NAME Cli.HalfStorageIsRefusedOnACpuTargetInOneLine
+         COMMAND tessera_cli compile resnet-18 --dtype float16 -o cli_half_cpu.tsr)
+set_tests_properties(Cli.HalfStorageIsRefusedOnACpuTargetInOneLine PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: --dtype float16: half storage runs on GPU targets \\(cuda, opencl\\); '.*' computes in float32"
+                     TIMEOUT 60)
+# The auto-scheduler tunes the half kernels; their records schedule the
+# float16 build (and not the float32 one: the keys name the dtypes).
+add_test(NAME Cli.AutoScheduleANetworkInHalfForOpenClThenCompileWithTheRecords
+         COMMAND sh -c "rm -f cli_gpu_half_auto.log && $<TARGET_FILE:tessera_cli> tune ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --search auto --dtype float16 --trials 8 --confirm-leaders 0 --no-evaluate --log cli_gpu_half_auto.log && $<TARGET_FILE:tessera_cli> compile ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --dtype float16 --records cli_gpu_half_auto.log -o cli_gpu_half_auto.tsr --check && $<TARGET_FILE:tessera_cli> compile ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --target opencl --records cli_gpu_half_auto.log -o cli_gpu_full_auto.tsr")
+set_tests_properties(Cli.AutoScheduleANetworkInHalfForOpenClThenCompileWithTheRecords PROPERTIES
+                     PASS_REGULAR_EXPRESSION "1 of 1 kernels scheduled by records.*: correct.*0 of 1 kernels scheduled by records"
+                     FAIL_REGULAR_EXPRESSION "WRONG|tessera: error" TIMEOUT 240)
+add_test(NAME Cli.TuneInHalfNeedsTheAutoScheduler
+         COMMAND tessera_cli tune resnet-18 --target opencl --dtype float16 --log cli_half_templates.log)
+set_tests_properties(Cli.TuneInHalfNeedsTheAutoScheduler PROPERTIES PASS_REGULAR_EXPRESSION
+                     "tessera: error: --dtype float16 needs --search auto" TIMEOUT 60)
 # Attention whose sequence equals the head's width (16): its scores have the
 # output's shape, yet only the softmax reads them (the default GPU schedule
 # once tried to compute them in the output's threads).

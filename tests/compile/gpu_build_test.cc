@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "codegen/nvrtc_compiler.h"
 #include "compile/build.h"
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
@@ -12,6 +13,7 @@
 #include "network_check.h"
 #include "runtime/artifact.h"
 #include "runtime/gpu_graph_executor.h"
+#include "runtime/memory_plan.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
@@ -47,6 +49,83 @@ TEST(GpuBuild, NarrowResnet18OnOpenClMatchesTheInterpreter) {
 
 TEST(GpuBuild, NarrowResnet18OnCudaMatchesTheInterpreter) {
   expect_gpu_matches_interpreter(test::narrow_resnet18(), "cuda");
+}
+
+// --dtype float16: the weights and the values between kernels stored in half,
+// the input and output in float32, the activations in half the bytes, and
+// the network within the half tolerance of the fp32 interpreter (and off it
+// by more than fp32 rounding: the halves are really there).
+TEST(GpuBuild, HalfStorageNetworkOnOpenClIsWithinTheHalfTolerance) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  const target::Target opencl = target::Target::parse("opencl");
+  BuildResult half = build(model, opencl, BuildOptions{.half_storage = true});
+  const BuildResult full = build(model, opencl);
+  const runtime::ExecutableGraph& g = half.artifact.graph;
+  for (int t : g.inputs) EXPECT_FALSE(g.tensors[t].half) << g.tensors[t].name;
+  for (int t : g.outputs) EXPECT_FALSE(g.tensors[t].half) << g.tensors[t].name;
+  // Every other tensor is half: the constants, and each value between kernels
+  // unless an output is (a view of) it.
+  auto is_output_storage = [&](int t) {
+    for (int o : g.outputs)
+      if (g.storage_root(o) == g.storage_root(t)) return true;
+    return false;
+  };
+  int fp32_between_kernels = 0;
+  for (int t = 0; t < static_cast<int>(g.tensors.size()); ++t)
+    if (!g.tensors[t].half && std::count(g.inputs.begin(), g.inputs.end(), t) == 0 && !is_output_storage(t))
+      ++fp32_between_kernels;
+  EXPECT_EQ(fp32_between_kernels, 0);
+  EXPECT_LT(runtime::plan_memory(g).arena_bytes, runtime::plan_memory(full.artifact.graph).arena_bytes);
+
+  // The artifact stores the weights in half (2 bytes less each), and the
+  // loaded model computes exactly what the one in memory does.
+  const std::string half_path = ::testing::TempDir() + "gpu_build_half.tsr";
+  const std::string full_path = ::testing::TempDir() + "gpu_build_full.tsr";
+  runtime::write_artifact(half.artifact, half_path);
+  runtime::write_artifact(full.artifact, full_path);
+  const auto half_size = std::filesystem::file_size(half_path), full_size = std::filesystem::file_size(full_path);
+  int64_t constant_elements = 0;
+  for (int t : g.constants) constant_elements += g.num_elements(t);
+  EXPECT_GT(static_cast<double>(full_size) - static_cast<double>(half_size), 0.9 * 2 * constant_elements)
+      << half_size << " of " << full_size << " bytes";
+  runtime::GpuGraphExecutor loaded = runtime::GpuGraphExecutor::load(half_path);
+  std::filesystem::remove(half_path);
+  std::filesystem::remove(full_path);
+
+  runtime::GpuGraphExecutor ex(std::move(half.artifact), "half");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs.back().fill_random(9);
+  ex.set_input(0, inputs.back());
+  ex.run();
+  loaded.set_input(0, inputs.back());
+  loaded.run();
+  const auto want = graph::interpret(model, inputs);
+  const runtime::NDArray got = ex.get_output(0);
+  const measure::OutputComparison c = measure::compare_output(got, want[0], measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
+  EXPECT_GT(c.max_rel_error, 1e-5) << "no more error than fp32: were the tensors stored in half?";
+  EXPECT_EQ(measure::compare_output(loaded.get_output(0), got, 0).max_abs_error, 0) << "the loaded artifact differs";
+}
+
+TEST(GpuBuild, HalfStorageCompilesWithNvrtcForAmpereAndHopper) {
+  if (std::string why = codegen::nvrtc_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  for (const char* arch : {"cuda -arch=sm_80", "cuda -arch=sm_90"}) {
+    const BuildResult built = build(test::narrow_resnet18(), target::Target::parse(arch), BuildOptions{.half_storage = true});
+    ASSERT_TRUE(built.artifact.gpu.has_value()) << arch;
+    EXPECT_TRUE(built.artifact.graph.has_half_tensors()) << arch;
+  }
+}
+
+TEST(GpuBuild, HalfStorageIsRefusedForACpuTarget) {
+  try {
+    build(test::narrow_resnet18(), target::Target::host(), BuildOptions{.half_storage = true});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--dtype float16: half storage runs on GPU targets"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Every binary starts without a GPU: asking for the CUDA device there is one

@@ -102,5 +102,32 @@ TEST(MemoryPlan, ViewsThatCouldAliasWrongAreRefused) {
   EXPECT_THROW(g.validate(), Error) << "a view of itself or a later tensor";
 }
 
+// Half storage (--dtype float16): a half tensor takes 2 bytes an element,
+// inputs and outputs stay float32, and a view keeps its root's precision.
+TEST(MemoryPlan, HalfTensorsTakeTwoBytesAnElement) {
+  ExecutableGraph g;
+  g.tensors = {{"x", {1000}}, {"a", {1000}}, {"b", {1000}}, {"y", {1000}}};
+  g.tensors[1].half = g.tensors[2].half = true;
+  g.inputs = {0};
+  g.outputs = {3};
+  g.calls = {{"k", {0}, {1}}, {"k", {1}, {2}}, {"k", {2}, {3}}};
+  g.validate();
+  const MemoryPlan p = plan_memory(g);
+  EXPECT_EQ(p.storage_bytes[p.storage[1]], MemoryPlan::aligned(2000));
+  EXPECT_EQ(p.storage_bytes[p.storage[0]], MemoryPlan::aligned(4000));
+
+  g.tensors[0].half = true;
+  EXPECT_THROW(g.validate(), Error) << "a half input";
+  g.tensors[0].half = false;
+  g.tensors[3].half = true;
+  EXPECT_THROW(g.validate(), Error) << "a half output";
+  g.tensors[3].half = false;
+  g.tensors.push_back({"view", {10, 100}, 1});  // of a half tensor, itself float32
+  EXPECT_THROW(g.validate(), Error) << "a view in another precision than its root";
+  g.tensors.back().half = true;
+  EXPECT_NO_THROW(g.validate());
+  EXPECT_EQ(ExecutableGraph::from_json(g.to_json(), "test").tensors[1].half, true) << "half survives the artifact";
+}
+
 }  // namespace
 }  // namespace tessera::runtime
