@@ -138,12 +138,8 @@ bool ChildProcess::read_available() {
 
 bool ChildProcess::read_until(Clock::time_point deadline) {
   while (fd_ >= 0) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
-    if (ready < 0 && errno != EINTR) return !read_available();
-    if (ready > 0) read_available();
+    if (Clock::now() >= deadline) return false;
+    read_until_more(deadline);
   }
   return true;
 }
