@@ -1,12 +1,17 @@
 """Tessera on a CUDA GPU against PyTorch (eager, torch.compile, and
-torch.compile(mode="max-autotune")), fp32, one run with the sides
-interleaved: each round times Tessera (a gpu_models process, its device
-time by CUDA events) and then each PyTorch mode (CUDA events), and the
-table holds each side's minimum over the rounds. PyTorch keeps its defaults
-(cuDNN may use TF32 for convolutions, matmuls stay fp32), as users run it.
+torch.compile(mode="max-autotune")), in fp32 and fp16, one run with the
+sides interleaved: each round times Tessera (a gpu_models process, its
+device time by CUDA events) and then each PyTorch mode (CUDA events), and
+the table holds each side's minimum over the rounds. PyTorch keeps its
+defaults in fp32 (cuDNN may use TF32 for convolutions, matmuls stay fp32),
+as users run it, and runs fp16 under torch.autocast; Tessera's fp16 is
+--dtype float16 (half storage, fp32 arithmetic). --records MODEL=LOG
+compiles that model with a tuning log's best records (tuned Tessera).
 
-  python3 bench/gpu/gpu_vs_torch.py --gpu-models BIN --models resnet-18 ... --batches 1 16 --out DIR
+  python3 bench/gpu/gpu_vs_torch.py --gpu-models BIN --models resnet-18 ... --batches 1 16 \
+      [--dtypes float32 float16] [--records resnet-18=r18.log] --out DIR
 """
+import contextlib
 import argparse
 import json
 import os
@@ -20,8 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_models  # noqa: E402
 
 
-def time_torch(fn, x, warmup=5, iters=20):
-    with torch.no_grad():
+def time_torch(fn, x, half, warmup=5, iters=20):
+    autocast = torch.autocast("cuda", dtype=torch.float16) if half else contextlib.nullcontext()
+    with torch.no_grad(), autocast:
         for _ in range(warmup):
             fn(x)
         torch.cuda.synchronize()
@@ -50,6 +56,8 @@ def main():
     p.add_argument("--batches", nargs="+", type=int, default=[1, 16])
     p.add_argument("--modes", nargs="+", default=["eager", "compile", "max-autotune"])
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float16"], choices=["float32", "float16"])
+    p.add_argument("--records", nargs="*", default=[], help="MODEL=LOG: compile MODEL with LOG's best records")
     p.add_argument("--bert-onnx", default="/tmp/bert_base.onnx")
     p.add_argument("--deadline", type=float, default=1e9, help="seconds from now after which nothing new starts")
     p.add_argument("--out", required=True)
@@ -57,28 +65,32 @@ def main():
     stop_at = time.time() + a.deadline
     results = []
     out_json = os.path.join(a.out, "gpu_vs_torch.json")
+    records = dict(r.split("=", 1) for r in a.records)
     for name in a.models:
-        tessera_model, extra = name, []
+        tessera_model, extra = name, ["--records", records[name]] if name in records else []
         if name == "bert-base":
             if not os.path.exists(a.bert_onnx):
                 torch_models.export_bert_onnx(a.bert_onnx)
             tessera_model = a.bert_onnx
         net, make_input = torch_models.build(name)
         net = net.cuda()
-        for batch in a.batches:
+        for dtype, batch in [(d, b) for d in a.dtypes for b in a.batches]:
             if time.time() > stop_at:
-                results.append({"model": name, "batch": batch, "skipped": "deadline"})
+                results.append({"model": name, "dtype": dtype, "batch": batch, "skipped": "deadline"})
                 continue
             x = make_input(batch, "cuda")
-            row = {"model": name, "batch": batch, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
-            sides = {"tessera": lambda: time_tessera(a.gpu_models, tessera_model, batch, extra)[0]}
+            half = dtype == "float16"
+            row = {"model": name, "dtype": dtype, "batch": batch, "gpu": torch.cuda.get_device_name(),
+                   "torch": torch.__version__, "tessera_records": records.get(name)}
+            flags = extra + ["--dtype", dtype]
+            sides = {"tessera": lambda: time_tessera(a.gpu_models, tessera_model, batch, flags)[0]}
             if "eager" in a.modes:
-                sides["torch eager"] = lambda: time_torch(net, x)
+                sides["torch eager"] = lambda: time_torch(net, x, half)
             compiled = {}
             for mode in [m for m in a.modes if m != "eager"]:
                 kwargs = {} if mode == "compile" else {"mode": mode}
                 compiled[mode] = torch.compile(net, **kwargs)
-                sides["torch.compile " + mode] = (lambda f: lambda: time_torch(f, x))(compiled[mode])
+                sides["torch.compile " + mode] = (lambda f: lambda: time_torch(f, x, half))(compiled[mode])
             best = {}
             for r in range(a.rounds):
                 for side, run in sides.items():
@@ -97,12 +109,13 @@ def main():
                 json.dump(results, f, indent=1)
             torch._dynamo.reset()
     with open(os.path.join(a.out, "gpu_vs_torch.md"), "w") as f:
-        f.write("| model | batch | tessera | eager | compile | max-autotune | tessera / fastest |\n|---|---|---|---|---|---|---|\n")
+        f.write("| model | dtype | batch | tessera | eager | compile | max-autotune | tessera / fastest |\n"
+                "|---|---|---|---|---|---|---|---|\n")
         for r in results:
             m = r.get("min_ms", {})
             cell = lambda k: f"{m[k]:.3f}" if k in m else "-"
             ratio = f"{r['tessera_over_fastest_torch']:.2f}" if "tessera_over_fastest_torch" in r else "-"
-            f.write(f"| {r['model']} | {r['batch']} | {cell('tessera')} | {cell('torch eager')} | "
+            f.write(f"| {r['model']} | {r['dtype']} | {r['batch']} | {cell('tessera')} | {cell('torch eager')} | "
                     f"{cell('torch.compile compile')} | {cell('torch.compile max-autotune')} | {ratio} |\n")
 
 

@@ -17,10 +17,7 @@
 #include "graph/fuse.h"
 #include "ir/half_storage.h"
 #include "records/log_file.h"
-#include "schedule/gpu_schedule.h"
-#include "schedule/manual_schedule.h"
 #include "tessera/error.h"
-#include "tir/verify_gpu.h"
 #include "tir/hand_written_schedule.h"
 #include "tir/lower.h"
 

@@ -57,9 +57,8 @@ LoadedKernel load_shared_object(const std::string& bytes, const std::string& fun
 
 // A GPU candidate in a child, its report returned: the device's driver loads
 // its kernels (the child owns the device: a faulting kernel ends this process
-// only), its
-// arguments go to device memory, the first output is checked, and each
-// repeat times `number` runs (more while under min_repeat_ms) by the
+// only), its arguments go to device memory, the first output is checked, and
+// each repeat times `number` runs (more while under min_repeat_ms) by the
 // device's clock, each run after a flush of the device's cache where the
 // options ask for cold caches.
 std::string measure_gpu_here(const std::string& bytes, const std::string& function, const KernelArguments& arguments,
