@@ -98,7 +98,16 @@ void TaskSearch::tune_round(int n) {
   }
   std::vector<measure::MeasureInput> inputs;
   for (const auto& c : batch) inputs.push_back(measure::MeasureInput{task_.dag, c.trace, task_.target});
-  const std::vector<measure::MeasureResult> results = measure::measure_batch(builder_, runner_, inputs);
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  phases_.choosing += since(start);
+  const auto build_start = std::chrono::steady_clock::now();
+  const std::vector<measure::BuildResult> builds = builder_.build(inputs);
+  phases_.building += since(build_start);
+  const auto run_start = std::chrono::steady_clock::now();
+  const std::vector<measure::MeasureResult> results = runner_.run(inputs, builds);
+  phases_.measuring += since(run_start);
   if (options_.stop && options_.stop->load()) {
     stopped_ = true;  // the batch may have been interrupted: it is not recorded
     return;

@@ -78,6 +78,12 @@ class TaskSearch : public TaskTuner {
   int64_t resumed() const { return resumed_; }
   int64_t last_improvement() const { return last_improvement_; }  // trials() when the best was found
   bool stopped() const { return stopped_; }
+  // Where this process's rounds spent their time: choosing the candidates
+  // (the policy and its cost model), building them, measuring them.
+  struct Phases {
+    double choosing = 0, building = 0, measuring = 0;
+  };
+  const Phases& phases() const { return phases_; }
 
  private:
   SearchTask task_;
@@ -92,6 +98,7 @@ class TaskSearch : public TaskTuner {
   int64_t resumed_ = 0, measured_ = 0, last_improvement_ = 0;
   bool exhausted_ = false, stopped_ = false, confirmed_ = false;
   double seconds_ = 0;
+  Phases phases_;
   std::vector<std::pair<double, schedule::Trace>> leaders_;  // fastest valid schedules, fastest first
   // The kernel's hand-written schedule (tir/hand_written_schedule.h), measured
   // in the first round unless the log holds it: the task's best is then never

@@ -243,11 +243,17 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   autoschedule::TaskScheduler scheduler(std::move(scheduled), options);
   scheduler.tune(out);
   TuneResult result;
+  autoschedule::TaskSearch::Phases phases;
   for (const auto& search : searches) {
     const int64_t measured = search->trials() - search->resumed();  // this call's
     result.trials += measured;
     result.tuned += measured > 0 ? 1 : 0;
+    phases.choosing += search->phases().choosing;
+    phases.building += search->phases().building;
+    phases.measuring += search->phases().measuring;
   }
+  out << fmt::format("{} trials: {:.1f} s choosing candidates, {:.1f} s building, {:.1f} s measuring\n", result.trials,
+                     phases.choosing, phases.building, phases.measuring);
   if (!stopped(o)) {
     out << "Re-measuring each task's leaders...\n" << std::flush;
     // The tasks that weigh most in the network's latency first, so that a
