@@ -343,6 +343,13 @@ add_test(NAME Cli.GpuRangeRunsEveryBucketOnOpenCl
 set_tests_properties(Cli.GpuRangeRunsEveryBucketOnOpenCl PROPERTIES
                      PASS_REGULAR_EXPRESSION "sequence = 5 \\(bucket 8\\): output 'hidden'.*: correct.*sequence = 13 \\(bucket 16\\)"
                      FAIL_REGULAR_EXPRESSION "WRONG|tessera: error" SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 120)
+# The same in half storage: the buckets' weights stored in half (0.04 MB
+# instead of 0.08), each bucket within the half tolerance.
+add_test(NAME Cli.GpuRangeInHalfRunsEveryBucketOnOpenCl
+         COMMAND tessera_cli compile ${BERT_DYNAMIC}.onnx --dim sequence=1..16 --buckets 4,8 --target opencl --dtype float16 -o gpu_range_half.tsr --check)
+set_tests_properties(Cli.GpuRangeInHalfRunsEveryBucketOnOpenCl PROPERTIES
+                     PASS_REGULAR_EXPRESSION "weights: 0.04 MB.*sequence = 1 \\(bucket 4\\): output 'hidden'.*: correct.*sequence = 5 \\(bucket 8\\): output 'hidden'.*: correct.*sequence = 16 \\(bucket 16\\): output 'hidden'.*: correct"
+                     FAIL_REGULAR_EXPRESSION "WRONG|tessera: error" SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 120)
 # Tuning on a GPU target: the dense.gpu template's candidates built in
 # workers and measured in child processes on the OpenCL device, the records
 # carrying the target and the GPU trace (scopes, bindings).
