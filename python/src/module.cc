@@ -575,16 +575,17 @@ PYBIND11_MODULE(_tessera, m) {
   m.def(
       "tune",
       [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
-         const std::string& target, int threads, const std::string& tuner) {
+         const std::string& target, int threads, const std::string& tuner, const std::string& search,
+         const std::string& dtype) {
         const target::Target t = jit::resolve_target(target, threads);
+        driver::TuneOptions o{.log = log, .search = search, .tuner = tuner, .trials = trials,
+                              .early_stopping = early_stopping, .time_budget_min = time_budget_min};
+        o.dtype = dtype;
+        o.evaluate = false;
         driver::TuneResult s;
         {
           py::gil_scoped_release release;
-          s = driver::tune_network(model.graph, t,
-                                   driver::TuneOptions{.log = log, .tuner = tuner, .trials = trials,
-                                                       .early_stopping = early_stopping,
-                                                       .time_budget_min = time_budget_min, .evaluate = false},
-                                   std::cout, std::cerr);
+          s = driver::tune_network(model.graph, t, o, std::cout, std::cerr);
           std::cout.flush();
         }
         py::dict d;
@@ -595,7 +596,8 @@ PYBIND11_MODULE(_tessera, m) {
         return d;
       },
       py::arg("model"), py::arg("log"), py::arg("trials") = 1000, py::arg("early_stopping") = 400,
-      py::arg("time_budget_min") = 0.0, py::arg("target") = "", py::arg("threads") = 0, py::arg("tuner") = "xgb");
+      py::arg("time_budget_min") = 0.0, py::arg("target") = "", py::arg("threads") = 0, py::arg("tuner") = "xgb",
+      py::arg("search") = "templates", py::arg("dtype") = "float32");
 
   py::class_<Jit>(m, "Jit")
       .def("__call__", &Jit::call)
