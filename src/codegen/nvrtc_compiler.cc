@@ -7,10 +7,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
 #include "support/first_lines.h"
+#include "support/fd_io.h"
 #include "support/forked_probe.h"
 #include "tessera/error.h"
 
@@ -223,21 +225,12 @@ CudaBinary compile_here(const std::string& source, int arch, const std::string& 
   return binary;
 }
 
-// The child's answer: "ok" or "error", then length-prefixed fields (cubin,
-// PTX and log; or the error's text), binary-safe.
-void put(std::string& out, const std::string& field) {
-  out += std::to_string(field.size());
-  out += ':';
-  out += field;
-}
-
-std::string take(const std::string& in, size_t& at) {
-  const size_t colon = in.find(':', at);
-  if (colon == std::string::npos) throw Error("compile_cuda: a damaged answer from the compiling process");
-  const size_t size = std::stoull(in.substr(at, colon - at));
-  if (colon + 1 + size > in.size()) throw Error("compile_cuda: a truncated answer from the compiling process");
-  at = colon + 1 + size;
-  return in.substr(colon + 1, size);
+// The child's answer is frames (support/fd_io.h): "ok" then the cubin, the
+// PTX and the log; or "error" then its text.
+std::string take(const std::string& answer, size_t& at) {
+  std::optional<std::string> field = support::next_frame(answer, at);
+  if (!field) throw Error("compile_cuda: a truncated answer from the compiling process");
+  return std::move(*field);
 }
 
 // Long enough for the largest network's one module.
@@ -255,23 +248,17 @@ CudaBinary compile_cuda(const std::string& source, int arch, const std::string& 
   // that run on the GPU. It compiles in a forked child instead.
   const support::ProbeAnswer a = support::ask_in_forked_child(
       [&] {
-        std::string out;
         try {
           const CudaBinary b = compile_here(source, arch, what);
-          out = "ok";
-          put(out, b.cubin);
-          put(out, b.ptx);
-          put(out, b.log);
+          return support::framed("ok") + support::framed(b.cubin) + support::framed(b.ptx) + support::framed(b.log);
         } catch (const std::exception& e) {
-          out = "error";
-          put(out, e.what());
+          return support::framed("error") + support::framed(e.what());
         }
-        return out;
       },
       "NVRTC to compile " + what, kCompileTimeoutMs);
   if (!a.answered) throw Error("compile_cuda(" + what + "): " + a.text);
-  size_t at = a.text.rfind("ok", 0) == 0 ? 2 : 5;
-  if (a.text.rfind("error", 0) == 0) throw Error(take(a.text, at));
+  size_t at = 0;
+  if (take(a.text, at) == "error") throw Error(take(a.text, at));
   CudaBinary binary;
   binary.arch = arch;
   binary.cubin = take(a.text, at);

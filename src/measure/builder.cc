@@ -18,6 +18,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "measure/child_process.h"
+#include "support/fd_io.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
 
@@ -41,7 +42,7 @@ std::string encode_report(ErrorKind kind, const std::string& message) {
 // Runs in the worker process: lower, compile, write the object.
 void build_in_worker(int fd, const MeasureInput& input, const std::string& object_path, bool shared_object) {
   auto report = [fd](ErrorKind kind, const std::string& message) {
-    write_all(fd, encode_report(kind, message));
+    support::write_all(fd, encode_report(kind, message));
   };
   tir::LoweredFunc func;
   try {

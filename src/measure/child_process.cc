@@ -30,17 +30,6 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 namespace {
 
 // A crashing child should die at once by its signal: no core file, and no crash

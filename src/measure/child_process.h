@@ -13,8 +13,6 @@ namespace tessera::measure {
 // "SIGSEGV" for SIGSEGV, "signal 77" for numbers without a name.
 std::string signal_name(int signal);
 
-// Writes all of `bytes` to fd, retrying short writes; false on error.
-bool write_all(int fd, const std::string& bytes);
 
 class ChildProcess {
  public:

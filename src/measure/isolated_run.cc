@@ -15,6 +15,7 @@
 #include <elf.h>
 
 #include "measure/child_process.h"
+#include "support/fd_io.h"
 #include "runtime/gpu_backend.h"
 #include "runtime/thread_pool.h"
 #include "support/half.h"
@@ -144,14 +145,14 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
                   const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
                   const KernelLoader& load_object, const std::function<void()>& in_child) {
   auto fail = [fd](ErrorKind kind, const std::string& message) {
-    write_all(fd, encode_error(kind, message));
+    support::write_all(fd, encode_error(kind, message));
   };
   LoadedKernel loaded;
   try {
     pin_to(options.cores);
     const std::string bytes = support::read_file(object_path);
     if (runtime::is_gpu_code(bytes)) {
-      write_all(fd, measure_gpu_here(bytes, function, arguments, options, check));
+      support::write_all(fd, measure_gpu_here(bytes, function, arguments, options, check));
       return;
     }
     if (is_shared_object(bytes)) loaded = load_shared_object(bytes, function);
@@ -198,7 +199,7 @@ void run_in_child(int fd, const std::string& object_path, const std::string& fun
     fail(ErrorKind::RuntimeDevice, fmt::format("kernel returned {}", bad_rc));
     return;
   }
-  write_all(fd, encode_costs(costs));
+  support::write_all(fd, encode_costs(costs));
 }
 
 // A child's report (encode_error / encode_costs) as a result; false when it
@@ -231,24 +232,6 @@ void interpret(ChildProcess& child, int repeat, MeasureResult& r) {
   auto exit = child.wait(Clock::now() + std::chrono::seconds(1));
   // A partial report: the child died while writing it; the result is how it ended.
   if (!decode_report(child.output(), repeat, r)) ended_without_report(exit, r);
-}
-
-// In a batch child, each report goes out framed: its size as 8 bytes, then it.
-std::string framed(const std::string& report) {
-  const uint64_t size = report.size();
-  return std::string(reinterpret_cast<const char*>(&size), sizeof size) + report;
-}
-
-// The whole frame at `at` of `out`, if it has arrived: its report, and `at`
-// moved past it.
-std::optional<std::string> next_frame(const std::string& out, size_t& at) {
-  uint64_t size = 0;
-  if (out.size() < at + sizeof size) return std::nullopt;
-  std::memcpy(&size, out.data() + at, sizeof size);
-  if (out.size() - at - sizeof size < size) return std::nullopt;
-  std::string report = out.substr(at + sizeof size, size);
-  at += sizeof size + size;
-  return report;
 }
 
 }  // namespace
@@ -345,7 +328,7 @@ std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const 
               report = encode_error(ErrorKind::RuntimeDevice, std::string("cannot load kernel: ") + e.what());
             }
           }
-          if (!write_all(fd, framed(report))) return;
+          if (!support::write_all(fd, support::framed(report))) return;
           if (static_cast<ErrorKind>(report[0]) == ErrorKind::RuntimeDevice) return;
         }
       });
@@ -354,7 +337,7 @@ std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const 
         const auto started = Clock::now();
         std::optional<std::string> report;
         const Clock::time_point deadline = started + timeout;
-        while (!(report = next_frame(child.output(), at)) && child.fd() >= 0 && Clock::now() < deadline)
+        while (!(report = support::next_frame(child.output(), at)) && child.fd() >= 0 && Clock::now() < deadline)
           child.read_until_more(deadline);
         MeasureResult& r = results[next];
         r.all_cost = std::chrono::duration<double>(Clock::now() - started).count();

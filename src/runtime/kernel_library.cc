@@ -1,5 +1,7 @@
 #include "runtime/kernel_library.h"
 
+#include "support/fd_io.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -16,23 +18,13 @@
 namespace tessera::runtime {
 namespace {
 
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // dlopen needs a path: an anonymous in-memory file, so nothing is left on
 // disk. Returns the handle and the file's descriptor, which must stay open
 // as long as the handle (see KernelLibrary::fd_).
 std::pair<void*, int> open_from_memory(const std::string& bytes, const std::string& source) {
   int fd = memfd_create("tessera-kernels", MFD_CLOEXEC);
   if (fd < 0) throw Error(source + ": cannot create an in-memory file for the kernels");
-  if (!write_all(fd, bytes)) {
+  if (!support::write_all(fd, bytes)) {
     close(fd);
     throw Error(source + ": cannot write the kernels to memory");
   }

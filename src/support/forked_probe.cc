@@ -1,5 +1,7 @@
 #include "support/forked_probe.h"
 
+#include "support/fd_io.h"
+
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -11,20 +13,6 @@
 #include <cstring>
 
 namespace tessera::support {
-
-namespace {
-
-void write_all(int fd, const std::string& text) {
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    written += static_cast<size_t>(n);
-  }
-}
-
-}  // namespace
 
 ProbeAnswer ask_in_forked_child(const std::function<std::string()>& ask, const std::string& what, int timeout_ms) {
   int fds[2];

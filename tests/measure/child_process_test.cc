@@ -1,6 +1,7 @@
 // Measurement children never outlive their purpose: a timeout kills what the
 // child started too, and a tuner killed by SIGKILL leaves no child behind.
 #include "measure/child_process.h"
+#include "support/fd_io.h"
 
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
@@ -46,7 +47,7 @@ pid_t read_pid(int fd) {
 
 void write_pid(int fd, pid_t pid) {
   const std::string text = std::to_string(pid) + "\n";
-  write_all(fd, text);
+  support::write_all(fd, text);
 }
 
 TEST(ChildProcess, TimeoutKillsWhatTheChildStarted) {
