@@ -252,15 +252,13 @@ std::string sizes(const std::array<size_t, 3>& s) {
 }  // namespace
 
 std::string opencl_unavailable_reason() {
-  // Asked in a forked child unless this process already uses OpenCL, so that
-  // asking leaves it free to fork measurement children that use the device.
-  static const std::string reason = [] {
-    if (selected_by == ::getpid()) return selection().unavailable;
-    const support::ProbeAnswer a =
-        support::ask_in_forked_child([] { return opencl_reason_here(); }, "the OpenCL driver");
-    return a.text;  // the child's reason ("" for a device), or why the child did not answer
-  }();
-  return selected_by == ::getpid() ? selection().unavailable : reason;
+  if (selected_by == ::getpid()) return selection().unavailable;
+  // Asked in a forked child while this process does not use OpenCL, so that
+  // asking leaves it free to fork measurement children that use the device:
+  // the child's reason ("" for a device), or why the child did not answer.
+  static const std::string probed =
+      support::ask_in_forked_child([] { return opencl_reason_here(); }, "the OpenCL driver").text;
+  return probed;
 }
 
 void OpenClDevice::ReleaseMem::operator()(void* mem) const { cl().release_mem_object(mem); }
@@ -273,6 +271,7 @@ OpenClDevice& OpenClDevice::get() {
   if (std::string reason = opencl_unavailable_reason(); !reason.empty()) {
     throw Error("OpenCL unavailable: " + reason);
   }
+  selection();  // throws in a forked child of a process that uses OpenCL: its device is the parent's
   // Built once; a failure (thrown) leaves the next call to try again.
   static OpenClDevice device;
   return device;
