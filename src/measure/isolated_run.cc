@@ -219,6 +219,15 @@ bool decode_report(const std::string& report, int repeat, MeasureResult& r) {
   return true;
 }
 
+// Why `arguments` cannot be measured at all (no output, or no expected
+// output to check against), or "".
+std::string unmeasurable(const KernelArguments& arguments, bool check) {
+  if (check && !arguments.expected)
+    return arguments.expected_error.empty() ? "no expected output to check against" : arguments.expected_error;
+  if (arguments.output_shapes.empty()) return "a kernel without outputs";
+  return "";
+}
+
 // A child that ended without a whole report, by how it ended.
 void ended_without_report(const ChildProcess::Exit& exit, MeasureResult& r) {
   r.error = ErrorKind::RuntimeDevice;
@@ -268,15 +277,9 @@ MeasureResult run_isolated(const std::string& object_path, const std::string& fu
                            const KernelArguments& arguments, const LocalRunnerOptions& options, bool check,
                            const KernelLoader& load_object, const std::function<void()>& in_child) {
   MeasureResult r;
-  if (check && !arguments.expected) {
+  if (std::string why = unmeasurable(arguments, check); !why.empty()) {
     r.error = ErrorKind::Unknown;
-    r.error_message = arguments.expected_error.empty() ? "no expected output to check against"
-                                                       : arguments.expected_error;
-    return r;
-  }
-  if (arguments.output_shapes.empty()) {
-    r.error = ErrorKind::Unknown;
-    r.error_message = "a kernel without outputs";
+    r.error_message = why;
     return r;
   }
   const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeout));
@@ -312,12 +315,8 @@ std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const 
         for (size_t k = first; k < jobs.size(); ++k) {
           const GpuJob& job = jobs[k];
           std::string report;
-          if (job.arguments->output_shapes.empty()) {
-            report = encode_error(ErrorKind::Unknown, "a kernel without outputs");
-          } else if (check && !job.arguments->expected) {
-            report = encode_error(ErrorKind::Unknown, job.arguments->expected_error.empty()
-                                                          ? "no expected output to check against"
-                                                          : job.arguments->expected_error);
+          if (std::string why = unmeasurable(*job.arguments, check); !why.empty()) {
+            report = encode_error(ErrorKind::Unknown, why);
           } else {
             try {
               const std::string bytes = support::read_file(job.object_path);
