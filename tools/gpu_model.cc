@@ -36,7 +36,7 @@ bool check_gpu_artifact(const std::string& path, const graph::Graph& model) {
   bool correct = true;
   // Half storage rounds every weight and value between kernels to 11
   // significant bits: against the fp32 interpreter, a looser bar.
-  const double tolerance = ex.graph().has_half_tensors() ? measure::kHalfNetworkTolerance : measure::kDefaultTolerance;
+  const double tolerance = measure::network_tolerance(ex.graph());
   for (int i = 0; i < ex.num_outputs(); ++i)
     correct &= check_output("", ex.graph().tensors[ex.graph().outputs[i]].name, ex.get_output(i), want.at(i), tolerance);
   return correct;

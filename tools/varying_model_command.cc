@@ -85,7 +85,7 @@ int run_compile_varying(const ModelCommandOptions& o, const graph::ModelOptions&
   runtime::VaryingExecutor ex = runtime::VaryingExecutor::load(o.output);
   runtime::set_num_threads(target.threads);
   bool correct = true;
-  const double tolerance = largest.has_half_tensors() ? measure::kHalfNetworkTolerance : measure::kDefaultTolerance;
+  const double tolerance = measure::network_tolerance(largest);
   for (int64_t n : sizes_to_check(dim, !ex.varying().exact_only.empty())) {
     std::vector<runtime::NDArray> inputs;
     for (int i = 0; i < ex.num_inputs(); ++i) {

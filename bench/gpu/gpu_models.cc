@@ -86,9 +86,8 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
     bool ok = true;
     double worst = 0;
     for (int i = 0; i < ex.num_outputs(); ++i) {
-      const double tolerance =
-          ex.graph().has_half_tensors() ? measure::kHalfNetworkTolerance : measure::kDefaultTolerance;
-      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i), tolerance);
+      const measure::OutputComparison c =
+          measure::compare_output(ex.get_output(i), want.at(i), measure::network_tolerance(ex.graph()));
       ok &= c.ok;
       worst = std::max(worst, c.max_rel_error);
     }

@@ -8,6 +8,7 @@
 
 #include "ir/compute_dag.h"
 #include "measure/timer.h"
+#include "runtime/executable_graph.h"
 #include "runtime/ndarray.h"
 
 namespace tessera::measure {
@@ -52,6 +53,10 @@ inline constexpr double kHalfStorageTolerance = 2e-3;
 // A whole network in half storage (--dtype float16) against the fp32
 // interpreter: every weight and intermediate value rounded, layer after layer.
 inline constexpr double kHalfNetworkTolerance = 5e-3;  // the zoo and tiny BERT/GPT-2 on PoCL: at most 1.0e-3
+// The bar for a compiled network's outputs against the fp32 interpreter.
+inline double network_tolerance(const runtime::ExecutableGraph& graph) {
+  return graph.has_half_tensors() ? kHalfNetworkTolerance : kDefaultTolerance;
+}
 
 struct OutputComparison {
   bool ok = true;                // max_rel_error <= tolerance
