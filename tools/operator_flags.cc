@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "compile/build.h"
 #include "tessera/error.h"
 
 namespace tessera::cli {
@@ -68,9 +69,7 @@ ops::OpArgs resolve(const OperatorFlags& f) {
 }
 
 void require_dtype_runs_on(const ops::OpArgs& args, const target::Target& target) {
-  if (args.dtype == "float16" && !target.is_gpu())
-    throw Error(fmt::format("--dtype float16: half storage runs on GPU targets (cuda, opencl); '{}' computes in float32",
-                            target.str()));
+  if (args.dtype == "float16") build::require_half_storage_target(target);
 }
 
 int resolve_threads(int threads) {

@@ -33,9 +33,7 @@ class Builder {
   Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
       : g_(g), target_(target), options_(options) {
     if (target.is_gpu()) gpu_.emplace(target);
-    if (options.half_storage && !target.is_gpu())
-      throw Error("--dtype float16: half storage runs on GPU targets (cuda, opencl); '" + target.str() +
-                  "' computes in float32");
+    if (options.half_storage) require_half_storage_target(target);
     // In half storage, the values the caller sees stay float32: the inputs,
     // the outputs, and what an output is a view of.
     for (NodeId out : g.outputs())
@@ -211,6 +209,12 @@ void name_outputs_as_the_model(const graph::Graph& model, runtime::ExecutableGra
 }
 
 }  // namespace
+
+void require_half_storage_target(const target::Target& target) {
+  if (!target.is_gpu())
+    throw Error("--dtype float16: half storage runs on GPU targets (cuda, opencl); '" + target.str() +
+                "' computes in float32");
+}
 
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,

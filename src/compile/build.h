@@ -55,6 +55,10 @@ struct BuildOptions {
   bool half_storage = false;
 };
 
+// Half storage runs on GPU targets: throws tessera::Error in one line for a
+// CPU target (an operator's --dtype float16 and a network's alike).
+void require_half_storage_target(const target::Target& target);
+
 struct BuildResult {
   runtime::Artifact artifact;
   graph::Graph optimized;  // after the passes, what the kernels compute
