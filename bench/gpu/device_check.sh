@@ -24,7 +24,7 @@ left() { echo $((start + ${TOTAL_S:-470} - $(date +%s))); }
 
 nvidia-smi >"$OUT/gpu.txt" 2>&1
 echo "== tests ($(left) s left)"
-timeout 90 "$work/tessera_tests" --gtest_filter='GpuSource*:*GpuOperator*:NvrtcCompiler*:GpuBuild*:*HalfStorage*' \
+timeout 90 "$work/tessera_tests" --gtest_filter='GpuSource*:*GpuOperator*:NvrtcCompiler*:GpuBuild*:*HalfStorage*:TensorCore*' \
   >"$OUT/gpu_tests.txt" 2>&1
 # Tuning in a process of its own: the tests above ran on the GPU in theirs,
 # and CUDA does not survive the fork of a measurement child.

@@ -1,10 +1,13 @@
 #include "autoschedule/gpu_sketch_rules.h"
 
+#include <optional>
 #include <set>
 
 #include "autoschedule/stage_analysis.h"
+#include "ir/functor.h"
 #include "schedule/gpu_schedule.h"
 #include "schedule/iter_names.h"
+#include "schedule/stage_steps.h"
 
 namespace tessera::autoschedule {
 
@@ -40,6 +43,183 @@ std::vector<std::pair<SketchBuilder, int>> CrossThreadReduction::apply(const Ske
   n.sites().unroll.push_back({s, split_part(r, 0)});
   n.mark_structured(s);
   n.note(s + ": cross-thread reduction over " + r);
+  return {{std::move(n), stage - 1}};
+}
+
+namespace {
+
+// Threads of a warp: a tensor-core block's x extent.
+constexpr int64_t kWarpLanes = 32;
+constexpr int64_t kTile = 16;
+
+// Values exactly representable in fp16: a half-storage placeholder, or a
+// stage that only copies one (batch_matmul's transposed B).
+bool holds_halves(const ir::Tensor& t) {
+  if (t->is_placeholder()) return t->dtype == ir::DType::Float16;
+  const auto* load = t->body.as<ir::TensorLoadNode>();
+  return load && holds_halves(load->tensor);
+}
+
+// The matrix product C(.., i, j) = sum over k of A(.., i, k) * B(.., k, j)
+// a stage computes, with its operands in the order (rows, columns): the
+// loads of its body, or nothing.
+struct MatrixProduct {
+  const ir::TensorLoadNode* a = nullptr;
+  const ir::TensorLoadNode* b = nullptr;
+};
+std::optional<MatrixProduct> matrix_product(const ir::Tensor& t) {
+  const auto* r = t->body.as<ir::ReduceNode>();
+  if (!r || r->combiner != ir::ReduceKind::Sum || r->axes.size() != 1 || t->axes.size() < 2) return std::nullopt;
+  const auto* mul = r->source.as<ir::BinaryNode>();
+  if (!mul || mul->kind != ir::ExprKind::Mul) return std::nullopt;
+  MatrixProduct p{mul->a.as<ir::TensorLoadNode>(), mul->b.as<ir::TensorLoadNode>()};
+  if (!p.a || !p.b) return std::nullopt;
+  const ir::Var& i = t->axes[t->axes.size() - 2].var;
+  const ir::Var& j = t->axes.back().var;
+  const ir::Var& k = r->axes[0].var;
+  auto uses = [](const ir::TensorLoadNode* l, const ir::Var& v) {
+    for (const auto& e : l->indices)
+      if (ir::uses_var(e, v)) return true;
+    return false;
+  };
+  if (uses(p.a, j)) std::swap(p.a, p.b);
+  if (uses(p.a, j) || uses(p.b, i) || !uses(p.a, i) || !uses(p.b, j) || !uses(p.a, k) || !uses(p.b, k))
+    return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+SketchRule::Condition TensorCoreTiling::condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const {
+  if (ctx.target.kind != "cuda" || ctx.target.gpu.arch < 80) return Condition::Pass;
+  const auto& state = b.state();
+  const schedule::Stage& s = b.stage(stage);
+  // (A cache_write's accumulator is the product after AddCacheWrite: tiled
+  // for tensor cores once, from the product itself.)
+  if (!needs_multi_level_tiling(state, stage) || !untouched(s) || schedule::is_cache_write_local(*s.tensor))
+    return Condition::Pass;
+  const auto product = matrix_product(s.tensor);
+  if (!product || !holds_halves(product->a->tensor) || !holds_halves(product->b->tensor)) return Condition::Pass;
+  const auto& shape = s.tensor->shape;
+  const int64_t k = s.tensor->reduce_axes[0].extent;
+  if (shape[shape.size() - 2] % kTile != 0 || shape.back() % kTile != 0 || k % kTile != 0) return Condition::Pass;
+  const int consumer = elementwise_matched_consumer(state, stage);
+  if (consumer >= 0 && !untouched(state.stages()[consumer])) return Condition::Pass;
+  return Condition::Apply;
+}
+
+std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchContext&, const SketchBuilder& b,
+                                                                   int stage) const {
+  using schedule::AnnotateStep;
+  using schedule::ComputeAtStep;
+  using schedule::ReorderStep;
+  using schedule::SplitStep;
+  SketchBuilder n = b;
+  const std::string c = b.stage(stage).name();
+  const int consumer = elementwise_matched_consumer(b.state(), stage);
+  const std::string out = consumer >= 0 ? b.stage(consumer).name() : c;
+  const size_t rank = b.stage(stage).tensor->shape.size();
+
+  // C accumulates in a warp's fragments, which store the block's tiles in
+  // shared memory; C, a copy of those, is the output stage or is inlined
+  // into it (through the elementwise stages between them).
+  n.add(schedule::CacheWriteStep{c, "shared"});
+  const std::string tiles = schedule::cache_write_name(c);
+  n.add(schedule::CacheWriteStep{tiles, "fragment"});
+  const std::string fragment = schedule::cache_write_name(tiles);
+  if (out != c) n.add(schedule::ComputeInlineStep{c});
+
+  // Rows and columns: (block, warp, fragment) by a slot's two lengths, then 16.
+  const auto osp = names_of(n.stage(n.state().stage_index(out)), ir::IterKind::Spatial);
+  const std::string oi = osp[rank - 2], oj = osp[rank - 1];
+  const auto& oshape = b.stage(stage).tensor->shape;
+  BlockThreads warps;
+  warps.threads_per_unit = kWarpLanes;
+  std::vector<int> slots;
+  for (const auto& [iter, extent] : {std::pair{oi, oshape[rank - 2]}, std::pair{oj, oshape[rank - 1]}}) {
+    n.add(SplitStep{out, iter, {kTile}});
+    const std::string outer = split_part(iter, 0);
+    const int slot = n.add_slot(TileSlot{out, outer, extent / kTile, 2, false});
+    n.follow(out, outer, slot, {1, 1});
+    warps.lengths.push_back({slot, 0});
+    slots.push_back(slot);
+  }
+  const int block = n.add_block(std::move(warps));
+  auto tile_parts = [](const std::string& i, const std::string& j, size_t part) {
+    return std::vector<std::string>{split_part(split_part(i, 0), part), split_part(split_part(j, 0), part)};
+  };
+  const std::vector<std::string> batch(osp.begin(), osp.end() - 2);
+  const std::vector<std::string> inner_tile = {split_part(oi, 1), split_part(oj, 1)};
+  n.add(ReorderStep{out, concat({batch, tile_parts(oi, oj, 0), tile_parts(oi, oj, 1), tile_parts(oi, oj, 2), inner_tile})});
+  const std::string block_loop = n.fuse(out, concat({batch, tile_parts(oi, oj, 0)}));
+  n.add(AnnotateStep{out, block_loop, Annotation::BlockX});
+  // The block's outputs written out 32 consecutive ones per warp.
+  const std::string written = n.fuse(out, concat({tile_parts(oi, oj, 1), tile_parts(oi, oj, 2), inner_tile}));
+  n.add(SplitStep{out, written, {kWarpLanes}});
+  n.fetch_split(out, split_part(written, 0), block);
+  n.add(AnnotateStep{out, split_part(split_part(written, 0), 1), Annotation::ThreadY});
+  n.add(AnnotateStep{out, split_part(written, 1), Annotation::ThreadX});
+
+  // The shared tiles, one warp's per threadIdx.y, each stored from a fragment.
+  n.add(ComputeAtStep{tiles, out, block_loop});
+  const auto ssp = names_of(n.stage(n.state().stage_index(tiles)), ir::IterKind::Spatial);  // C's axes
+  const std::string si = ssp[rank - 2], sj = ssp[rank - 1];
+  for (size_t d = 0; d < 2; ++d) {
+    const std::string& iter = d == 0 ? si : sj;
+    n.add(SplitStep{tiles, iter, {kTile}});
+    n.follow(tiles, split_part(iter, 0), slots[d], {1, 1});
+  }
+  const std::vector<std::string> sbatch(ssp.begin(), ssp.begin() + static_cast<std::ptrdiff_t>(rank) - 2);
+  n.add(ReorderStep{tiles, concat({sbatch, tile_parts(si, sj, 0), tile_parts(si, sj, 1), tile_parts(si, sj, 2),
+                                   {split_part(si, 1), split_part(sj, 1)}})});
+  const std::string warp_loop = n.fuse(tiles, tile_parts(si, sj, 1));
+  n.add(AnnotateStep{tiles, warp_loop, Annotation::ThreadY});
+  n.add(AnnotateStep{tiles, split_part(si, 1), Annotation::TensorCore});
+
+  // The fragments: per step of the reduction (its length a slot's), both
+  // operands' block slices in shared memory; per 16 of it, each fragment's
+  // tile multiplied and added.
+  n.add(ComputeAtStep{fragment, tiles, warp_loop});
+  // (Copied: the steps below insert stages, which moves them.)
+  const schedule::Stage fs = n.stage(n.state().stage_index(fragment));
+  const auto fsp = names_of(fs, ir::IterKind::Spatial), frd = names_of(fs, ir::IterKind::Reduce);
+  const std::string fi = fsp[rank - 2], fj = fsp[rank - 1], k = frd[0];
+  for (const std::string& iter : {fi, fj, k}) n.add(SplitStep{fragment, iter, {kTile}});
+  n.tile(fragment, split_part(k, 0), 1);
+  const std::vector<std::string> fbatch(fsp.begin(), fsp.end() - 2);
+  const std::string step_loop = split_part(split_part(k, 0), 0);
+  n.add(ReorderStep{fragment, concat({fbatch, {step_loop, split_part(split_part(k, 0), 1)},
+                                      {split_part(fi, 0), split_part(fj, 0), split_part(fi, 1), split_part(fj, 1),
+                                       split_part(k, 1)}})});
+  n.add(AnnotateStep{fragment, split_part(fi, 1), Annotation::TensorCore});
+  std::set<std::string> fetched;
+  for (const auto& input : fs.tensor->inputs()) {
+    if (!fetched.insert(input->name).second) continue;
+    // A copy that only reorders an fp16 input (batch_matmul's transposed
+    // B) is read through: the fetch reorders it on the way.
+    if (!input->is_placeholder()) n.add(schedule::ComputeInlineStep{input->name});
+    std::vector<int> layout;
+    std::vector<std::string> axes;
+    for (size_t d = 0; d < input->shape.size(); ++d) {
+      layout.push_back(static_cast<int>(d));
+      axes.push_back(schedule::cache_read_axis(d));
+    }
+    n.add(schedule::CacheReadStep{fragment, input->name, layout, "shared"});
+    const std::string copy = schedule::cache_read_name(input->name);
+    n.add(ComputeAtStep{copy, fragment, step_loop});
+    const std::string all = n.fuse(copy, axes);
+    n.add(SplitStep{copy, all, {kWarpLanes}});
+    n.fetch_split(copy, split_part(all, 0), block);
+    n.add(AnnotateStep{copy, split_part(split_part(all, 0), 1), Annotation::ThreadY});
+    n.add(AnnotateStep{copy, split_part(all, 1), Annotation::ThreadX});
+    n.mark_structured(copy);
+    if (!input->is_placeholder()) n.mark_structured(input->name);
+  }
+  n.sites().unroll.push_back({fragment, n.stage(n.state().stage_index(fragment)).iters.front().name});
+  n.sites().unroll.push_back({tiles, n.stage(n.state().stage_index(tiles)).iters.front().name});
+  for (const std::string& s : {fragment, tiles, c, out}) n.mark_structured(s);
+  n.note(c + ": tensor-core tiling, fragments per warp, operands fetched into shared memory, written out by " + out);
+  // Every stage it added went in at or after this one: those before keep their places.
   return {{std::move(n), stage - 1}};
 }
 
@@ -114,6 +294,7 @@ SketchRules gpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
   rules.push_back(std::make_unique<CrossThreadReduction>());
+  rules.push_back(std::make_unique<TensorCoreTiling>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<GpuMultiLevelTiling>());
   rules.push_back(std::make_unique<SkipStage>());

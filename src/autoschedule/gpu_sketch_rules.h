@@ -10,11 +10,24 @@
 //     length); its outputs are the blocks, and each block's threads reduce
 //     one output together (partial results in registers, then a tree in
 //     shared memory: tir/lower.h). Both with and without.
-//  3. AddCacheWrite: a stage that needs multi-level tiling and has no
+//  3. TensorCoreTiling (CUDA, sm_80 and later): a matrix product whose
+//     operands are fp16 values (half-storage inputs, or copies of them) and
+//     whose rows, columns and reduction are multiples of 16 (dense,
+//     batch_matmul) is also tiled for tensor cores: rows and columns split
+//     (block, warp, fragment, 16), the reduction (step, sub-step, 16); each
+//     warp accumulates its fragments' 16 x 16 tiles in a "fragment" cache
+//     stage (mma.sync with fp32 accumulation), per step of the reduction
+//     from both operands fetched into shared memory by the whole block; the
+//     warps then store their tiles into a shared copy of the block's
+//     outputs, which the output stage (the product, or the elementwise
+//     consumer it is fused into) writes out, 32 lanes by the warps.
+//     Blocks are 32 threads along x (a warp's lanes) by the warps along y.
+//     The rules after it derive their sketches too; the search measures both.
+//  4. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (as on CPUs; on a GPU "local" is the thread's registers), which the
 //     next rule tiles inside the copy-out's threads.
-//  4. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
+//  5. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
 //     one elementwise consumer is tiled "SSRRSRS": every spatial axis
 //     split in 4 (block, thread, and two levels in the thread's registers),
 //     every reduce axis in 3, ordered S0 | S1 | R0 R1 S2 R2 S3. The
@@ -24,7 +37,7 @@
 //     fetched cooperatively into shared memory per step of R0: the copy's
 //     loops fused, split by the block's thread count, bound to threadIdx.x,
 //     each thread copying one element or 4 consecutive ones (a choice).
-//  5. SkipStage: anything else keeps its loops; its spatial loops are
+//  6. SkipStage: anything else keeps its loops; its spatial loops are
 //     fused and spread one output element per thread over blocks of whole
 //     warps (generate_sketches.h, the plain GPU stage).
 // The GPU verifier (tir/verify_gpu.h) refuses, before any build, the
@@ -37,6 +50,13 @@ class CrossThreadReduction : public SketchRule {
  public:
   std::string name() const override { return "cross-thread-reduction"; }
   Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
+
+class TensorCoreTiling : public SketchRule {
+ public:
+  std::string name() const override { return "tensor-core-tiling"; }
+  Condition condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
   std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
 };
 

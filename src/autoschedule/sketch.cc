@@ -76,7 +76,9 @@ std::string Sketch::print() const {
                      out << "  rfactor " << s.stage << " " << s.axis << " by the product of tile " << s.slot << "\n";
                    },
                    [&](const FetchSplit& s) {
-                     out << "  split " << s.stage << " " << s.iter << " by the threads of block " << s.block << " [";
+                     const bool warps = blocks.at(s.block).threads_per_unit > 1;
+                     out << "  split " << s.stage << " " << s.iter << " by the " << (warps ? "warps" : "threads")
+                         << " of block " << s.block << " [";
                      const auto& lengths = blocks.at(s.block).lengths;
                      for (size_t i = 0; i < lengths.size(); ++i)
                        out << (i ? " x " : "") << "tile " << lengths[i].first << "[" << lengths[i].second << "]";
@@ -144,10 +146,14 @@ void check_params(const Sketch& sketch, const SketchParams& params) {
       throw Error("sketch params: location site " + std::to_string(i) + " got " + std::to_string(params.locations[i]));
 }
 
+int64_t block_units(const Sketch& sketch, const SketchParams& params, int block) {
+  int64_t units = 1;
+  for (const auto& [slot, index] : sketch.blocks.at(block).lengths) units *= params.tiles.at(slot).at(index);
+  return units;
+}
+
 int64_t block_threads(const Sketch& sketch, const SketchParams& params, int block) {
-  int64_t threads = 1;
-  for (const auto& [slot, index] : sketch.blocks.at(block).lengths) threads *= params.tiles.at(slot).at(index);
-  return threads;
+  return block_units(sketch, params, block) * sketch.blocks.at(block).threads_per_unit;
 }
 
 schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
@@ -166,7 +172,7 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
                      t.rfactor(s.stage, s.axis, factor);
                    },
                    [&](const FetchSplit& s) {
-                     std::vector<int64_t> lengths{block_threads(sketch, params, s.block)};
+                     std::vector<int64_t> lengths{block_units(sketch, params, s.block)};
                      if (s.vector_site >= 0 && params.vectorize.at(s.vector_site)) lengths.push_back(kFetchLanes);
                      t.split(s.stage, s.iter, lengths);
                    },

@@ -48,13 +48,16 @@ struct TiledRfactor {
   int slot = 0;
 };
 // A GPU block's threads: the product of these tile lengths (slot, index
-// into its lengths), one per spatial axis bound to threadIdx.x.
+// into its lengths), one per spatial axis bound to threadIdx.x, times
+// threads_per_unit (32 where each unit is a warp: tensor-core blocks, whose
+// warps are threadIdx.y and lanes threadIdx.x).
 struct BlockThreads {
   std::vector<std::pair<int, int>> lengths;
+  int64_t threads_per_unit = 1;
 };
 // A cooperative fetch's split (GPU): the copy's fused loop split by the
-// thread count of block `block` (Sketch::blocks), its inner loop bound to
-// threadIdx.x, so that every thread of the block copies its share; when
+// units of block `block` (Sketch::blocks: its threads, or its warps), its
+// inner loop bound to threadIdx.x (y), so that every thread of the block copies its share; when
 // vectorize site `vector_site` is on, each thread copies 4 consecutive
 // elements (one float4 load where the code generator proves it aligned).
 struct FetchSplit {
@@ -122,7 +125,9 @@ struct SketchParams {
 // tile whose lengths do not divide its extent, a choice out of range).
 void check_params(const Sketch& sketch, const SketchParams& params);
 schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params);
-// The threads of block `block` of `sketch` under `params`.
+// The threads of block `block` of `sketch` under `params`, and the units
+// (threads or warps) its lengths count.
 int64_t block_threads(const Sketch& sketch, const SketchParams& params, int block);
+int64_t block_units(const Sketch& sketch, const SketchParams& params, int block);
 
 }  // namespace tessera::autoschedule

@@ -4,6 +4,7 @@
 
 #include "codegen/c_printer.h"
 #include "codegen/lane_analysis.h"
+#include "codegen/tensor_core_tile.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "tessera/error.h"
@@ -54,9 +55,20 @@ bool non_negative(const ir::Expr& e) {
   }
 }
 
+bool has_tensor_core_tiles(const tir::DeviceProgram& p) {
+  bool found = false;
+  for (const tir::DeviceKernel& k : p.kernels)
+    tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
+      auto* f = tir::as<tir::ForNode>(s);
+      found |= f && f->for_kind == tir::ForKind::TensorCore;
+    });
+  return found;
+}
+
 class GpuPrinter : public CSourcePrinter {
  public:
-  GpuPrinter(GpuDialect dialect, bool index_32) : dialect_(dialect), index_32_(index_32) {}
+  GpuPrinter(GpuDialect dialect, bool index_32, bool tensor_cores)
+      : dialect_(dialect), index_32_(index_32), tensor_cores_(tensor_cores) {}
 
   // The helpers the kernels call, for this printer's index type; guarded,
   // so that the sources of several functions concatenate into one unit.
@@ -80,8 +92,9 @@ class GpuPrinter : public CSourcePrinter {
       s += fn + "float tsr_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n";
       s += fn + "unsigned short tsr_f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n";
     }
-    s += "#endif\n\n";
-    return s;
+    s += "#endif\n";
+    if (cuda() && tensor_cores_) s += cuda_tensor_core_prelude();
+    return s + "\n";
   }
 
   std::string kernel(const tir::DeviceKernel& k) {
@@ -144,12 +157,14 @@ class GpuPrinter : public CSourcePrinter {
   }
 
   std::string load_text(const ir::TensorLoadNode& n, const std::string& index) override {
+    check_not_fragment(n.tensor);
     if (n.tensor->dtype != ir::DType::Float16) return CSourcePrinter::load_text(n, index);
     const std::string buffer = name(n.tensor->name);
     return cuda() ? "tsr_h2f(" + buffer + "[" + index + "])" : "vload_half(" + index + ", " + buffer + ")";
   }
 
   void store(const tir::StoreNode* n, int depth) override {
+    check_not_fragment(n->buffer);
     if (n->buffer->dtype != ir::DType::Float16) return CSourcePrinter::store(n, depth);
     const std::string buffer = name(n->buffer->name), index = flat_index(n->indices, n->buffer->shape);
     if (cuda())
@@ -194,6 +209,7 @@ class GpuPrinter : public CSourcePrinter {
       out_ << indent(depth) << "}\n";
       return;
     }
+    if (n->for_kind == tir::ForKind::TensorCore) return tensor_core_tile(*n, depth);
     if (n->for_kind == tir::ForKind::Vectorized && vector_copy(n, depth)) return;
     // Virtual threads, other vector lanes and unrolled loops the unroll pass
     // left: loops the device compiler unrolls.
@@ -237,7 +253,81 @@ class GpuPrinter : public CSourcePrinter {
     return true;
   }
 
+  // A warp's tiles, read off the loops (codegen/tensor_core_tile.h): on
+  // CUDA as mma.sync's operation sequences, a fragment an array of
+  // tsr_tile16; in OpenCL as what they mean, every thread computing its
+  // warp's whole tile, a fragment 256 floats per tile, so that the tiles'
+  // origins and strides run on the OpenCL device as they would on CUDA.
+  void tensor_core_tile(const tir::ForNode& n, int depth) {
+    const TensorCoreTile t = recognise_tensor_core_tile(n);
+    if (!fragments_.count(t.fragment.get()))
+      throw Error("tensor-core loop '" + n.var.name() + "': '" + t.fragment->name + "' is not a fragment buffer");
+    const std::string tile_index = flat_index(t.tile, fragment_tile_grid(t.fragment));
+    if (cuda()) {
+      const std::string tile = name(t.fragment->name) + "[" + tile_index + "]";
+      auto at = [&](const TileOperand& o) {
+        return name(o.buffer->name) + " + " + flat_index(o.origin, o.buffer->shape) + ", " +
+               std::to_string(o.row_stride) + ", " + std::to_string(o.col_stride);
+      };
+      out_ << indent(depth);
+      switch (t.op) {
+        case TensorCoreTile::Op::Fill: out_ << "tsr_tc_fill(" << tile << ", " << float_literal(t.fill_value) << ");\n"; break;
+        case TensorCoreTile::Op::MultiplyAdd: out_ << "tsr_tc_mma(" << tile << ", " << at(t.a) << ", " << at(t.b) << ");\n"; break;
+        case TensorCoreTile::Op::Store: out_ << "tsr_tc_store(" << at(t.destination) << ", " << tile << ");\n"; break;
+      }
+      return;
+    }
+    // Element (r, c) of a tile; of an operand at its origin plus the strides.
+    const std::string element = name(t.fragment->name) + "[(" + tile_index + ")*256 + tsr_r*16 + tsr_c]";
+    auto at = [&](const TileOperand& o, const std::string& row, const std::string& col) {
+      return flat_index(o.origin, o.buffer->shape) + " + " + row + "*" + std::to_string(o.row_stride) + " + " + col +
+             "*" + std::to_string(o.col_stride);
+    };
+    auto read = [&](const TileOperand& o, const std::string& index) {
+      return o.buffer->dtype == ir::DType::Float16 ? "vload_half(" + index + ", " + name(o.buffer->name) + ")"
+                                                   : name(o.buffer->name) + "[" + index + "]";
+    };
+    out_ << indent(depth) << "for (int tsr_r = 0; tsr_r < 16; ++tsr_r)\n"
+         << indent(depth + 1) << "for (int tsr_c = 0; tsr_c < 16; ++tsr_c) {\n";
+    const std::string in = indent(depth + 2);
+    switch (t.op) {
+      case TensorCoreTile::Op::Fill: out_ << in << element << " = " << float_literal(t.fill_value) << ";\n"; break;
+      case TensorCoreTile::Op::MultiplyAdd:
+        out_ << in << "for (int tsr_k = 0; tsr_k < 16; ++tsr_k)\n"
+             << in << "  " << element << " += " << read(t.a, at(t.a, "tsr_r", "tsr_k")) << " * "
+             << read(t.b, at(t.b, "tsr_k", "tsr_c")) << ";\n";
+        break;
+      case TensorCoreTile::Op::Store: {
+        const TileOperand& d = t.destination;
+        const std::string index = at(d, "tsr_r", "tsr_c");
+        if (d.buffer->dtype == ir::DType::Float16)
+          out_ << in << "vstore_half_rte(" << element << ", " << index << ", " << name(d.buffer->name) << ");\n";
+        else
+          out_ << in << name(d.buffer->name) << "[" << index << "] = " << element << ";\n";
+        break;
+      }
+    }
+    out_ << indent(depth + 1) << "}\n";
+  }
+
+  void check_not_fragment(const ir::Tensor& buffer) const {
+    if (fragments_.count(buffer.get()))
+      throw Error("fragment '" + buffer->name + "' is read or written outside a tensor-core loop (its elements are spread over a warp)");
+  }
+
   void allocate(const tir::AllocateNode* n, int depth) override {
+    if (n->scope == tir::MemoryScope::Fragment) {
+      fragments_.insert(n->buffer.get());
+      int64_t tiles = 1;
+      for (int64_t e : fragment_tile_grid(n->buffer)) tiles *= e;
+      if (cuda())
+        out_ << indent(depth) << "tsr_tile16 " << name(n->buffer->name) << "[" << tiles << "];\n";
+      else
+        out_ << indent(depth) << "float " << name(n->buffer->name) << "[" << tiles * 256 << "];  // " << tiles
+             << " tiles of 16 x 16\n";
+      stmt(n->body, depth);
+      return;
+    }
     if (n->scope == tir::MemoryScope::Local)
       out_ << indent(depth) << type_name(n->buffer->dtype) << " " << name(n->buffer->name) << "["
            << n->buffer->num_elements() << "];\n";
@@ -258,6 +348,8 @@ class GpuPrinter : public CSourcePrinter {
 
   GpuDialect dialect_;
   bool index_32_;
+  bool tensor_cores_;
+  std::set<const ir::TensorNode*> fragments_;
 };
 
 }  // namespace
@@ -266,7 +358,7 @@ GpuSource emit_gpu_source(const tir::LoweredFunc& f, const target::GpuLimits& li
   GpuSource out;
   out.program = tir::split_device_kernels(tir::prepare_for_gpu_codegen(f));
   tir::verify_gpu(out.program, limits);
-  GpuPrinter printer(dialect, fits_32_bits(out.program));
+  GpuPrinter printer(dialect, fits_32_bits(out.program), has_tensor_core_tiles(out.program));
   out.code = std::string(dialect == GpuDialect::Cuda ? "// CUDA C" : "// OpenCL C") + " written by Tessera: " + f.name +
              "\n" + printer.prelude();
   for (const tir::DeviceKernel& k : out.program.kernels) out.code += printer.kernel(k) + "\n";

@@ -183,7 +183,8 @@ class KernelEmitter {
       case tir::ForKind::Parallel:
         if (!state_.inside_parallel && lanes_ == 1) return parallel_loop(n);
         break;
-      case tir::ForKind::Serial: break;
+      case tir::ForKind::Serial:
+      case tir::ForKind::TensorCore: break;  // a warp's tile, serial in meaning (tir/stmt.h)
       default:
         throw Error("loop '" + n->var.name() + "' is bound to " + tir::to_string(n->for_kind) +
                     ": a GPU schedule, which compiles for a cuda or opencl target, not " + target_.str());

@@ -8,6 +8,7 @@
 #include "features/access_analysis.h"
 #include "ir/functor.h"
 #include "tir/device_program.h"
+#include "tir/stmt_functor.h"
 
 namespace tessera::features {
 namespace {
@@ -23,6 +24,7 @@ struct KernelWork {
   double threads = 1, blocks = 1, vthreads = 1, shared_bytes = 0;
   double main_iterations = 0;  // the main store's, in one thread
   double shared_accesses = 0, global_accesses = 0, local_elements = 0;
+  double tensor_core_products = 0;
   double worst_conflict = 0;  // gcd(|stride|, 32) along threadIdx.x, 0 when none
   double store_stride = 0;    // the largest of device-memory stores along threadIdx.x
   bool bound = false;
@@ -36,6 +38,7 @@ class Walker {
   void visit(const tir::Stmt& s) {
     if (!s) return;
     if (auto* f = tir::as<tir::ForNode>(s)) {
+      if (f->for_kind == ForKind::TensorCore) return tensor_core_tile(*f);
       const bool bound = tir::is_block_axis(f->for_kind) || tir::is_thread_axis(f->for_kind);
       w_.bound |= bound;
       if (f->for_kind == ForKind::VThread) w_.vthreads *= static_cast<double>(f->extent);
@@ -47,6 +50,8 @@ class Walker {
     } else if (auto* a = tir::as<tir::AllocateNode>(s)) {
       scope_[a->buffer.get()] = a->scope;
       if (a->scope == MemoryScope::Local) w_.local_elements += static_cast<double>(a->buffer->num_elements());
+      // A warp's fragments: each lane holds 1/32 of them.
+      if (a->scope == MemoryScope::Fragment) w_.local_elements += static_cast<double>(a->buffer->num_elements()) / 32;
       visit(a->body);
     } else if (auto* i = tir::as<tir::IfThenElseNode>(s)) {
       visit(i->then_case);
@@ -97,6 +102,27 @@ class Walker {
           std::max(w_.store_stride, std::abs(access_stats(written, loops_, static_cast<size_t>(tx)).stride));
   }
 
+  // A warp's tile: one instruction sequence, not the 16 x 16 (x 16)
+  // iterations its loops mean.
+  void tensor_core_tile(const tir::ForNode& f) {
+    const double n = own_iterations();
+    const auto* columns = tir::as<tir::ForNode>(f.body);
+    const bool product = columns && tir::as<tir::ForNode>(columns->body);
+    if (product) w_.tensor_core_products += n;
+    w_.main_iterations = std::max(w_.main_iterations, n);
+    constexpr double kPerLaneElements = 8;  // of a 16 x 16 tile, over 32 lanes
+    tir::visit_stmts(f.body, [&](const tir::Stmt& s) {
+      auto* st = tir::as<tir::StoreNode>(s);
+      if (!st) return;
+      for (const Access& a : collect_accesses(st)) {
+        const MemoryScope scope = scope_of(a.buffer.get());
+        const double count = n * kPerLaneElements;
+        if (scope == MemoryScope::Shared) w_.shared_accesses += count;
+        if (scope == MemoryScope::Global) w_.global_accesses += count;
+      }
+    });
+  }
+
   KernelWork& w_;
   std::vector<Loop> loops_;
   std::map<const ir::TensorNode*, MemoryScope> scope_;
@@ -141,6 +167,7 @@ std::vector<float> gpu_features(const tir::LoweredFunc& f) {
   out[8] = lg(heaviest.store_stride);
   out[9] = static_cast<float>(occupancy(heaviest));
   out[10] = lg(heaviest.local_elements);
+  out[11] = lg(heaviest.tensor_core_products);
   for (float& x : out)
     if (!std::isfinite(x)) x = 0;
   return out;

@@ -21,13 +21,16 @@
 //      threads, 32 blocks, 65536 registers and 164 KB of shared memory,
 //      registers per thread estimated as 32 + local elements
 //  10  log2(1+local (register) elements per thread)
+//  11  log2(1+16 x 16 x 16 tensor-core products per warp) (tir::ForKind::
+//      TensorCore; such a tile counts as one iteration of the main store,
+//      and its operands as the 8 elements each lane gathers of each tile)
 #include <vector>
 
 #include "tir/stmt.h"
 
 namespace tessera::features {
 
-constexpr int kGpuLength = 11;
+constexpr int kGpuLength = 12;
 
 std::vector<float> gpu_features(const tir::LoweredFunc& f);
 

@@ -44,9 +44,12 @@ std::string memory_scope(const ir::TensorNode& t) {
 }
 
 namespace {
-void check_scope(const std::string& what, const std::string& scope, bool empty_allowed) {
-  if (scope == "shared" || scope == "local" || (empty_allowed && scope.empty())) return;
-  throw Error(what + ": unknown scope " + support::quoted(scope) + " (valid: shared, local)");
+void check_scope(const std::string& what, const std::string& scope, bool empty_allowed, bool fragment_allowed) {
+  if (scope == "shared" || scope == "local" || (empty_allowed && scope.empty()) ||
+      (fragment_allowed && scope == "fragment"))
+    return;
+  throw Error(what + ": unknown scope " + support::quoted(scope) + " (valid: shared, local" +
+              (fragment_allowed ? ", fragment)" : ")"));
 }
 }  // namespace
 
@@ -57,7 +60,7 @@ void apply_cache_write(State& state, const CacheWriteStep& st) {
   Stage& s = state.stages()[idx];
   if (!s.loop_steps.empty())
     throw Error("cache_write of " + support::quoted(st.stage) + " must come before its loops are transformed");
-  check_scope("cache_write of " + support::quoted(st.stage), st.scope, true);
+  check_scope("cache_write of " + support::quoted(st.stage), st.scope, true, true);
   const ir::Tensor original = s.tensor;
 
   auto local = std::make_shared<ir::TensorNode>(*original);
@@ -79,7 +82,7 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
   const std::string what = "cache_read of " + support::quoted(st.tensor) + " for " + support::quoted(st.stage);
   const ir::Tensor reader = state.stages()[idx].tensor;
   if (state.stages()[idx].location == Location::Inlined) throw Error(what + ": the stage is inlined");
-  check_scope(what, st.scope, true);
+  check_scope(what, st.scope, true, false);
   ir::Tensor source;
   for (const auto& in : reader->inputs())
     if (in->name == st.tensor) source = in;

@@ -17,6 +17,7 @@ std::string to_string(Annotation a) {
     case Annotation::Parallel: return "parallel";
     case Annotation::Vectorize: return "vectorize";
     case Annotation::Unroll: return "unroll";
+    case Annotation::TensorCore: return "tensor_core";
     case Annotation::BlockX: return "blockIdx.x";
     case Annotation::BlockY: return "blockIdx.y";
     case Annotation::BlockZ: return "blockIdx.z";
@@ -35,11 +36,12 @@ Annotation annotation_from_string(const std::string& s) {
   if (s == "parallel") return Annotation::Parallel;
   if (s == "vectorize") return Annotation::Vectorize;
   if (s == "unroll") return Annotation::Unroll;
+  if (s == "tensor_core") return Annotation::TensorCore;
   for (Annotation a : {Annotation::BlockX, Annotation::BlockY, Annotation::BlockZ, Annotation::ThreadX,
                        Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread})
     if (s == to_string(a)) return a;
   throw Error("unknown annotation " + support::quoted(s) +
-              " (valid: none, parallel, vectorize, unroll, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
+              " (valid: none, parallel, vectorize, unroll, tensor_core, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {
@@ -177,6 +179,9 @@ void Stage::annotate(const AnnotateStep& st) {
   if (is_gpu_binding(st.annotation) && st.annotation != Annotation::ThreadX && it.kind == ir::IterKind::Reduce)
     throw Error("bind " + name() + "." + st.iter + " to " + to_string(st.annotation) +
                 ": a reduce iterator cannot be spread over blocks or threads other than threadIdx.x (rfactor it first)");
+  if (st.annotation == Annotation::TensorCore && it.kind == ir::IterKind::Reduce)
+    throw Error("annotate " + name() + "." + st.iter +
+                ": tensor_core marks the first of a tile's spatial loops (its rows), not a reduce loop");
   if (is_gpu_binding(st.annotation))
     for (const Iterator& other : iters)
       if (other.annotation == st.annotation && other.name != st.iter)

@@ -9,15 +9,17 @@
 
 namespace tessera::schedule {
 
-// Parallel, Vectorize and Unroll are CPU loop kinds; the rest bind a loop to
-// a GPU's grid ("bind" in TVM): its iterations become the blocks or the
-// threads of a block along x, y or z, or virtual threads (a loop each thread
-// runs, interleaved by the code generator).
+// Parallel, Vectorize and Unroll are CPU loop kinds; TensorCore marks the
+// first of a stage's innermost loops that one warp computes as a whole on a
+// GPU's tensor cores (tir::ForKind::TensorCore says which); the rest bind a
+// loop to a GPU's grid ("bind" in TVM): its iterations become the blocks or
+// the threads of a block along x, y or z, or virtual threads (a loop each
+// thread runs, interleaved by the code generator).
 enum class Annotation {
-  None, Parallel, Vectorize, Unroll,
+  None, Parallel, Vectorize, Unroll, TensorCore,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(Annotation a);  // "parallel", ..., "blockIdx.x", "threadIdx.y", "vthread"
+std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "blockIdx.x", "threadIdx.y", "vthread"
 Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
 bool is_gpu_binding(Annotation a);
 
@@ -47,9 +49,11 @@ struct ComputeRootStep {
   std::string stage;
 };
 // Memory a cache stage's buffer lives in on a GPU: "local" (each thread's
-// registers), "shared" (one copy per block, filled by its threads together);
-// on a CPU both are a scratch buffer. Steps written without one read "".
-struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a buffer of `scope` ("" = "local")
+// registers), "shared" (one copy per block, filled by its threads together),
+// "fragment" (a cache_write's accumulator held by a warp's tensor cores:
+// tir::MemoryScope::Fragment); on a CPU all are a scratch buffer. Steps
+// written without one read "".
+struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a buffer of `scope` ("" = "local", "fragment")
   std::string stage;
   std::string scope;
 };

@@ -40,6 +40,7 @@ ForKind for_kind(schedule::Annotation a) {
     case schedule::Annotation::Parallel: return ForKind::Parallel;
     case schedule::Annotation::Vectorize: return ForKind::Vectorized;
     case schedule::Annotation::Unroll: return ForKind::Unrolled;
+    case schedule::Annotation::TensorCore: return ForKind::TensorCore;
     case schedule::Annotation::BlockX: return ForKind::BlockX;
     case schedule::Annotation::BlockY: return ForKind::BlockY;
     case schedule::Annotation::BlockZ: return ForKind::BlockZ;
@@ -61,7 +62,9 @@ bool spreads_over_threads(schedule::Annotation a) {
 // The memory an attached stage's region buffer lives in: what its cache
 // step named, else each thread's own (the CPU reads every scope alike).
 MemoryScope scope_of(const ir::TensorNode& t) {
-  return schedule::memory_scope(t) == "shared" ? MemoryScope::Shared : MemoryScope::Local;
+  const std::string scope = schedule::memory_scope(t);
+  if (scope == "shared") return MemoryScope::Shared;
+  return scope == "fragment" ? MemoryScope::Fragment : MemoryScope::Local;
 }
 
 class Lowerer {
@@ -619,12 +622,18 @@ class Lowerer {
 
   // Loop kinds from annotations, then auto_unroll_max_step unrolls the
   // innermost plain loops while their total trip count stays within it.
+  // The loops of a tensor-core tile stay whole (one instruction sequence of
+  // a warp) and count as one trip: the loops around them unroll, so that
+  // the tiles' fragments are registers.
   static std::vector<ForKind> loop_kinds(const Stage& s) {
     std::vector<ForKind> kinds;
     for (const auto& it : s.iters) kinds.push_back(for_kind(it.annotation));
+    int last = static_cast<int>(s.iters.size()) - 1;
+    for (int i = 0; i <= last; ++i)
+      if (kinds[i] == ForKind::TensorCore) last = i - 1;
     if (s.auto_unroll_max_step > 0) {
       int64_t trips = 1;
-      for (int i = static_cast<int>(s.iters.size()) - 1; i >= 0; --i) {
+      for (int i = last; i >= 0; --i) {
         if (s.iters[i].extent > s.auto_unroll_max_step / trips) break;  // trips * extent > max, unoverflowed
         trips *= s.iters[i].extent;
         if (kinds[i] == ForKind::Parallel || schedule::is_gpu_binding(s.iters[i].annotation)) break;

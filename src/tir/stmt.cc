@@ -8,6 +8,7 @@ std::string to_string(ForKind k) {
     case ForKind::Parallel: return "parallel";
     case ForKind::Vectorized: return "vectorized";
     case ForKind::Unrolled: return "unrolled";
+    case ForKind::TensorCore: return "tensor_core";
     case ForKind::BlockX: return "blockIdx.x";
     case ForKind::BlockY: return "blockIdx.y";
     case ForKind::BlockZ: return "blockIdx.z";
@@ -34,6 +35,7 @@ std::string to_string(MemoryScope s) {
     case MemoryScope::Global: return "global";
     case MemoryScope::Shared: return "shared";
     case MemoryScope::Local: return "local";
+    case MemoryScope::Fragment: return "fragment";
   }
   return "?";
 }

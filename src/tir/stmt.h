@@ -13,19 +13,28 @@ namespace tessera::tir {
 // The GPU kinds are loops bound to the launch grid: one iteration per block
 // (or thread of a block) along x, y or z; a VThread loop runs inside each
 // thread, serially, as several virtual threads would.
+// A TensorCore loop is the rows of a 16 x 16 tile that a warp computes
+// together: with the loops inside it, either a product C += A * B over 16
+// reduce steps into a Fragment buffer, C's tile set to zero, or C's tile
+// stored elsewhere (codegen/gpu_source.h writes each as tensor-core
+// instructions on CUDA). Its meaning is that of serial loops run by every
+// thread of the warp alike: so other code generators run it.
 enum class ForKind {
-  Serial, Parallel, Vectorized, Unrolled,
+  Serial, Parallel, Vectorized, Unrolled, TensorCore,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(ForKind k);  // "serial", ..., "blockIdx.x", "threadIdx.z", "vthread"
+std::string to_string(ForKind k);  // "serial", ..., "tensor_core", "blockIdx.x", "threadIdx.z", "vthread"
 bool is_block_axis(ForKind k);
 bool is_thread_axis(ForKind k);  // threadIdx.x|y|z (not vthread)
 int grid_dimension(ForKind k);   // 0, 1, 2 for x, y, z of a block or thread axis
 
 // Where a buffer lives on a GPU: Global (device memory: arguments and root
-// stages' scratch), Shared (one per block), Local (one per thread). CPU code
-// reads every scope as a scratch buffer.
-enum class MemoryScope { Global, Shared, Local };
+// stages' scratch), Shared (one per block), Local (one per thread),
+// Fragment (a warp's 16 x 16 accumulator tiles, written and read only by
+// TensorCore loops; on CUDA each thread holds its share of every tile; in
+// meaning, and elsewhere, a Local buffer). CPU code reads every scope as a
+// scratch buffer.
+enum class MemoryScope { Global, Shared, Local, Fragment };
 std::string to_string(MemoryScope s);
 
 enum class StmtKind { For, Store, Allocate, IfThenElse, Seq, Barrier };

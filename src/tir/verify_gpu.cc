@@ -57,13 +57,16 @@ class GpuVerifier {
                " inside another loop; blocks are the outermost loops of a kernel");
         // A virtual thread is a loop every thread runs alike: a condition
         // on it is the same in all of them.
+        if (n->for_kind == ForKind::TensorCore) check_tensor_core(*n);
         const bool thread = is_thread_axis(n->for_kind);
         bound_ |= thread || is_block_axis(n->for_kind) || n->for_kind == ForKind::VThread;
         ++loops_;
         if (is_block_axis(n->for_kind)) ++block_loops_;
         if (thread) ++thread_depth_;
         if (thread) thread_vars_.insert(n->var.node());
+        lane_loops_ += n->for_kind == ForKind::ThreadX;
         check(n->body);
+        lane_loops_ -= n->for_kind == ForKind::ThreadX;
         if (thread) thread_vars_.erase(n->var.node());
         if (thread) --thread_depth_;
         if (is_block_axis(n->for_kind)) --block_loops_;
@@ -80,7 +83,7 @@ class GpuVerifier {
         auto* n = as<AllocateNode>(s);
         if (n->scope == MemoryScope::Global)
           fail("'" + n->buffer->name + "' is allocated in device memory inside the kernel");
-        if (n->scope == MemoryScope::Local) local_.insert(n->buffer.get());
+        if (n->scope == MemoryScope::Local || n->scope == MemoryScope::Fragment) local_.insert(n->buffer.get());
         check(n->body);
         local_.erase(n->buffer.get());
         break;
@@ -104,11 +107,25 @@ class GpuVerifier {
     }
   }
 
+  // A tensor-core tile is one instruction sequence of a whole warp: every
+  // lane runs it with the same operands. A warp is 32 consecutive x indices
+  // (x fastest), so the lanes differ only in threadIdx.x when the block's x
+  // extent is a multiple of 32, and the tile must not depend on it.
+  void check_tensor_core(const ForNode& n) const {
+    const std::string tile = "tensor-core tile '" + n.var.name() + "'";
+    if (limits_.arch < 80) fail(tile + ": sm_" + std::to_string(limits_.arch) + " has no mma.sync m16n8k16 (sm_80 and later)");
+    if (kernel_.block[0] % 32 != 0)
+      fail(tile + " in a block " + std::to_string(kernel_.block[0]) +
+           " threads wide along x: a warp's lanes must be whole rows of 32 along x");
+    if (lane_loops_ > 0) fail(tile + " inside a threadIdx.x loop: the lanes of a warp would compute different tiles");
+    if (divergent_ > 0) fail(tile + " under a condition on the thread index: some lanes of a warp could skip it");
+  }
+
   const DeviceKernel& kernel_;
   const target::GpuLimits& limits_;
   std::set<const ir::VarNode*> thread_vars_;
   std::set<const ir::TensorNode*> local_;
-  int loops_ = 0, block_loops_ = 0, thread_depth_ = 0, divergent_ = 0;
+  int loops_ = 0, block_loops_ = 0, thread_depth_ = 0, divergent_ = 0, lane_loops_ = 0;
   bool bound_ = false;
 };
 

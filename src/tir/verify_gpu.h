@@ -13,7 +13,10 @@
 // - no barrier under a condition that depends on the thread (threads that
 //   skip it would leave the others waiting);
 // - some block or thread binding in every kernel (one thread cannot run a
-//   whole stage fast enough to be meant).
+//   whole stage fast enough to be meant);
+// - tensor-core tiles (ForKind::TensorCore) only for sm_80 and later, in
+//   blocks whose x extent is whole warps, outside threadIdx.x loops and
+//   thread-dependent conditions (all lanes of a warp run them alike).
 #include "schedule/gpu_schedule.h"
 #include "target/target.h"
 #include "tir/device_program.h"

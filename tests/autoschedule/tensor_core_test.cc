@@ -1,0 +1,206 @@
+// The tensor-core sketch (gpu_sketch_rules.h, TensorCoreTiling) and the
+// tiles it lowers to (tir::ForKind::TensorCore): which products get it,
+// that random candidates lower, pass the GPU verifier for sm_80 / sm_90,
+// run on the OpenCL device (PoCL here: every lane computes its warp's tile,
+// the loops' meaning) equal to the fp32 reference on the same fp16 inputs,
+// and that their CUDA source is written with mma.sync and compiles with
+// NVRTC for sm_80 and sm_90. Running it on tensor cores is the device
+// check's (bench/gpu/device_check.sh).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../ops/ops_test_util.h"
+#include "autoschedule/generate_sketches.h"
+#include "autoschedule/random_annotation.h"
+#include "codegen/gpu_source.h"
+#include "codegen/nvrtc_compiler.h"
+#include "features/gpu_features.h"
+#include "ir/half_storage.h"
+#include "measure/gpu_function.h"
+#include "ops/workloads.h"
+#include "runtime/cuda_backend.h"
+#include "runtime/opencl_device.h"
+#include "support/half.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+#include "tir/verify_gpu.h"
+
+namespace tessera::autoschedule {
+namespace {
+
+using support::float_to_half;
+using support::half_to_float;
+
+SketchContext cuda(int arch) {
+  return SketchContext{target::Target::parse("cuda -arch=sm_" + std::to_string(arch)), 1};
+}
+
+ops::Workload dense_bias_relu(int64_t m, int64_t n, int64_t k) {
+  return ops::dense_workload({m, k}, {n, k}, ops::Epilogue{.bias = true, .relu = true});
+}
+
+std::vector<Sketch> tensor_core_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx) {
+  std::vector<Sketch> out;
+  for (const Sketch& s : generate_sketches(dag, ctx))
+    if (s.print().find("tensor-core tiling") != std::string::npos) out.push_back(s);
+  return out;
+}
+
+TEST(TensorCoreSketch, HalfMatrixProductsWithSixteenMultiplesGetOneOnAmpereAndLater) {
+  const ops::Workload dense = dense_bias_relu(32, 48, 64);
+  const ir::ComputeDAG half = ir::with_half_storage(dense.dag);
+  const auto sketches = tensor_core_sketches(half, cuda(90));
+  ASSERT_EQ(sketches.size(), 1u);
+  const std::string text = sketches[0].print();
+  // Fused into the bias and relu, which writes the block's shared tiles out.
+  EXPECT_NE(text.find("written out by T_relu"), std::string::npos) << text;
+  EXPECT_NE(text.find("by the warps of block 0"), std::string::npos) << text;
+  EXPECT_EQ(sketches[0].blocks.at(0).threads_per_unit, 32);
+  // The tiling without tensor cores is still derived: the search measures both.
+  EXPECT_GT(generate_sketches(half, cuda(90)).size(), 1u);
+  EXPECT_EQ(tensor_core_sketches(half, cuda(80)).size(), 1u);
+  // Not: fp32 operands (tensor cores would round them), sm_75, OpenCL, rows
+  // not a multiple of 16, a product that is no matrix product.
+  EXPECT_TRUE(tensor_core_sketches(dense.dag, cuda(90)).empty());
+  EXPECT_TRUE(tensor_core_sketches(half, cuda(75)).empty());
+  EXPECT_TRUE(tensor_core_sketches(half, SketchContext{target::Target::parse("opencl"), 1}).empty());
+  EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(dense_bias_relu(8, 48, 64).dag), cuda(90)).empty());
+  const auto conv = ops::conv2d_nchw_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
+  EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(conv.dag), cuda(90)).empty());
+}
+
+// Runs the half-stored kernel on the target's device, against the fp32
+// reference of the same fp16 inputs, its output rounded to fp16.
+double error_on_device(const ops::Workload& w, const ir::ComputeDAG& half, const tir::LoweredFunc& f,
+                       const std::string& target) {
+  std::vector<std::vector<float>> inputs;
+  std::vector<const float*> in;
+  std::vector<float*> args;
+  uint32_t seed = 11;
+  for (const auto& p : w.dag.placeholders()) {
+    inputs.push_back(ops::test::random_data(p->num_elements(), seed++));
+    for (float& x : inputs.back()) x = half_to_float(float_to_half(x));
+  }
+  for (auto& v : inputs) {
+    in.push_back(v.data());
+    args.push_back(v.data());
+  }
+  std::vector<float> want(half.outputs()[0]->num_elements()), got(want.size(), -7.0f);
+  w.reference(in, want.data());
+  for (float& x : want) x = half_to_float(float_to_half(x));
+  args.push_back(got.data());
+  measure::GpuFunction function(f, target::Target::parse(target));
+  function.run(args);
+  return ops::test::max_relative_error(got, want);
+}
+
+std::vector<ops::Workload> products() {
+  return {
+      dense_bias_relu(32, 48, 64),
+      ops::dense_workload({64, 32}, {32, 32}),
+      ops::batch_matmul_workload({2, 32, 48}, {2, 16, 48}),
+  };
+}
+
+// Up to `count` random candidates of the workload's tensor-core sketch that
+// fit a block of the target, lowered.
+std::vector<tir::LoweredFunc> candidates(const ops::Workload& w, const ir::ComputeDAG& half, const SketchContext& ctx,
+                                         int count, std::mt19937_64& rng) {
+  const auto sketches = tensor_core_sketches(half, ctx);
+  EXPECT_EQ(sketches.size(), 1u) << w.op;
+  std::vector<tir::LoweredFunc> out;
+  for (int k = 0; k < 4 * count && static_cast<int>(out.size()) < count && !sketches.empty(); ++k) {
+    const schedule::Trace trace = instantiate(sketches[0], random_params(sketches[0], ctx, rng));
+    tir::LoweredFunc f = tir::lower(half, trace, w.op);
+    try {
+      tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
+    } catch (const Error&) {
+      continue;  // too many threads or shared bytes for one block: refused in one line, as any candidate
+    }
+    out.push_back(std::move(f));
+  }
+  EXPECT_FALSE(out.empty()) << w.op << ": no candidate fit a block";
+  return out;
+}
+
+TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHopper) {
+  const bool opencl = runtime::opencl_unavailable_reason().empty();
+  const bool nvrtc = codegen::nvrtc_unavailable_reason().empty();
+  if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
+  const SketchContext ctx = cuda(90);
+  std::mt19937_64 rng(5);
+  for (const ops::Workload& w : products()) {
+    const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng)) {
+      // The cost model sees the tiles as tensor-core products.
+      EXPECT_GT(features::gpu_features(f)[11], 0.0f);
+      const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);
+      EXPECT_NE(cuda_source.code.find("tsr_tc_mma("), std::string::npos) << cuda_source.code;
+      EXPECT_NE(cuda_source.code.find("tsr_tc_fill("), std::string::npos) << cuda_source.code;
+      EXPECT_NE(cuda_source.code.find("tsr_tc_store("), std::string::npos) << cuda_source.code;
+      if (nvrtc)
+        for (int arch : {80, 90}) {
+          const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, arch, w.op);
+          EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
+        }
+      if (opencl) EXPECT_LE(error_on_device(w, half, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
+    }
+  }
+}
+
+// On the GPU (bench/gpu/device_check.sh): the same candidates on tensor cores.
+TEST(TensorCoreSketch, CandidatesOnCudaTensorCoresMatchTheReference) {
+  if (std::string why = runtime::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << "cuda: " << why;
+  const SketchContext ctx{target::Target::parse("cuda"), 1};
+  if (ctx.target.gpu.arch < 80) GTEST_SKIP() << "sm_" << ctx.target.gpu.arch << " has no mma.sync m16n8k16";
+  std::mt19937_64 rng(5);
+  for (const ops::Workload& w : products()) {
+    const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng))
+      EXPECT_LE(error_on_device(w, half, f, "cuda"), 2e-3) << w.op;
+  }
+}
+
+// The code generator writes a tensor-core loop only when it is one of the
+// three tiles, and the verifier keeps the lanes of a warp together.
+TEST(TensorCoreTile, LoopsThatAreNoTileAndTilesLanesWouldSplitAreRefused) {
+  const ops::Workload w = ops::dense_workload({32, 32}, {512, 32});
+  const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+  // A tensor_core mark on a plain product's rows, its columns the lanes.
+  const schedule::Trace plain = schedule::Trace()
+                                    .split("T_dense", "i", {16})
+                                    .split("T_dense", "j", {32})
+                                    .reorder("T_dense", {"i.0", "j.0", "i.1", "j.1", "k"})
+                                    .bind("T_dense", "i.0", schedule::Annotation::BlockX)
+                                    .bind("T_dense", "j.1", schedule::Annotation::ThreadX)
+                                    .annotate("T_dense", "i.1", schedule::Annotation::TensorCore);
+  const tir::LoweredFunc f = tir::lower(half, plain, w.op);
+  try {
+    codegen::emit_gpu_source(f, cuda(90).target.gpu, codegen::GpuDialect::Cuda);
+    ADD_FAILURE() << "written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor-core loop 'i.1'"), std::string::npos) << e.what();
+  }
+  // Inside a threadIdx.x loop, each lane would compute a different tile.
+  const schedule::Trace in_lanes = schedule::Trace()
+                                       .split("T_dense", "i", {16})
+                                       .split("T_dense", "j", {32, 16})
+                                       .reorder("T_dense", {"i.0", "j.0", "j.1", "i.1", "j.2", "k"})
+                                       .bind("T_dense", "i.0", schedule::Annotation::BlockX)
+                                       .bind("T_dense", "j.1", schedule::Annotation::ThreadX)
+                                       .annotate("T_dense", "i.1", schedule::Annotation::TensorCore);
+  try {
+    tir::verify_gpu(tir::split_device_kernels(tir::lower(half, in_lanes, w.op)), cuda(90).target.gpu);
+    ADD_FAILURE() << "verified";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inside a threadIdx.x loop"), std::string::npos) << e.what();
+  }
+  // A reduce loop cannot be marked.
+  EXPECT_THROW(tir::lower(half, schedule::Trace().annotate("T_dense", "k", schedule::Annotation::TensorCore), w.op),
+               Error);
+  EXPECT_EQ(schedule::annotation_from_string("tensor_core"), schedule::Annotation::TensorCore);
+}
+
+}  // namespace
+}  // namespace tessera::autoschedule
