@@ -13,7 +13,9 @@
 # <model>.<search>.log (what share/records ships), per_layer.md (each kernel
 # call's device time per search: bench/gpu/compare_searches.py), tune.err
 # (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it). DTYPE=float16
-# tunes and times the networks in half storage (--search auto only).
+# tunes and times the networks in half storage (--search auto only; the
+# matrix products of a half network tune on tensor cores too). MODELS may
+# name bert-base: PyTorch on the device exports it (bench/gpu/torch_models.py).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/tune_check_out}
@@ -25,6 +27,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$OUT/gpu
 [ -n "${SKIP_TESTS:-}" ] || timeout 180 "$work/tessera_tests" --gtest_filter="*TuneOnGpu*${TARGET:-cuda}*" \
   >"$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt" 2>/dev/null
 for m in ${MODELS:-resnet-18}; do
+  if [ "$m" = bert-base ]; then
+    m=/tmp/bert_base.onnx
+    [ -f "$m" ] || python3 -c "import sys; sys.path.insert(0, '$root/bench/gpu'); import torch_models; torch_models.export_bert_onnx('$m')" \
+      >>"$OUT/tune.err" 2>&1 || { echo "bert-base: the export failed (tune.err)"; continue; }
+  fi
   for s in ${SEARCHES:-templates auto}; do
     name=$(basename "$m" .onnx)
     log="$OUT/$name.$s.log"

@@ -53,11 +53,18 @@ constexpr int64_t kWarpLanes = 32;
 constexpr int64_t kTile = 16;
 
 // Values exactly representable in fp16: a half-storage placeholder, or a
-// stage that only copies one (batch_matmul's transposed B).
+// stage that only copies one (batch_matmul's transposed B, a convolution's
+// im2col columns), padded with zeros or not.
+bool holds_halves(const ir::Tensor& t);
+bool half_value(const ir::Expr& e) {
+  if (const auto* load = e.as<ir::TensorLoadNode>()) return holds_halves(load->tensor);
+  if (const auto* s = e.as<ir::SelectNode>()) return half_value(s->true_value) && half_value(s->false_value);
+  const auto* c = e.as<ir::FloatImmNode>();
+  return c && c->value == 0;
+}
 bool holds_halves(const ir::Tensor& t) {
   if (t->is_placeholder()) return t->dtype == ir::DType::Float16;
-  const auto* load = t->body.as<ir::TensorLoadNode>();
-  return load && holds_halves(load->tensor);
+  return !t->is_reduction() && half_value(t->body);
 }
 
 // The matrix product C(.., i, j) = sum over k of A(.., i, k) * B(.., k, j)

@@ -216,22 +216,31 @@ void require_half_storage_target(const target::Target& target) {
                 "' computes in float32");
 }
 
+bool implicit_gemm_convolutions(const target::Target& target, bool half_storage) {
+  return half_storage && target.kind == "cuda" && target.gpu.arch >= 80;
+}
+
+bool implicit_gemm_of(const BuildOptions& options, const target::Target& target) {
+  return options.implicit_gemm.value_or(implicit_gemm_convolutions(target, options.half_storage));
+}
+
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
-                                 bool keep_layout) {
+                                 bool keep_layout, bool implicit_gemm) {
   graph::PassOptions options;
   // A GPU's kernels read the model's own layout (its threads, not vector
   // lanes, cover the channels), and compute 3x3 convolutions directly.
   options.block = keep_layout || target.is_gpu() ? 0 : target.vector_lanes();
   options.conv_blocks = conv_blocks;
   options.winograd = winograd && !target.is_gpu();
+  options.implicit_gemm = implicit_gemm && target.is_gpu();
   return graph::optimize(model, options);
 }
 
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& build_options) {
   return build_optimized(model,
                          optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
-                                             build_options.keep_layout),
+                                             build_options.keep_layout, implicit_gemm_of(build_options, target)),
                          target, build_options);
 }
 

@@ -4,6 +4,7 @@
 // one shared object, and the executable graph and weights around it.
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,16 @@ struct BuildOptions {
   // values between kernels stored in half precision, arithmetic in fp32;
   // the network's inputs and outputs stay float32.
   bool half_storage = false;
+  // Ungrouped NCHW convolutions computed as one matrix product each
+  // (ops/conv2d_implicit_gemm.h), whose tiles tensor cores run; unset:
+  // implicit_gemm_convolutions(target, half_storage).
+  std::optional<bool> implicit_gemm;
 };
+
+// Where convolutions run as matrix products by default: half storage on a
+// CUDA GPU with tensor cores (sm_80 and later).
+bool implicit_gemm_convolutions(const target::Target& target, bool half_storage);
+bool implicit_gemm_of(const BuildOptions& options, const target::Target& target);
 
 // Half storage runs on GPU targets: throws tessera::Error in one line for a
 // CPU target (an operator's --dtype float16 and a network's alike).
@@ -70,7 +80,7 @@ struct BuildResult {
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
-                                 bool winograd = true, bool keep_layout = false);
+                                 bool winograd = true, bool keep_layout = false, bool implicit_gemm = false);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& options = {});

@@ -118,7 +118,8 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   set_up(options, target, setup);
   const build::BuildOptions& b = setup.options;
   auto optimized_at = [&](const graph::Graph& model) {
-    return build::optimize_for_target(model, target, b.conv_blocks, b.winograd, b.keep_layout);
+    return build::optimize_for_target(model, target, b.conv_blocks, b.winograd, b.keep_layout,
+                                      build::implicit_gemm_of(b, target));
   };
   std::vector<graph::Graph> models, optimized;
   for (int64_t size : sizes) {

@@ -87,13 +87,18 @@ struct PassOptions {
   std::map<std::string, ConvBlocks> conv_blocks;  // convert_layout's per-convolution choices
   bool fold_batch_norm = true;
   bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
+  bool implicit_gemm = false;  // choose_implicit_gemm: a GPU's tensor cores run the convolutions
 };
+
+// The ungrouped NCHW convolutions computed as one matrix product each
+// (Conv2dAttrs::implicit_gemm).
+Graph choose_implicit_gemm(const Graph& graph);
 
 // The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
 // recognize_attention, compose_transposes,
-// convert_layout, cancel_layout_transforms, fold_constants,
-// eliminate_dead_nodes. Each pass's output is shape-checked.
+// convert_layout, cancel_layout_transforms, [choose_implicit_gemm],
+// fold_constants, eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});
 
 }  // namespace tessera::graph

@@ -1,5 +1,6 @@
 #include "ops/conv2d.h"
 
+#include "ops/conv2d_implicit_gemm.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/operator.h"
 #include "ops/pad.h"
@@ -24,7 +25,8 @@ std::string Conv2dAttrs::to_string() const {
          " padding=" + shape_to_string({pad_top, pad_left, pad_bottom, pad_right}) +
          " dilation=" + shape_to_string({dilation_h, dilation_w}) + " groups=" + std::to_string(groups) +
          " data_layout=" + data_layout + " kernel_layout=" + kernel_layout +
-         (winograd_tile ? " winograd_tile=" + std::to_string(winograd_tile) : "");
+         (winograd_tile ? " winograd_tile=" + std::to_string(winograd_tile) : "") +
+         (implicit_gemm ? " implicit_gemm" : "");
 }
 
 bool is_blocked_conv(const Conv2dAttrs& a) {
@@ -436,7 +438,9 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
 // with square strides and dilations.
 std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const auto& a = call.attrs.as<Conv2dAttrs>();
-  if (a.data_layout != "NCHW" || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
+  // (A convolution computed as one matrix product is the auto-scheduler's.)
+  if (a.data_layout != "NCHW" || a.implicit_gemm || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w)
+    return std::nullopt;
   const Shape& d = call.input_shapes[0];  // (N, C, H, W)
   const Shape& w = call.input_shapes[1];  // (O, C/groups, KH, KW)
   if (d.size() != 4 || w.size() != 4) return std::nullopt;
@@ -481,7 +485,8 @@ TESSERA_OPERATOR(conv2d) {
         throw tessera::Error("a grouped convolution in " + a.data_layout + " is not supported by the build yet");
       return group_conv2d_nchw(in[0], in[1], a);
     }
-    if (a.data_layout == "NCHW") return depthwise ? depthwise_conv2d_nchw(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NCHW" && depthwise) return depthwise_conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NCHW") return a.implicit_gemm ? conv2d_nchw_implicit_gemm(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
     if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);
     if (depthwise) return depthwise_conv2d_nchwc(in[0], in[1], a);
     if (a.winograd_tile > 0) return conv2d_winograd_nchwc(in[0], in[1], a, a.winograd_tile);  // weight stored transformed

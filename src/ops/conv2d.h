@@ -31,6 +31,10 @@ struct Conv2dAttrs {
   // with this output tile m (ops/winograd_nchwc.h); 0: directly. The graph's
   // weight stays OIHW<i>i<o>o; compile transforms it.
   int64_t winograd_tile = 0;
+  // An ungrouped NCHW convolution computed as one matrix product (ops/
+  // conv2d_implicit_gemm.h), which tensor cores run: a GPU network in half
+  // storage chooses it (graph::implicit_gemm_convolutions).
+  bool implicit_gemm = false;
 
   // The same stride, padding and dilation on both axes and all sides.
   static Conv2dAttrs symmetric(int64_t stride, int64_t pad, int64_t dilation = 1, int64_t groups = 1);

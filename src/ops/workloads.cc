@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/conv2d_implicit_gemm.h"
 #include "ops/dense.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/elementwise.h"
@@ -58,6 +59,12 @@ Workload conv_workload(const std::string& op, ConvDecl declare, ConvRef ref, con
 
 Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {
   return conv_workload("conv2d_nchw", conv2d_nchw, reference::conv2d_nchw, data, kernel, attrs, e, {1});
+}
+
+Workload conv2d_nchw_implicit_gemm_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+                                            Epilogue e) {
+  return conv_workload("conv2d_nchw_implicit_gemm", conv2d_nchw_implicit_gemm, reference::conv2d_nchw, data, kernel,
+                       attrs, e, {1});
 }
 
 Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {

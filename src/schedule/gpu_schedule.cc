@@ -77,7 +77,10 @@ void bind_cross_thread(Trace& trace, const ir::Tensor& t, int max_threads) {
 
 // dense_pack too: a network's dense reads its weight stored (N/bn, K, bn),
 // whose slice of a tile is as contiguous as (N, K)'s.
-bool is_matmul(const ir::Tensor& t) { return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul"; }
+// A convolution computed as one matrix product (ops/conv2d_implicit_gemm.h) too.
+bool is_matmul(const ir::Tensor& t) {
+  return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || t->tag == "conv2d_nchw_gemm";
+}
 
 bool inlined_by_default(const ir::ComputeDAG& dag, const ir::Tensor& t) {
   return !t->is_placeholder() && !t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole");
@@ -168,10 +171,28 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
     return std::nullopt;
 
-  const ir::Tensor out = output_of_shape(dag, product);
+  // A convolution's product has none of the output's shape (the output
+  // rearranges its columns into images): it is tiled as an output of its own,
+  // into device memory, and the output, with its epilogue, reads it one
+  // element per thread after it.
+  ir::Tensor out = output_of_shape(dag, product);
+  const bool standalone = !out && product->tag == "conv2d_nchw_gemm";
+  if (standalone) out = product;
   if (!out) return std::nullopt;
   Trace trace;
-  const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
+  std::optional<std::string> accumulator;
+  if (standalone) {
+    for (const auto& t : dag.tensors())
+      if (!t->is_placeholder() && t != product && !is_output(dag, t)) {
+        if (t->is_reduction()) return std::nullopt;
+        trace.compute_inline(t->name);
+      }
+    for (const auto& o : dag.outputs()) bind_elementwise(trace, o, max_threads);
+    trace.cache_write(product->name, "local");
+    accumulator = cache_write_name(product->name);
+  } else {
+    accumulator = inline_around(dag, product, out, trace);
+  }
   if (!accumulator) return std::nullopt;
   const std::string acc = *accumulator;
 
@@ -400,6 +421,13 @@ std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_t
 
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads)) return *t;
+  // A convolution's product with fewer than 64 output channels (16 of
+  // MobileNet's): fewer threads along its rows, still tiled.
+  const bool conv_product = std::any_of(dag.tensors().begin(), dag.tensors().end(),
+                                        [](const ir::Tensor& t) { return t->tag == "conv2d_nchw_gemm"; });
+  for (int64_t rows_threads = 8; conv_product && rows_threads >= 1; rows_threads /= 2)
+    if (auto t = gpu_matmul_schedule(dag, limits.max_threads, GpuMatmulPlan{.threads_y = rows_threads}))
+      return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
   if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);

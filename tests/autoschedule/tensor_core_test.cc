@@ -1,5 +1,6 @@
 // The tensor-core sketch (gpu_sketch_rules.h, TensorCoreTiling) and the
-// tiles it lowers to (tir::ForKind::TensorCore): which products get it,
+// tiles it lowers to (tir::ForKind::TensorCore): which products get it
+// (dense, batch_matmul, a convolution as one product),
 // that random candidates lower, pass the GPU verifier for sm_80 / sm_90,
 // run on the OpenCL device (PoCL here: every lane computes its warp's tile,
 // the loops' meaning) equal to the fp32 reference on the same fp16 inputs,
@@ -68,6 +69,9 @@ TEST(TensorCoreSketch, HalfMatrixProductsWithSixteenMultiplesGetOneOnAmpereAndLa
   EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(dense_bias_relu(8, 48, 64).dag), cuda(90)).empty());
   const auto conv = ops::conv2d_nchw_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
   EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(conv.dag), cuda(90)).empty());
+  // The same convolution as one matrix product has one.
+  const auto gemm = ops::conv2d_nchw_implicit_gemm_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
+  EXPECT_EQ(tensor_core_sketches(ir::with_half_storage(gemm.dag), cuda(90)).size(), 1u);
 }
 
 // Runs the half-stored kernel on the target's device, against the fp32
@@ -100,6 +104,10 @@ std::vector<ops::Workload> products() {
       dense_bias_relu(32, 48, 64),
       ops::dense_workload({64, 32}, {32, 32}),
       ops::batch_matmul_workload({2, 32, 48}, {2, 16, 48}),
+      // Convolutions as one product: whole tiles; 24 channels, 27 taps and 49 positions padded to tiles.
+      ops::conv2d_nchw_implicit_gemm_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
+      ops::conv2d_nchw_implicit_gemm_workload({1, 3, 7, 7}, {24, 3, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1)),
   };
 }
 
@@ -132,7 +140,7 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   std::mt19937_64 rng(5);
   for (const ops::Workload& w : products()) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
-    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng)) {
+    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 2, rng)) {
       // The cost model sees the tiles as tensor-core products.
       EXPECT_GT(features::gpu_features(f)[11], 0.0f);
       const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);

@@ -109,13 +109,56 @@ TEST(GpuBuild, HalfStorageNetworkOnOpenClIsWithinTheHalfTolerance) {
   EXPECT_EQ(measure::compare_output(loaded.get_output(0), got, 0).max_abs_error, 0) << "the loaded artifact differs";
 }
 
+// The ungrouped convolutions of a graph, and how many of them run as one
+// matrix product.
+std::pair<int, int> convolutions_as_products(const graph::Graph& g) {
+  int all = 0, products = 0;
+  for (const graph::Node& n : g.nodes())
+    if (n.op == graph::Op::kConv2d && n.attrs_as<ops::Conv2dAttrs>().groups == 1) {
+      ++all;
+      products += n.attrs_as<ops::Conv2dAttrs>().implicit_gemm;
+    }
+  return {all, products};
+}
+
+// Half storage on a CUDA GPU with tensor cores computes every ungrouped
+// convolution as one matrix product (the form the tensor-core sketch
+// tiles); its kernels compile.
 TEST(GpuBuild, HalfStorageCompilesWithNvrtcForAmpereAndHopper) {
   if (std::string why = codegen::nvrtc_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   for (const char* arch : {"cuda -arch=sm_80", "cuda -arch=sm_90"}) {
     const BuildResult built = build(test::narrow_resnet18(), target::Target::parse(arch), BuildOptions{.half_storage = true});
     ASSERT_TRUE(built.artifact.gpu.has_value()) << arch;
     EXPECT_TRUE(built.artifact.graph.has_half_tensors()) << arch;
+    const auto [convolutions, products] = convolutions_as_products(built.optimized);
+    EXPECT_GT(convolutions, 0);
+    EXPECT_EQ(products, convolutions) << arch;
   }
+  // Not in fp32, nor before sm_80.
+  EXPECT_EQ(convolutions_as_products(optimize_for_target(test::narrow_resnet18(), target::Target::parse("cuda"))).second, 0);
+  EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_75"), true));
+  EXPECT_TRUE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_90"), true));
+  EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("opencl"), true));
+}
+
+// The same network with its convolutions as matrix products, untuned (the
+// hand-written tiles of the product), on the OpenCL device.
+TEST(GpuBuild, ConvolutionsAsMatrixProductsOnOpenClAreWithinTheHalfTolerance) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  BuildResult built =
+      build(model, target::Target::parse("opencl"), BuildOptions{.half_storage = true, .implicit_gemm = true});
+  const auto [convolutions, products] = convolutions_as_products(built.optimized);
+  EXPECT_EQ(products, convolutions);
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), "implicit_gemm");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs.back().fill_random(9);
+  ex.set_input(0, inputs.back());
+  ex.run();
+  const measure::OutputComparison c =
+      measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
 }
 
 TEST(GpuBuild, HalfStorageIsRefusedForACpuTarget) {

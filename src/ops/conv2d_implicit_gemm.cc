@@ -1,0 +1,86 @@
+#include "ops/conv2d_implicit_gemm.h"
+
+#include "ops/common.h"
+
+namespace tessera::ops {
+
+namespace {
+
+constexpr int64_t kTile = 16;
+
+int64_t round_up(int64_t x) { return (x + kTile - 1) / kTile * kTile; }
+
+// v below `extent`, and `extent` no multiple of the tile: where a padded
+// matrix's index reads the convolution, min(v, extent - 1) keeps the read in
+// bounds (the value there is replaced by zero).
+ir::Expr clamped(const ir::Var& v, int64_t extent, int64_t padded) {
+  return extent == padded ? ir::Expr(v) : ir::min(v, ir::make_int(extent - 1));
+}
+
+ir::Expr zero_past(const ir::Expr& value, const std::vector<std::pair<ir::Var, int64_t>>& bounds,
+                   const std::vector<int64_t>& padded) {
+  ir::Expr inside;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (bounds[i].second == padded[i]) continue;
+    const ir::Expr c = bounds[i].first < ir::make_int(bounds[i].second);
+    inside = inside ? (inside && c) : c;
+  }
+  return inside ? ir::select(inside, value, ir::make_float(0.0)) : value;
+}
+
+}  // namespace
+
+ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
+  const std::string op = "conv2d_nchw_implicit_gemm";
+  check_rank(op, "data", data->shape, 4);
+  check_rank(op, "weight", weight->shape, 4);
+  if (a.groups != 1) fail(op, "a grouped convolution has no single matrix product");
+  const Shape out = conv2d_nchw_output_shape(data->shape, weight->shape, a);
+  const int64_t n = out[0], f = out[1], oh = out[2], ow = out[3];
+  const int64_t kh = weight->shape[2], kw = weight->shape[3];
+  const int64_t k = weight->shape[1] * kh * kw, pixels = oh * ow, q = n * pixels;
+  const int64_t fp = round_up(f), kp = round_up(k), qp = round_up(q);
+  const ir::Tensor padded = pad_spatial(data, 2, 3, a, "pad_temp");
+
+  const ir::Tensor weights = ir::compute(
+      {fp, kp},
+      [&](const std::vector<ir::Var>& v) {
+        const ir::Expr ff = clamped(v[0], f, fp), kk = clamped(v[1], k, kp);
+        const ir::Expr tap = ir::floormod(kk, ir::make_int(kh * kw));
+        return zero_past(ir::load(weight, {ff, ir::floordiv(kk, ir::make_int(kh * kw)),
+                                           ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw))}),
+                         {{v[0], f}, {v[1], k}}, {fp, kp});
+      },
+      unique_name("conv_weights", {weight}), "implicit_gemm_weights", {"f", "k"});
+  const ir::Tensor columns = ir::compute(
+      {kp, qp},
+      [&](const std::vector<ir::Var>& v) {
+        const ir::Expr kk = clamped(v[0], k, kp), qq = clamped(v[1], q, qp);
+        const ir::Expr tap = ir::floormod(kk, ir::make_int(kh * kw)), pixel = ir::floormod(qq, ir::make_int(pixels));
+        const ir::Expr y = window_index(ir::floordiv(pixel, ir::make_int(ow)), ir::floordiv(tap, ir::make_int(kw)),
+                                        a.stride_h, a.dilation_h);
+        const ir::Expr x = window_index(ir::floormod(pixel, ir::make_int(ow)), ir::floormod(tap, ir::make_int(kw)),
+                                        a.stride_w, a.dilation_w);
+        return zero_past(
+            ir::load(padded, {ir::floordiv(qq, ir::make_int(pixels)), ir::floordiv(kk, ir::make_int(kh * kw)), y, x}),
+            {{v[0], k}, {v[1], q}}, {kp, qp});
+      },
+      unique_name("conv_columns", {padded}), "implicit_gemm_columns", {"k", "q"});
+  const ir::IterVar rk = ir::reduce_axis(kp, "rk");
+  const ir::Tensor product = ir::compute(
+      {fp, qp},
+      [&](const std::vector<ir::Var>& v) {
+        return ir::sum(ir::load(weights, {v[0], rk.var}) * ir::load(columns, {rk.var, v[1]}), {rk});
+      },
+      unique_name("conv_product", {weights, columns}), "conv2d_nchw_gemm", {"i", "j"});
+  std::map<std::string, std::string> attrs = a.to_attrs();
+  attrs["implicit_gemm"] = "1";
+  return ir::compute(
+      out,
+      [&](const std::vector<ir::Var>& v) {
+        return ir::load(product, {v[1], plus(scaled(plus(scaled(v[0], oh), v[2]), ow), v[3])});
+      },
+      unique_name(op, {product}), op, {"nn", "ff", "yy", "xx"}, attrs);
+}
+
+}  // namespace tessera::ops
