@@ -34,7 +34,10 @@ struct Measurement {
     runner = o.runner;
     confirm_runner = o.confirm_runner;
     if (!builder) builder = &own_builder.emplace();
-    const measure::LocalRunnerOptions run = autotvm::search_runner_options(target.threads);
+    measure::LocalRunnerOptions run = autotvm::search_runner_options(target.threads);
+    // A GPU candidate's output is checked against the host's (its task has
+    // no operator reference): a wrong kernel, fast, must not become the record.
+    run.check_correctness = run.check_gpu_against_host = target.is_gpu();
     if (!runner) runner = &own_runner.emplace(run);
     if (!confirm_runner) confirm_runner = &own_confirm_runner.emplace(autotvm::confirm_runner_options(run));
   }

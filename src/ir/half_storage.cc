@@ -20,12 +20,27 @@ struct Redirect : ExprMutator {
   }
 };
 
-}  // namespace
-
-ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& keep_float32, bool outputs_float32) {
+// The same DAG, each tensor's dtype as `dtype_of` gives it, the bodies
+// reading the new tensors.
+template <class DtypeOf>
+ComputeDAG with_dtypes(const ComputeDAG& dag, const DtypeOf& dtype_of) {
   std::unordered_map<const TensorNode*, Tensor> replaced;
   Redirect redirect;
   redirect.to = &replaced;
+  for (const Tensor& t : dag.tensors()) {
+    auto copy = std::make_shared<TensorNode>(*t);
+    if (!t->is_placeholder()) copy->body = redirect.mutate(t->body);
+    copy->dtype = dtype_of(t);
+    replaced[t.get()] = copy;
+  }
+  std::vector<Tensor> new_outputs;
+  for (const Tensor& o : dag.outputs()) new_outputs.push_back(replaced.at(o.get()));
+  return ComputeDAG(std::move(new_outputs));
+}
+
+}  // namespace
+
+ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& keep_float32, bool outputs_float32) {
   const auto& outputs = dag.outputs();
   const auto placeholders = dag.placeholders();
   auto kept = [&](const Tensor& t) {
@@ -33,17 +48,15 @@ ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& kee
       if (placeholders[i] == t) return static_cast<bool>(keep_float32[i]);
     return false;
   };
-  for (const Tensor& t : dag.tensors()) {
-    auto copy = std::make_shared<TensorNode>(*t);
-    if (!t->is_placeholder()) copy->body = redirect.mutate(t->body);
+  return with_dtypes(dag, [&](const Tensor& t) {
     const bool output = std::find(outputs.begin(), outputs.end(), t) != outputs.end();
     const bool half = t->is_placeholder() ? !kept(t) : output && !outputs_float32;
-    if (half && t->dtype == DType::Float32) copy->dtype = DType::Float16;  // integer tensors stay integers
-    replaced[t.get()] = copy;
-  }
-  std::vector<Tensor> new_outputs;
-  for (const Tensor& o : outputs) new_outputs.push_back(replaced.at(o.get()));
-  return ComputeDAG(std::move(new_outputs));
+    return half && t->dtype == DType::Float32 ? DType::Float16 : t->dtype;  // integer tensors stay integers
+  });
+}
+
+ComputeDAG with_float32_storage(const ComputeDAG& dag) {
+  return with_dtypes(dag, [](const Tensor& t) { return t->dtype == DType::Float16 ? DType::Float32 : t->dtype; });
 }
 
 }  // namespace tessera::ir

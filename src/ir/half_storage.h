@@ -20,4 +20,8 @@ namespace tessera::ir {
 ComputeDAG with_half_storage(const ComputeDAG& dag, const std::vector<bool>& keep_float32 = {},
                              bool outputs_float32 = false);
 
+// The inverse: every Float16 tensor stored in fp32 (what a host reference
+// of a half-storage kernel computes, its inputs rounded to halves already).
+ComputeDAG with_float32_storage(const ComputeDAG& dag);
+
 }  // namespace tessera::ir

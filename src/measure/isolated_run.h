@@ -28,6 +28,9 @@ struct LocalRunnerOptions {
   // measurement; on a GPU target its L2, before each run.
   bool enable_cpu_cache_flush = false;
   bool check_correctness = false;    // compare outputs with the reference
+  // Without a reference (a network's tasks have none of their own): GPU
+  // candidates checked against the host's (measure/host_reference.h).
+  bool check_gpu_against_host = false;
   double tolerance = kDefaultTolerance;  // of compare_output
   int num_threads = 0;               // threads of parallel loops; 0 = number of cores
   std::vector<int> cores;            // CPUs the child may run on; empty: any

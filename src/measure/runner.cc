@@ -8,6 +8,7 @@
 
 #include "codegen/module.h"
 #include "measure/child_process.h"
+#include "measure/host_reference.h"
 #include "support/half.h"
 #include "tessera/error.h"
 
@@ -71,6 +72,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     throw Error(fmt::format("LocalRunner::run: {} inputs but {} build results", inputs.size(),
                             builds.size()));
   const bool check = options_.check_correctness && reference_;
+  const bool check_gpu = options_.check_correctness && (reference_ || options_.check_gpu_against_host);
   std::map<DagKey, KernelArguments> prepared;
 
   std::vector<MeasureResult> results(inputs.size());
@@ -84,6 +86,11 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
       continue;
     }
     const ir::ComputeDAG& dag = inputs[i].dag;
+    if (inputs[i].target.is_gpu() && check_gpu && !reference_) {  // measured together below
+      gpu_jobs.push_back(GpuJob{build.object_path, build.function_name, &host_checked(dag)});
+      gpu_candidate.push_back(i);
+      continue;
+    }
     auto key = key_of(dag);
     auto it = prepared.find(key);
     if (it == prepared.end()) it = prepared.emplace(key, kernel_arguments_of(dag, check ? reference_ : nullptr)).first;
@@ -104,7 +111,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
   if (gpu_jobs.empty()) return results;
   const auto& hook = fault_hook_;
   std::vector<MeasureResult> measured =
-      run_gpu_batch(gpu_jobs, options_, check,
+      run_gpu_batch(gpu_jobs, options_, check_gpu,
                     hook ? std::function<void(size_t)>([&](size_t k) { hook(static_cast<int>(gpu_candidate[k])); })
                          : nullptr);
   for (size_t k = 0; k < gpu_jobs.size(); ++k) {
@@ -114,6 +121,22 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     r.timestamp = unix_time_now();
   }
   return results;
+}
+
+const KernelArguments& LocalRunner::host_checked(const ir::ComputeDAG& dag) {
+  const std::string key = dag.workload_key();
+  auto it = host_checked_.find(key);
+  if (it != host_checked_.end()) return it->second;
+  ReferenceFn reference;
+  std::string why;
+  try {
+    reference = host_reference(dag);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  KernelArguments a = kernel_arguments_of(dag, reference);
+  if (!why.empty()) a.expected_error = "the host's reference could not be compiled: " + why;
+  return host_checked_.emplace(key, std::move(a)).first->second;
 }
 
 MeasureResult result_of_failed_build(const BuildResult& build) {

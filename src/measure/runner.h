@@ -1,6 +1,8 @@
 #pragma once
 // Runners execute built kernels and time them.
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "measure/builder.h"
@@ -39,8 +41,13 @@ class LocalRunner : public Runner {
   void set_fault_hook_for_testing(std::function<void(int index)> hook) { fault_hook_ = std::move(hook); }
 
  private:
+  // The arguments of a DAG, checked against the host's output when GPU
+  // candidates are (made once per workload: a compile and a run on the host).
+  const KernelArguments& host_checked(const ir::ComputeDAG& dag);
+
   LocalRunnerOptions options_;
   ReferenceFn reference_;
+  std::map<std::string, KernelArguments> host_checked_;  // by workload key
   std::function<void(int)> fault_hook_;
 };
 

@@ -101,6 +101,23 @@ TEST_F(GpuRunner, ACrashOrAHangCostsOneCandidateAndAFreshChildGoesOn) {
   EXPECT_EQ(testing::count_open_fds(), fds_before);
 }
 
+// A network's task has no reference of its own: the host's output of its
+// DAG is the check. The add kernel run as a subtraction's candidate (same
+// arguments) is a wrong answer; as the add's, right.
+TEST_F(GpuRunner, WithoutAReferenceCandidatesAreCheckedAgainstTheHost) {
+  LocalRunner runner({.repeat = 1, .check_correctness = true, .check_gpu_against_host = true});
+  const MeasureInput add = input();
+  MeasureInput subtract = add;
+  const ir::Tensor a = subtract.dag.placeholders()[0], b = subtract.dag.placeholders()[1];
+  subtract.dag = ir::ComputeDAG({ir::compute(
+      a->shape, [&](const std::vector<ir::Var>& v) { return ir::load(a, {v[0], v[1]}) - ir::load(b, {v[0], v[1]}); },
+      "C", "elemwise", {"i", "j"})});
+  const std::vector<MeasureResult> results = runner.run({add, subtract, add}, {build_, build_, build_});
+  EXPECT_TRUE(results[0].valid()) << results[0].error_message;
+  EXPECT_EQ(results[1].error, ErrorKind::WrongAnswer) << results[1].error_message;
+  EXPECT_TRUE(results[2].valid()) << results[2].error_message;
+}
+
 TEST_F(GpuRunner, AWrongAnswerKeepsTheChild) {
   LocalRunner runner({.repeat = 1, .check_correctness = true}, testing::add_reference(1.0f));
   runner.set_fault_hook_for_testing([this](int) { note_child(); });
