@@ -1,5 +1,6 @@
 #include "autoschedule/gpu_sketch_rules.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -95,6 +96,37 @@ std::optional<MatrixProduct> matrix_product(const ir::Tensor& t) {
   return p;
 }
 
+// The stage that writes a product's tiles out: its elementwise consumer or
+// itself; for a convolution's product (ops/conv2d_implicit_gemm.h), the
+// convolution's output (the product's columns put back into images,
+// `images`) or the elementwise consumer of that. writer -1: none alone.
+struct TileWriter {
+  int writer = -1;
+  int images = -1;
+};
+TileWriter tile_writer(const schedule::State& state, int stage) {
+  const auto& stages = state.stages();
+  const ir::Tensor& product = stages[stage].tensor;
+  if (product->tag != "conv2d_nchw_gemm") {
+    const int consumer = elementwise_matched_consumer(state, stage);
+    return {consumer >= 0 ? consumer : stage, -1};
+  }
+  for (int i = 0; i < static_cast<int>(stages.size()); ++i) {
+    const ir::Tensor& r = stages[i].tensor;
+    const auto inputs = r->inputs();
+    if (r->tag != "conv2d_nchw_implicit_gemm" || std::find(inputs.begin(), inputs.end(), product) == inputs.end())
+      continue;
+    if (stages[i].location != schedule::Location::Inlined) {
+      const int consumer = elementwise_matched_consumer(state, i);
+      return {consumer >= 0 ? consumer : i, i};
+    }
+    const auto readers = consumers(state, i);  // through the inlined images
+    if (readers.size() == 1 && stages[readers[0]].tensor->shape == r->shape) return {readers[0], i};
+    return {};
+  }
+  return {};
+}
+
 }  // namespace
 
 SketchRule::Condition TensorCoreTiling::condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const {
@@ -110,8 +142,8 @@ SketchRule::Condition TensorCoreTiling::condition(const SketchContext& ctx, cons
   const auto& shape = s.tensor->shape;
   const int64_t k = s.tensor->reduce_axes[0].extent;
   if (shape[shape.size() - 2] % kTile != 0 || shape.back() % kTile != 0 || k % kTile != 0) return Condition::Pass;
-  const int consumer = elementwise_matched_consumer(state, stage);
-  if (consumer >= 0 && !untouched(state.stages()[consumer])) return Condition::Pass;
+  const TileWriter w = tile_writer(state, stage);
+  if (w.writer < 0 || (w.writer != stage && !untouched(state.stages()[w.writer]))) return Condition::Pass;
   return Condition::Apply;
 }
 
@@ -123,8 +155,8 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   using schedule::SplitStep;
   SketchBuilder n = b;
   const std::string c = b.stage(stage).name();
-  const int consumer = elementwise_matched_consumer(b.state(), stage);
-  const std::string out = consumer >= 0 ? b.stage(consumer).name() : c;
+  const TileWriter w = tile_writer(b.state(), stage);
+  const std::string out = b.stage(w.writer).name();
   const size_t rank = b.stage(stage).tensor->shape.size();
 
   // C accumulates in a warp's fragments, which store the block's tiles in
@@ -135,18 +167,33 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   n.add(schedule::CacheWriteStep{tiles, "fragment"});
   const std::string fragment = schedule::cache_write_name(tiles);
   if (out != c) n.add(schedule::ComputeInlineStep{c});
+  const std::string images = w.images >= 0 ? b.stage(w.images).name() : "";
+  if (w.images >= 0 && out != images && b.stage(w.images).location != schedule::Location::Inlined)
+    n.add(schedule::ComputeInlineStep{images});
 
-  // Rows and columns: (block, warp, fragment) by a slot's two lengths, then 16.
-  const auto osp = names_of(n.stage(n.state().stage_index(out)), ir::IterKind::Spatial);
-  const std::string oi = osp[rank - 2], oj = osp[rank - 1];
-  const auto& oshape = b.stage(stage).tensor->shape;
+  // The writer's rows and columns: the product's, or, for a convolution,
+  // the output channels and the positions (n, y, x) fused, which index the
+  // product's columns in order (their digits recombine: tir/simplify.h).
+  auto osp = names_of(n.stage(n.state().stage_index(out)), ir::IterKind::Spatial);
+  const auto& oshape = b.stage(w.writer).tensor->shape;
+  std::vector<std::string> batch(osp.begin(), osp.end() - 2);
+  std::string oi = osp[osp.size() - 2], oj = osp.back();
+  int64_t rows = oshape[oshape.size() - 2], cols = oshape.back();
+  if (w.images >= 0) {
+    batch.clear();
+    oi = osp[1];
+    n.add(ReorderStep{out, {osp[1], osp[0], osp[2], osp[3]}});
+    oj = n.fuse(out, {osp[0], osp[2], osp[3]});
+    rows = oshape[1];
+    cols = oshape[0] * oshape[2] * oshape[3];
+  }
   BlockThreads warps;
   warps.threads_per_unit = kWarpLanes;
   std::vector<int> slots;
-  for (const auto& [iter, extent] : {std::pair{oi, oshape[rank - 2]}, std::pair{oj, oshape[rank - 1]}}) {
+  for (const auto& [iter, extent] : {std::pair{oi, rows}, std::pair{oj, cols}}) {
     n.add(SplitStep{out, iter, {kTile}});
     const std::string outer = split_part(iter, 0);
-    const int slot = n.add_slot(TileSlot{out, outer, extent / kTile, 2, false});
+    const int slot = n.add_slot(TileSlot{out, outer, (extent + kTile - 1) / kTile, 2, false});
     n.follow(out, outer, slot, {1, 1});
     warps.lengths.push_back({slot, 0});
     slots.push_back(slot);
@@ -155,7 +202,6 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   auto tile_parts = [](const std::string& i, const std::string& j, size_t part) {
     return std::vector<std::string>{split_part(split_part(i, 0), part), split_part(split_part(j, 0), part)};
   };
-  const std::vector<std::string> batch(osp.begin(), osp.end() - 2);
   const std::vector<std::string> inner_tile = {split_part(oi, 1), split_part(oj, 1)};
   n.add(ReorderStep{out, concat({batch, tile_parts(oi, oj, 0), tile_parts(oi, oj, 1), tile_parts(oi, oj, 2), inner_tile})});
   const std::string block_loop = n.fuse(out, concat({batch, tile_parts(oi, oj, 0)}));
@@ -225,6 +271,7 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   n.sites().unroll.push_back({fragment, n.stage(n.state().stage_index(fragment)).iters.front().name});
   n.sites().unroll.push_back({tiles, n.stage(n.state().stage_index(tiles)).iters.front().name});
   for (const std::string& s : {fragment, tiles, c, out}) n.mark_structured(s);
+  if (!images.empty()) n.mark_structured(images);
   n.note(c + ": tensor-core tiling, fragments per warp, operands fetched into shared memory, written out by " + out);
   // Every stage it added went in at or after this one: those before keep their places.
   return {{std::move(n), stage - 1}};

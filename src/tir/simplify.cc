@@ -85,9 +85,56 @@ class Simplifier : public StmtMutator {
   }
 
  private:
+  // x / c and x mod c as atoms of a linear form when c is a positive constant.
+  static bool div_mod_of(const Expr& atom, ExprKind kind, Expr* x, int64_t* c) {
+    if (atom.kind() != kind) return false;
+    const auto* b = atom.as<ir::BinaryNode>();
+    if (!ir::is_const_int(b->b, c) || *c <= 0) return false;
+    *x = b->a;
+    return true;
+  }
+
+  // Whether `d` is floor(x / b): written so, or as floor(y / (a * b)) where
+  // x is floor(y / a).
+  static bool is_quotient(const Expr& d, const Expr& x, int64_t b) {
+    Expr dx, y;
+    int64_t dc = 0, a = 0;
+    if (!div_mod_of(d, ExprKind::FloorDiv, &dx, &dc)) return false;
+    if (dc == b && ir::structural_equal(dx, x)) return true;
+    return div_mod_of(x, ExprKind::FloorDiv, &y, &a) && dc == a * b && ir::structural_equal(dx, y);
+  }
+
+  // floor(x / b) * b * k + (x mod b) * k is x * k: the digits of a fused
+  // loop's position put back together (an index n * OH * OW + y * OW + x of
+  // the loops fused from n, y, x is their fused loop's variable again).
+  static LinearForm merge_quotients_and_remainders(LinearForm f) {
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t m = 0; m < f.terms.size() && !merged; ++m) {
+        Expr x;
+        int64_t b = 0;
+        if (!div_mod_of(f.terms[m].first, ExprKind::FloorMod, &x, &b)) continue;
+        const int64_t k = f.terms[m].second;
+        for (size_t d = 0; d < f.terms.size() && !merged; ++d) {
+          if (d == m || f.terms[d].second != k * b || !is_quotient(f.terms[d].first, x, b)) continue;
+          LinearForm out;
+          out.constant = f.constant;
+          for (size_t t = 0; t < f.terms.size(); ++t)
+            if (t != m && t != d) out.add(f.terms[t].first, f.terms[t].second);
+          const LinearForm whole = linear_form(x);
+          for (const auto& [atom, coef] : whole.terms) out.add(atom, coef * k);
+          out.constant += whole.constant * k;
+          f = std::move(out);
+          merged = true;
+        }
+      }
+    }
+    return f;
+  }
+
   Expr rewrite(const Expr& e) {
     if (e.dtype() == ir::DType::Int64 && (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub || e.kind() == ExprKind::Mul))
-      return linear_form(e).to_expr();
+      return merge_quotients_and_remainders(linear_form(e)).to_expr();
     auto* b = e.as<ir::BinaryNode>();
     if (b && b->a.dtype() == ir::DType::Int64) return rewrite_int(e, b);
     if (b && b->a.dtype() == ir::DType::Float32) return rewrite_float(e, b);

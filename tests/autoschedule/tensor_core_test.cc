@@ -69,9 +69,13 @@ TEST(TensorCoreSketch, HalfMatrixProductsWithSixteenMultiplesGetOneOnAmpereAndLa
   EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(dense_bias_relu(8, 48, 64).dag), cuda(90)).empty());
   const auto conv = ops::conv2d_nchw_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
   EXPECT_TRUE(tensor_core_sketches(ir::with_half_storage(conv.dag), cuda(90)).empty());
-  // The same convolution as one matrix product has one.
-  const auto gemm = ops::conv2d_nchw_implicit_gemm_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
-  EXPECT_EQ(tensor_core_sketches(ir::with_half_storage(gemm.dag), cuda(90)).size(), 1u);
+  // The same convolution as one matrix product has one, whose tiles the
+  // epilogue writes out as images.
+  const auto gemm = ops::conv2d_nchw_implicit_gemm_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
+                                                            ops::Epilogue{.bias = true, .relu = true});
+  const auto conv_sketches = tensor_core_sketches(ir::with_half_storage(gemm.dag), cuda(90));
+  ASSERT_EQ(conv_sketches.size(), 1u);
+  EXPECT_NE(conv_sketches[0].print().find("written out by T_relu"), std::string::npos) << conv_sketches[0].print();
 }
 
 // Runs the half-stored kernel on the target's device, against the fp32
@@ -141,8 +145,10 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   for (const ops::Workload& w : products()) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 2, rng)) {
-      // The cost model sees the tiles as tensor-core products.
+      // The cost model sees the tiles as tensor-core products; one kernel
+      // (a convolution's product never goes through device memory).
       EXPECT_GT(features::gpu_features(f)[11], 0.0f);
+      EXPECT_EQ(tir::split_device_kernels(f).kernels.size(), 1u) << w.op;
       const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);
       EXPECT_NE(cuda_source.code.find("tsr_tc_mma("), std::string::npos) << cuda_source.code;
       EXPECT_NE(cuda_source.code.find("tsr_tc_fill("), std::string::npos) << cuda_source.code;

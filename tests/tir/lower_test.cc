@@ -54,6 +54,19 @@ TEST(TirSimplify, LinearFormCancelsTerms) {
   EXPECT_EQ(b.max, 15);
 }
 
+// The digits of a loop fused from (n, y, x) of extents (2, 5, 7) put back
+// together are the fused loop's variable: n * 35 + y * 7 + x = q.
+TEST(TirSimplify, QuotientsAndRemaindersOfAFusedLoopRecombine) {
+  Var q("q"), o("o");
+  const Expr x = ir::floormod(q, ir::make_int(7)), y = ir::floormod(ir::floordiv(q, ir::make_int(7)), ir::make_int(5));
+  const Expr n = ir::floordiv(q, ir::make_int(35));
+  EXPECT_EQ(ir::to_string(simplify(n * 35 + y * 7 + x)), "q");
+  EXPECT_EQ(ir::to_string(simplify((n * 5 + y) * 7 + x + o * 3)), ir::to_string(simplify(q + o * 3)));
+  // Not when the digits do not belong together.
+  EXPECT_NE(ir::to_string(simplify(n * 35 + y * 7)), "q");
+  EXPECT_NE(ir::to_string(simplify(ir::floordiv(q, ir::make_int(7)) * 6 + x)), "q");
+}
+
 TEST(TirLower, NonDivisibleSplitIsGuardedAndCorrect) {
   auto w = ops::dense_workload({5, 9}, {11, 9});
   schedule::Trace t;
