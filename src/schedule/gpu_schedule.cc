@@ -171,39 +171,41 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
     return std::nullopt;
 
-  // A convolution's product has none of the output's shape (the output
-  // rearranges its columns into images): it is tiled as an output of its own,
-  // into device memory, and the output, with its epilogue, reads it one
-  // element per thread after it.
+  // A convolution's product has none of the output's shape: the output (its
+  // images, with the epilogue) is tiled as the product, its channels the
+  // rows, its positions (n, y, x) fused the columns, which index the
+  // product's columns in order (their digits recombine: tir/simplify.h).
   ir::Tensor out = output_of_shape(dag, product);
-  const bool standalone = !out && product->tag == "conv2d_nchw_gemm";
-  if (standalone) out = product;
+  const bool images = !out && product->tag == "conv2d_nchw_gemm" && dag.outputs().size() == 1 &&
+                      dag.outputs()[0]->shape.size() == 4;
+  if (images) out = dag.outputs()[0];
   if (!out) return std::nullopt;
   Trace trace;
-  std::optional<std::string> accumulator;
-  if (standalone) {
-    for (const auto& t : dag.tensors())
-      if (!t->is_placeholder() && t != product && !is_output(dag, t)) {
-        if (t->is_reduction()) return std::nullopt;
-        trace.compute_inline(t->name);
-      }
-    for (const auto& o : dag.outputs()) bind_elementwise(trace, o, max_threads);
-    trace.cache_write(product->name, "local");
-    accumulator = cache_write_name(product->name);
-  } else {
-    accumulator = inline_around(dag, product, out, trace);
-  }
+  const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
   if (!accumulator) return std::nullopt;
   const std::string acc = *accumulator;
 
   // The output: blocks of threads_y * rows x threads_x * cols, threads of
   // rows x cols, batch along blockIdx.z.
-  const std::vector<std::string> axes = spatial_names(out);
+  std::vector<std::string> axes = spatial_names(out);
+  std::string single_image;  // a batch of one: its loop, outermost (its index is 0)
+  if (images) {
+    // A batch of one is not fused: the epilogue indexes it 0, which would
+    // leave the positions' digits without their highest.
+    const std::vector<std::string> positions = out->shape[0] == 1 ? std::vector<std::string>{axes[2], axes[3]}
+                                                                  : std::vector<std::string>{axes[0], axes[2], axes[3]};
+    if (out->shape[0] == 1) single_image = axes[0];
+    trace.reorder(out->name, out->shape[0] == 1 ? std::vector<std::string>{axes[0], axes[1], axes[2], axes[3]}
+                                                : std::vector<std::string>{axes[1], axes[0], axes[2], axes[3]});
+    trace.fuse(out->name, positions);
+    axes = {axes[1], fused_name(positions)};
+  }
   const std::string i = axes[rank - 2], j = axes[rank - 1];
   trace.split(out->name, i, {plan.threads_y, plan.rows});
   trace.split(out->name, j, {plan.threads_x, plan.cols});
   std::vector<std::string> order;
   if (rank == 3) order.push_back(axes[0]);
+  if (!single_image.empty()) order.push_back(single_image);
   for (const auto& n :
        {split_part(i, 0), split_part(j, 0), split_part(i, 1), split_part(j, 1), split_part(i, 2), split_part(j, 2)})
     order.push_back(n);

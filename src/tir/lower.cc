@@ -202,7 +202,9 @@ class Lowerer {
 
   // The loads of `p` in `values` span, as the variables of `inner` run over
   // their ranges (every other variable held fixed), the returned region.
-  Region infer_region(int p, const RangeMap& inner, const std::vector<Expr>& values) {
+  // `known`: the ranges of every loop around the loads (outer ones too), for
+  // simplifying their indices (x mod 1024 is x when x < 1024).
+  Region infer_region(int p, const RangeMap& inner, const RangeMap& known, const std::vector<Expr>& values) {
     const ir::Tensor& pt = state_.stages()[p].tensor;
     size_t dims = pt->shape.size();
     auto is_inner_atom = [&](const Expr& atom) {
@@ -222,7 +224,7 @@ class Lowerer {
       if (!l || state_.stage_of(l->tensor.get()) != p) return;
       for (size_t d = 0; d < dims; ++d) {
         if (full[d]) continue;
-        LinearForm f = linear_form(simplify(l->indices[d]));
+        LinearForm f = linear_form(simplify(l->indices[d], known));
         LinearForm b;
         int64_t mn = 0, mx = 0;
         for (const auto& [atom, coef] : f.terms) {
@@ -344,7 +346,10 @@ class Lowerer {
         if (values.empty())
           throw Error("stage '" + ps.name() + "' is computed at '" + s.name() +
                       "', which does not read it (nor does any stage computed inside it)");
-        a.region = infer_region(a.stage, inner, values);
+        RangeMap known = inner;
+        for (const auto& it : s.iters) known.emplace(it.var, Interval{0, it.extent - 1});
+        for (const auto& [var, range] : enclosing_threads_) known.emplace(var, range);
+        a.region = infer_region(a.stage, inner, known, values);
         a.local = ps.rebind(a.region.extent);
         a.output = buffers_[a.stage].has_value();
         if (!a.output) buffers_[a.stage] = BufferInfo{ir::placeholder(a.region.extent, ps.name()), a.region.min, true};

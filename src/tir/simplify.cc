@@ -34,8 +34,18 @@ bool const_float(const Expr& e, double* value) {
 
 class Simplifier : public StmtMutator {
  public:
+  Simplifier() = default;
+  explicit Simplifier(RangeMap ranges) : ranges_(std::move(ranges)) {}
+
   Expr mutate(const Expr& e) override {
     if (!e) return e;
+    // The digits of a fused loop recombine before simplifying each apart
+    // (x mod 32 of x = 64 a + b is b mod 32, no longer x's remainder).
+    if (e.dtype() == ir::DType::Int64 && (e.kind() == ExprKind::Add || e.kind() == ExprKind::Sub)) {
+      bool merged = false;
+      const LinearForm recombined = merge_quotients_and_remainders(linear_form(e), &merged);
+      if (merged) return mutate(recombined.to_expr());
+    }
     Expr m = ir::ExprMutator::mutate(e);
     return rewrite(m);
   }
@@ -107,7 +117,9 @@ class Simplifier : public StmtMutator {
   // floor(x / b) * b * k + (x mod b) * k is x * k: the digits of a fused
   // loop's position put back together (an index n * OH * OW + y * OW + x of
   // the loops fused from n, y, x is their fused loop's variable again).
-  static LinearForm merge_quotients_and_remainders(LinearForm f) {
+  // `*any` tells whether a pair merged (each merge leaves one quotient and
+  // one remainder fewer, so repeating ends).
+  static LinearForm merge_quotients_and_remainders(LinearForm f, bool* any = nullptr) {
     for (bool merged = true; merged;) {
       merged = false;
       for (size_t m = 0; m < f.terms.size() && !merged; ++m) {
@@ -115,6 +127,26 @@ class Simplifier : public StmtMutator {
         int64_t b = 0;
         if (!div_mod_of(f.terms[m].first, ExprKind::FloorMod, &x, &b)) continue;
         const int64_t k = f.terms[m].second;
+        // (floor(y / a) mod b) * a * k + (y mod a) * k is (y mod (a * b)) * k:
+        // the lower digits alone, where the highest is dropped (an extent-1
+        // batch indexed 0).
+        Expr y, ry;
+        int64_t a = 0, ra = 0;
+        if (div_mod_of(x, ExprKind::FloorDiv, &y, &a) && k % a == 0)
+          for (size_t r = 0; r < f.terms.size() && !merged; ++r) {
+            if (r == m || f.terms[r].second != k / a || !div_mod_of(f.terms[r].first, ExprKind::FloorMod, &ry, &ra) ||
+                ra != a || !ir::structural_equal(ry, y))
+              continue;
+            LinearForm out;
+            out.constant = f.constant;
+            for (size_t t = 0; t < f.terms.size(); ++t)
+              if (t != m && t != r) out.add(f.terms[t].first, f.terms[t].second);
+            out.add(ir::floormod(y, ir::make_int(a * b)), k / a);
+            f = std::move(out);
+            merged = true;
+            if (any) *any = true;
+          }
+        if (merged) break;
         for (size_t d = 0; d < f.terms.size() && !merged; ++d) {
           if (d == m || f.terms[d].second != k * b || !is_quotient(f.terms[d].first, x, b)) continue;
           LinearForm out;
@@ -126,6 +158,7 @@ class Simplifier : public StmtMutator {
           out.constant += whole.constant * k;
           f = std::move(out);
           merged = true;
+          if (any) *any = true;
         }
       }
     }
@@ -275,6 +308,7 @@ class Simplifier : public StmtMutator {
 }  // namespace
 
 Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
+Expr simplify(const Expr& e, const RangeMap& ranges) { return Simplifier(ranges).mutate(e); }
 Stmt simplify(const Stmt& s) { return Simplifier().mutate_stmt(s); }
 
 }  // namespace tessera::tir

@@ -112,6 +112,9 @@ std::vector<ops::Workload> products() {
       ops::conv2d_nchw_implicit_gemm_workload({1, 16, 8, 8}, {16, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
                                               ops::Epilogue{.bias = true, .relu = true}),
       ops::conv2d_nchw_implicit_gemm_workload({1, 3, 7, 7}, {24, 3, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1)),
+      // Two images: their positions fused into the product's 98 (of 112) columns.
+      ops::conv2d_nchw_implicit_gemm_workload({2, 8, 7, 7}, {16, 8, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
   };
 }
 
@@ -161,6 +164,17 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
       if (opencl) EXPECT_LE(error_on_device(w, half, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
     }
   }
+}
+
+// A ResNet layer at batch 1: the shared tiles of a block are its own
+// (the positions fused in the writer index the product's columns in order,
+// its batch of one indexed 0), so candidates fit a block's shared memory.
+TEST(TensorCoreSketch, ABatchOneResnetLayerHasCandidatesThatFitABlock) {
+  const auto conv = ops::conv2d_nchw_implicit_gemm_workload({1, 64, 56, 56}, {64, 64, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
+                                                            ops::Epilogue{.bias = true, .relu = true});
+  std::mt19937_64 rng(9);
+  for (const tir::LoweredFunc& f : candidates(conv, ir::with_half_storage(conv.dag), cuda(90), 3, rng))
+    EXPECT_LE(tir::split_device_kernels(f).kernels.at(0).shared_bytes, 48 * 1024);
 }
 
 // On the GPU (bench/gpu/device_check.sh): the same candidates on tensor cores.
