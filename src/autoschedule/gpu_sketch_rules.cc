@@ -127,6 +127,23 @@ TileWriter tile_writer(const schedule::State& state, int stage) {
   return {};
 }
 
+// A copy of `input` in shared memory for `reader`, computed at its
+// `step_loop`, the copy's loops fused; returns the fused loop (the rules
+// split it over the block's threads).
+std::string add_shared_copy(SketchBuilder& n, const std::string& reader, const ir::Tensor& input,
+                            const std::string& step_loop) {
+  std::vector<int> layout;
+  std::vector<std::string> axes;
+  for (size_t d = 0; d < input->shape.size(); ++d) {
+    layout.push_back(static_cast<int>(d));
+    axes.push_back(schedule::cache_read_axis(d));
+  }
+  n.add(schedule::CacheReadStep{reader, input->name, layout, "shared"});
+  const std::string copy = schedule::cache_read_name(input->name);
+  n.add(schedule::ComputeAtStep{copy, reader, step_loop});
+  return n.fuse(copy, axes);
+}
+
 }  // namespace
 
 SketchRule::Condition TensorCoreTiling::condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const {
@@ -254,16 +271,8 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
     // A copy that only reorders an fp16 input (batch_matmul's transposed
     // B) is read through: the fetch reorders it on the way.
     if (!input->is_placeholder()) n.add(schedule::ComputeInlineStep{input->name});
-    std::vector<int> layout;
-    std::vector<std::string> axes;
-    for (size_t d = 0; d < input->shape.size(); ++d) {
-      layout.push_back(static_cast<int>(d));
-      axes.push_back(schedule::cache_read_axis(d));
-    }
-    n.add(schedule::CacheReadStep{fragment, input->name, layout, "shared"});
     const std::string copy = schedule::cache_read_name(input->name);
-    n.add(ComputeAtStep{copy, fragment, step_loop});
-    const std::string all = n.fuse(copy, axes);
+    const std::string all = add_shared_copy(n, fragment, input, step_loop);
     n.add(SplitStep{copy, all, {kWarpLanes}});
     n.fetch_split(copy, split_part(all, 0), block);
     n.add(AnnotateStep{copy, split_part(split_part(all, 0), 1), Annotation::ThreadY});
@@ -323,16 +332,8 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
   std::set<std::string> fetched;
   for (const auto& input : ps.tensor->inputs()) {
     if (!fetched.insert(input->name).second) continue;
-    std::vector<int> layout;
-    std::vector<std::string> axes;
-    for (size_t d = 0; d < input->shape.size(); ++d) {
-      layout.push_back(static_cast<int>(d));
-      axes.push_back(schedule::cache_read_axis(d));
-    }
-    n.add(schedule::CacheReadStep{p, input->name, layout, "shared"});
     const std::string copy = schedule::cache_read_name(input->name);
-    n.add(schedule::ComputeAtStep{copy, p, step_loop});
-    const std::string all = n.fuse(copy, axes);
+    const std::string all = add_shared_copy(n, p, input, step_loop);
     const int lanes = static_cast<int>(n.sites().vectorize.size());
     n.sites().vectorize.push_back({copy, split_part(all, 2), true});
     n.fetch_split(copy, all, block, lanes);

@@ -11,27 +11,22 @@
 
 #include <random>
 
-#include "../ops/ops_test_util.h"
+#include "../codegen/gpu_run_util.h"
 #include "autoschedule/generate_sketches.h"
 #include "autoschedule/random_annotation.h"
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
 #include "features/gpu_features.h"
 #include "ir/half_storage.h"
-#include "measure/gpu_function.h"
 #include "ops/workloads.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/opencl_device.h"
-#include "support/half.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
 #include "tir/verify_gpu.h"
 
 namespace tessera::autoschedule {
 namespace {
-
-using support::float_to_half;
-using support::half_to_float;
 
 SketchContext cuda(int arch) {
   return SketchContext{target::Target::parse("cuda -arch=sm_" + std::to_string(arch)), 1};
@@ -78,29 +73,10 @@ TEST(TensorCoreSketch, HalfMatrixProductsWithSixteenMultiplesGetOneOnAmpereAndLa
   EXPECT_NE(conv_sketches[0].print().find("written out by T_relu"), std::string::npos) << conv_sketches[0].print();
 }
 
-// Runs the half-stored kernel on the target's device, against the fp32
-// reference of the same fp16 inputs, its output rounded to fp16.
-double error_on_device(const ops::Workload& w, const ir::ComputeDAG& half, const tir::LoweredFunc& f,
-                       const std::string& target) {
-  std::vector<std::vector<float>> inputs;
-  std::vector<const float*> in;
-  std::vector<float*> args;
-  uint32_t seed = 11;
-  for (const auto& p : w.dag.placeholders()) {
-    inputs.push_back(ops::test::random_data(p->num_elements(), seed++));
-    for (float& x : inputs.back()) x = half_to_float(float_to_half(x));
-  }
-  for (auto& v : inputs) {
-    in.push_back(v.data());
-    args.push_back(v.data());
-  }
-  std::vector<float> want(half.outputs()[0]->num_elements()), got(want.size(), -7.0f);
-  w.reference(in, want.data());
-  for (float& x : want) x = half_to_float(float_to_half(x));
-  args.push_back(got.data());
-  measure::GpuFunction function(f, target::Target::parse(target));
-  function.run(args);
-  return ops::test::max_relative_error(got, want);
+// The half-stored kernel on the target's device, against the fp32
+// reference of the same fp16 inputs.
+double error_on_device(const ops::Workload& w, const tir::LoweredFunc& f, const std::string& target) {
+  return codegen::test::run_half_against_reference(w, f, target::Target::parse(target), 11).max_relative_error;
 }
 
 std::vector<ops::Workload> products() {
@@ -161,7 +137,7 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
           const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, arch, w.op);
           EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
         }
-      if (opencl) EXPECT_LE(error_on_device(w, half, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
+      if (opencl) EXPECT_LE(error_on_device(w, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
     }
   }
 }
@@ -186,7 +162,7 @@ TEST(TensorCoreSketch, CandidatesOnCudaTensorCoresMatchTheReference) {
   for (const ops::Workload& w : products()) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng))
-      EXPECT_LE(error_on_device(w, half, f, "cuda"), 2e-3) << w.op;
+      EXPECT_LE(error_on_device(w, f, "cuda"), 2e-3) << w.op;
   }
 }
 

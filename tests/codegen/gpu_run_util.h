@@ -8,6 +8,7 @@
 #include "../ops/ops_test_util.h"
 #include "measure/gpu_function.h"
 #include "ops/registry.h"
+#include "support/half.h"
 
 namespace tessera::codegen::test {
 
@@ -31,6 +32,31 @@ inline GpuRun run_against_reference(const ops::Workload& w, const tir::LoweredFu
   const ir::Tensor out = w.dag.outputs()[0];
   std::vector<float> want(out->num_elements()), got(out->num_elements(), -7.0f);
   w.reference(in, want.data());
+  args.push_back(got.data());
+  measure::GpuFunction function(f, target);
+  function.run(args);
+  return {ops::test::max_relative_error(got, want), function.code().source};
+}
+
+// The same for a kernel of w's DAG in half storage (ir::with_half_storage):
+// the inputs rounded to halves first, the reference's output after (what
+// differs is the order of additions).
+inline GpuRun run_half_against_reference(const ops::Workload& w, const tir::LoweredFunc& f,
+                                         const target::Target& target, uint32_t seed) {
+  std::vector<std::vector<float>> inputs;
+  std::vector<const float*> in;
+  std::vector<float*> args;
+  for (const auto& p : w.dag.placeholders()) {
+    inputs.push_back(ops::test::random_data(p->num_elements(), seed++));
+    for (float& x : inputs.back()) x = support::half_to_float(support::float_to_half(x));
+  }
+  for (auto& v : inputs) {
+    in.push_back(v.data());
+    args.push_back(v.data());
+  }
+  std::vector<float> want(w.dag.outputs()[0]->num_elements()), got(want.size(), -7.0f);
+  w.reference(in, want.data());
+  for (float& x : want) x = support::half_to_float(support::float_to_half(x));
   args.push_back(got.data());
   measure::GpuFunction function(f, target);
   function.run(args);

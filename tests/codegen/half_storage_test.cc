@@ -12,7 +12,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../ops/ops_test_util.h"
+#include "gpu_run_util.h"
 #include "codegen/gpu_source.h"
 #include "codegen/llvm_codegen.h"
 #include "codegen/module.h"
@@ -77,28 +77,10 @@ TEST(HalfStorage, ArgumentsBecomeHalvesIntermediatesStayFloat) {
 // in fp32 on the same rounded inputs, so what differs is the output's own
 // rounding (half an ulp, 2^-11 relative) and the order of additions.
 double half_kernel_error(const ops::Workload& w, const schedule::Trace& trace) {
-  const ir::ComputeDAG half = ir::with_half_storage(w.dag);
-  const tir::LoweredFunc f = tir::lower(half, trace, w.op);
-  std::vector<std::vector<float>> inputs;
-  std::vector<const float*> in;
-  std::vector<float*> args;
-  uint32_t seed = 3;
-  for (const auto& p : w.dag.placeholders()) {
-    inputs.push_back(ops::test::random_data(p->num_elements(), seed++));
-    for (float& x : inputs.back()) x = half_to_float(float_to_half(x));
-  }
-  for (auto& v : inputs) {
-    in.push_back(v.data());
-    args.push_back(v.data());
-  }
-  std::vector<float> want(w.dag.outputs()[0]->num_elements()), got(want.size(), -7.0f);
-  w.reference(in, want.data());
-  for (float& x : want) x = half_to_float(float_to_half(x));
-  args.push_back(got.data());
-  measure::GpuFunction function(f, target::Target::parse("opencl"));
-  EXPECT_NE(function.code().source.find("vstore_half_rte("), std::string::npos) << function.code().source;
-  function.run(args);
-  return ops::test::max_relative_error(got, want);
+  const tir::LoweredFunc f = tir::lower(ir::with_half_storage(w.dag), trace, w.op);
+  const codegen::test::GpuRun run = codegen::test::run_half_against_reference(w, f, target::Target::parse("opencl"), 3);
+  EXPECT_NE(run.source.find("vstore_half_rte("), std::string::npos) << run.source;
+  return run.max_relative_error;
 }
 
 TEST(HalfStorage, TiledDenseAndConvolutionOnOpenClMatchTheFp32Reference) {
