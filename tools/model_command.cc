@@ -56,6 +56,7 @@ driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   options.fuse_depthwise_rows = o.fuse_depthwise_rows;
   options.shipped_records = !o.no_shipped_records;
   options.dtype = o.dtype;
+  options.convolutions = o.convolutions;
   return options;
 }
 
@@ -122,6 +123,11 @@ void add_dtype_flag(CLI::App* cmd, ModelCommandOptions& o) {
                   "float16: weights and the values between kernels stored in half precision, arithmetic in fp32 "
                   "(GPU targets; inputs and outputs stay float32)")
       ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
+  cmd->add_option("--convolutions", o.convolutions,
+                  "implicit-gemm: each ungrouped NCHW convolution as one matrix product (tensor cores tile it); "
+                  "direct; auto: implicit-gemm for float16 on CUDA sm_80 and later")
+      ->check(CLI::IsMember({"auto", "direct", "implicit-gemm"}))
       ->capture_default_str();
 }
 

@@ -34,6 +34,7 @@ struct ModelCommandOptions {
   std::string records;              // compile, bench: a tuning log whose best records schedule the kernels
   bool no_shipped_records = false;  // compile, bench: without records, the hand-written schedules (no pre-tuned ones)
   std::string dtype = "float32";    // compile, bench: float16 stores weights and activations in half (GPU targets)
+  std::string convolutions = "auto";  // compile, bench: driver::CompileOptions::convolutions
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
   bool keep_layout = false;         // compile, bench, show: kernels in the model's layout

@@ -4,6 +4,7 @@
 // model, tessera.compile() in Python, tessera::compile() in C++ and the jit.
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,18 @@ struct CompileOptions {
   std::string shipped_dir = records::shipped_records_dir();
   // --dtype: "float32", or "float16" on a GPU target (build::BuildOptions::half_storage).
   std::string dtype = "float32";
+  // --convolutions: "auto" (as one matrix product each where tensor cores
+  // run them: half storage on CUDA sm_80+), "direct" or "implicit-gemm"
+  // (build::BuildOptions::implicit_gemm).
+  std::string convolutions = "auto";
 };
 
 // build::BuildOptions::half_storage for a --dtype; throws tessera::Error
 // naming the dtype when it is neither float32 nor float16.
 bool half_storage_of(const std::string& dtype);
+// build::BuildOptions::implicit_gemm for a --convolutions (nothing: auto);
+// throws tessera::Error naming the value when it is none of the three.
+std::optional<bool> implicit_gemm_of(const std::string& convolutions);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it,
 // or naming the log when one cannot be read.

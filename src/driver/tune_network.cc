@@ -85,6 +85,7 @@ void evaluate_on(const TuneOptions& o, const graph::Graph& model, const target::
     options.warnings = &warnings;
     options.shipped_records = false;  // "default" means the hand-written schedules
     options.dtype = o.dtype;
+    options.convolutions = o.convolutions;
     executors.emplace_back(compile(model, target, options).artifact, "network");
   }
   for (Executor& ex : executors) ex.set_random_inputs();
@@ -196,6 +197,7 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   // direct convolutions (random schedules of the transforms are very slow).
   build::BuildOptions kernels{.winograd = false, .keep_layout = o.keep_layout};
   kernels.half_storage = half_storage_of(o.dtype);
+  kernels.implicit_gemm = implicit_gemm_of(o.convolutions);
   const std::vector<AutoTask> tasks = extract_auto_tasks(model, target, kernels);
   for (size_t i = 0; i < tasks.size(); ++i)
     out << fmt::format("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,

@@ -34,6 +34,7 @@ struct TuneOptions {
   bool winograd = true;              // --no-winograd: false
   bool keep_layout = false;          // --keep-layout (auto only)
   std::string dtype = "float32";     // --dtype: float16 tunes the half-storage kernels (auto, GPU targets)
+  std::string convolutions = "auto";  // --convolutions: as CompileOptions::convolutions
   std::string graph_tuner;           // --graph-tuner: "", "dp" or "pbqp" (templates)
   std::string graph_log;             // --graph-log: where the graph tuner's choice goes; required with it
   // Tune only the tasks neither the log nor `known` holds a record of (the

@@ -7,6 +7,7 @@
 
 #include "codegen/nvrtc_compiler.h"
 #include "compile/build.h"
+#include "driver/compile.h"
 #include "graph/interpreter.h"
 #include "graph/zoo.h"
 #include "measure/kernel_args.h"
@@ -139,6 +140,31 @@ TEST(GpuBuild, HalfStorageCompilesWithNvrtcForAmpereAndHopper) {
   EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_75"), true));
   EXPECT_TRUE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_90"), true));
   EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("opencl"), true));
+}
+
+// --convolutions chooses against the default: direct for a half network on
+// sm_90, implicit-gemm for an fp32 one on OpenCL; anything else is one line.
+TEST(GpuBuild, TheConvolutionsFlagOverridesTheDefault) {
+  driver::CompileOptions direct;
+  direct.dtype = "float16";
+  direct.convolutions = "direct";
+  direct.shipped_records = false;
+  if (codegen::nvrtc_unavailable_reason().empty())
+    EXPECT_EQ(convolutions_as_products(driver::compile(test::narrow_resnet18(), target::Target::parse("cuda -arch=sm_90"),
+                                                       direct).optimized).second, 0);
+  driver::CompileOptions products;
+  products.convolutions = "implicit-gemm";
+  products.shipped_records = false;
+  const auto [convolutions, chosen] =
+      convolutions_as_products(driver::compile(test::narrow_resnet18(), target::Target::parse("opencl"), products).optimized);
+  EXPECT_EQ(chosen, convolutions);
+  products.convolutions = "winograd";
+  try {
+    driver::compile(test::narrow_resnet18(), target::Target::parse("opencl"), products);
+    ADD_FAILURE() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--convolutions winograd: auto, direct or implicit-gemm");
+  }
 }
 
 // The same network with its convolutions as matrix products, untuned (the
