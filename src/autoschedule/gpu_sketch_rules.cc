@@ -197,13 +197,11 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   std::string oi = osp[osp.size() - 2], oj = osp.back();
   int64_t rows = oshape[oshape.size() - 2], cols = oshape.back();
   if (w.images >= 0) {
-    // A batch of one stays a loop of its own (the epilogue indexes it 0,
-    // which would leave the positions' digits without their highest).
-    const bool one = oshape[0] == 1;
-    batch = one ? std::vector<std::string>{osp[0]} : std::vector<std::string>{};
+    const schedule::ImageColumns columns = schedule::image_columns(osp, oshape[0]);
+    batch = oshape[0] == 1 ? std::vector<std::string>{osp[0]} : std::vector<std::string>{};
     oi = osp[1];
-    if (!one) n.add(ReorderStep{out, {osp[1], osp[0], osp[2], osp[3]}});
-    oj = n.fuse(out, one ? std::vector<std::string>{osp[2], osp[3]} : std::vector<std::string>{osp[0], osp[2], osp[3]});
+    n.add(ReorderStep{out, columns.order});
+    oj = n.fuse(out, columns.positions);
     rows = oshape[1];
     cols = oshape[0] * oshape[2] * oshape[3];
   }

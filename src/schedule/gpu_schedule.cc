@@ -130,6 +130,11 @@ int64_t gpu_block_threads(int64_t elements, int max_threads) {
   return std::clamp<int64_t>((elements + 31) / 32 * 32, 32, std::min<int64_t>(256, max_threads));
 }
 
+ImageColumns image_columns(const std::vector<std::string>& nfyx, int64_t batch) {
+  if (batch == 1) return {nfyx, {nfyx[2], nfyx[3]}};
+  return {{nfyx[1], nfyx[0], nfyx[2], nfyx[3]}, {nfyx[0], nfyx[2], nfyx[3]}};
+}
+
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   Trace trace;
   // A reduction of the output's shape that the output reads (a convolution
@@ -190,15 +195,11 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   std::vector<std::string> axes = spatial_names(out);
   std::string single_image;  // a batch of one: its loop, outermost (its index is 0)
   if (images) {
-    // A batch of one is not fused: the epilogue indexes it 0, which would
-    // leave the positions' digits without their highest.
-    const std::vector<std::string> positions = out->shape[0] == 1 ? std::vector<std::string>{axes[2], axes[3]}
-                                                                  : std::vector<std::string>{axes[0], axes[2], axes[3]};
+    const ImageColumns columns = image_columns(axes, out->shape[0]);
     if (out->shape[0] == 1) single_image = axes[0];
-    trace.reorder(out->name, out->shape[0] == 1 ? std::vector<std::string>{axes[0], axes[1], axes[2], axes[3]}
-                                                : std::vector<std::string>{axes[1], axes[0], axes[2], axes[3]});
-    trace.fuse(out->name, positions);
-    axes = {axes[1], fused_name(positions)};
+    trace.reorder(out->name, columns.order);
+    trace.fuse(out->name, columns.positions);
+    axes = {axes[1], fused_name(columns.positions)};
   }
   const std::string i = axes[rank - 2], j = axes[rank - 1];
   trace.split(out->name, i, {plan.threads_y, plan.rows});

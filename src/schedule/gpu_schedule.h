@@ -43,6 +43,17 @@ struct GpuMatmulPlan {
   // their trip count stays within it (0: the register tiles alone).
   int64_t auto_unroll = 0;
 };
+// The writer of a convolution's product (ops/conv2d_implicit_gemm.h), an
+// NCHW output with axes `nfyx`, tiled as the product: its loops in `order`,
+// the channels before the `positions` that index the product's columns in
+// order, fused. A batch of one stays outside them (its epilogue indexes it
+// 0, which would leave the positions' digits without their highest: (y, x));
+// else (n, y, x).
+struct ImageColumns {
+  std::vector<std::string> order, positions;
+};
+ImageColumns image_columns(const std::vector<std::string>& nfyx, int64_t batch);
+
 std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan = {});
 
 // A direct NCHW convolution stage (conv2d_nchw: reduce axes rc, ry, rx) and
