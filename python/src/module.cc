@@ -205,7 +205,8 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
 }
 
 py::object compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
-                   int threads, bool keep_layout, bool shipped_records, const std::string& dtype) {
+                   int threads, bool keep_layout, bool shipped_records, const std::string& dtype,
+                   const std::string& convolutions) {
   const target::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
@@ -214,6 +215,7 @@ py::object compile(const Model& model, const std::string& target, const std::opt
     options.keep_layout = keep_layout;
     options.shipped_records = shipped_records;
     options.dtype = dtype;
+    options.convolutions = convolutions;
     if (records) options.records.push_back(*records);
     if (model.varying) {
       const graph::ModelOptions& o = *model.varying;
@@ -550,7 +552,7 @@ PYBIND11_MODULE(_tessera, m) {
       });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false, py::arg("shipped_records") = true,
-        py::arg("dtype") = "float32");
+        py::arg("dtype") = "float32", py::arg("convolutions") = "auto");
   bind_gpu_module(m);
   py::class_<VaryingModule>(m, "VaryingModule")
       .def("__call__", &VaryingModule::call)
@@ -576,11 +578,12 @@ PYBIND11_MODULE(_tessera, m) {
       "tune",
       [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
          const std::string& target, int threads, const std::string& tuner, const std::string& search,
-         const std::string& dtype) {
+         const std::string& dtype, const std::string& convolutions) {
         const target::Target t = jit::resolve_target(target, threads);
         driver::TuneOptions o{.log = log, .search = search, .tuner = tuner, .trials = trials,
                               .early_stopping = early_stopping, .time_budget_min = time_budget_min};
         o.dtype = dtype;
+        o.convolutions = convolutions;
         o.evaluate = false;
         driver::TuneResult s;
         {
@@ -597,7 +600,7 @@ PYBIND11_MODULE(_tessera, m) {
       },
       py::arg("model"), py::arg("log"), py::arg("trials") = 1000, py::arg("early_stopping") = 400,
       py::arg("time_budget_min") = 0.0, py::arg("target") = "", py::arg("threads") = 0, py::arg("tuner") = "xgb",
-      py::arg("search") = "templates", py::arg("dtype") = "float32");
+      py::arg("search") = "templates", py::arg("dtype") = "float32", py::arg("convolutions") = "auto");
 
   py::class_<Jit>(m, "Jit")
       .def("__call__", &Jit::call)

@@ -298,6 +298,16 @@ class GpuModules(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "half storage runs on GPU targets"):
             tessera.compile(self.model, dtype="float16")
 
+    def test_convolutions_choose_matrix_products_or_direct_loops(self):
+        products = tessera.compile(self.model, target="opencl", convolutions="implicit-gemm")
+        self.assertTrue(any("implicit_gemm" in k for k in products.kernels), products.kernels)
+        self.assertFalse(any("implicit_gemm" in k for k in self.module.kernels), self.module.kernels)
+        self.assertTrue(close(products(self.x), self.module(self.x)))
+        with self.assertRaisesRegex(tessera.Error, "--convolutions fft: auto, direct or implicit-gemm"):
+            tessera.compile(self.model, target="opencl", convolutions="fft")
+        with self.assertRaisesRegex(tessera.Error, "matrix products are for GPU targets"):
+            tessera.compile(self.model, convolutions="implicit-gemm")
+
     def test_the_auto_scheduler_tunes_a_network_in_half_for_the_device(self):
         conv = tessera.load_model(os.path.join(SOURCE, "tests", "data", "onnx", "op_conv_asymmetric_pads.onnx"))
         log = os.path.join(self.tmp.name, "half.log")

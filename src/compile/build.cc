@@ -15,6 +15,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
+#include "ops/conv2d.h"
 #include "ir/half_storage.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
@@ -23,6 +24,14 @@
 
 namespace tessera::build {
 namespace {
+
+// The kernel's symbol after its anchor: the operator, and the algorithm where
+// the operator has more than one (so a profile names what ran).
+std::string kernel_name_of(const graph::Node& anchor) {
+  std::string name = graph::op_name(anchor.op);
+  if (anchor.op == graph::Op::kConv2d && anchor.attrs_as<ops::Conv2dAttrs>().implicit_gemm) name += "_implicit_gemm";
+  return name;
+}
 
 using graph::Node;
 using graph::NodeId;
@@ -131,7 +140,7 @@ class Builder {
       name = result_.kernels[known->second].name;
       ++result_.kernels[known->second].calls;
     } else {
-      name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + graph::op_name(g_.node(group.anchor()).op);
+      name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + kernel_name_of(g_.node(group.anchor()));
       bool tuned = false;
       const schedule::Trace trace = schedule_of(group, kernel, tuned);
       if (options_.compile && gpu_) gpu_->add(tir::lower(kernel.dag, trace, name));

@@ -19,10 +19,14 @@ bool half_storage_of(const std::string& dtype) {
   return dtype == "float16";
 }
 
-std::optional<bool> implicit_gemm_of(const std::string& convolutions) {
+std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target) {
   if (convolutions == "auto") return std::nullopt;
-  if (convolutions == "direct" || convolutions == "implicit-gemm") return convolutions == "implicit-gemm";
-  throw Error("--convolutions " + convolutions + ": auto, direct or implicit-gemm");
+  if (convolutions == "direct") return false;
+  if (convolutions != "implicit-gemm") throw Error("--convolutions " + convolutions + ": auto, direct or implicit-gemm");
+  if (!target.is_gpu())
+    throw Error("--convolutions implicit-gemm: convolutions as matrix products are for GPU targets; " + target.kind +
+                " convolves directly or by Winograd");
+  return true;
 }
 
 namespace {
@@ -50,7 +54,7 @@ std::vector<records::Record> shipped_for(const CompileOptions& options, const ta
 void set_up(const CompileOptions& options, const target::Target& target, BuildSetup& setup) {
   build::BuildOptions& b = setup.options;
   b.half_storage = half_storage_of(options.dtype);
-  b.implicit_gemm = implicit_gemm_of(options.convolutions);
+  b.implicit_gemm = implicit_gemm_of(options.convolutions, target);
   b.winograd = options.winograd;
   b.keep_layout = options.keep_layout;
   b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;

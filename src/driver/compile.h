@@ -50,8 +50,10 @@ struct CompileOptions {
 // naming the dtype when it is neither float32 nor float16.
 bool half_storage_of(const std::string& dtype);
 // build::BuildOptions::implicit_gemm for a --convolutions (nothing: auto);
-// throws tessera::Error naming the value when it is none of the three.
-std::optional<bool> implicit_gemm_of(const std::string& convolutions);
+// throws tessera::Error naming the value when it is none of the three, or
+// when it asks for matrix products on a CPU target (the build ignores them
+// there: the CPU schedules convolve directly or by Winograd).
+std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it,
 // or naming the log when one cannot be read.

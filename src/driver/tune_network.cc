@@ -197,7 +197,7 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   // direct convolutions (random schedules of the transforms are very slow).
   build::BuildOptions kernels{.winograd = false, .keep_layout = o.keep_layout};
   kernels.half_storage = half_storage_of(o.dtype);
-  kernels.implicit_gemm = implicit_gemm_of(o.convolutions);
+  kernels.implicit_gemm = implicit_gemm_of(o.convolutions, target);
   const std::vector<AutoTask> tasks = extract_auto_tasks(model, target, kernels);
   for (size_t i = 0; i < tasks.size(); ++i)
     out << fmt::format("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,
