@@ -125,9 +125,10 @@ void add_dtype_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->check(CLI::IsMember({"float32", "float16"}))
       ->capture_default_str();
   cmd->add_option("--convolutions", o.convolutions,
-                  "implicit-gemm: each ungrouped NCHW convolution as one matrix product (tensor cores tile it); "
-                  "direct; auto: implicit-gemm for float16 on CUDA sm_80 and later")
-      ->check(CLI::IsMember({"auto", "direct", "implicit-gemm"}))
+                  "implicit-gemm: each ungrouped NCHW convolution as one matrix product (tensor cores tile it; GPU "
+                  "targets); winograd: 3x3 stride-1 convolutions by Winograd F(4x4, 3x3); direct; auto: "
+                  "implicit-gemm for float16 on CUDA sm_80 and later, Winograd on CPUs, else direct")
+      ->check(CLI::IsMember({"auto", "direct", "implicit-gemm", "winograd"}))
       ->capture_default_str();
 }
 

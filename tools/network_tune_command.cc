@@ -64,8 +64,8 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->check(CLI::IsMember({"float32", "float16"}))
       ->capture_default_str();
   cmd->add_option("--convolutions", o.tune.convolutions,
-                  "implicit-gemm, direct or auto (implicit-gemm for float16 on CUDA sm_80+): as compile's")
-      ->check(CLI::IsMember({"auto", "direct", "implicit-gemm"}))
+                  "implicit-gemm, winograd (search templates), direct or auto: as compile's")
+      ->check(CLI::IsMember({"auto", "direct", "implicit-gemm", "winograd"}))
       ->capture_default_str();
   cmd->add_option("--time-budget", o.tune.time_budget_min, "minutes for all tasks, split by weight x FLOPs (0: no limit)")
       ->check(minutes_or_zero)

@@ -8,7 +8,8 @@
 # every zoo model at batch 1 and 8 compiled for cuda against the reference
 # interpreter; 4. python.txt (beside 3): the Python module built there, CUDA
 # tensors through DLPack and torch.compile(backend="tessera") on the GPU;
-# 5. gpu_vs_torch.*, alone on the machine: the benchmark (bench/gpu/gpu_vs_torch.py, extra
+# 5. winograd.jsonl: ResNet-18 untuned, direct against Winograd convolutions;
+# 6. gpu_vs_torch.*, alone on the machine: the benchmark (bench/gpu/gpu_vs_torch.py, extra
 # arguments in BENCH_ARGS) in the time left.
 # Correctness comes first; each step has a deadline so that the rest still
 # runs and what is done comes back. TOTAL_S (470), ZOO_BATCHES, ZOO_MODELS
@@ -85,6 +86,16 @@ grep -c '"correct":true' "$OUT/zoo_check.jsonl"; grep -v '"correct":true' "$OUT/
 
 wait $python_pid
 echo "== Python on the GPU"; tail -4 "$OUT/python.txt"
+
+# Winograd in NCHW against the direct kernels, both untuned (the hand-written
+# schedules), ResNet-18 fp32 batch 1: whether --convolutions winograd should
+# become the GPU's default (build::BuildOptions::gpu_winograd).
+echo "== Winograd against direct, untuned ($(left) s left)"
+for conv in direct winograd direct winograd; do
+  timeout 60 "$work/gpu_models" --target cuda --batch 1 --check --bench --no-shipped-records --convolutions $conv \
+    resnet-18 >>"$OUT/winograd.jsonl" 2>>"$OUT/winograd.err"
+done
+cut -c1-300 "$OUT/winograd.jsonl"
 
 echo "== benchmark ($(left) s left)"
 PYTHONUNBUFFERED=1 timeout $(($(left) - 5)) python3 "$root/bench/gpu/gpu_vs_torch.py" --gpu-models "$work/gpu_models" \

@@ -6,7 +6,8 @@
 //
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
 //              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
-//              [--dtype float16] MODEL...
+//              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
+//              [--no-shipped-records] MODEL...
 // --dtype float16 compiles (and with --tune auto, tunes) the networks in half
 // storage, checked against the fp32 interpreter at the half tolerance.
 // --tune tunes each model first (driver::tune_network: its progress on
@@ -44,6 +45,8 @@ struct Tuning {
   std::string records;  // a log to compile with, when not tuning
   bool profile = false;
   std::string dtype = "float32";
+  std::string convolutions = "auto";
+  bool shipped_records = true;
 };
 
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
@@ -52,12 +55,16 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
   const graph::Graph model = graph::load_model(name, options);
   driver::CompileOptions compile_options;
   compile_options.dtype = tuning.dtype;
+  compile_options.convolutions = tuning.convolutions;
+  compile_options.shipped_records = tuning.shipped_records;
+  line["convolutions"] = tuning.convolutions;
   if (!tuning.search.empty()) {
     driver::TuneOptions t;
     t.log = tuning.log;
     t.search = tuning.search;
     t.time_budget_min = tuning.minutes;
     t.dtype = tuning.dtype;
+    t.convolutions = tuning.convolutions;
     t.evaluate = false;  // --bench times the result
     const driver::TuneResult r = driver::tune_network(model, target, t, std::cerr, std::cerr);
     line["tune"] = {{"search", t.search}, {"tasks", r.tasks}, {"trials", r.trials}, {"seconds", r.seconds}};
@@ -135,6 +142,8 @@ int main(int argc, char** argv) {
     else if (a == "--records" && i + 1 < argc) tuning.records = argv[++i];
     else if (a == "--profile") tuning.profile = true;
     else if (a == "--dtype" && i + 1 < argc) tuning.dtype = argv[++i];
+    else if (a == "--convolutions" && i + 1 < argc) tuning.convolutions = argv[++i];
+    else if (a == "--no-shipped-records") tuning.shipped_records = false;
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);

@@ -303,7 +303,7 @@ class GpuModules(unittest.TestCase):
         self.assertTrue(any("implicit_gemm" in k for k in products.kernels), products.kernels)
         self.assertFalse(any("implicit_gemm" in k for k in self.module.kernels), self.module.kernels)
         self.assertTrue(close(products(self.x), self.module(self.x)))
-        with self.assertRaisesRegex(tessera.Error, "--convolutions fft: auto, direct or implicit-gemm"):
+        with self.assertRaisesRegex(tessera.Error, "--convolutions fft: auto, direct, implicit-gemm or winograd"):
             tessera.compile(self.model, target="opencl", convolutions="fft")
         with self.assertRaisesRegex(tessera.Error, "matrix products are for GPU targets"):
             tessera.compile(self.model, convolutions="implicit-gemm")

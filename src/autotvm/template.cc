@@ -12,7 +12,7 @@ const std::vector<Template>& templates() {
       x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
       x86::conv2d_winograd_template(), x86::dense_pack_template(), x86::batch_matmul_template(),
       gpu::dense_template(), gpu::batch_matmul_template(), gpu::conv2d_nchw_template(),
-      gpu::depthwise_conv2d_nchw_template(),
+      gpu::depthwise_conv2d_nchw_template(), gpu::conv2d_nchw_winograd_template(),
   };
   return registry;
 }

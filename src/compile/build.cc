@@ -29,7 +29,10 @@ namespace {
 // the operator has more than one (so a profile names what ran).
 std::string kernel_name_of(const graph::Node& anchor) {
   std::string name = graph::op_name(anchor.op);
-  if (anchor.op == graph::Op::kConv2d && anchor.attrs_as<ops::Conv2dAttrs>().implicit_gemm) name += "_implicit_gemm";
+  if (anchor.op != graph::Op::kConv2d) return name;
+  const auto& a = anchor.attrs_as<ops::Conv2dAttrs>();
+  if (a.implicit_gemm) name += "_implicit_gemm";
+  if (a.winograd_tile > 0) name += "_winograd";
   return name;
 }
 
@@ -235,21 +238,23 @@ bool implicit_gemm_of(const BuildOptions& options, const target::Target& target)
 
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
-                                 bool keep_layout, bool implicit_gemm) {
+                                 bool keep_layout, bool implicit_gemm, bool gpu_winograd) {
   graph::PassOptions options;
   // A GPU's kernels read the model's own layout (its threads, not vector
-  // lanes, cover the channels), and compute 3x3 convolutions directly.
+  // lanes, cover the channels): Winograd there only where asked (gpu_winograd).
   options.block = keep_layout || target.is_gpu() ? 0 : target.vector_lanes();
   options.conv_blocks = conv_blocks;
   options.winograd = winograd && !target.is_gpu();
   options.implicit_gemm = implicit_gemm && target.is_gpu();
+  options.nchw_winograd = gpu_winograd && target.is_gpu();
   return graph::optimize(model, options);
 }
 
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& build_options) {
   return build_optimized(model,
                          optimize_for_target(model, target, build_options.conv_blocks, build_options.winograd,
-                                             build_options.keep_layout, implicit_gemm_of(build_options, target)),
+                                             build_options.keep_layout, implicit_gemm_of(build_options, target),
+                                             build_options.gpu_winograd),
                          target, build_options);
 }
 

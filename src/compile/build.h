@@ -58,6 +58,10 @@ struct BuildOptions {
   // (ops/conv2d_implicit_gemm.h), whose tiles tensor cores run; unset:
   // implicit_gemm_convolutions(target, half_storage).
   std::optional<bool> implicit_gemm;
+  // A GPU target's 3x3 convolutions as Winograd in NCHW (graph::
+  // choose_nchw_winograd; --convolutions winograd). Off by default: the
+  // direct and product schedules are what the GPU tuning measured.
+  bool gpu_winograd = false;
 };
 
 // Where convolutions run as matrix products by default: half storage on a
@@ -80,7 +84,8 @@ struct BuildResult {
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
-                                 bool winograd = true, bool keep_layout = false, bool implicit_gemm = false);
+                                 bool winograd = true, bool keep_layout = false, bool implicit_gemm = false,
+                                 bool gpu_winograd = false);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& options = {});

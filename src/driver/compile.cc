@@ -19,14 +19,28 @@ bool half_storage_of(const std::string& dtype) {
   return dtype == "float16";
 }
 
-std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target) {
-  if (convolutions == "auto") return std::nullopt;
-  if (convolutions == "direct") return false;
-  if (convolutions != "implicit-gemm") throw Error("--convolutions " + convolutions + ": auto, direct or implicit-gemm");
+void apply_convolutions(const std::string& convolutions, const target::Target& target, build::BuildOptions& b) {
+  if (convolutions == "auto") return;
+  if (convolutions == "direct") {
+    b.implicit_gemm = false;
+    b.winograd = b.gpu_winograd = false;
+    return;
+  }
+  if (convolutions == "winograd") {
+    if (!target.is_gpu()) {
+      b.winograd = true;
+      return;
+    }
+    b.implicit_gemm = false;
+    b.gpu_winograd = true;
+    return;
+  }
+  if (convolutions != "implicit-gemm")
+    throw Error("--convolutions " + convolutions + ": auto, direct, implicit-gemm or winograd");
   if (!target.is_gpu())
     throw Error("--convolutions implicit-gemm: convolutions as matrix products are for GPU targets; " + target.kind +
                 " convolves directly or by Winograd");
-  return true;
+  b.implicit_gemm = true;
 }
 
 namespace {
@@ -54,8 +68,8 @@ std::vector<records::Record> shipped_for(const CompileOptions& options, const ta
 void set_up(const CompileOptions& options, const target::Target& target, BuildSetup& setup) {
   build::BuildOptions& b = setup.options;
   b.half_storage = half_storage_of(options.dtype);
-  b.implicit_gemm = implicit_gemm_of(options.convolutions, target);
   b.winograd = options.winograd;
+  apply_convolutions(options.convolutions, target, b);
   b.keep_layout = options.keep_layout;
   b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
   b.warnings = options.warnings;
@@ -130,7 +144,7 @@ VaryingBuildResult compile_varying(const std::function<graph::Graph(int64_t size
   const build::BuildOptions& b = setup.options;
   auto optimized_at = [&](const graph::Graph& model) {
     return build::optimize_for_target(model, target, b.conv_blocks, b.winograd, b.keep_layout,
-                                      build::implicit_gemm_of(b, target));
+                                      build::implicit_gemm_of(b, target), b.gpu_winograd);
   };
   std::vector<graph::Graph> models, optimized;
   for (int64_t size : sizes) {

@@ -41,16 +41,20 @@ struct CompileOptions {
   // --dtype: "float32", or "float16" on a GPU target (build::BuildOptions::half_storage).
   std::string dtype = "float32";
   // --convolutions: "auto" (as one matrix product each where tensor cores
-  // run them: half storage on CUDA sm_80+), "direct" or "implicit-gemm"
-  // (build::BuildOptions::implicit_gemm).
+  // run them: half storage on CUDA sm_80+; Winograd for 3x3 on CPUs),
+  // "direct", "implicit-gemm" or "winograd" (apply_convolutions).
   std::string convolutions = "auto";
 };
 
 // build::BuildOptions::half_storage for a --dtype; throws tessera::Error
 // naming the dtype when it is neither float32 nor float16.
 bool half_storage_of(const std::string& dtype);
-// build::BuildOptions::implicit_gemm for a --convolutions (nothing: auto);
-// throws tessera::Error naming the value when it is none of the three, or
+// A --convolutions into the build options: "auto" leaves the defaults;
+// "direct" turns implicit GEMM and Winograd off; "implicit-gemm" (GPU
+// targets only) computes them as matrix products; "winograd" runs the 3x3
+// ones as Winograd (on a GPU: BuildOptions::gpu_winograd). Throws
+// tessera::Error naming the value otherwise.
+void apply_convolutions(const std::string& convolutions, const target::Target& target, build::BuildOptions& b);// throws tessera::Error naming the value when it is none of the three, or
 // when it asks for matrix products on a CPU target (the build ignores them
 // there: the CPU schedules convolve directly or by Winograd).
 std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target);

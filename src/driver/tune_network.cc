@@ -117,7 +117,11 @@ TuneResult tune_templates(const graph::Graph& model, const target::Target& targe
     throw Error("dtype float16 needs the auto-scheduler (search auto): the templates' records are keyed by the "
                 "float32 operator");
   out << "Extract tasks...\n";
-  const graph::Graph optimized = build::optimize_for_target(model, target, {}, o.winograd);
+  build::BuildOptions kernels{.winograd = o.winograd};
+  apply_convolutions(o.convolutions, target, kernels);
+  const graph::Graph optimized = build::optimize_for_target(model, target, {}, kernels.winograd, false,
+                                                            build::implicit_gemm_of(kernels, target),
+                                                            kernels.gpu_winograd);
   const std::vector<NetworkTask> tasks = extract_tasks(optimized, target);
   const std::set<std::string> recorded = recorded_keys(o, warnings);
   std::vector<autotvm::WeightedTask> weighted;
@@ -195,9 +199,11 @@ TuneResult tune_auto(const graph::Graph& model, const target::Target& target, co
   out << "Extract tasks...\n";
   // Winograd is a template's algorithm: the auto-scheduler schedules the
   // direct convolutions (random schedules of the transforms are very slow).
+  if (o.convolutions == "winograd")
+    throw Error("--convolutions winograd is a template's algorithm: tune it with --search templates");
   build::BuildOptions kernels{.winograd = false, .keep_layout = o.keep_layout};
   kernels.half_storage = half_storage_of(o.dtype);
-  kernels.implicit_gemm = implicit_gemm_of(o.convolutions, target);
+  apply_convolutions(o.convolutions, target, kernels);
   const std::vector<AutoTask> tasks = extract_auto_tasks(model, target, kernels);
   for (size_t i = 0; i < tasks.size(); ++i)
     out << fmt::format("========== Task {} (workload key: {}) ==========\n{}: weight {} ({}), {:.1f} MFLOP\n{}\n", i,

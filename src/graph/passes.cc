@@ -34,6 +34,7 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
       {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd); }},
       {"cancel_layout_transforms", cancel_layout_transforms},
       {"choose_implicit_gemm", options.implicit_gemm ? Pass(choose_implicit_gemm) : Pass([](const Graph& g) { return g; })},
+      {"choose_nchw_winograd", options.nchw_winograd ? Pass(choose_nchw_winograd) : Pass([](const Graph& g) { return g; })},
       {"fold_constants", fold_constants},
       {"eliminate_dead_nodes", eliminate_dead_nodes},
   };

@@ -88,16 +88,21 @@ struct PassOptions {
   bool fold_batch_norm = true;
   bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
   bool implicit_gemm = false;  // choose_implicit_gemm: a GPU's tensor cores run the convolutions
+  bool nchw_winograd = false;  // choose_nchw_winograd: a GPU runs the 3x3 convolutions as Winograd
 };
 
 // The ungrouped NCHW convolutions computed as one matrix product each
 // (Conv2dAttrs::implicit_gemm).
 Graph choose_implicit_gemm(const Graph& graph);
+// The NCHW convolutions winograd_tile_for picks (not those computed as a
+// matrix product) marked to run as Winograd in NCHW (ops/winograd.h), as a
+// GPU runs them: convert_layout's mark for a model that keeps its layout.
+Graph choose_nchw_winograd(const Graph& graph);
 
 // The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
 // recognize_attention, compose_transposes,
-// convert_layout, cancel_layout_transforms, [choose_implicit_gemm],
+// convert_layout, cancel_layout_transforms, [choose_implicit_gemm], [choose_nchw_winograd],
 // fold_constants, eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});
 

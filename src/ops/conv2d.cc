@@ -5,7 +5,7 @@
 #include "ops/operator.h"
 #include "ops/pad.h"
 #include "ops/reference.h"
-#include "ops/winograd_nchwc.h"
+#include "ops/winograd.h"
 #include "tessera/error.h"
 #include "ops/tensor_layout.h"
 
@@ -389,19 +389,21 @@ void reference_blocked_conv2d(const Conv2dAttrs& a, const float* data, const Sha
 
 bool is_winograd_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.winograd_tile > 0; }
 
-// A Winograd convolution's weight: OIHW<i>i<o>o in the graph, transformed
-// for the kernel.
+// A Winograd convolution's weight: OIHW<i>i<o>o (CPUs) or OIHW (GPUs) in
+// the graph, transformed for the kernel.
 StoredConstant winograd_weight() {
   StoredConstant s;
   s.shape = [](const OperatorCall& call, size_t input, const Shape& shape) {
     const auto& a = call.attrs.as<Conv2dAttrs>();
     if (!is_winograd_weight(a, input)) return shape;
+    if (a.data_layout == "NCHW") return winograd_nchw_weight_shape(shape, a.winograd_tile);  // OIHW
     const int64_t ib = shape.at(4), ob = shape.at(5);  // (O/ob, I/ib, 3, 3, ib, ob)
     return winograd_weight_shape({shape[0] * ob, shape[1] * ib, shape[2], shape[3]}, ib, ob, a.winograd_tile);
   };
   s.values = [](const OperatorCall& call, size_t input, const float* value, const Shape& shape) {
     const auto& a = call.attrs.as<Conv2dAttrs>();
     if (!is_winograd_weight(a, input)) return std::vector<float>(value, value + num_elements(shape));
+    if (a.data_layout == "NCHW") return winograd_transform_nchw_weight(value, shape, a.winograd_tile);
     return winograd_transform_weight(value, shape, a.winograd_tile);
   };
   return s;
@@ -433,9 +435,9 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
   return t;
 }
 
-// A GPU target's convolutions run in NCHW: the direct template tunes the
-// ungrouped ones, the depthwise template those of one output per channel,
-// with square strides and dilations.
+// A GPU target's convolutions run in NCHW: the direct or Winograd template
+// tunes the ungrouped ones, the depthwise template those of one output per
+// channel, with square strides and dilations.
 std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const auto& a = call.attrs.as<Conv2dAttrs>();
   // (A convolution computed as one matrix product is the auto-scheduler's.)
@@ -447,7 +449,8 @@ std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const bool depthwise = a.groups == d[1] && w[0] == d[1] && w[1] == 1;
   if (!depthwise && (a.groups != 1 || w[1] != d[1])) return std::nullopt;
   TemplateCall t;
-  t.op = depthwise ? "depthwise_conv2d" : "conv2d";
+  t.op = depthwise ? "depthwise_conv2d" : a.winograd_tile > 0 ? "conv2d_nchw_winograd" : "conv2d";
+  if (a.winograd_tile > 0) t.args.winograd_tile = a.winograd_tile;
   t.args.input = d;
   t.args.weight = w;
   t.args.stride = a.stride_h;
@@ -486,6 +489,8 @@ TESSERA_OPERATOR(conv2d) {
       return group_conv2d_nchw(in[0], in[1], a);
     }
     if (a.data_layout == "NCHW" && depthwise) return depthwise_conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NCHW" && a.winograd_tile > 0)
+      return conv2d_winograd_nchw(in[0], in[1], a, a.winograd_tile);  // weight stored transformed
     if (a.data_layout == "NCHW") return a.implicit_gemm ? conv2d_nchw_implicit_gemm(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
     if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);
     if (depthwise) return depthwise_conv2d_nchwc(in[0], in[1], a);

@@ -28,7 +28,7 @@ struct Conv2dAttrs {
   std::string data_layout = "NCHW";
   std::string kernel_layout = "OIHW";
   // A blocked 3x3 stride-1 convolution computed by Winograd's F(m x m, 3 x 3)
-  // with this output tile m (ops/winograd_nchwc.h); 0: directly. The graph's
+  // with this output tile m (ops/winograd.h); 0: directly. The graph's
   // weight stays OIHW<i>i<o>o; compile transforms it.
   int64_t winograd_tile = 0;
   // An ungrouped NCHW convolution computed as one matrix product (ops/

@@ -10,7 +10,7 @@
 #include "ops/depthwise_nchwc.h"
 #include "ops/layout.h"
 #include "ops/operator.h"
-#include "ops/winograd_nchwc.h"
+#include "ops/winograd.h"
 #include "ops/workloads.h"
 #include "tessera/error.h"
 
@@ -87,19 +87,33 @@ Workload group_conv2d(const OpArgs& a) {
 
 // conv2d by Winograd: data blocked as NCHWc, the weight transformed
 // (winograd_transform_weight of the NCHWc-packed weight).
-Workload conv2d_winograd(const OpArgs& a) {
+// The checks both Winograd forms make of their arguments; their attributes.
+Conv2dAttrs winograd_attrs(const std::string& op, const OpArgs& a) {
   check_conv2d_args(a);
-  const Conv2dAttrs attrs = conv_attrs("conv2d_winograd", a);
+  const Conv2dAttrs attrs = conv_attrs(op, a);
   conv2d_nchw_output_shape(a.input, a.weight, attrs);
   if (!winograd_applies(a.weight, attrs))
-    fail("conv2d_winograd", "needs a 3x3 kernel, stride 1 and dilation 1, got weight " + shape_to_string(a.weight) +
-                                " stride " + std::to_string(a.stride) + " dilation " + std::to_string(a.dilation));
+    fail(op, "needs a 3x3 kernel, stride 1 and dilation 1, got weight " + shape_to_string(a.weight) + " stride " +
+                 std::to_string(a.stride) + " dilation " + std::to_string(a.dilation));
   if (!winograd_tile_supported(a.winograd_tile))
-    fail("conv2d_winograd", "winograd_tile must be 2 or 4, got " + std::to_string(a.winograd_tile));
+    fail(op, "winograd_tile must be 2 or 4, got " + std::to_string(a.winograd_tile));
+  return attrs;
+}
+
+Workload conv2d_winograd(const OpArgs& a) {
+  const Conv2dAttrs attrs = winograd_attrs("conv2d_winograd", a);
   const NchwcBlocking b = nchwc_blocking(a);
   return conv2d_winograd_nchwc_workload(nchwc_shape(a.input, b.ic_bn),
                                         winograd_weight_shape(a.weight, b.ic_bn, b.oc_bn, a.winograd_tile), attrs,
                                         a.winograd_tile, {a.bias, a.relu});
+}
+
+// conv2d by Winograd in NCHW (GPU targets), the weight transformed
+// (winograd_transform_nchw_weight of the OIHW weight).
+Workload conv2d_nchw_winograd(const OpArgs& a) {
+  const Conv2dAttrs attrs = winograd_attrs("conv2d_nchw_winograd", a);
+  return conv2d_winograd_nchw_workload(a.input, winograd_nchw_weight_shape(a.weight, a.winograd_tile), attrs,
+                                       a.winograd_tile, {a.bias, a.relu});
 }
 
 // depthwise_conv2d in NCHWc: one block for input and output channels (they are the same channels).
@@ -118,6 +132,7 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> table = {
       {"conv2d", conv2d},
       {"conv2d_winograd", conv2d_winograd},
+      {"conv2d_nchw_winograd", conv2d_nchw_winograd},
       {"group_conv2d", group_conv2d},
       {"depthwise_conv2d",
        [](const OpArgs& a) {
@@ -212,6 +227,7 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
   static const std::map<std::string, Fields> listed = {
       {"conv2d", kConv},
       {"conv2d_winograd", {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
+      {"conv2d_nchw_winograd", {"input", "weight", "pad", "padding", "bias", "relu", "winograd_tile"}},
       {"depthwise_conv2d", kConv},
       {"group_conv2d", {"input", "weight", "stride", "pad", "dilation", "padding", "layout", "ic_bn", "oc_bn", "bias",
                         "relu", "groups"}},

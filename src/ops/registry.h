@@ -36,15 +36,16 @@ struct OpArgs {
   bool count_include_pad = false;   // avg_pool
   float clip_min = 0.0f, clip_max = 6.0f;  // clip
   size_t axis = 1;                  // bias_add: the channel axis of input
-  // conv2d_winograd (always blocked like NCHWc, 3x3, stride 1): the output tile
-  // m of F(m x m, 3 x 3), 2 or 4 (ops/winograd_nchwc.h).
+  // conv2d_winograd (blocked like NCHWc, 3x3, stride 1) and
+  // conv2d_nchw_winograd (NCHW): the output tile m of F(m x m, 3 x 3), 2 or 4
+  // (ops/winograd.h).
   int64_t winograd_tile = 4;
   // Every op: how its arguments are stored. "float16": in half precision,
   // the arithmetic in fp32 (ir/half_storage.h; GPU targets).
   std::string dtype = "float32";
 };
 
-// conv2d, conv2d_winograd, group_conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
+// conv2d, conv2d_winograd, conv2d_nchw_winograd (GPU targets), group_conv2d, depthwise_conv2d, dense, batch_matmul, max_pool, avg_pool,
 // global_avg_pool, softmax, relu, clip, add, multiply, bias_add; and every
 // operator of the registry (ops/operator.h) that takes one input (sigmoid,
 // hard_swish, ...), declared with its default attributes. Sorted.

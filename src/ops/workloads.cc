@@ -9,7 +9,7 @@
 #include "ops/layout.h"
 #include "ops/reference.h"
 #include "ops/softmax.h"
-#include "ops/winograd_nchwc.h"
+#include "ops/winograd.h"
 
 namespace tessera::ops {
 
@@ -90,6 +90,17 @@ Workload conv2d_winograd_nchwc_workload(const Shape& data_shape, const Shape& ke
     reference::conv2d_winograd_nchwc(in[0], data_shape, in[1], kernel_shape, attrs, m, o);
   };
   return finish("conv2d_winograd_nchwc", out, {data, kernel}, core_ref, e, {1, 4});
+}
+
+Workload conv2d_winograd_nchw_workload(const Shape& data_shape, const Shape& kernel_shape, const Conv2dAttrs& attrs,
+                                       int64_t m, Epilogue e) {
+  ir::Tensor data = ir::placeholder(data_shape, "data");
+  ir::Tensor kernel = ir::placeholder(kernel_shape, "kernel");
+  ir::Tensor out = conv2d_winograd_nchw(data, kernel, attrs, m);
+  auto core_ref = [=](const std::vector<const float*>& in, float* o) {
+    reference::conv2d_winograd_nchw(in[0], data_shape, in[1], kernel_shape, attrs, m, o);
+  };
+  return finish("conv2d_winograd_nchw", out, {data, kernel}, core_ref, e, {1});
 }
 
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,

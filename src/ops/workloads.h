@@ -30,9 +30,12 @@ Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv
 // the bias is (O/oc_bn, oc_bn), which has the same memory layout as a flat (O).
 Workload conv2d_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 // data (N, C/ic_bn, H, W, ic_bn), kernel transformed for tile m
-// (ops/winograd_nchwc.h); the bias is (O/oc_bn, oc_bn).
+// (ops/winograd.h); the bias is (O/oc_bn, oc_bn).
 Workload conv2d_winograd_nchwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, int64_t m,
                                         Epilogue e = {});
+// The NCHW form (GPU targets): the kernel (alpha^2, O, C), the bias (O).
+Workload conv2d_winograd_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, int64_t m,
+                                       Epilogue e = {});
 Workload depthwise_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
                                         Epilogue e = {});
 // data (N, H, W, C), kernel (KH, KW, 1, C * multiplier); the bias is (C * multiplier).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "schedule/iter_names.h"
 #include "tessera/error.h"
@@ -166,30 +167,15 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   return trace;
 }
 
-std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan) {
-  if (max_threads < plan.threads_y * plan.threads_x) return std::nullopt;
-  ir::Tensor product;
-  for (const auto& t : dag.tensors())
-    if (is_matmul(t)) product = t;
-  if (!product || product->reduce_axes.size() != 1) return std::nullopt;
+namespace {
+
+// The tiles of gpu_matmul_schedule: `out` (the product, or the writer of
+// its values: an epilogue, a convolution's images when `images`) in blocks
+// of threads, `acc` (the accumulator) computed in each thread's loop, its
+// reduction staged through shared memory.
+void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out, const std::string& acc,
+                  const GpuMatmulPlan& plan, bool images) {
   const size_t rank = product->shape.size();
-  if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
-    return std::nullopt;
-
-  // A convolution's product has none of the output's shape: the output (its
-  // images, with the epilogue) is tiled as the product, its channels the
-  // rows, its positions (n, y, x) fused the columns, which index the
-  // product's columns in order (their digits recombine: tir/simplify.h).
-  ir::Tensor out = output_of_shape(dag, product);
-  const bool images = !out && product->tag == "conv2d_nchw_gemm" && dag.outputs().size() == 1 &&
-                      dag.outputs()[0]->shape.size() == 4;
-  if (images) out = dag.outputs()[0];
-  if (!out) return std::nullopt;
-  Trace trace;
-  const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
-  if (!accumulator) return std::nullopt;
-  const std::string acc = *accumulator;
-
   // The output: blocks of threads_y * rows x threads_x * cols, threads of
   // rows x cols, batch along blockIdx.z.
   std::vector<std::string> axes = spatial_names(out);
@@ -256,6 +242,35 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.unroll(out->name, split_part(i, 2));
   trace.unroll(out->name, split_part(j, 2));
   if (plan.auto_unroll > 0) trace.pragma(acc, split_part(k, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
+}
+
+}  // namespace
+
+std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan) {
+  if (max_threads < plan.threads_y * plan.threads_x) return std::nullopt;
+  ir::Tensor product;
+  for (const auto& t : dag.tensors())
+    if (is_matmul(t)) product = t;
+  if (!product || product->reduce_axes.size() != 1) return std::nullopt;
+  const size_t rank = product->shape.size();
+  if (product->shape[rank - 2] < plan.threads_y * plan.rows || product->shape[rank - 1] < plan.threads_x * plan.cols)
+    return std::nullopt;
+
+  // A convolution's product has none of the output's shape: the output (its
+  // images, with the epilogue) is tiled as the product, its channels the
+  // rows, its positions (n, y, x) fused the columns, which index the
+  // product's columns in order (their digits recombine: tir/simplify.h).
+  ir::Tensor out = output_of_shape(dag, product);
+  const bool images = !out && product->tag == "conv2d_nchw_gemm" && dag.outputs().size() == 1 &&
+                      dag.outputs()[0]->shape.size() == 4;
+  if (images) out = dag.outputs()[0];
+  if (!out) return std::nullopt;
+  Trace trace;
+  const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
+  if (!accumulator) return std::nullopt;
+  const std::string acc = *accumulator;
+
+  tile_product(trace, product, out, acc, plan, images);
   return trace;
 }
 
@@ -422,6 +437,97 @@ std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_t
   return trace;
 }
 
+namespace {
+
+ir::Tensor tagged(const ir::ComputeDAG& dag, const std::string& tag) {
+  for (const auto& t : dag.tensors())
+    if (t->tag == tag) return t;
+  return nullptr;
+}
+
+// Threads (up to 16) x outputs per thread (up to 4, never more than the
+// threads) along an axis of n: the largest tile dividing n (more threads on
+// a tie), so that no block computes a ragged edge and the template's
+// divisor splits hold it; where no tile of 4 or more divides n (a prime),
+// powers of two within n, the edge guarded.
+std::pair<int64_t, int64_t> axis_tile(int64_t n) {
+  std::pair<int64_t, int64_t> best{1, 1};
+  for (int64_t per = 1; per <= 4; ++per)
+    for (int64_t threads = per; threads <= 16; ++threads) {
+      const int64_t tile = threads * per, best_tile = best.first * best.second;
+      if (n % tile == 0 && (tile > best_tile || (tile == best_tile && threads > best.first))) best = {threads, per};
+    }
+  if (best.first * best.second >= 4 || n < 4) return best;
+  const int64_t per = n >= 64 ? 4 : n >= 16 ? 2 : 1;
+  int64_t threads = 16;
+  while (threads > 1 && threads * per > n) threads /= 2;
+  return {threads, per};
+}
+
+}  // namespace
+
+GpuMatmulPlan gpu_winograd_plan(const ir::ComputeDAG& dag) {
+  GpuMatmulPlan p;
+  const ir::Tensor product = tagged(dag, "winograd_bgemm");
+  if (!product) return p;
+  const int64_t rows = product->shape[1], cols = product->shape[2], channels = product->reduce_axes[0].extent;
+  std::tie(p.threads_y, p.rows) = axis_tile(rows);
+  std::tie(p.threads_x, p.cols) = axis_tile(cols);
+  p.step_k = channels % 8 == 0 ? 8 : channels % 4 == 0 ? 4 : 1;
+  return p;
+}
+
+std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan) {
+  const ir::Tensor pack = tagged(dag, "winograd_data_pack"), product = tagged(dag, "winograd_bgemm");
+  const ir::Tensor inverse = tagged(dag, "conv2d_winograd_nchw");
+  if (!pack || !product || !inverse || dag.outputs().size() != 1 || pack->shape.size() != 3) return std::nullopt;
+  if (max_threads < plan.threads_y * plan.threads_x) return std::nullopt;
+  if (product->shape[1] < plan.threads_y * plan.rows || product->shape[2] < plan.threads_x * plan.cols)
+    return std::nullopt;
+  const ir::Tensor out = dag.outputs()[0];
+  const int64_t m = std::stoll(inverse->attrs.at("tile"));
+  Trace trace;
+  for (const auto& t : dag.tensors())
+    if (!t->is_placeholder() && t != pack && t != product && t != out) {
+      if (t->is_reduction()) return std::nullopt;
+      trace.compute_inline(t->name);  // the padding; the inverse transform into the epilogue
+    }
+
+  // The input transform: a thread per (channel, tile), consecutive threads
+  // consecutive tiles, its alpha^2 elements unrolled.
+  const std::vector<std::string> p = spatial_names(pack);  // ab, c, tile
+  trace.reorder(pack->name, {p[1], p[2], p[0]});
+  trace.fuse(pack->name, {p[1], p[2]});
+  const std::string tiles = fused_name({p[1], p[2]});
+  trace.split(pack->name, tiles, {gpu_block_threads(pack->shape[1] * pack->shape[2], max_threads)});
+  trace.bind(pack->name, split_part(tiles, 0), Annotation::BlockX);
+  trace.bind(pack->name, split_part(tiles, 1), Annotation::ThreadX);
+  trace.unroll(pack->name, p[0]);
+
+  // The alpha^2 products: tiled as a batch_matmul's, the batch on blockIdx.z.
+  trace.cache_write(product->name, "local");
+  tile_product(trace, product, product, cache_write_name(product->name), plan, false);
+
+  // The output transform with the epilogue: a thread per m x m output tile
+  // (its positions unrolled, so that the transform's select folds).
+  const std::vector<std::string> o = spatial_names(out);  // n, f, y, x
+  trace.split(out->name, o[2], {m});
+  trace.split(out->name, o[3], {m});
+  const std::vector<std::string> whole = {o[0], o[1], split_part(o[2], 0), split_part(o[3], 0)};
+  trace.reorder(out->name, {o[0], o[1], split_part(o[2], 0), split_part(o[3], 0), split_part(o[2], 1),
+                            split_part(o[3], 1)});
+  trace.fuse(out->name, whole);
+  const std::string all = fused_name(whole);
+  trace.split(out->name, all, {gpu_block_threads(out->shape[0] * out->shape[1] * ((out->shape[2] + m - 1) / m) *
+                                                     ((out->shape[3] + m - 1) / m),
+                                                 max_threads)});
+  trace.bind(out->name, split_part(all, 0), Annotation::BlockX);
+  trace.bind(out->name, split_part(all, 1), Annotation::ThreadX);
+  trace.unroll(out->name, split_part(o[2], 1));
+  trace.unroll(out->name, split_part(o[3], 1));
+  return trace;
+}
+
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads)) return *t;
   // A convolution's product with fewer than 64 output channels (16 of
@@ -431,6 +537,7 @@ Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits)
   for (int64_t rows_threads = 8; conv_product && rows_threads >= 1; rows_threads /= 2)
     if (auto t = gpu_matmul_schedule(dag, limits.max_threads, GpuMatmulPlan{.threads_y = rows_threads}))
       return *t;
+  if (auto t = gpu_winograd_schedule(dag, limits.max_threads, gpu_winograd_plan(dag))) return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
   if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);

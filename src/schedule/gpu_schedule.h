@@ -93,6 +93,22 @@ GpuDepthwisePlan gpu_depthwise_plan(const std::vector<int64_t>& out);
 std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_threads,
                                             const std::optional<GpuDepthwisePlan>& plan = std::nullopt);
 
+// A Winograd convolution in NCHW (ops/winograd.h: conv2d_winograd_nchw) and
+// its epilogue, in three kernels: the input transform, a thread per
+// (channel, tile) with its alpha^2 elements unrolled (the transform's select
+// folds to each element's terms); the alpha^2 products tiled as
+// gpu_matmul_schedule tiles a batch_matmul (output channels x tiles, the
+// channels staged in shared memory step_k at a time, the products along
+// blockIdx.z); the output transform with the epilogue, a thread per m x m
+// output tile. Nothing when the DAG holds no such convolution or the
+// products are smaller than one block's tile.
+std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan);
+// A plan for the products: up to 16 x 16 threads of up to 4 x 4 outputs,
+// the largest such tiles dividing the output channels and the tiles (a 28 x
+// 28 image has 49 tiles of 4 x 4: 7 threads of one), fewer where they are
+// few (a 7 x 7 image has 4).
+GpuMatmulPlan gpu_winograd_plan(const ir::ComputeDAG& dag);
+
 // What a block may hold on the target (target::GpuLimits, as the schedules
 // read it).
 struct GpuBlockLimits {

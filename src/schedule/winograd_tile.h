@@ -1,5 +1,5 @@
 #pragma once
-// The schedule of a Winograd convolution (ops/winograd_nchwc.h), in one home:
+// The schedule of a Winograd convolution (ops/winograd.h), in one home:
 // the hand-written default and the x86 template build their traces here.
 //
 // Four phases, each a parallel loop of its own: the zero padding; the input

@@ -1,5 +1,5 @@
 // The GPU templates (dense.gpu on a packed weight, batch_matmul.gpu,
-// conv2d_nchw.gpu): their fallback is the hand-written schedule's plan where
+// conv2d_nchw.gpu, conv2d_nchw_winograd.gpu): their fallback is the hand-written schedule's plan where
 // the shape takes it, and configs across the space either run on the
 // OpenCL device (PoCL here) equal to the reference, or are refused by the
 // GPU verifier in one line, never a wrong answer.
@@ -113,6 +113,38 @@ TEST(GpuTemplates, BatchMatmulConfigsRunOrAreRefusedOnOpenCl) {
   a.input = {2, 64, 16};
   a.weight = {2, 64, 16};
   expect_space_runs("batch_matmul", a, "batch_matmul.gpu");
+}
+
+ops::OpArgs winograd_args(ops::Shape input, ops::Shape weight, int64_t tile) {
+  ops::OpArgs a;
+  a.input = std::move(input);
+  a.weight = std::move(weight);
+  a.pad = 1;
+  a.winograd_tile = tile;
+  a.bias = a.relu = true;
+  return a;
+}
+
+// 64 channels of 28 x 28 in F(4x4): 49 tiles per image, 36 products of 64
+// x 49 over 64 channels; the fallback is the hand-written plan.
+TEST(GpuTemplates, WinogradFallbackIsTheHandWrittenPlan) {
+  const Task task = create_task("conv2d_nchw_winograd", winograd_args({1, 64, 28, 28}, {64, 64, 3, 3}, 4),
+                                target::Target::parse("opencl"));
+  EXPECT_EQ(task.name(), "conv2d_nchw_winograd.gpu");
+  const nlohmann::json f = task.space.fallback().to_json();
+  // schedule::gpu_winograd_plan: 16 channel threads of 4, 7 tile threads of 1 (the largest tile dividing 49), 8
+  // channels a step.
+  EXPECT_EQ(f.at("tile_y"), nlohmann::json({1, 16, 4})) << f.dump();
+  EXPECT_EQ(f.at("tile_x"), nlohmann::json({7, 7, 1})) << f.dump();
+  EXPECT_EQ(f.at("tile_k"), nlohmann::json({8, 8})) << f.dump();
+}
+
+// A ragged output (7 x 7 in tiles of 4: the last tile row half outside), two
+// images in tiles of 2, each with bias and relu.
+TEST(GpuTemplates, WinogradConfigsRunOrAreRefusedOnOpenCl) {
+  expect_space_runs("conv2d_nchw_winograd", winograd_args({1, 16, 7, 7}, {16, 16, 3, 3}, 4),
+                    "conv2d_nchw_winograd.gpu");
+  expect_space_runs("conv2d_nchw_winograd", winograd_args({2, 8, 6, 6}, {16, 8, 3, 3}, 2), "conv2d_nchw_winograd.gpu");
 }
 
 }  // namespace

@@ -314,8 +314,9 @@ TEST(AutotvmTemplate, ConvIsDeclaredInNchwcWithVectorWideBlocks) {
 TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
-  EXPECT_EQ(names.size(), 10u);  // six x86 templates; dense, batch_matmul, conv2d_nchw, depthwise on GPUs
-  for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu", "depthwise_conv2d_nchw.gpu"})
+  EXPECT_EQ(names.size(), 11u);  // six x86 templates; dense, batch_matmul, conv2d direct and Winograd, depthwise on GPUs
+  for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu", "conv2d_nchw_winograd.gpu",
+                          "depthwise_conv2d_nchw.gpu"})
     EXPECT_NE(std::find(names.begin(), names.end(), gpu), names.end()) << gpu;
   const target::Target host = target::Target::host();
   try {

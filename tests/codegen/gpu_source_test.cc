@@ -252,6 +252,12 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"Conv2dDilated", "conv2d", conv_args({1, 8, 12, 12}, {8, 8, 3, 3}, 2, 1, 2)});
   cases.push_back({"Conv2dPointwiseBatch2", "conv2d", conv_args({2, 24, 9, 9}, {40, 24, 1, 1}, 0, 1)});
   cases.push_back({"Conv2dWideRows", "conv2d", conv_args({1, 4, 40, 40}, {16, 4, 3, 3}, 1, 1)});
+  // Winograd in NCHW: a ragged last tile row (7 x 7 in tiles of 4, two
+  // images) with bias and relu; default and best schedules alike.
+  ops::OpArgs winograd = conv_args({2, 16, 7, 7}, {24, 16, 3, 3}, 1, 1);
+  winograd.winograd_tile = 4;
+  winograd.bias = winograd.relu = true;
+  cases.push_back({"Conv2dWinogradRaggedTiles", "conv2d_nchw_winograd", winograd});
   ops::OpArgs depthwise;
   depthwise.input = {1, 16, 10, 10};
   depthwise.weight = {16, 1, 3, 3};

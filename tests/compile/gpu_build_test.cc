@@ -158,12 +158,12 @@ TEST(GpuBuild, TheConvolutionsFlagOverridesTheDefault) {
   const auto [convolutions, chosen] =
       convolutions_as_products(driver::compile(test::narrow_resnet18(), target::Target::parse("opencl"), products).optimized);
   EXPECT_EQ(chosen, convolutions);
-  products.convolutions = "winograd";
+  products.convolutions = "fft";
   try {
     driver::compile(test::narrow_resnet18(), target::Target::parse("opencl"), products);
     ADD_FAILURE() << "compiled";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "--convolutions winograd: auto, direct or implicit-gemm");
+    EXPECT_EQ(std::string(e.what()), "--convolutions fft: auto, direct, implicit-gemm or winograd");
   }
 }
 
@@ -184,6 +184,33 @@ TEST(GpuBuild, ConvolutionsAsMatrixProductsOnOpenClAreWithinTheHalfTolerance) {
   ex.run();
   const measure::OutputComparison c =
       measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
+// --convolutions winograd on a GPU target: the 3x3 stride-1 convolutions
+// with 16 channels or more run as Winograd in NCHW (their kernels say so),
+// untuned (schedule::gpu_winograd_schedule), equal to the interpreter.
+TEST(GpuBuild, WinogradConvolutionsOnOpenClEqualTheInterpreter) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  driver::CompileOptions options;
+  options.convolutions = "winograd";
+  options.shipped_records = false;
+  BuildResult built = driver::compile(model, target::Target::parse("opencl"), options);
+  int winograd = 0;
+  for (const graph::Node& n : built.optimized.nodes())
+    if (n.op == graph::Op::kConv2d && n.attrs_as<ops::Conv2dAttrs>().winograd_tile > 0) ++winograd;
+  EXPECT_GT(winograd, 0);
+  int named = 0;
+  for (const KernelSummary& k : built.kernels) named += k.name.ends_with("_conv2d_winograd");
+  EXPECT_GT(named, 0);
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), "winograd");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs.back().fill_random(4);
+  ex.set_input(0, inputs.back());
+  ex.run();
+  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0]);
   EXPECT_TRUE(c.ok) << c.describe();
 }
 

@@ -88,6 +88,27 @@ TEST_P(ExtractTasksPerWidth, MobileNetV2HasDepthwiseTasks) {
 INSTANTIATE_TEST_SUITE_P(Targets, ExtractTasksPerWidth,
                          ::testing::Values("llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512"));
 
+// On a GPU target with gpu_winograd (--convolutions winograd), ResNet-18's
+// 3x3 stride-1 convolutions are the Winograd template's tasks (four shapes),
+// the others the direct template's.
+TEST(ExtractTasks, GpuWinogradConvolutionsAreTheWinogradTemplatesTasks) {
+  const target::Target opencl = target::Target::parse("opencl");
+  const std::vector<NetworkTask> tasks =
+      extract_tasks(optimize_for_target(graph::load_model("resnet-18"), opencl, {}, true, false, false, true), opencl);
+  std::map<std::string, int> templates;
+  for (const NetworkTask& t : tasks) templates[t.task.name()] += t.weight;
+  EXPECT_EQ(templates["conv2d_nchw_winograd.gpu"], 13);
+  EXPECT_EQ(templates["conv2d_nchw.gpu"], 7);  // conv1, three strided 3x3, three 1x1 downsamples
+  // Their weights are measured transformed, (alpha^2, O, C) for F(4x4, 3x3).
+  for (const NetworkTask& t : tasks) {
+    if (t.task.name() != "conv2d_nchw_winograd.gpu") continue;
+    const auto& p = t.task.workload.dag.placeholders();
+    EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](const ir::Tensor& x) {
+      return x->shape.size() == 3 && x->shape[0] == 36;
+    })) << t.task.describe();
+  }
+}
+
 TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {
   const target::Target target = target::Target::parse("llvm -mcpu=haswell");
   const std::vector<NetworkTask> tasks = tasks_of("resnet-18", target);

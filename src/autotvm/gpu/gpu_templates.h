@@ -4,6 +4,7 @@
 // full GPU search spaces come with GPU tuning; these make tune-op --target
 // cuda|opencl work end to end.
 #include "autotvm/template.h"
+#include "schedule/gpu_schedule.h"
 
 namespace tessera::autotvm::gpu {
 
@@ -11,5 +12,13 @@ Template dense_template();         // "dense.gpu": schedule::gpu_matmul_schedule
 Template batch_matmul_template();  // "batch_matmul.gpu": the same for the batched product
 Template conv2d_nchw_template();   // "conv2d_nchw.gpu": schedule::gpu_conv2d_schedule's tiles as knobs
 Template depthwise_conv2d_nchw_template();  // "depthwise_conv2d_nchw.gpu": gpu_depthwise_schedule's tiles
+Template conv2d_nchw_winograd_template();   // "conv2d_nchw_winograd.gpu": gpu_winograd_schedule's product tiles
+
+// The knobs of a tiled matrix product (M x N, reduced over K), shared by the
+// product templates: tile_y and tile_x split M and N into blocks x threads x
+// outputs per thread, tile_k K into steps x elements staged per step;
+// auto_unroll_max_step. And the plan a config of them gives.
+void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k);
+schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c);
 
 }  // namespace tessera::autotvm::gpu

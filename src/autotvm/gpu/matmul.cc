@@ -14,9 +14,7 @@
 
 namespace tessera::autotvm::gpu {
 
-namespace {
-
-schedule::GpuMatmulPlan plan_of(const ConfigEntity& c) {
+schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c) {
   const auto y = c.split("tile_y"), x = c.split("tile_x"), k = c.split("tile_k");
   return {.threads_y = y.at(1),
           .threads_x = x.at(1),
@@ -25,6 +23,15 @@ schedule::GpuMatmulPlan plan_of(const ConfigEntity& c) {
           .step_k = k.at(1),
           .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>()};
 }
+
+void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
+  s.define_split("tile_y", m, SplitPolicy::Factors, 3, 32);
+  s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
+  s.define_split("tile_k", k, SplitPolicy::Factors, 2, 32);
+  s.define_knob("auto_unroll_max_step", {0, 512, 1500});
+}
+
+namespace {
 
 // The product stage of a dense (either weight layout) or batch_matmul workload.
 ir::Tensor product_of(const ir::ComputeDAG& dag, const std::string& who) {
@@ -44,10 +51,7 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
     const size_t rank = product->shape.size();
     const int64_t m = product->shape[rank - 2], n = product->shape[rank - 1], k = product->reduce_axes[0].extent;
     ConfigSpace s;
-    s.define_split("tile_y", m, SplitPolicy::Factors, 3, 32);
-    s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
-    s.define_split("tile_k", k, SplitPolicy::Factors, 2, 32);
-    s.define_knob("auto_unroll_max_step", {0, 512, 1500});
+    define_matmul_space(s, m, n, k);
     // The hand-written tile where the shape takes it: 16 x 16 threads of 4 x 4.
     if (m % 64 == 0 && n % 64 == 0 && k % 8 == 0)
       s.set_fallback({{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8, 8}}});
@@ -56,7 +60,7 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
   t.apply = [name](const ops::Workload& w, const ConfigEntity& c) {
     // A GPU block's threads: the verifier checks them against the target;
     // 1024 lets every config through to it.
-    if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, plan_of(c))) return *trace;
+    if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, matmul_plan_of(c))) return *trace;
     throw Error(name + ": the product is smaller than one tile of the config");
   };
   return t;

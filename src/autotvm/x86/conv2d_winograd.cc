@@ -1,5 +1,5 @@
 // conv2d_NCHWc_winograd.x86: 3x3 stride-1 convolutions by Winograd's F(m x m,
-// 3 x 3) in NCHW[x]c (ops/winograd_nchwc.h). The knobs are the batched
+// 3 x 3) in NCHW[x]c (ops/winograd.h). The knobs are the batched
 // product's register tile: output-channel chunks x Winograd tiles.
 #include <algorithm>
 

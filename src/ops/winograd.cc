@@ -1,4 +1,4 @@
-#include "ops/winograd_nchwc.h"
+#include "ops/winograd.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +85,47 @@ Tiling tiling(const Shape& data, const Conv2dAttrs& a, int64_t m) {
   return t;
 }
 
+// One element of an input tile's transform B^T d B, for the element `ab` of
+// the alpha x alpha result: a select over the alpha^2 elements, each the
+// terms of its row of B^T and column of B; `at(r, c)` loads the tile's (r, c).
+// Unrolling the loop of `ab` folds the select to one element's terms.
+ir::Expr transformed_input(const WinogradMatrices& w, const ir::Var& ab,
+                           const std::function<ir::Expr(ir::Expr, ir::Expr)>& at) {
+  const int64_t alpha = static_cast<int64_t>(w.bt.size());
+  ir::Expr chosen;
+  for (int64_t k = alpha * alpha - 1; k >= 0; --k) {
+    const ir::Expr value = two_sided(w.bt, w.bt, k / alpha, k % alpha, [&](size_t r, size_t c) {
+      return at(ir::Expr(static_cast<int64_t>(r)), ir::Expr(static_cast<int64_t>(c)));
+    });
+    chosen = chosen ? ir::select(ir::Expr(ab) == ir::Expr(k), value, chosen) : value;
+  }
+  return chosen;
+}
+
+// One output element (h, x) of A^T M A: a select over the m x m positions
+// of its tile; `product(e * alpha + u)` loads the tile's product element.
+ir::Expr transformed_output(const WinogradMatrices& w, int64_t m, const ir::Var& h, const ir::Var& x,
+                            const std::function<ir::Expr(ir::Expr)>& product) {
+  const int64_t alpha = m + 2;
+  const ir::Expr mm(m), hi = ir::floormod(h, mm), wi = ir::floormod(x, mm);
+  ir::Expr chosen;
+  for (int64_t k = m * m - 1; k >= 0; --k) {
+    const ir::Expr value = two_sided(w.at, w.at, k / m, k % m, [&](size_t e, size_t u) {
+      return product(ir::Expr(static_cast<int64_t>(e * alpha + u)));
+    });
+    chosen = chosen ? ir::select(hi == ir::Expr(k / m) && wi == ir::Expr(k % m), value, chosen) : value;
+  }
+  return chosen;
+}
+
+// Zeros around the data up to whole tiles: every tile reads alpha x alpha positions.
+ir::Tensor padded_to_tiles(const ir::Tensor& data, const Conv2dAttrs& a, const Tiling& t, int64_t m) {
+  Conv2dAttrs to_tiles = a;
+  to_tiles.pad_bottom = t.th * m + 2 - data->shape[2] - a.pad_top;
+  to_tiles.pad_right = t.tw * m + 2 - data->shape[3] - a.pad_left;
+  return pad_spatial(data, 2, 3, to_tiles, "data_pad");
+}
+
 void check_attrs(const std::string& op, const Conv2dAttrs& a, int64_t m) {
   a.validate(op);
   if (a.stride_h != 1 || a.stride_w != 1 || a.dilation_h != 1 || a.dilation_w != 1)
@@ -156,11 +197,7 @@ ir::Tensor conv2d_winograd_nchwc(const ir::Tensor& data, const ir::Tensor& weigh
   const int64_t alpha = m + 2;
   const Tiling t = tiling(data->shape, a, m);
 
-  // Zeros up to whole tiles: every tile reads alpha x alpha positions.
-  Conv2dAttrs to_tiles = a;
-  to_tiles.pad_bottom = t.th * m + 2 - data->shape[2] - a.pad_top;
-  to_tiles.pad_right = t.tw * m + 2 - data->shape[3] - a.pad_left;
-  const ir::Tensor padded = pad_spatial(data, 2, 3, to_tiles, "data_pad");
+  const ir::Tensor padded = padded_to_tiles(data, a, t, m);
 
   const ir::Expr tw(t.tw), th(t.th), per_image(t.th * t.tw), mm(m);
   auto pack_body = [&](const std::vector<ir::Var>& v) {
@@ -168,15 +205,7 @@ ir::Tensor conv2d_winograd_nchwc(const ir::Tensor& data, const ir::Tensor& weigh
     const ir::Expr n = ir::floordiv(tile, per_image);
     const ir::Expr row = scaled(ir::floormod(ir::floordiv(tile, tw), th), m);
     const ir::Expr col = scaled(ir::floormod(tile, tw), m);
-    ir::Expr chosen;
-    for (int64_t k = alpha * alpha - 1; k >= 0; --k) {
-      const ir::Expr value = two_sided(w.bt, w.bt, k / alpha, k % alpha, [&](size_t r, size_t c) {
-        return ir::load(padded, {n, ico, plus(row, ir::Expr(static_cast<int64_t>(r))),
-                                 plus(col, ir::Expr(static_cast<int64_t>(c))), ii});
-      });
-      chosen = chosen ? ir::select(ir::Expr(ab) == ir::Expr(k), value, chosen) : value;
-    }
-    return chosen;
+    return transformed_input(w, ab, [&](ir::Expr r, ir::Expr c) { return ir::load(padded, {n, ico, plus(row, r), plus(col, c), ii}); });
   };
   const ir::Tensor packed =
       ir::compute({alpha * alpha, data->shape[1], t.tiles, data->shape[4]}, pack_body,
@@ -196,15 +225,7 @@ ir::Tensor conv2d_winograd_nchwc(const ir::Tensor& data, const ir::Tensor& weigh
   auto inverse_body = [&](const std::vector<ir::Var>& v) {
     const ir::Var &n = v[0], &oco = v[1], &h = v[2], &x = v[3], &ob = v[4];
     const ir::Expr tile = plus(scaled(plus(scaled(n, t.th), ir::floordiv(h, mm)), t.tw), ir::floordiv(x, mm));
-    const ir::Expr hi = ir::floormod(h, mm), wi = ir::floormod(x, mm);
-    ir::Expr chosen;
-    for (int64_t k = m * m - 1; k >= 0; --k) {
-      const ir::Expr value = two_sided(w.at, w.at, k / m, k % m, [&](size_t e, size_t u) {
-        return ir::load(product, {ir::Expr(static_cast<int64_t>(e * alpha + u)), oco, tile, ob});
-      });
-      chosen = chosen ? ir::select(hi == ir::Expr(k / m) && wi == ir::Expr(k % m), value, chosen) : value;
-    }
-    return chosen;
+    return transformed_output(w, m, h, x, [&](ir::Expr eu) { return ir::load(product, {eu, oco, tile, ob}); });
   };
   auto attrs = a.to_attrs();
   attrs["tile"] = std::to_string(m);
@@ -212,6 +233,76 @@ ir::Tensor conv2d_winograd_nchwc(const ir::Tensor& data, const ir::Tensor& weigh
   attrs["oc_bn"] = std::to_string(weight->shape[4]);
   return ir::compute(out, inverse_body, unique_name("conv2d_winograd_NCHWc", {product}), "conv2d_winograd_nchwc",
                      {"n", "oc_chunk", "oh", "ow", "oc_block"}, attrs);
+}
+
+Shape winograd_nchw_weight_shape(const Shape& oihw, int64_t m) {
+  const Shape s = winograd_weight_shape(oihw, 1, 1, m);  // (alpha^2, O, I, 1, 1)
+  return {s[0], s[1], s[2]};
+}
+
+std::vector<float> winograd_transform_nchw_weight(const float* oihw, const Shape& shape, int64_t m) {
+  check_rank("conv2d_winograd", "weight (O, I, 3, 3)", shape, 4);
+  // OIHW is the packed layout with blocks of one, (O, I, 3, 3, 1, 1), and
+  // the transform's (alpha^2, O, I, 1, 1) is (alpha^2, O, I).
+  return winograd_transform_weight(oihw, {shape[0], shape[1], shape[2], shape[3], 1, 1}, m);
+}
+
+Shape conv2d_winograd_nchw_output_shape(const Shape& data, const Shape& weight, const Conv2dAttrs& a, int64_t m) {
+  const std::string op = "conv2d_winograd_nchw";
+  check_conv_operands(op, "data (N, C, H, W)", data, 4, "weight (alpha^2, O, C)", weight, 3);
+  check_attrs(op, a, m);
+  const int64_t alpha = m + 2;
+  if (weight[0] != alpha * alpha)
+    fail(op, "weight " + shape_to_string(weight) + " is not transformed for tile " + std::to_string(m) +
+                 " (first extent must be " + std::to_string(alpha * alpha) + ")");
+  if (data[1] != weight[2])
+    fail(op, "data " + shape_to_string(data) + " and weight " + shape_to_string(weight) + " disagree on the input channels");
+  const Tiling t = tiling(data, a, m);
+  if (t.oh < 1 || t.ow < 1) fail(op, "the padded input " + shape_to_string(data) + " is smaller than the 3x3 kernel");
+  return {data[0], weight[1], t.oh, t.ow};
+}
+
+ir::Tensor conv2d_winograd_nchw(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a, int64_t m) {
+  const Shape out = conv2d_winograd_nchw_output_shape(data->shape, weight->shape, a, m);
+  const WinogradMatrices& w = matrices(m);
+  const int64_t alpha = m + 2, channels = data->shape[1];
+  const Tiling t = tiling(data->shape, a, m);
+  const ir::Tensor padded = padded_to_tiles(data, a, t, m);
+
+  // V (alpha^2, C, tiles): the tiles are the product's columns, so
+  // neighbouring threads write and read neighbouring tiles. Kept whole: each
+  // tile's transform is computed once, not once per output channel.
+  const ir::Expr tw(t.tw), th(t.th), per_image(t.th * t.tw), mm(m);
+  auto pack_body = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &ab = v[0], &c = v[1], &tile = v[2];
+    const ir::Expr n = ir::floordiv(tile, per_image);
+    const ir::Expr row = scaled(ir::floormod(ir::floordiv(tile, tw), th), m);
+    const ir::Expr col = scaled(ir::floormod(tile, tw), m);
+    return transformed_input(w, ab, [&](ir::Expr r, ir::Expr q) { return ir::load(padded, {n, c, plus(row, r), plus(col, q)}); });
+  };
+  const ir::Tensor packed =
+      ir::compute({alpha * alpha, channels, t.tiles}, pack_body, unique_name("winograd_data_pack", {padded}),
+                  "winograd_data_pack", {"ab", "c", "tile"}, {{"kept_whole", "1"}});
+
+  // M (alpha^2, O, tiles) = U (alpha^2, O, C) . V: alpha^2 matrix products.
+  const ir::IterVar rc = ir::reduce_axis(channels, "rc");
+  auto gemm_body = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &ab = v[0], &o = v[1], &tile = v[2];
+    return ir::sum(ir::load(weight, {ab, o, rc.var}) * ir::load(packed, {ab, rc.var, tile}), {rc});
+  };
+  const ir::Tensor product = ir::compute({alpha * alpha, weight->shape[1], t.tiles}, gemm_body,
+                                         unique_name("winograd_bgemm", {packed, weight}), "winograd_bgemm",
+                                         {"ab", "o", "tile"});
+
+  auto inverse_body = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &n = v[0], &o = v[1], &h = v[2], &x = v[3];
+    const ir::Expr tile = plus(scaled(plus(scaled(n, t.th), ir::floordiv(h, mm)), t.tw), ir::floordiv(x, mm));
+    return transformed_output(w, m, h, x, [&](ir::Expr eu) { return ir::load(product, {eu, o, tile}); });
+  };
+  auto attrs = a.to_attrs();
+  attrs["tile"] = std::to_string(m);
+  return ir::compute(out, inverse_body, unique_name("conv2d_winograd_NCHW", {product}), "conv2d_winograd_nchw",
+                     {"n", "f", "y", "x"}, attrs);
 }
 
 namespace reference {
@@ -259,6 +350,13 @@ void conv2d_winograd_nchwc(const float* data, const Shape& ds, const float* weig
             }
         }
       }
+}
+
+void conv2d_winograd_nchw(const float* data, const Shape& ds, const float* weight, const Shape& ws,
+                          const Conv2dAttrs& a, int64_t m, float* out) {
+  conv2d_winograd_nchw_output_shape(ds, ws, a, m);
+  // NCHW is NCHW[1]c, and (alpha^2, O, C) the blocked weight with blocks of one.
+  conv2d_winograd_nchwc(data, {ds[0], ds[1], ds[2], ds[3], 1}, weight, {ws[0], ws[1], ws[2], 1, 1}, a, m, out);
 }
 
 }  // namespace reference

@@ -1,8 +1,9 @@
-// conv2d by Winograd in NCHW[x]c: the transforms (weight, reference
-// algorithm) agree with the direct convolution, the registry routes
-// conv2d_winograd to it with clear errors, and convert_layout marks the
-// convolutions worth it.
-#include "ops/winograd_nchwc.h"
+// conv2d by Winograd in NCHW[x]c and in NCHW: the transforms (weight,
+// reference algorithm) agree with the direct convolution, the registry routes
+// conv2d_winograd and conv2d_nchw_winograd to them with clear errors, and
+// convert_layout (CPUs) and choose_nchw_winograd (GPUs) mark the convolutions
+// worth it.
+#include "ops/winograd.h"
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,29 @@ TEST(Winograd, ReferenceWithTransformedWeightsEqualsTheDirectConvolution) {
   }
 }
 
+// The NCHW form (GPU targets): the OIHW weight transformed to (alpha^2, O,
+// C), the algorithm against the direct convolution's reference.
+TEST(Winograd, NchwFormWithTransformedWeightsEqualsTheDirectConvolution) {
+  for (int64_t m : {2, 4}) {
+    for (const WinogradCase& c : kCases) {
+      SCOPED_TRACE("F(" + std::to_string(m) + ") input " + shape_to_string(c.input));
+      const std::vector<float> x = test::random_data(num_elements(c.input), 3);
+      const std::vector<float> w = test::random_data(num_elements(c.weight), 4);
+      const Shape out = conv2d_nchw_output_shape(c.input, c.weight, c.attrs);
+      std::vector<float> want(num_elements(out));
+      reference::conv2d_nchw(x.data(), c.input, w.data(), c.weight, c.attrs, want.data());
+      const Shape u_shape = winograd_nchw_weight_shape(c.weight, m);
+      ASSERT_EQ(u_shape, (Shape{(m + 2) * (m + 2), c.weight[0], c.weight[1]}));
+      const std::vector<float> u = winograd_transform_nchw_weight(w.data(), c.weight, m);
+      ASSERT_EQ(static_cast<int64_t>(u.size()), num_elements(u_shape));
+      ASSERT_EQ(conv2d_winograd_nchw_output_shape(c.input, u_shape, c.attrs, m), out);
+      std::vector<float> got(num_elements(out));
+      reference::conv2d_winograd_nchw(x.data(), c.input, u.data(), u_shape, c.attrs, m, got.data());
+      EXPECT_LE(test::max_relative_error(got, want), 1e-5);
+    }
+  }
+}
+
 OpArgs winograd_args(Shape input, Shape weight, int64_t stride, int64_t tile) {
   OpArgs a;
   a.input = std::move(input);
@@ -73,9 +97,9 @@ OpArgs winograd_args(Shape input, Shape weight, int64_t stride, int64_t tile) {
   return a;
 }
 
-void expect_error(const OpArgs& a, const std::string& says) {
+void expect_error(const OpArgs& a, const std::string& says, const std::string& op = "conv2d_winograd") {
   try {
-    make_workload("conv2d_winograd", a);
+    make_workload(op, a);
     FAIL() << "expected an error saying " << says;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
@@ -95,6 +119,42 @@ TEST(Winograd, RegistryDeclaresItAndRefusesWhatItCannotCompute) {
   const ir::Tensor data = ir::placeholder({1, 2, 7, 7, 8}, "data");
   const ir::Tensor wrong = ir::placeholder({16, 2, 2, 8, 8}, "kernel");  // transformed for tile 2, not 4
   EXPECT_THROW(conv2d_winograd_nchwc(data, wrong, Conv2dAttrs::symmetric(1, 1), 4), Error);
+}
+
+TEST(Winograd, RegistryDeclaresTheNchwFormAndRefusesWhatItCannotCompute) {
+  const Workload w = make_workload("conv2d_nchw_winograd", winograd_args({1, 16, 7, 7}, {32, 16, 3, 3}, 1, 4));
+  ASSERT_EQ(w.dag.placeholders().size(), 2u);
+  const Shape transformed{36, 32, 16}, data{1, 16, 7, 7};  // (alpha^2, O, C)
+  for (const ir::Tensor& p : w.dag.placeholders()) EXPECT_EQ(p->shape, p->name == "kernel" ? transformed : data);
+  EXPECT_EQ(w.dag.outputs()[0]->shape, (Shape{1, 32, 7, 7}));
+  EXPECT_EQ(w.dag.outputs()[0]->tag, "conv2d_winograd_nchw");
+  expect_error(winograd_args({1, 16, 7, 7}, {32, 16, 3, 3}, 2, 4), "stride 1", "conv2d_nchw_winograd");
+  expect_error(winograd_args({1, 16, 7, 7}, {32, 16, 1, 1}, 1, 4), "3x3", "conv2d_nchw_winograd");
+  expect_error(winograd_args({1, 16, 7, 7}, {32, 16, 3, 3}, 1, 6), "2 or 4", "conv2d_nchw_winograd");
+  const ir::Tensor x = ir::placeholder({1, 8, 7, 7}, "data");
+  EXPECT_THROW(conv2d_winograd_nchw(x, ir::placeholder({16, 8, 8}, "kernel"), Conv2dAttrs::symmetric(1, 1), 4), Error);
+  EXPECT_THROW(conv2d_winograd_nchw(x, ir::placeholder({36, 8, 4}, "kernel"), Conv2dAttrs::symmetric(1, 1), 4), Error);
+}
+
+// On a GPU target, choose_nchw_winograd marks the same 13 convolutions of
+// ResNet-18 (in NCHW) when asked, none by default, and none that are
+// computed as matrix products.
+TEST(Winograd, GpuTargetsMarkResNetsConvolutionsInNchwOnlyWhenAsked) {
+  const graph::Graph model = graph::load_model("resnet-18");
+  const target::Target opencl = target::Target::parse("opencl");
+  auto marked = [&](bool implicit_gemm, bool gpu_winograd) {
+    int count = 0;
+    const graph::Graph optimized = build::optimize_for_target(model, opencl, {}, true, false, implicit_gemm, gpu_winograd);
+    for (const graph::Node& n : optimized.nodes()) {
+      if (n.op != graph::Op::kConv2d || n.attrs_as<graph::Conv2dAttrs>().winograd_tile == 0) continue;
+      EXPECT_EQ(n.attrs_as<graph::Conv2dAttrs>().data_layout, "NCHW") << n.name;
+      ++count;
+    }
+    return count;
+  };
+  EXPECT_EQ(marked(false, true), 13);
+  EXPECT_EQ(marked(false, false), 0);
+  EXPECT_EQ(marked(true, true), 0);
 }
 
 // ResNet-18's 3x3 stride-1 convolutions (four in layer1, three in each later
