@@ -1,0 +1,62 @@
+// The algorithm of a GPU network's convolutions (passes.h), chosen on their
+// attributes before the kernels form: choose_implicit_gemm computes the
+// ungrouped NCHW convolutions as one matrix product each
+// (ops/conv2d_implicit_gemm.h), the form whose tiles tensor cores run;
+// choose_nchw_winograd runs the 3x3 stride-1 ones winograd_tile_for picks
+// as Winograd in NCHW (ops/winograd.h), their weights stored transformed.
+// Depthwise and grouped convolutions, and those in other layouts, stay direct.
+#include <functional>
+#include <optional>
+
+#include "graph/passes.h"
+#include "graph/rewriter.h"
+#include "ops/conv2d.h"
+
+namespace tessera::graph {
+namespace {
+
+// Each convolution given the attributes `choose` returns for it (nothing:
+// kept as it is); every other node copied.
+Graph rewrite_convolutions(const Graph& g,
+                           const std::function<std::optional<ops::Conv2dAttrs>(const Node&, ops::Conv2dAttrs)>& choose) {
+  Rewriter r(g);
+  for (const Node& n : g.nodes()) {
+    const std::optional<ops::Conv2dAttrs> chosen =
+        n.op == Op::kConv2d ? choose(n, n.attrs_as<ops::Conv2dAttrs>()) : std::nullopt;
+    if (!chosen) {
+      r.copy(n);
+      continue;
+    }
+    std::vector<NodeId> inputs;
+    for (NodeId in : n.inputs) inputs.push_back(r.mapped(in));
+    r.replace(n.id, r.add(Op::kConv2d, n.name, inputs, *chosen));
+  }
+  return r.finish();
+}
+
+bool ungrouped_nchw(const ops::Conv2dAttrs& a) {
+  return a.data_layout == "NCHW" && a.kernel_layout == "OIHW" && a.groups == 1;
+}
+
+}  // namespace
+
+Graph choose_implicit_gemm(const Graph& g) {
+  return rewrite_convolutions(g, [](const Node&, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
+    if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0) return std::nullopt;
+    a.implicit_gemm = true;
+    return a;
+  });
+}
+
+Graph choose_nchw_winograd(const Graph& g) {
+  return rewrite_convolutions(g, [&g](const Node& n, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
+    // The weight must be a constant: the build stores it transformed.
+    const Node& weight = g.node(n.inputs.at(1));
+    if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0 || weight.op != Op::kConstant) return std::nullopt;
+    a.winograd_tile = winograd_tile_for(a, weight.type.shape, n.type.shape);
+    if (a.winograd_tile == 0) return std::nullopt;
+    return a;
+  });
+}
+
+}  // namespace tessera::graph
