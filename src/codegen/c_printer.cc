@@ -48,6 +48,9 @@ std::string CSourcePrinter::type_name(ir::DType t) const {
     case ir::DType::Int64: return "int64_t";
     case ir::DType::Bool: return "bool";
     case ir::DType::Float16: return "_Float16";
+    case ir::DType::Int8: return "signed char";
+    case ir::DType::UInt8: return "unsigned char";
+    case ir::DType::Int32: return "int";
   }
   return "float";
 }
@@ -65,6 +68,7 @@ std::string CSourcePrinter::name(const std::string& n) const { return c_identifi
 
 std::string CSourcePrinter::function_name(const std::string& name) const {
   if (name == "sigmoid") return "sigmoid";
+  if (name == "round") return "rintf";  // halves to even, as the default rounding mode
   return name + "f";  // expf, logf, sqrtf, tanhf, fabsf
 }
 

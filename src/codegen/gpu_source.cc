@@ -153,6 +153,8 @@ class GpuPrinter : public CSourcePrinter {
     // only vload_half / vstore_half touch it); CUDA's bits in an unsigned
     // short, converted by PTX (no cuda_fp16.h for NVRTC to find).
     if (t == ir::DType::Float16) return cuda() ? "unsigned short" : "half";
+    if (t == ir::DType::Int8 && !cuda()) return "char";  // OpenCL's char is signed
+    if (t == ir::DType::UInt8 && !cuda()) return "uchar";
     return CSourcePrinter::type_name(t);
   }
 
@@ -176,6 +178,7 @@ class GpuPrinter : public CSourcePrinter {
 
   std::string function_name(const std::string& name) const override {
     if (name == "sigmoid") return "tsr_sigmoid";
+    if (name == "round") return cuda() ? "rintf" : "rint";  // halves to even
     return cuda() ? name + "f" : name;  // expf / exp, erff / erf, ...
   }
 

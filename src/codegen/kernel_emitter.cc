@@ -634,6 +634,7 @@ class KernelEmitter {
     if (f == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
     if (f == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     if (f == "fabs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    if (f == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
     if (f == "sigmoid") {
       llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
       llvm::Value* e = fast_exp(b_.CreateFNeg(x));
@@ -650,7 +651,7 @@ class KernelEmitter {
     llvm::Value* result;
     if (lanes_ == 1) {
       result = b_.CreateLoad(elem, b_.CreateInBoundsGEP(elem, base, flat_offset(n->indices, n->tensor->shape)));
-      return convert(result, scalar_type(n->tensor->dtype));
+      return widen_loaded(result, n->tensor->dtype);
     }
     auto stride = access_stride(n->indices, n->tensor->shape, vector_var_);
     auto* vector_type = llvm::FixedVectorType::get(elem, lanes_);
@@ -671,7 +672,7 @@ class KernelEmitter {
       result = b_.CreateMaskedGather(vector_type, ptrs, element_align(elem), mask_ ? mask_ : all_lanes(),
                                      llvm::Constant::getNullValue(vector_type));
     }
-    return convert(result, scalar_type(n->tensor->dtype));
+    return widen_loaded(result, n->tensor->dtype);
   }
 
   // Row-major offset of indices into shape (a vector when an index varies by lane).
@@ -751,15 +752,25 @@ class KernelEmitter {
       case DType::Float32: return b_.getFloatTy();
       case DType::Int64: return b_.getInt64Ty();
       case DType::Bool: return b_.getInt1Ty();
-      case DType::Float16: return b_.getFloatTy();  // a storage type: arithmetic in fp32
+      case DType::Float16: return b_.getFloatTy();  // storage types: arithmetic in fp32 / int32
+      case DType::Int8: return b_.getInt32Ty();
+      case DType::UInt8: return b_.getInt32Ty();
+      case DType::Int32: return b_.getInt32Ty();
     }
     return b_.getFloatTy();
   }
-  // How an element sits in memory (Bool as a byte, Float16 as a half).
+  // How an element sits in memory (Bool, Int8 and UInt8 as a byte, Float16 as a half).
   llvm::Type* storage_type(DType t) {
-    if (t == DType::Bool) return b_.getInt8Ty();
+    if (t == DType::Bool || t == DType::Int8 || t == DType::UInt8) return b_.getInt8Ty();
     if (t == DType::Float16) return b_.getHalfTy();
     return scalar_type(t);
+  }
+  // A loaded element (scalar or vector) in its compute type: an unsigned byte
+  // zero-extended, every other integer sign-extended.
+  llvm::Value* widen_loaded(llvm::Value* v, DType t) {
+    if (t != DType::UInt8) return convert(v, scalar_type(t));
+    llvm::Type* i32 = b_.getInt32Ty();
+    return b_.CreateZExt(v, lanes_of(v) > 1 ? llvm::FixedVectorType::get(i32, lanes_of(v)) : i32);
   }
 
   // The alignment vector accesses may assume: an element's (half, byte), at most 4.

@@ -75,7 +75,7 @@ double ComputeDAG::flop_count() const {
       per_element += 1;  // the combine
     }
     post_order_visit(body, [&](const Expr& e) {
-      if (e.dtype() != DType::Float32) return;
+      if (e.dtype() != DType::Float32 && e.dtype() != DType::Int32) return;  // integer index arithmetic is not work
       if (is_binary(e.kind()) || e.kind() == ExprKind::Call) per_element += 1;
     });
     total += static_cast<double>(t->num_elements()) * reduce_extent * per_element;

@@ -12,6 +12,9 @@ std::string to_string(DType t) {
     case DType::Float16: return "float16";
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
+    case DType::Int8: return "int8";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
   }
   return "?";
 }
@@ -22,11 +25,20 @@ int64_t size_in_bytes(DType t) {
     case DType::Float16: return 2;
     case DType::Int64: return 8;
     case DType::Bool: return 1;
+    case DType::Int8: return 1;
+    case DType::UInt8: return 1;
+    case DType::Int32: return 4;
   }
   return 4;
 }
 
-DType compute_type(DType storage) { return storage == DType::Float16 ? DType::Float32 : storage; }
+DType compute_type(DType storage) {
+  if (storage == DType::Float16) return DType::Float32;
+  if (storage == DType::Int8 || storage == DType::UInt8) return DType::Int32;
+  return storage;
+}
+
+bool is_integer(DType t) { return t == DType::Int8 || t == DType::UInt8 || t == DType::Int32 || t == DType::Int64; }
 
 bool is_binary(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
 bool is_comparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }
@@ -51,11 +63,23 @@ Expr make_float(double v) { return Expr(std::make_shared<const FloatImmNode>(v))
 Expr make_bool(bool v) { return cast(DType::Bool, make_int(v ? 1 : 0)); }
 
 namespace {
-// Brings an int operand to float when the other side is float (literals like `x * 2`).
+void unify_integers(Expr& int32, Expr& int64) {
+  if (int64.kind() == ExprKind::IntImm) int64 = cast(DType::Int32, int64);
+  else int32 = cast(DType::Int64, int32);
+}
+
+// One type for both operands of an arithmetic: an integer meets a float as
+// a float (literals like `x * 2`); an Int64 literal meets an Int32 value as
+// Int32 (`q - zero_point`), any other Int64 widens the Int32 side; a value
+// cast to a storage type (Int8, UInt8) computes in Int32.
 void unify(Expr& a, Expr& b) {
+  for (Expr* e : {&a, &b})
+    if (e->dtype() == DType::Int8 || e->dtype() == DType::UInt8) *e = cast(DType::Int32, *e);
   if (a.dtype() == b.dtype()) return;
-  if (a.dtype() == DType::Float32 && b.dtype() == DType::Int64) b = cast(DType::Float32, b);
-  else if (b.dtype() == DType::Float32 && a.dtype() == DType::Int64) a = cast(DType::Float32, a);
+  if (a.dtype() == DType::Float32 && is_integer(b.dtype())) b = cast(DType::Float32, b);
+  else if (b.dtype() == DType::Float32 && is_integer(a.dtype())) a = cast(DType::Float32, a);
+  else if (a.dtype() == DType::Int32 && b.dtype() == DType::Int64) unify_integers(a, b);
+  else if (b.dtype() == DType::Int32 && a.dtype() == DType::Int64) unify_integers(b, a);
 }
 }  // namespace
 
@@ -81,7 +105,8 @@ Expr cast(DType t, Expr v) {
   return Expr(std::make_shared<const CastNode>(t, std::move(v)));
 }
 Expr call(const std::string& name, std::vector<Expr> args) {
-  static const char* known[] = {"exp", "log", "sqrt", "tanh", "sigmoid", "fabs", "erf", "pow"};
+  // round: to the nearest integer, halves to even (what quantization rounds by).
+  static const char* known[] = {"exp", "log", "sqrt", "tanh", "sigmoid", "fabs", "erf", "pow", "round"};
   bool ok = false;
   for (const char* k : known) ok |= name == k;
   if (!ok) throw Error("unknown intrinsic '" + name + "'");

@@ -8,14 +8,19 @@
 
 namespace tessera::ir {
 
-// Float16 is a storage type (mixed precision: half the memory traffic,
-// fp32 arithmetic): a tensor stored in it loads as Float32, and a store into
-// it rounds to the nearest half. Code generators convert at the memory.
-enum class DType { Float32, Int64, Bool, Float16 };
+// Float16, Int8 and UInt8 are storage types (half storage: half the memory
+// traffic; quantized networks: a quarter): a tensor holds its elements in
+// them, arithmetic on a loaded element happens in its compute_type (Float32,
+// Int32), and a store into such a tensor rounds to the nearest half or keeps
+// the low byte (the value must already be in range: quantized kernels clamp
+// before). Code generators convert at the memory.
+enum class DType { Float32, Int64, Bool, Float16, Int8, UInt8, Int32 };
 std::string to_string(DType t);
 int64_t size_in_bytes(DType t);  // of one element
-// The type arithmetic on a loaded element has: Float32 for Float16, else itself.
+// The type arithmetic on a loaded element has: Float32 for Float16, Int32 for
+// Int8 and UInt8, else itself.
 DType compute_type(DType storage);
+bool is_integer(DType t);  // Int8, UInt8, Int32, Int64
 
 enum class ExprKind {
   IntImm, FloatImm, Var,

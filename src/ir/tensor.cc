@@ -1,5 +1,6 @@
 #include "ir/tensor.h"
 
+#include <cstdint>
 #include <set>
 
 #include "ir/functor.h"
@@ -89,7 +90,16 @@ Expr sum(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Sum
 Expr reduce_max(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Max, std::move(source), std::move(axes)); }
 Expr reduce_min(Expr source, std::vector<IterVar> axes) { return reduce(ReduceKind::Min, std::move(source), std::move(axes)); }
 
-Expr reduce_identity(ReduceKind k) {
+Expr reduce_identity(ReduceKind k, DType t) {
+  if (is_integer(compute_type(t))) {
+    const DType c = compute_type(t);
+    const int64_t lowest = c == DType::Int32 ? INT32_MIN : INT64_MIN, highest = c == DType::Int32 ? INT32_MAX : INT64_MAX;
+    switch (k) {
+      case ReduceKind::Sum: return cast(c, make_int(0));
+      case ReduceKind::Max: return cast(c, make_int(lowest));
+      case ReduceKind::Min: return cast(c, make_int(highest));
+    }
+  }
   switch (k) {
     case ReduceKind::Sum: return make_float(0.0);
     case ReduceKind::Max: return make_float(-3.4028234663852886e38);

@@ -80,7 +80,9 @@ Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);
 Expr sum(Expr source, std::vector<IterVar> axes);
 Expr reduce_max(Expr source, std::vector<IterVar> axes);
 Expr reduce_min(Expr source, std::vector<IterVar> axes);
-Expr reduce_identity(ReduceKind k);
+// The value a reduction into a buffer of type `t` starts from (integers: 0,
+// the type's lowest or highest).
+Expr reduce_identity(ReduceKind k, DType t = DType::Float32);
 Expr reduce_combine(ReduceKind k, Expr acc, Expr value);
 
 }  // namespace tessera::ir

@@ -19,7 +19,9 @@ uint64_t input_seed(size_t index);
 
 // The shapes of `tensors` (a DAG's placeholders or outputs), in order.
 std::vector<std::vector<int64_t>> tensor_shapes(const std::vector<ir::Tensor>& tensors);
-// One array per placeholder, uniform in [-1, 1) from input_seed(i).
+// One array per placeholder, uniform in [-1, 1) from input_seed(i); a
+// placeholder stored as an integer (Int8, UInt8, Int32) gets whole numbers
+// across its range (Int32: +-2^15), which measure/storage_arguments.h stores.
 std::vector<runtime::NDArray> make_inputs(const ir::ComputeDAG& dag);
 // The same from the placeholders' shapes alone (what an RPC server has).
 std::vector<runtime::NDArray> make_inputs(const std::vector<std::vector<int64_t>>& shapes);

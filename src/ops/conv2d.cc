@@ -86,14 +86,14 @@ std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int
 }
 
 ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const Conv2dAttrs& a,
-                       const std::string& name) {
+                       const std::string& name, float value) {
   if (!a.has_padding()) return data;
   Shape before(data->shape.size(), 0), after(data->shape.size(), 0);
   before[h_dim] = a.pad_top;
   after[h_dim] = a.pad_bottom;
   before[w_dim] = a.pad_left;
   after[w_dim] = a.pad_right;
-  return pad(data, before, after, 0.0f, name);
+  return pad(data, before, after, value, name);
 }
 
 ir::Expr window_index(const ir::Expr& out, const ir::Expr& tap, int64_t stride, int64_t dilation) {

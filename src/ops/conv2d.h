@@ -67,9 +67,10 @@ bool is_depthwise_conv2d(const Conv2dAttrs& attrs, const Shape& data);
 // Spatial output extents (OH, OW) of a kh x kw window over h x w; validates the attrs.
 std::pair<int64_t, int64_t> spatial_output(const std::string& op, int64_t h, int64_t w, int64_t kh, int64_t kw,
                                            const Conv2dAttrs& attrs);
-// Pads the two spatial dimensions (h_dim, w_dim) of data when the attrs ask for it.
+// Pads the two spatial dimensions (h_dim, w_dim) of data when the attrs ask
+// for it, with `value` (a quantized input: its zero point).
 ir::Tensor pad_spatial(const ir::Tensor& data, size_t h_dim, size_t w_dim, const Conv2dAttrs& attrs,
-                       const std::string& name);
+                       const std::string& name, float value = 0.0f);
 // The ranks of a convolution's data and weight (each description names
 // the axes, e.g. "data (N, C, H, W)") and that every dimension is positive.
 void check_conv_operands(const std::string& op, const std::string& data_what, const Shape& data, size_t data_rank,

@@ -29,7 +29,11 @@ ir::Tensor pad(const ir::Tensor& data, const Shape& before, const Shape& after, 
       for (auto& b : bounds) inside = inside ? (inside && b) : b;
     }
     ir::Expr loaded = ir::load(data, source);
-    return inside ? ir::select(inside, loaded, ir::Expr(value)) : loaded;
+    if (!inside) return loaded;
+    // Integer data (quantized) pads with an integer and keeps its storage type.
+    if (ir::is_integer(data->dtype) && data->dtype != ir::DType::Int64)
+      return ir::cast(data->dtype, ir::select(inside, loaded, ir::make_int(static_cast<int64_t>(value))));
+    return ir::select(inside, loaded, ir::Expr(value));
   };
   std::vector<std::string> axis_names;
   for (size_t d = 0; d < rank; ++d) axis_names.push_back("i" + std::to_string(d));

@@ -567,7 +567,7 @@ class Lowerer {
       const ir::Tensor mine = ir::placeholder({1}, s.name() + ".acc", s.tensor->dtype);
       const Expr zero = ir::make_int(0);
       std::vector<Stmt> steps;
-      steps.push_back(make_store(mine, {zero}, ir::reduce_identity(*combiner)));
+      steps.push_back(make_store(mine, {zero}, ir::reduce_identity(*combiner, s.tensor->dtype)));
       Stmt update = nest(inner_loops, make_store(mine, {zero}, ir::reduce_combine(*combiner, ir::load(mine, {zero}), value)), true);
       steps.push_back(wrap_guards(update, thread_reduce, {thread_reduce}));
       steps.push_back(make_store(partial, {Expr(t)}, ir::load(mine, {zero})));
@@ -596,7 +596,7 @@ class Lowerer {
         update_loops.push_back(static_cast<int>(i));
         if (s.iters[i].kind == ir::IterKind::Spatial) init_loops.push_back(static_cast<int>(i));
       }
-      Stmt init = nest(init_loops, make_store(info.buffer, store_idx, ir::reduce_identity(*combiner)), false);
+      Stmt init = nest(init_loops, make_store(info.buffer, store_idx, ir::reduce_identity(*combiner, info.buffer->dtype)), false);
       Expr current = ir::load(info.buffer, store_idx);
       Stmt update = nest(update_loops, make_store(info.buffer, store_idx, ir::reduce_combine(*combiner, current, value)), true);
       body = nest(outer_loops, make_seq({init, update}), true);

@@ -102,15 +102,17 @@ class DagInterpreter {
         if (c->name == "tanh") return std::tanh(x);
         if (c->name == "fabs") return std::fabs(x);
         if (c->name == "sigmoid") return 1.0f / (1.0f + std::exp(-x));
+        if (c->name == "round") return std::nearbyint(x);  // halves to even
         throw std::runtime_error("unknown call " + c->name);
       }
       case K::TensorLoad: return load(e.as<ir::TensorLoadNode>());
       case K::Reduce: {
         auto* r = e.as<ir::ReduceNode>();
-        double acc = eval(ir::reduce_identity(r->combiner));
+        double acc = eval(ir::reduce_identity(r->combiner, e.dtype()));
+        const bool integer = ir::is_integer(e.dtype());  // exact sums (int32 accumulators)
         for_each_index(r->axes, [&](int64_t) {
-          float v = float(eval(r->source));
-          if (r->combiner == ir::ReduceKind::Sum) acc = float(acc + v);
+          const double v = integer ? eval(r->source) : float(eval(r->source));
+          if (r->combiner == ir::ReduceKind::Sum) acc = integer ? acc + v : float(acc + v);
           else if (r->combiner == ir::ReduceKind::Max) acc = std::max<double>(acc, v);
           else acc = std::min<double>(acc, v);
         });
@@ -121,7 +123,7 @@ class DagInterpreter {
     auto* b = e.as<ir::BinaryNode>();
     if (!b) throw std::runtime_error("unexpected expression kind " + ir::kind_name(e.kind()));
     double x = eval(b->a), y = eval(b->b);
-    if (b->a.dtype() == ir::DType::Int64) return int_binary(e.kind(), int64_t(x), int64_t(y));
+    if (ir::is_integer(b->a.dtype())) return int_binary(e.kind(), int64_t(x), int64_t(y));
     float fx = float(x), fy = float(y);
     switch (e.kind()) {
       case K::Add: return fx + fy;

@@ -6,6 +6,7 @@
 #include "codegen/llvm_codegen.h"
 #include "codegen/module.h"
 #include "measure/kernel_args.h"
+#include "measure/storage_arguments.h"
 #include "runtime/thread_pool.h"
 #include "tir/lower.h"
 #include "tir/printer.h"
@@ -17,10 +18,11 @@ CheckResult check_schedule(const ops::Workload& w, const schedule::Trace& trace,
   codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(f, target::Target::host()));
   auto inputs = measure::make_inputs(w.dag);
   auto outputs = measure::make_outputs(w.dag);
-  auto args = measure::kernel_arg_pointers(inputs, outputs);
+  measure::StorageArguments args(w.dag, inputs, outputs);
   runtime::set_num_threads(threads);
-  m.function("kernel")(args.data());
+  m.function("kernel")(args.pointers());
   runtime::set_num_threads(0);
+  args.outputs_to_arrays();
 
   std::vector<const float*> in_ptrs;
   for (const auto& a : inputs) in_ptrs.push_back(a.data());

@@ -1,0 +1,116 @@
+#include "ops/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/operator.h"
+
+namespace tessera::ops {
+
+std::string QuantizeAttrs::to_string() const {
+  return "scale=" + number_to_string(scale) + " zero_point=" + std::to_string(zero_point) + " dtype=" + dtype;
+}
+
+ir::DType quantized_type(const std::string& op, const std::string& dtype) {
+  if (dtype == "int8") return ir::DType::Int8;
+  if (dtype == "uint8") return ir::DType::UInt8;
+  fail(op, "a quantized tensor is int8 or uint8, got dtype " + dtype);
+}
+
+int64_t quantized_min(ir::DType t) { return t == ir::DType::UInt8 ? 0 : -128; }
+int64_t quantized_max(ir::DType t) { return t == ir::DType::UInt8 ? 255 : 127; }
+
+void QuantizeAttrs::validate(const std::string& op) const {
+  if (!(scale > 0.0f) || !std::isfinite(scale)) fail(op, "scale must be positive and finite, got " + number_to_string(scale));
+  const ir::DType t = quantized_type(op, dtype);
+  if (zero_point < quantized_min(t) || zero_point > quantized_max(t))
+    fail(op, "zero_point " + std::to_string(zero_point) + " is outside " + dtype + "'s range");
+}
+
+namespace {
+
+// The float arithmetic both sides share, in one order: x / scale, rounded
+// (halves to even), moved by the zero point, saturated.
+float quantized_value(float x, float scale, float zero_point, float lo, float hi) {
+  return std::min(std::max(std::nearbyint(x / scale) + zero_point, lo), hi);
+}
+
+}  // namespace
+
+ir::Tensor quantize(const ir::Tensor& x, const QuantizeAttrs& a) {
+  a.validate("quantize");
+  const ir::DType t = quantized_type("quantize", a.dtype);
+  const ir::Expr lo(static_cast<float>(quantized_min(t))), hi(static_cast<float>(quantized_max(t)));
+  auto body = [&](const std::vector<ir::Var>& v) {
+    const ir::Expr scaled = ir::load(x, to_exprs(v)) / ir::Expr(a.scale);
+    const ir::Expr q = ir::call("round", {scaled}) + ir::Expr(static_cast<float>(a.zero_point));
+    return ir::cast(t, ir::min(ir::max(q, lo), hi));
+  };
+  return ir::compute(x->shape, body, unique_name("T_quantize", {x}), "elemwise", ax_names(x->shape.size()));
+}
+
+ir::Tensor dequantize(const ir::Tensor& q, const QuantizeAttrs& a) {
+  a.validate("dequantize");
+  auto body = [&](const std::vector<ir::Var>& v) {
+    // The difference in int32 (exact), then one float multiplication.
+    const ir::Expr centred = ir::load(q, to_exprs(v)) - ir::Expr(a.zero_point);
+    return ir::cast(ir::DType::Float32, centred) * ir::Expr(a.scale);
+  };
+  return ir::compute(q->shape, body, unique_name("T_dequantize", {q}), "elemwise", ax_names(q->shape.size()));
+}
+
+namespace reference {
+
+void quantize(const float* x, int64_t n, const QuantizeAttrs& a, float* q) {
+  const ir::DType t = quantized_type("quantize", a.dtype);
+  const float lo = static_cast<float>(quantized_min(t)), hi = static_cast<float>(quantized_max(t));
+  for (int64_t i = 0; i < n; ++i) q[i] = quantized_value(x[i], a.scale, static_cast<float>(a.zero_point), lo, hi);
+}
+
+void dequantize(const float* q, int64_t n, const QuantizeAttrs& a, float* r) {
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = static_cast<float>(static_cast<int32_t>(q[i]) - static_cast<int32_t>(a.zero_point)) * a.scale;
+}
+
+}  // namespace reference
+
+}  // namespace tessera::ops
+
+namespace {
+
+tessera::ops::Operator quantization_operator(const std::string& name) {
+  using namespace tessera::ops;
+  Operator op = unary_elementwise_operator(name);
+  op.default_attrs = QuantizeAttrs{};
+  op.infer_shape = [name](const std::vector<Shape>& in, const Attrs& attrs) {
+    attrs.as<QuantizeAttrs>().validate(name);
+    return in[0];
+  };
+  return op;
+}
+
+}  // namespace
+
+TESSERA_OPERATOR(quantize) {
+  using namespace tessera::ops;
+  Operator op = quantization_operator("quantize");
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::quantize(in[0], num_elements(call.output_shape), call.attrs.as<QuantizeAttrs>(), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    return quantize(in[0], call.attrs.as<QuantizeAttrs>());
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(dequantize) {
+  using namespace tessera::ops;
+  Operator op = quantization_operator("dequantize");
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::dequantize(in[0], num_elements(call.output_shape), call.attrs.as<QuantizeAttrs>(), y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    return dequantize(in[0], call.attrs.as<QuantizeAttrs>());
+  };
+  return op;
+}

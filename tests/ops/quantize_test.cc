@@ -1,0 +1,207 @@
+// Quantization's operators: quantize rounds halves to even and saturates as
+// ONNX QuantizeLinear does; compiled for the host, quantize, dequantize and
+// qlinear_conv2d (int8 storage, int32 arithmetic) equal their references
+// exactly; the reference of qlinear_conv2d is within one unit of the same
+// convolution computed in real numbers and quantized once.
+#include "ops/quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "codegen/llvm_codegen.h"
+#include "codegen/module.h"
+#include "measure/storage_arguments.h"
+#include "ops/operator.h"
+#include "ops/qlinear_conv2d.h"
+#include "ops/reference.h"
+#include "target/target.h"
+#include "testing/check.h"
+#include "tessera/error.h"
+#include "tir/hand_written_schedule.h"
+#include "tir/lower.h"
+
+namespace tessera::ops {
+namespace {
+
+TEST(Quantize, RoundsHalvesToEvenAndSaturates) {
+  const std::vector<float> x = {1.25f, 1.75f, -1.25f, -1.75f, 100.0f, -100.0f, 0.0f};
+  std::vector<float> q(x.size());
+  reference::quantize(x.data(), static_cast<int64_t>(x.size()), {0.5f, 3, "int8"}, q.data());
+  // x / 0.5 = 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, -3.5 -> -4; then + 3, within [-128, 127].
+  EXPECT_EQ(q, (std::vector<float>{5, 7, 1, -1, 127, -128, 3}));
+  reference::quantize(x.data(), static_cast<int64_t>(x.size()), {0.5f, 0, "uint8"}, q.data());
+  EXPECT_EQ(q, (std::vector<float>{2, 4, 0, 0, 200, 0, 0}));
+  std::vector<float> r(q.size());
+  reference::dequantize(q.data(), static_cast<int64_t>(q.size()), {0.5f, 2, "uint8"}, r.data());
+  EXPECT_EQ(r, (std::vector<float>{0, 1, -1, -1, 99, -1, -1}));
+}
+
+TEST(Quantize, RefusesScalesZeroPointsAndTypesItCannotStore) {
+  EXPECT_THROW(QuantizeAttrs({0.0f, 0, "int8"}).validate("quantize"), Error);
+  EXPECT_THROW(QuantizeAttrs({NAN, 0, "int8"}).validate("quantize"), Error);
+  EXPECT_THROW(QuantizeAttrs({1.0f, 200, "int8"}).validate("quantize"), Error);
+  EXPECT_THROW(QuantizeAttrs({1.0f, -1, "uint8"}).validate("quantize"), Error);
+  try {
+    QuantizeAttrs({1.0f, 0, "int4"}).validate("quantize");
+    FAIL() << "int4 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int8 or uint8, got dtype int4"), std::string::npos) << e.what();
+  }
+}
+
+// A workload of one operator call whose inputs are placeholders of the given
+// storage types: the reference reads them in dag.placeholders() order.
+Workload call_workload(const std::string& name, const Attrs& attrs, const std::vector<Shape>& shapes,
+                       const std::vector<ir::DType>& types) {
+  const Operator& op = find_operator(name);
+  std::vector<ir::Tensor> inputs;
+  for (size_t i = 0; i < shapes.size(); ++i) inputs.push_back(ir::placeholder(shapes[i], "in" + std::to_string(i), types[i]));
+  const Shape out = op.infer_shape(shapes, attrs);
+  const ir::ComputeDAG dag({op.compute(OperatorCall{attrs, shapes, out, {}}, inputs)});
+  std::vector<size_t> position;  // of input i among the placeholders
+  for (const ir::Tensor& t : inputs) position.push_back(static_cast<size_t>(dag.index_of(t)));
+  std::vector<ir::Tensor> placeholders = dag.placeholders();
+  std::vector<size_t> order;
+  for (const ir::Tensor& t : inputs)
+    order.push_back(static_cast<size_t>(std::find(placeholders.begin(), placeholders.end(), t) - placeholders.begin()));
+  Reference ref = [&op, attrs, shapes, out, order](const std::vector<const float*>& in, float* y) {
+    std::vector<const float*> ordered;
+    for (size_t i : order) ordered.push_back(in.at(i));
+    op.reference(OperatorCall{attrs, shapes, out, {}}, ordered, y);
+  };
+  return Workload{name, dag, ref};
+}
+
+double compiled_error(const Workload& w) {
+  const testing::CheckResult r =
+      testing::check_schedule(w, tir::hand_written_schedule(w.dag, target::Target::host()));
+  return r.max_abs_error;
+}
+
+// The compiled kernel rounds halves to even too (llvm.roundeven), on values
+// that land exactly on halves: random inputs almost never do.
+TEST(Quantize, CompiledQuantizeRoundsHalvesToEven) {
+  const Workload w = call_workload("quantize", QuantizeAttrs{0.5f, 0, "int8"}, {{8}}, {ir::DType::Float32});
+  codegen::Module m = codegen::Module::load_object(
+      codegen::compile_to_object(tir::lower(w.dag, tir::hand_written_schedule(w.dag, target::Target::host()), "q"),
+                                 target::Target::host()));
+  std::vector<runtime::NDArray> in, out;
+  in.emplace_back(std::vector<int64_t>{8});
+  out.emplace_back(std::vector<int64_t>{8});
+  const std::vector<float> x = {0.25f, 0.75f, 1.25f, 1.75f, -0.25f, -0.75f, -1.25f, -1.75f};
+  std::copy(x.begin(), x.end(), in[0].data());
+  measure::StorageArguments args(w.dag, in, out);
+  m.function("q")(args.pointers());
+  args.outputs_to_arrays();
+  EXPECT_EQ(std::vector<float>(out[0].data(), out[0].data() + 8), (std::vector<float>{0, 2, 2, 4, 0, -2, -2, -4}));
+}
+
+TEST(Quantize, CompiledQuantizeAndDequantizeEqualTheReferenceExactly) {
+  const Attrs to_int8 = QuantizeAttrs{0.0078125f, -3, "int8"}, to_uint8 = QuantizeAttrs{0.01f, 128, "uint8"};
+  for (const Attrs& a : {to_int8, to_uint8}) {
+    const Workload q = call_workload("quantize", a, {{2, 3, 7, 9}}, {ir::DType::Float32});
+    EXPECT_EQ(q.dag.outputs()[0]->dtype, quantized_type("quantize", a.as<QuantizeAttrs>().dtype));
+    EXPECT_EQ(compiled_error(q), 0.0) << a.to_string();
+    const Workload d = call_workload("dequantize", a, {{2, 3, 7, 9}},
+                                     {quantized_type("dequantize", a.as<QuantizeAttrs>().dtype)});
+    EXPECT_EQ(d.dag.outputs()[0]->dtype, ir::DType::Float32);
+    EXPECT_EQ(compiled_error(d), 0.0) << a.to_string();
+  }
+}
+
+struct QConvCase {
+  Shape x, w;
+  Conv2dAttrs conv;
+  std::string x_dtype, y_dtype;
+  int64_t x_zp, y_zp;
+  bool relu;
+};
+
+std::vector<QConvCase> qconv_cases() {
+  Conv2dAttrs asymmetric = Conv2dAttrs::symmetric(1, 0);
+  asymmetric.pad_top = 2, asymmetric.pad_left = 0, asymmetric.pad_bottom = 1, asymmetric.pad_right = 1;
+  return {
+      {{1, 8, 9, 9}, {16, 8, 3, 3}, Conv2dAttrs::symmetric(1, 1), "uint8", "uint8", 128, 5, true},
+      {{2, 6, 11, 10}, {12, 6, 3, 3}, Conv2dAttrs::symmetric(2, 1), "int8", "int8", -4, 0, false},
+      {{1, 16, 7, 7}, {24, 16, 1, 1}, Conv2dAttrs::symmetric(1, 0), "uint8", "int8", 0, -10, false},
+      {{1, 4, 10, 8}, {8, 4, 3, 3}, asymmetric, "int8", "uint8", 7, 120, true},
+      {{1, 4, 12, 12}, {8, 4, 3, 3}, Conv2dAttrs::symmetric(1, 2, 2), "uint8", "uint8", 3, 128, false},
+  };
+}
+
+QLinearConv2dAttrs qconv_attrs(const QConvCase& c) {
+  QLinearConv2dAttrs a;
+  a.conv = c.conv;
+  a.x_scale = 0.02f, a.y_scale = 9.0f;
+  a.x_zero_point = c.x_zp, a.y_zero_point = c.y_zp;
+  a.x_dtype = c.x_dtype, a.y_dtype = c.y_dtype;
+  a.relu = c.relu;
+  return a;
+}
+
+// The reference against the convolution in real numbers (double): the
+// dequantized input and weight, the bias in x_scale * w_scale units,
+// quantized once at the end. Rounding the accumulator to float and the
+// multiplier's order may move a value that lands near a half by one unit.
+TEST(QLinearConv2d, ReferenceIsTheRealConvolutionQuantizedWithinOneUnit) {
+  std::mt19937 rng(5);
+  for (const QConvCase& c : qconv_cases()) {
+    const QLinearConv2dAttrs a = qconv_attrs(c);
+    const ir::DType xt = quantized_type("test", c.x_dtype), yt = quantized_type("test", c.y_dtype);
+    std::uniform_int_distribution<int> xq(static_cast<int>(quantized_min(xt)), static_cast<int>(quantized_max(xt)));
+    std::uniform_int_distribution<int> wq(-127, 127), bq(-2000, 2000);
+    std::uniform_real_distribution<float> ws(0.001f, 0.02f);
+    std::vector<float> x(num_elements(c.x)), w(num_elements(c.w)), w_scale(c.w[0]), bias(c.w[0]);
+    for (float& v : x) v = static_cast<float>(xq(rng));
+    for (float& v : w) v = static_cast<float>(wq(rng));
+    for (float& v : w_scale) v = ws(rng);
+    for (float& v : bias) v = static_cast<float>(bq(rng));
+    const Shape os = qlinear_conv2d_output_shape(c.x, c.w, {c.w[0]}, {c.w[0]}, a);
+    std::vector<float> got(num_elements(os));
+    reference::qlinear_conv2d_nchw(x.data(), c.x, w.data(), c.w, w_scale.data(), bias.data(), a, got.data());
+
+    // Real numbers: the direct convolution of (x - x_zp) and w (padding is a real 0).
+    std::vector<float> xr(x.size()), real(got.size());
+    for (size_t i = 0; i < x.size(); ++i) xr[i] = x[i] - static_cast<float>(c.x_zp);
+    reference::conv2d_nchw(xr.data(), c.x, w.data(), c.w, c.conv, real.data());
+    const int64_t per_channel = os[2] * os[3];
+    int off_by_one = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const int64_t f = (static_cast<int64_t>(i) / per_channel) % os[1];
+      const double acc = static_cast<double>(real[i]) + bias[f];  // exact: integers below 2^24
+      double want = std::nearbyint(acc * a.x_scale * w_scale[f] / a.y_scale) + c.y_zp;
+      const double lo = c.relu ? std::max<double>(c.y_zp, quantized_min(yt)) : quantized_min(yt);
+      want = std::min<double>(std::max(want, lo), quantized_max(yt));
+      ASSERT_LE(std::fabs(got[i] - want), 1.0) << "element " << i;
+      off_by_one += got[i] != want;
+    }
+    EXPECT_LE(off_by_one, static_cast<int>(got.size()) / 50 + 1);
+  }
+}
+
+TEST(QLinearConv2d, CompiledForTheHostEqualsTheReferenceExactly) {
+  for (const QConvCase& c : qconv_cases()) {
+    const QLinearConv2dAttrs a = qconv_attrs(c);
+    const Workload w = call_workload(
+        "qlinear_conv2d", a, {c.x, c.w, {c.w[0]}, {c.w[0]}},
+        {quantized_type("test", c.x_dtype), ir::DType::Int8, ir::DType::Float32, ir::DType::Int32});
+    EXPECT_EQ(w.dag.outputs()[0]->dtype, quantized_type("test", c.y_dtype));
+    EXPECT_EQ(compiled_error(w), 0.0) << a.to_string();
+  }
+}
+
+TEST(QLinearConv2d, RefusesWhatItCannotCompute) {
+  QLinearConv2dAttrs a;
+  a.conv.groups = 2;
+  EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 4, 3, 3}, {8}, {8}, a), Error);
+  a = QLinearConv2dAttrs{};
+  EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 8, 3, 3}, {4}, {8}, a), Error);  // w_scale
+  EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 8, 3, 3}, {8}, {1}, a), Error);  // bias
+  a.y_zero_point = 300;
+  EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 8, 3, 3}, {8}, {8}, a), Error);
+}
+
+}  // namespace
+}  // namespace tessera::ops
