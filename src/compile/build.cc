@@ -127,6 +127,13 @@ class Builder {
     FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {
       return result_.artifact.graph.tensors[value_tensor(o.source, &g_.node(o.reader), o.index)].shape;
     });
+    // A kernel that stores integers (a quantize whose value leaves the
+    // kernel) would write bytes where the next reads floats: the graph does
+    // not type its tensors' storage yet.
+    for (const ir::Tensor& t : kernel.dag.outputs())
+      if (ir::is_integer(t->dtype))
+        throw Error("node '" + g_.node(group.output()).name + "': its kernel stores " + ir::to_string(t->dtype) +
+                    " values, and int8 tensors between kernels are not compiled yet");
     std::vector<int> inputs;
     for (const KernelOperand& o : kernel.operands)
       inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));

@@ -11,6 +11,11 @@
 #include <random>
 
 #include "codegen/llvm_codegen.h"
+#include "compile/build.h"
+#include "graph/builder.h"
+#include "graph/interpreter.h"
+#include "measure/kernel_args.h"
+#include "runtime/graph_executor.h"
 #include "codegen/module.h"
 #include "measure/storage_arguments.h"
 #include "ops/operator.h"
@@ -108,6 +113,38 @@ TEST(Quantize, CompiledQuantizeAndDequantizeEqualTheReferenceExactly) {
                                      {quantized_type("dequantize", a.as<QuantizeAttrs>().dtype)});
     EXPECT_EQ(d.dag.outputs()[0]->dtype, ir::DType::Float32);
     EXPECT_EQ(compiled_error(d), 0.0) << a.to_string();
+  }
+}
+
+// In a network: quantize then dequantize fuse into one kernel (the int8
+// value never leaves it) that equals the interpreter exactly; a quantized
+// value leaving its kernel is refused in one line until the graph types
+// its tensors' storage.
+TEST(Quantize, AFusedRoundTripCompilesAndAnInt8TensorBetweenKernelsIsRefused) {
+  graph::GraphBuilder b;
+  const graph::NodeId x = b.input("x", {1, 4, 6, 6});
+  const QuantizeAttrs a{0.05f, 3, "int8"};
+  const graph::NodeId q = b.add_node(graph::Op::named("quantize"), "q", {x}, a);
+  const graph::NodeId r = b.add_node(graph::Op::named("dequantize"), "r", {q}, a);
+  const graph::Graph round_trip = b.finish({r});
+  build::BuildResult built = build::build(round_trip, target::Target::host());
+  runtime::GraphExecutor ex(std::move(built.artifact), "round_trip");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(std::vector<int64_t>{1, 4, 6, 6});
+  inputs.back().fill_random(2, -8.0f, 8.0f);  // beyond the int8 range too: saturation
+  ex.set_input(0, inputs.back());
+  ex.run();
+  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), graph::interpret(round_trip, inputs)[0], 0.0);
+  EXPECT_TRUE(c.ok) << c.describe();
+
+  graph::GraphBuilder b2;
+  const graph::NodeId x2 = b2.input("x", {1, 4, 6, 6});
+  const graph::Graph leaves = b2.finish({b2.add_node(graph::Op::named("quantize"), "q", {x2}, a)});
+  try {
+    build::build(leaves, target::Target::host());
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'q': its kernel stores int8 values"), std::string::npos) << e.what();
   }
 }
 
