@@ -97,6 +97,7 @@ class Builder {
     runtime::NDArray value = kernel_constant(g_, as, index, *n.value);
     const int t = new_tensor(n.name, value.shape());
     result_.artifact.graph.tensors[t].half = stored_in_half(id);
+    result_.artifact.graph.tensors[t].stored_as = stored_as(n);
     result_.artifact.graph.constants.push_back(t);
     result_.artifact.params.push_back(std::move(value));
     constant_tensor_[key] = t;
@@ -116,6 +117,15 @@ class Builder {
     tensor_of_[n.id] = new_tensor(n.name, n.type.shape);
     result_.artifact.graph.tensors.back().view_of = source;
     result_.artifact.graph.tensors.back().half = result_.artifact.graph.tensors[source].half;
+    result_.artifact.graph.tensors.back().stored_as = result_.artifact.graph.tensors[source].stored_as;
+  }
+
+  // A quantized value's storage in the artifact ("int8", ...; "" for float).
+  static std::string stored_as(const Node& n) {
+    const graph::DataType t = n.type.dtype;
+    return t == graph::DataType::kInt8 || t == graph::DataType::kUInt8 || t == graph::DataType::kInt32
+               ? graph::dtype_name(t)
+               : std::string();
   }
 
   void add_kernel_call(const graph::FusedGroup& group) {
@@ -127,13 +137,13 @@ class Builder {
     FusedKernel kernel = fuse_kernel(g_, group, [&](const KernelOperand& o) {
       return result_.artifact.graph.tensors[value_tensor(o.source, &g_.node(o.reader), o.index)].shape;
     });
-    // A kernel that stores integers (a quantize whose value leaves the
-    // kernel) would write bytes where the next reads floats: the graph does
-    // not type its tensors' storage yet.
-    for (const ir::Tensor& t : kernel.dag.outputs())
-      if (ir::is_integer(t->dtype))
-        throw Error("node '" + g_.node(group.output()).name + "': its kernel stores " + ir::to_string(t->dtype) +
-                    " values, and int8 tensors between kernels are not compiled yet");
+    // The kernel stores what the graph says its value is (quantized storage:
+    // int8, uint8, int32); the next kernel's placeholder reads the same.
+    const Node& written = g_.node(group.output());
+    if (!kernel.dag.outputs().empty() && !options_.half_storage &&
+        kernel.dag.outputs()[0]->dtype != graph::storage_type(written.type.dtype))
+      throw Error("node '" + written.name + "': its kernel stores " + ir::to_string(kernel.dag.outputs()[0]->dtype) +
+                  " where the graph holds " + graph::dtype_name(written.type.dtype));
     std::vector<int> inputs;
     for (const KernelOperand& o : kernel.operands)
       inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
@@ -162,6 +172,7 @@ class Builder {
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
     tensor_of_[out.id] = new_tensor(out.name, out.type.shape);
     result_.artifact.graph.tensors[tensor_of_[out.id]].half = stored_in_half(out.id);
+    result_.artifact.graph.tensors[tensor_of_[out.id]].stored_as = stored_as(out);
     call.outputs.push_back(tensor_of_[out.id]);
     result_.artifact.graph.calls.push_back(std::move(call));
   }

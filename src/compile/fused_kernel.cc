@@ -32,7 +32,8 @@ FusedKernel fuse_kernel(const graph::Graph& g, const graph::FusedGroup& group, c
       // Epilogue operands of the anchor's shape take its kernel's view of it
       // (a 1x1 convolution's output positions flattened: same memory).
       if (id != group.anchor() && id != group.projection && shape == anchor_shape && !view.empty()) shape = view;
-      ir::Tensor p = ir::placeholder(shape, "p" + std::to_string(operand_of.size()));
+      ir::Tensor p = ir::placeholder(shape, "p" + std::to_string(operand_of.size()),
+                                     graph::storage_type(g.node(in).type.dtype));
       operand_of.emplace(p.get(), operand);
       args.push_back(p);
     }

@@ -58,15 +58,16 @@ NodeId GraphBuilder::input(const std::string& name, Shape shape, DataType dtype)
   return append(std::move(node));
 }
 
-NodeId GraphBuilder::constant(const std::string& name, runtime::NDArray value) {
-  return constant(name, std::make_shared<const runtime::NDArray>(std::move(value)));
+NodeId GraphBuilder::constant(const std::string& name, runtime::NDArray value, DataType dtype) {
+  return constant(name, std::make_shared<const runtime::NDArray>(std::move(value)), dtype);
 }
 
-NodeId GraphBuilder::constant(const std::string& name, std::shared_ptr<const runtime::NDArray> value) {
+NodeId GraphBuilder::constant(const std::string& name, std::shared_ptr<const runtime::NDArray> value, DataType dtype) {
   Node node;
   node.name = name;
   node.op = Op::kConstant;
   node.value = std::move(value);
+  node.type.dtype = dtype;
   return append(std::move(node));
 }
 

@@ -26,8 +26,11 @@ class GraphBuilder {
   explicit GraphBuilder(uint64_t seed = 0) : seed_(seed) {}
 
   NodeId input(const std::string& name, Shape shape, DataType dtype = DataType::kFloat32);
-  NodeId constant(const std::string& name, runtime::NDArray value);
-  NodeId constant(const std::string& name, std::shared_ptr<const runtime::NDArray> value);
+  // dtype: what the values are stored as in a kernel (quantized weights:
+  // kInt8; biases: kInt32); the array holds them as floats either way.
+  NodeId constant(const std::string& name, runtime::NDArray value, DataType dtype = DataType::kFloat32);
+  NodeId constant(const std::string& name, std::shared_ptr<const runtime::NDArray> value,
+                  DataType dtype = DataType::kFloat32);
   // Uniform values in [lo, hi) drawn from the builder's seed and `name`, so a
   // weight does not change when nodes are added before it.
   NodeId random_constant(const std::string& name, Shape shape, float lo, float hi);

@@ -21,7 +21,7 @@ Graph fold_constants(const Graph& g) {
       in = r.mapped(in);
       args.push_back(r.node(in).value.get());
     }
-    r.replace(n.id, r.add_constant(n.name, evaluate(g, n, args)));
+    r.replace(n.id, r.add_constant(n.name, evaluate(g, n, args), n.type.dtype));
   }
   return r.finish();
 }

@@ -11,8 +11,29 @@ std::string dtype_name(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat32: return "float32";
     case DataType::kInt64: return "int64";
+    case DataType::kInt8: return "int8";
+    case DataType::kUInt8: return "uint8";
+    case DataType::kInt32: return "int32";
   }
   return "unknown";
+}
+
+ir::DType storage_type(DataType dtype) {
+  switch (dtype) {
+    case DataType::kInt8: return ir::DType::Int8;
+    case DataType::kUInt8: return ir::DType::UInt8;
+    case DataType::kInt32: return ir::DType::Int32;
+    default: return ir::DType::Float32;
+  }
+}
+
+DataType data_type(ir::DType storage) {
+  switch (storage) {
+    case ir::DType::Int8: return DataType::kInt8;
+    case ir::DType::UInt8: return DataType::kUInt8;
+    case ir::DType::Int32: return DataType::kInt32;
+    default: return DataType::kFloat32;
+  }
 }
 
 std::string TensorType::to_string() const { return dtype_name(dtype) + ops::shape_to_string(shape); }

@@ -15,17 +15,25 @@
 
 #include "graph/attrs.h"
 #include "graph/op.h"
+#include "ir/expr.h"
 #include "runtime/ndarray.h"
 
 namespace tessera::graph {
 
 using NodeId = int64_t;
 
-// What a tensor holds. Every value computes in float32; kInt64 marks a graph
-// input the caller gives as integers (token ids, positions), which the
-// runtime holds as exact float32 values (integers up to 2^24).
-enum class DataType { kFloat32, kInt64 };
+// What a tensor holds. Values compute in float32; kInt64 marks a graph input
+// the caller gives as integers (token ids, positions), which the runtime
+// holds as exact float32 values (integers up to 2^24). kInt8, kUInt8 and
+// kInt32 are quantized storage (ops/quantize.h): the interpreter holds their
+// integers as floats too, compiled kernels store them in their type
+// (ir/expr.h); operators say what they make of them (Operator::infer_dtype).
+enum class DataType { kFloat32, kInt64, kInt8, kUInt8, kInt32 };
 std::string dtype_name(DataType dtype);
+// The storage a kernel's placeholder gets for a tensor of this type (kInt64
+// inputs are held as float32), and back.
+ir::DType storage_type(DataType dtype);
+DataType data_type(ir::DType storage);
 
 struct TensorType {
   Shape shape;

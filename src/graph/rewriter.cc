@@ -34,11 +34,12 @@ NodeId Rewriter::add(Op op, const std::string& name, std::vector<NodeId> inputs,
   return graph_.add(std::move(n));
 }
 
-NodeId Rewriter::add_constant(const std::string& name, runtime::NDArray value) {
+NodeId Rewriter::add_constant(const std::string& name, runtime::NDArray value, DataType dtype) {
   Node n;
   n.op = Op::kConstant;
   n.name = unique_name(name);
   n.value = std::make_shared<const runtime::NDArray>(std::move(value));
+  n.type.dtype = dtype;
   n.type = infer_type(graph_, n);
   return graph_.add(std::move(n));
 }

@@ -22,7 +22,7 @@ class Rewriter {
   void replace(NodeId id, NodeId to);
   // A new node whose inputs are already new ids.
   NodeId add(Op op, const std::string& name, std::vector<NodeId> inputs, Attrs attrs = NoAttrs{});
-  NodeId add_constant(const std::string& name, runtime::NDArray value);
+  NodeId add_constant(const std::string& name, runtime::NDArray value, DataType dtype = DataType::kFloat32);
   // A new graph input (named exactly `name`: no other node may have it).
   NodeId add_input(const std::string& name, TensorType type);
   const Node& node(NodeId new_id) const { return graph_.node(new_id); }

@@ -27,11 +27,27 @@ Shape infer_shape(const Graph& graph, const Node& node) {
   return op.infer_shape(in, node.attrs);
 }
 
+// The node's element type: an input's and a constant's as given; an
+// operator's from its inputs' storage (Operator::infer_dtype). An operator
+// that says nothing of storage makes float32 from float32 inputs only.
+DataType infer_dtype(const Graph& graph, const Node& node) {
+  if (node.op == Op::kInput || node.op == Op::kConstant) return node.type.dtype;
+  const ops::Operator& op = node.op.definition();
+  std::vector<ir::DType> in;
+  for (NodeId id : node.inputs) in.push_back(storage_type(graph.node(id).type.dtype));
+  if (op.infer_dtype) return data_type(op.infer_dtype(in, node.attrs));
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != ir::DType::Float32)
+      throw Error("input " + std::to_string(i) + " is " + ir::to_string(in[i]) + "; " + op.name +
+                  " takes float32 (dequantize it first)");
+  return DataType::kFloat32;
+}
+
 }  // namespace
 
 TensorType infer_type(const Graph& graph, const Node& node) {
   try {
-    TensorType type{infer_shape(graph, node), node.op == Op::kInput ? node.type.dtype : DataType::kFloat32};
+    TensorType type{infer_shape(graph, node), infer_dtype(graph, node)};
     ops::num_elements(type.shape);  // throws past 2^40 elements
     return type;
   } catch (const Error& e) {

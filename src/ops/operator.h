@@ -85,6 +85,10 @@ struct Operator {
   // The output shape from the inputs' shapes; throws tessera::Error with the
   // reason (the caller prefixes the node). Validates the attributes too.
   std::function<Shape(const std::vector<Shape>& inputs, const Attrs& attrs)> infer_shape;
+  // The output's storage type from the inputs' (quantized operators: int8,
+  // uint8, int32); throws tessera::Error for inputs it does not take. Null:
+  // float32 from float32 inputs only.
+  std::function<ir::DType(const std::vector<ir::DType>& inputs, const Attrs& attrs)> infer_dtype;
   // Computes the output with plain loops, independently of `compute`: the
   // interpreter runs it and tests check every kernel against it.
   std::function<void(const OperatorCall& call, const std::vector<const float*>& inputs, float* output)> reference;

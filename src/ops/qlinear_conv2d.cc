@@ -130,6 +130,17 @@ TESSERA_OPERATOR(qlinear_conv2d) {
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     return qlinear_conv2d_output_shape(in[0], in[1], in[2], in[3], attrs.as<QLinearConv2dAttrs>());
   };
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
+    using tessera::ir::DType;
+    const auto& a = attrs.as<QLinearConv2dAttrs>();
+    const DType want[] = {quantized_type("qlinear_conv2d", a.x_dtype), DType::Int8, DType::Float32, DType::Int32};
+    const char* what[] = {"x", "w", "w_scale", "bias"};
+    for (size_t i = 0; i < 4; ++i)
+      if (in[i] != want[i])
+        fail("qlinear_conv2d", std::string(what[i]) + " is " + tessera::ir::to_string(in[i]) + ", expected " +
+                                   tessera::ir::to_string(want[i]));
+    return quantized_type("qlinear_conv2d", a.y_dtype);
+  };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     reference::qlinear_conv2d_nchw(in[0], call.input_shapes[0], in[1], call.input_shapes[1], in[2], in[3],
                                    call.attrs.as<QLinearConv2dAttrs>(), y);

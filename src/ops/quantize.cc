@@ -94,6 +94,10 @@ tessera::ops::Operator quantization_operator(const std::string& name) {
 TESSERA_OPERATOR(quantize) {
   using namespace tessera::ops;
   Operator op = quantization_operator("quantize");
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
+    if (in[0] != tessera::ir::DType::Float32) fail("quantize", "quantizes float32, got " + tessera::ir::to_string(in[0]));
+    return quantized_type("quantize", attrs.as<QuantizeAttrs>().dtype);
+  };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     reference::quantize(in[0], num_elements(call.output_shape), call.attrs.as<QuantizeAttrs>(), y);
   };
@@ -106,6 +110,14 @@ TESSERA_OPERATOR(quantize) {
 TESSERA_OPERATOR(dequantize) {
   using namespace tessera::ops;
   Operator op = quantization_operator("dequantize");
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<QuantizeAttrs>();
+    // A float32 input holds integers too (the interpreter's view of a graph
+    // input or of a constant not typed): it is read as such.
+    if (in[0] != tessera::ir::DType::Float32 && in[0] != quantized_type("dequantize", a.dtype))
+      fail("dequantize", "input is " + tessera::ir::to_string(in[0]) + ", attributes say " + a.dtype);
+    return tessera::ir::DType::Float32;
+  };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     reference::dequantize(in[0], num_elements(call.output_shape), call.attrs.as<QuantizeAttrs>(), y);
   };

@@ -144,9 +144,12 @@ Error damaged(const std::string& path, const std::string& section) {
                " does not match its checksum (a changed byte; compile the model again)");
 }
 
+// A constant's bytes in the file: half for a half tensor, else float32 (a
+// quantized constant too: the executor stores it as its type when it loads).
 uint64_t params_size(const ExecutableGraph& g) {
   uint64_t size = 0;
-  for (int t : g.constants) size += static_cast<uint64_t>(g.num_elements(t) * g.element_bytes(t));
+  for (int t : g.constants)
+    size += static_cast<uint64_t>(g.num_elements(t)) * (g.tensors[t].half ? sizeof(uint16_t) : sizeof(float));
   return size;
 }
 

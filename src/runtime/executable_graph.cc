@@ -23,6 +23,12 @@ int64_t ExecutableGraph::num_elements(int tensor) const {
   return support::bounded_product(t.shape, [&] { return "tensor " + support::quoted(t.name); });
 }
 
+int64_t ExecutableGraph::element_bytes(int tensor) const {
+  const Tensor& t = tensors.at(tensor);
+  if (t.half) return 2;
+  return t.stored_as == "int8" || t.stored_as == "uint8" ? 1 : 4;
+}
+
 int ExecutableGraph::storage_root(int tensor) const {
   while (tensors.at(tensor).view_of >= 0) tensor = tensors[tensor].view_of;  // validate: views point back
   return tensor;
@@ -43,7 +49,7 @@ void ExecutableGraph::validate() const {
       if (v < 0 || v >= t) throw Error(describe(*this, t) + " is a view of tensor " + std::to_string(v) + ", not of an earlier one");
       if (num_elements(v) != num_elements(t))
         throw Error(describe(*this, t) + " is a view of " + describe(*this, v) + ", which has another size");
-      if (tensors[v].half != tensors[t].half)
+      if (tensors[v].half != tensors[t].half || tensors[v].stored_as != tensors[t].stored_as)
         throw Error(describe(*this, t) + " is a view of " + describe(*this, v) + ", which is stored in another precision");
     }
   }
@@ -63,8 +69,14 @@ void ExecutableGraph::validate() const {
   for (int t = 0; t < n; ++t)
     if (tensors[t].integer && std::find(inputs.begin(), inputs.end(), t) == inputs.end())
       throw Error(describe(*this, t) + " is marked integer, which only an input may be");
-  for (int t : inputs)  // ids checked by mark_given
+  for (int t = 0; t < n; ++t)
+    if (const std::string& s = tensors[t].stored_as; !s.empty() && s != "int8" && s != "uint8" && s != "int32")
+      throw Error(describe(*this, t) + " is stored as " + support::quoted(s) + ": int8, uint8 or int32 are");
+  for (int t : inputs) {  // ids checked by mark_given
     if (tensors[t].half) throw Error(describe(*this, t) + " is an input stored in half precision: inputs are float32");
+    if (!tensors[t].stored_as.empty())
+      throw Error(describe(*this, t) + " is an input stored as " + tensors[t].stored_as + ": inputs are float32");
+  }
   for (size_t c = 0; c < calls.size(); ++c) {
     const Call& call = calls[c];
     const std::string where = "call " + std::to_string(c) + " (" + support::quoted(call.kernel) + ")";
@@ -87,6 +99,9 @@ void ExecutableGraph::validate() const {
     if (!ready[storage_root(id)]) throw Error("output " + describe(*this, id) + " is never written");
     if (tensors[id].half)
       throw Error(describe(*this, id) + " is an output stored in half precision: outputs are float32");
+    if (!tensors[storage_root(id)].stored_as.empty())
+      throw Error(describe(*this, id) + " is an output stored as " + tensors[storage_root(id)].stored_as +
+                  ": outputs are float32 (dequantize it)");
   }
 }
 
@@ -103,6 +118,7 @@ nlohmann::json ExecutableGraph::to_json() const {
     if (t.view_of >= 0) tensor["view_of"] = t.view_of;
     if (t.integer) tensor["integer"] = true;
     if (t.half) tensor["half"] = true;
+    if (!t.stored_as.empty()) tensor["stored_as"] = t.stored_as;
     j["tensors"].push_back(tensor);
   }
   j["inputs"] = inputs;
@@ -123,7 +139,8 @@ ExecutableGraph ExecutableGraph::from_json(const nlohmann::json& j, const std::s
                   std::to_string(kFormatVersion));
     for (const auto& t : j.at("tensors"))
       g.tensors.push_back({t.at("name").get<std::string>(), t.at("shape").get<std::vector<int64_t>>(),
-                           t.value("view_of", -1), t.value("integer", false), t.value("half", false)});
+                           t.value("view_of", -1), t.value("integer", false), t.value("half", false),
+                           t.value("stored_as", std::string())});
     g.inputs = j.at("inputs").get<std::vector<int>>();
     g.constants = j.at("constants").get<std::vector<int>>();
     g.outputs = j.at("outputs").get<std::vector<int>>();

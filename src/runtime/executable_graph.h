@@ -26,6 +26,10 @@ struct ExecutableGraph {
     // --dtype float16 for a GPU: its weights and intermediate values; inputs
     // and outputs stay float32). A view has its root's storage.
     bool half = false;
+    // Quantized storage: "int8", "uint8" or "int32" (a quantized network's
+    // activations, weights and biases); empty: float32 (or half). Inputs and
+    // outputs are float32; a constant's values convert when it loads.
+    std::string stored_as;
   };
   struct Call {
     std::string kernel;
@@ -40,8 +44,9 @@ struct ExecutableGraph {
   std::vector<Call> calls;     // in execution order
 
   int64_t num_elements(int tensor) const;
-  // Bytes of one element as stored: 2 for a half tensor, else 4.
-  int64_t element_bytes(int tensor) const { return tensors.at(tensor).half ? 2 : 4; }
+  // Bytes of one element as stored: 2 for a half tensor, 1 for int8 and
+  // uint8, else 4.
+  int64_t element_bytes(int tensor) const;
   bool has_half_tensors() const;
   // The tensor whose bytes `tensor` is (itself unless a view).
   int storage_root(int tensor) const;

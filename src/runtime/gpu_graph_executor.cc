@@ -59,6 +59,10 @@ void GpuGraphExecutor::set_up(Artifact artifact, const std::vector<const float*>
   } catch (const Error& e) {
     throw Error(source_ + ": " + e.what());
   }
+  for (const ExecutableGraph::Tensor& t : graph_.tensors)
+    if (!t.stored_as.empty())
+      throw Error(source_ + ": tensor " + support::quoted(t.name) + " is stored as " + t.stored_as +
+                  ": quantized networks run on CPU targets");
   if (weights.size() != graph_.constants.size())
     throw Error(source_ + ": " + std::to_string(weights.size()) + " params for " +
                 std::to_string(graph_.constants.size()) + " constants");

@@ -14,6 +14,20 @@
 #include "tessera/error.h"
 
 namespace tessera::runtime {
+
+namespace {
+
+// A quantized constant's values (integers held as floats) in its storage type.
+void store_integers(const std::string& type, const float* values, int64_t n, char* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<int64_t>(std::nearbyint(values[i]));
+    if (type == "int8") reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
+    else if (type == "uint8") reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
+    else reinterpret_cast<int32_t*>(out)[i] = static_cast<int32_t>(v);  // int32 (ExecutableGraph::validate)
+  }
+}
+
+}  // namespace
 namespace {
 
 int index_by_name(const ExecutableGraph& g, const std::vector<int>& ids, const std::string& name, const char* what) {
@@ -134,7 +148,8 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared
   // weights once, not twice.
   for (int t : constant_order) {
     NDArray& param = *param_of[t];
-    std::memcpy(next, param.data(), param.size() * sizeof(float));
+    if (graph_.tensors[t].stored_as.empty()) std::memcpy(next, param.data(), param.size() * sizeof(float));
+    else store_integers(graph_.tensors[t].stored_as, param.data(), param.size(), next);
     constant_data_[t] = reinterpret_cast<float*>(next);
     next += stored_bytes(param);
     param = NDArray();

@@ -117,10 +117,9 @@ TEST(Quantize, CompiledQuantizeAndDequantizeEqualTheReferenceExactly) {
 }
 
 // In a network: quantize then dequantize fuse into one kernel (the int8
-// value never leaves it) that equals the interpreter exactly; a quantized
-// value leaving its kernel is refused in one line until the graph types
-// its tensors' storage.
-TEST(Quantize, AFusedRoundTripCompilesAndAnInt8TensorBetweenKernelsIsRefused) {
+// value never leaves it) that equals the interpreter exactly; a network
+// whose output is quantized is refused in one line (outputs are float32).
+TEST(Quantize, AFusedRoundTripCompilesAndAQuantizedOutputIsRefused) {
   graph::GraphBuilder b;
   const graph::NodeId x = b.input("x", {1, 4, 6, 6});
   const QuantizeAttrs a{0.05f, 3, "int8"};
@@ -144,7 +143,9 @@ TEST(Quantize, AFusedRoundTripCompilesAndAnInt8TensorBetweenKernelsIsRefused) {
     build::build(leaves, target::Target::host());
     FAIL() << "compiled";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("node 'q': its kernel stores int8 values"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("('q') is an output stored as int8: outputs are float32 (dequantize it)"),
+              std::string::npos)
+        << e.what();
   }
 }
 
