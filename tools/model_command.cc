@@ -34,6 +34,20 @@
 namespace tessera::cli {
 namespace {
 
+// "0,5" -> {"0", "5"}; "" -> {}.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = text.find(',', start);
+    const size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > start) items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
+
 void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
       ->check(at_least(0))
@@ -57,6 +71,19 @@ driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   options.shipped_records = !o.no_shipped_records;
   options.dtype = o.dtype;
   options.convolutions = o.convolutions;
+  options.quantize = o.quantize;
+  options.calibrate = o.calibrate;
+  options.quantization.calibration.method = graph::calibration_method(o.calibration);
+  options.quantization.calibration.percentile = o.percentile;
+  options.quantization.global_scale = o.global_scale;
+  options.quantization.skip_layers.clear();
+  for (const std::string& layer : split_list(o.skip_layers)) {
+    try {
+      options.quantization.skip_layers.insert(std::stoi(layer));
+    } catch (const std::exception&) {
+      throw Error("--skip-layers " + o.skip_layers + ": convolution indices, e.g. 0 or 0,5 (none: an empty value)");
+    }
+  }
   return options;
 }
 
@@ -118,6 +145,27 @@ void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->capture_default_str();
 }
 
+void add_quantize_flags(CLI::App* cmd, ModelCommandOptions& o) {
+  cmd->add_option("--quantize", o.quantize,
+                  "int8: compute the convolutions in int8 (weights per output channel, activations calibrated; "
+                  "CPU targets)")
+      ->check(CLI::IsMember({"int8"}));
+  cmd->add_option("--calibrate", o.calibrate,
+                  "with --quantize: N seeded random samples, or a .npy of one input or K stacked along a first axis")
+      ->capture_default_str();
+  cmd->add_option("--calibration", o.calibration, "with --quantize: how an activation's range is chosen")
+      ->check(CLI::IsMember({"min-max", "percentile", "kl-entropy"}))
+      ->capture_default_str();
+  cmd->add_option("--percentile", o.percentile, "with --calibration percentile: of the magnitudes kept")
+      ->capture_default_str();
+  cmd->add_option("--skip-layers", o.skip_layers,
+                  "with --quantize: convolutions kept in float32, by index in the graph (empty: none)")
+      ->capture_default_str();
+  cmd->add_option("--global-scale", o.global_scale,
+                  "with --quantize: every activation in [-S, S] (seed 003's global_scale), no calibration")
+      ->capture_default_str();
+}
+
 void add_dtype_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_option("--dtype", o.dtype,
                   "float16: weights and the values between kernels stored in half precision, arithmetic in fp32 "
@@ -152,6 +200,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.compile->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.compile, o);
   add_dtype_flag(c.compile, o);
+  add_quantize_flags(c.compile, o);
   c.compile->add_flag("--check", o.check,
                       "run the compiled model on seeded inputs and compare with the reference interpreter");
 
@@ -177,6 +226,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.bench, o);
   add_dtype_flag(c.bench, o);
+  add_quantize_flags(c.bench, o);
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
@@ -205,6 +255,21 @@ int run_compile(const ModelCommandOptions& o) {
     ex.set_input(i, inputs.back());
   }
   ex.run();
+  if (!o.quantize.empty()) {
+    // A quantized network is checked against its own graph run by the
+    // interpreter (the integer reference: its integer kernels exactly, the
+    // float ones after them to the usual rounding, far below one quantized
+    // step); how far quantization moved it from the float model is reported.
+    const auto want = graph::interpret(built.optimized, inputs);
+    const auto float32 = graph::interpret(load(o), inputs);
+    bool correct = true;
+    for (int i = 0; i < ex.num_outputs(); ++i) {
+      correct &= check_output("", ex.output_name(i), ex.get_output(i), want.at(i));
+      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), float32.at(i));
+      fmt::print("output '{}' against the float32 model: max rel error {:.1e}\n", ex.output_name(i), c.max_rel_error);
+    }
+    return correct ? 0 : 1;
+  }
   const auto want = graph::interpret(load(o), inputs);
   bool correct = true;
   for (int i = 0; i < ex.num_outputs(); ++i) correct &= check_output("", ex.output_name(i), ex.get_output(i), want.at(i));

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "compile/graph_choices.h"
+#include "driver/calibration_samples.h"
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
@@ -127,9 +128,27 @@ class ParamIndex {
 
 }  // namespace
 
+namespace {
+
+// --quantize int8: the float graph optimized in NCHW (the quantized
+// convolutions' layout; no Winograd), then quantize_network on it.
+graph::Graph quantized_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
+  if (options.quantize != "int8") throw Error("--quantize " + options.quantize + ": int8");
+  if (target.is_gpu()) throw Error("--quantize int8: quantized networks run on CPU targets, not " + target.kind);
+  const graph::Graph optimized = build::optimize_for_target(model, target, {}, false, true);
+  const bool calibrated = options.quantization.global_scale <= 0;
+  return graph::quantize_network(
+      optimized, calibrated ? calibration_samples(model, options.calibrate) : std::vector<std::vector<runtime::NDArray>>{},
+      options.quantization);
+}
+
+}  // namespace
+
 build::BuildResult compile(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
   BuildSetup setup;
   set_up(options, target, setup);
+  if (!options.quantize.empty())
+    return build::build_optimized(model, quantized_graph(model, target, options), target, setup.options);
   return build::build(model, target, setup.options);
 }
 

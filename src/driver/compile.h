@@ -12,6 +12,7 @@
 #include "compile/build.h"
 #include "graph/fuse.h"
 #include "graph/graph.h"
+#include "graph/quantize_network.h"
 #include "graph/varying_dimension.h"
 #include "records/record.h"
 #include "records/shipped.h"
@@ -44,6 +45,14 @@ struct CompileOptions {
   // run them: half storage on CUDA sm_80+; Winograd for 3x3 on CPUs),
   // "direct", "implicit-gemm" or "winograd" (apply_convolutions).
   std::string convolutions = "auto";
+  // --quantize int8: the convolutions computed in int8 (graph::
+  // quantize_network; CPU targets), calibrated on `calibrate` (--calibrate:
+  // a number of random samples or a .npy file, driver/calibration_samples.h)
+  // by `quantization` (--calibration, --percentile, --skip-layers,
+  // --global-scale). Empty: float32.
+  std::string quantize;
+  std::string calibrate = "8";
+  graph::QuantizeOptions quantization;
 };
 
 // build::BuildOptions::half_storage for a --dtype; throws tessera::Error

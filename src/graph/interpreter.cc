@@ -30,6 +30,11 @@ runtime::NDArray evaluate(const Graph&, const Node& node, const std::vector<cons
 }
 
 std::vector<runtime::NDArray> interpret(const Graph& graph, const std::vector<runtime::NDArray>& inputs) {
+  return interpret(graph, inputs, nullptr);
+}
+
+std::vector<runtime::NDArray> interpret(const Graph& graph, const std::vector<runtime::NDArray>& inputs,
+                                        const ValueObserver& observe) {
   const std::vector<NodeId> input_ids = graph.input_ids();
   if (inputs.size() != input_ids.size())
     throw Error("interpret: the graph has " + std::to_string(input_ids.size()) + " inputs, " +
@@ -59,6 +64,7 @@ std::vector<runtime::NDArray> interpret(const Graph& graph, const std::vector<ru
       for (NodeId in : node.inputs) args.push_back(values[in].get());
       values[node.id] = std::make_shared<runtime::NDArray>(evaluate(graph, node, args));
     }
+    if (observe) observe(node, *values[node.id]);
     for (NodeId in : node.inputs)
       if (last_use[in] == node.id) values[in].reset();
   }

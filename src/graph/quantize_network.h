@@ -1,0 +1,49 @@
+#pragma once
+// The quantize pass (seed 003's relay.quantize): a float network's
+// convolutions computed in int8. It runs on the optimized NCHW graph (batch
+// norms folded, biases as constant adds): each ungrouped convolution with
+// its bias and ReLU becomes
+//
+//   quantize(x) -> qlinear_conv2d(int8 weights per output channel, int32 bias, ReLU) -> dequantize
+//
+// with the activations' ranges calibrated on sample inputs (graph/
+// calibration.h) and the weights quantized symmetrically per channel
+// (scale = max |w[f]| / 127). Where one quantized convolution feeds the
+// next, the dequantize -> quantize pair between them cancels (the same
+// tensor, the same calibration): activations stay int8 between them. What
+// is not a convolution stays float32 (dequantized around it).
+#include <set>
+#include <vector>
+
+#include "graph/calibration.h"
+#include "graph/graph.h"
+#include "ops/quantize.h"
+
+namespace tessera::graph {
+
+struct QuantizeOptions {
+  CalibrationOptions calibration;
+  // Convolutions kept in float32, by their order in the graph (seed 003's
+  // skip_conv_layers; the first one by default: it sees the raw input).
+  std::set<int> skip_layers = {0};
+  // > 0: every activation quantized to [-global_scale, global_scale] in int8
+  // (seed 003's global_scale), no calibration.
+  double global_scale = 0;
+};
+
+struct QuantizeReport {
+  int convolutions = 0;  // that could be quantized
+  int quantized = 0;     // that were (the rest skipped)
+};
+
+// `samples`: calibration inputs, one vector per run (in graph.input_ids()
+// order). Throws tessera::Error when a convolution to quantize has no
+// constant weight, or no sample is given without a global scale.
+Graph quantize_network(const Graph& graph, const std::vector<std::vector<runtime::NDArray>>& samples,
+                       const QuantizeOptions& options, QuantizeReport* report = nullptr);
+
+// The quantization of an activation range: uint8 with a zero point (0 for a
+// range from 0, as after a ReLU), or int8 symmetric for a global scale.
+ops::QuantizeAttrs activation_quantization(const ValueRange& range);
+
+}  // namespace tessera::graph
