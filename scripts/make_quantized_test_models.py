@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Regenerates tests/data/quantized: a small CNN trained here on the
+handwritten digits that ship with scikit-learn (8x8 images; nothing is
+downloaded), its float ONNX export, and the same model quantized by
+onnxruntime's quantize_static (QDQ, per-channel int8 weights, uint8
+activations), with the test images, their labels, and both models' outputs
+as onnxruntime computes them. The C++ tests check Tessera's own int8
+quantization of the float model (top-1 within 1 point of float32) and, once
+the importer reads QDQ, its import of onnxruntime's quantized model.
+
+Needs torch, onnx, onnxruntime and scikit-learn: run it with the benchmark's
+environment, `bench/.venv/bin/python scripts/make_quantized_test_models.py`.
+The test suite itself only reads the committed files.
+"""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from sklearn.datasets import load_digits
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "quantized")
+
+
+class DigitsCnn(torch.nn.Module):
+    """Three 3x3 convolutions with ReLU (a max pool after the second), a
+    global average pool and a linear classifier: the shapes Tessera's
+    quantize pass handles, small enough to train in seconds."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(16, 32, 3, padding=1)
+        self.conv3 = torch.nn.Conv2d(32, 32, 3, padding=1)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(x))
+        x = torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.relu(self.conv3(x))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    digits = load_digits()
+    images = (digits.images / 16.0).astype(np.float32)[:, None]  # N x 1 x 8 x 8 in [0, 1]
+    labels = digits.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(images))
+    train, test = order[:1437], order[1437:]  # 360 test images, as sklearn's examples split 80/20
+
+    torch.manual_seed(0)
+    net = DigitsCnn()
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    x_train, y_train = torch.from_numpy(images[train]), torch.from_numpy(labels[train])
+    for epoch in range(40):
+        for batch in torch.split(torch.randperm(len(train)), 64):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(x_train[batch]), y_train[batch])
+            loss.backward()
+            opt.step()
+    net.eval()
+
+    x_test = images[test]
+    float_path = os.path.join(OUT, "digits_cnn.onnx")
+    torch.onnx.export(net, torch.from_numpy(x_test), float_path, opset_version=17, input_names=["data"],
+                      output_names=["logits"], dynamo=False)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"data": images[train[:360]]}])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    qdq_path = os.path.join(OUT, "digits_cnn_qdq.onnx")
+    quantize_static(float_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+    np.save(os.path.join(OUT, "digits_test_images.npy"), x_test)
+    np.save(os.path.join(OUT, "digits_test_labels.npy"), labels[test].astype(np.float32))
+    np.save(os.path.join(OUT, "digits_calibration_images.npy"), images[train[:360]])  # one batch of the input's shape
+    for name, path in [("digits_cnn", float_path), ("digits_cnn_qdq", qdq_path)]:
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        logits = session.run(None, {"data": x_test})[0]
+        np.save(os.path.join(OUT, name + ".expected.npy"), logits.astype(np.float32))
+        accuracy = float((logits.argmax(1) == labels[test]).mean())
+        print(f"{name}: {os.path.getsize(path)} bytes, onnxruntime top-1 {accuracy:.4f}")
+
+
+if __name__ == "__main__":
+    main()
