@@ -12,7 +12,21 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
   const ops::Operator& op = n.op.definition();
   if (!op.compute) throw Error(n.describe() + ": this operator is not supported by the build yet");
   try {
-    return op.compute(graph::operator_call(g, n), in);
+    ir::Tensor t = op.compute(graph::operator_call(g, n), in);
+    // An operator that moves quantized values (a layout transform of uint8
+    // data) computes them in int32: they are stored in the graph's type.
+    const ir::DType stored = graph::storage_type(n.type.dtype);
+    if (stored != ir::DType::Float32 && t->dtype != stored) {
+      const ir::Tensor moved = t;
+      t = ir::compute(
+          moved->shape,
+          [&](const std::vector<ir::Var>& v) {
+            std::vector<ir::Expr> at(v.begin(), v.end());
+            return ir::cast(stored, ir::load(moved, at));
+          },
+          moved->name + ".stored", "elemwise");
+    }
+    return t;
   } catch (const Error& e) {
     const std::string message = e.what(), prefix = n.describe() + ": ";
     if (message.rfind(prefix, 0) == 0) throw;

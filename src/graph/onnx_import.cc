@@ -136,7 +136,7 @@ std::string Importer::external_bytes(const onnx::TensorProto& t, const std::stri
   switch (t.data_type()) {
     case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: element = 4; break;
     case onnx::TensorProto::INT64: element = 8; break;
-    case onnx::TensorProto::BOOL: element = 1; break;
+    case onnx::TensorProto::BOOL: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: element = 1; break;
     default: fail(what + " has element type " + element_type_name(t.data_type()) + " (float32 or integer shapes only)");
   }
   const size_t length = static_cast<size_t>(support::bounded_product(dims_of(t, what), "dims")) * element;
@@ -195,8 +195,24 @@ Value Importer::tensor_value(const onnx::TensorProto& t, const std::string& what
       v.ints = std::vector<int64_t>(i32.begin(), i32.end());
       break;
     }
-    default: fail(what + " has element type " + element_type_name(t.data_type()) + " (float32 or integer shapes only)");
+    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: {  // quantized weights, zero points
+      // raw_data holds the bytes; the typed field an int32 per element.
+      const bool is_signed = t.data_type() == onnx::TensorProto::INT8;
+      std::vector<int64_t> values;
+      if (t.has_raw_data()) {
+        auto bytes = elements<uint8_t>(t, 1, t.int32_data(), count, what);
+        for (uint8_t b : bytes) values.push_back(is_signed ? static_cast<int8_t>(b) : b);
+      } else {
+        auto i32 = elements<int32_t>(t, 4, t.int32_data(), count, what);
+        values.assign(i32.begin(), i32.end());
+      }
+      v.ints = std::move(values);
+      break;
+    }
+    default:
+      fail(what + " has element type " + element_type_name(t.data_type()) + " (float32, integers, int8 or uint8 only)");
   }
+  v.element_type = t.data_type();
   v.ints_shape = dims;
   return v;
 }

@@ -32,6 +32,9 @@ struct Value {
   NodeId node = -1;
   std::optional<std::vector<int64_t>> ints;
   Shape ints_shape;
+  // The ONNX element type of known integers (a quantized weight's INT8, a
+  // zero point's UINT8): what a quantized value is stored as.
+  int element_type = 0;
 };
 
 // A name from the file as a graph name: control bytes (which would break a
@@ -133,6 +136,10 @@ class Importer {
   std::string name_of(const onnx::NodeProto& n) const;
 
   void require_inputs(const onnx::NodeProto& n, int least) const;
+
+  // QuantizeLinear / DequantizeLinear (onnx_quantized_operators.cc).
+  void convert_quantize_linear(const onnx::NodeProto& n);
+  void convert_dequantize_linear(const onnx::NodeProto& n);
 
   // Window attributes shared by Conv and the pools: kernel, strides, pads
   // (top, left, bottom, right), dilations, with auto_pad resolved.

@@ -628,6 +628,8 @@ void Importer::convert_op(const onnx::NodeProto& n) {
     a.epsilon = attr_float(n, "epsilon", 1e-5f);
     return set_output(n, b_.batch_norm(in[0], in[1], in[2], in[3], in[4], a, name_of(n)));
   }
+  if (op == "QuantizeLinear") return convert_quantize_linear(n);
+  if (op == "DequantizeLinear") return convert_dequantize_linear(n);
   if (op == "Relu") return unary(&GraphBuilder::relu);
   if (op == "Sigmoid") return unary(&GraphBuilder::sigmoid);
   // Unary operators without attributes, by the registry's names.

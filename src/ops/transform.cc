@@ -232,6 +232,7 @@ std::vector<int64_t> transpose_perm(const TransposeAttrs& a, size_t rank) {
 Operator same_bytes_operator(const std::string& name) {
   Operator op;
   op.name = name;
+  op.infer_dtype = [](const std::vector<ir::DType>& in, const Attrs&) { return in.at(0); };  // quantized stays so
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     std::copy(in[0], in[0] + num_elements(call.output_shape), y);
   };
@@ -270,6 +271,13 @@ TESSERA_OPERATOR(concat) {
   return op;
 }
 
+namespace {
+
+// Operators that only move values keep a quantized input's storage type.
+tessera::ir::DType keeps_storage(const std::vector<tessera::ir::DType>& in, const tessera::ops::Attrs&) { return in.at(0); }
+
+}  // namespace
+
 TESSERA_OPERATOR(reshape) {
   using namespace tessera::ops;
   Operator op = same_bytes_operator("reshape");
@@ -304,6 +312,7 @@ TESSERA_OPERATOR(transpose) {
   using namespace tessera::ops;
   Operator op;
   op.name = "transpose";
+  op.infer_dtype = keeps_storage;
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     const std::vector<int64_t> perm = transpose_perm(attrs.as<TransposeAttrs>(), in[0].size());
     std::vector<int64_t> sorted = perm;
@@ -329,6 +338,7 @@ TESSERA_OPERATOR(layout_transform) {
   using namespace tessera::ops;
   Operator op;
   op.name = "layout_transform";
+  op.infer_dtype = keeps_storage;
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     const auto& a = attrs.as<LayoutTransformAttrs>();
     return layout_transform_shape(in[0], Layout::parse(a.src), Layout::parse(a.dst));

@@ -122,3 +122,35 @@ TEST(QuantizedCompile, DigitsCnnInInt8KeepsItsTop1WithinOnePoint) {
 
 }  // namespace
 }  // namespace tessera::driver
+
+namespace tessera::driver {
+namespace {
+
+// onnxruntime's quantize_static of the same CNN (QDQ: per-channel int8
+// weights, uint8 activations) imports (QuantizeLinear / DequantizeLinear),
+// compiles, and gives onnxruntime's logits: here every one exactly; allowed
+// one quantization step of the logits (a float sum rounded in another order
+// may cross a step on another host), and the same class for every image.
+TEST(QuantizedCompile, OnnxruntimesQdqModelImportsAndGivesOnnxruntimesLogits) {
+  const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/tests/data/quantized/";
+  const graph::Graph model = graph::import_onnx(dir + "digits_cnn_qdq.onnx");
+  int quantize = 0, dequantize = 0;
+  for (const auto& n : model.nodes()) {
+    quantize += graph::op_name(n.op) == "quantize";
+    dequantize += graph::op_name(n.op) == "dequantize";
+  }
+  EXPECT_EQ(quantize, 8);  // the input, each activation, the logits; weights folded to float constants
+  EXPECT_EQ(dequantize, 8);
+  const runtime::NDArray images = runtime::read_npy(dir + "digits_test_images.npy");
+  const runtime::NDArray want = runtime::read_npy(dir + "digits_cnn_qdq.expected.npy");
+  CompileOptions o;
+  o.shipped_records = false;
+  const runtime::NDArray got = run(compile(model, target::Target::host(), o), images);
+  const measure::OutputComparison c = measure::compare_output(got, want, 0.01);
+  EXPECT_TRUE(c.ok) << c.describe();
+  const runtime::NDArray labels = runtime::read_npy(dir + "digits_test_labels.npy");
+  EXPECT_EQ(top1(got, labels), top1(want, labels));
+}
+
+}  // namespace
+}  // namespace tessera::driver
