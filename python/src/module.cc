@@ -10,6 +10,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <set>
+
 #include <array>
 #include <cstring>
 #include <tuple>
@@ -206,7 +208,8 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
 
 py::object compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
                    int threads, bool keep_layout, bool shipped_records, const std::string& dtype,
-                   const std::string& convolutions) {
+                   const std::string& convolutions, const std::string& quantize, const std::string& calibrate,
+                   const std::string& calibration, const std::vector<int>& skip_layers, double global_scale) {
   const target::Target t = jit::resolve_target(target, threads);
   runtime::Artifact artifact;
   {
@@ -216,6 +219,11 @@ py::object compile(const Model& model, const std::string& target, const std::opt
     options.shipped_records = shipped_records;
     options.dtype = dtype;
     options.convolutions = convolutions;
+    options.quantize = quantize;  // as compile --quantize and its calibration flags
+    options.calibrate = calibrate;
+    options.quantization.calibration.method = graph::calibration_method(calibration);
+    options.quantization.skip_layers = std::set<int>(skip_layers.begin(), skip_layers.end());
+    options.quantization.global_scale = global_scale;
     if (records) options.records.push_back(*records);
     if (model.varying) {
       const graph::ModelOptions& o = *model.varying;
@@ -552,7 +560,9 @@ PYBIND11_MODULE(_tessera, m) {
       });
   m.def("compile", &compile, py::arg("model"), py::arg("target") = "", py::arg("records") = std::nullopt,
         py::arg("threads") = 0, py::arg("keep_layout") = false, py::arg("shipped_records") = true,
-        py::arg("dtype") = "float32", py::arg("convolutions") = "auto");
+        py::arg("dtype") = "float32", py::arg("convolutions") = "auto", py::arg("quantize") = "",
+        py::arg("calibrate") = "8", py::arg("calibration") = "min-max", py::arg("skip_layers") = std::vector<int>{0},
+        py::arg("global_scale") = 0.0);
   bind_gpu_module(m);
   py::class_<VaryingModule>(m, "VaryingModule")
       .def("__call__", &VaryingModule::call)

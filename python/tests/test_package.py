@@ -38,6 +38,20 @@ class Package(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
 
+    def test_quantize_int8_keeps_the_digits_classes_and_refuses_a_bad_method(self):
+        data = os.path.join(SOURCE, "tests", "data", "quantized")
+        model = tessera.load_model(os.path.join(data, "digits_cnn.onnx"))
+        images = np.load(os.path.join(data, "digits_test_images.npy"))
+        labels = np.load(os.path.join(data, "digits_test_labels.npy"))
+        float32 = tessera.compile(model, threads=2)(images)
+        int8 = tessera.compile(model, threads=2, quantize="int8",
+                               calibrate=os.path.join(data, "digits_calibration_images.npy"))(images)
+        self.assertFalse(np.array_equal(int8, float32))  # it did quantize
+        top1 = lambda logits: float(np.mean(logits.argmax(1) == labels))
+        self.assertGreaterEqual(top1(int8), top1(float32) - 0.01)
+        with self.assertRaisesRegex(tessera.Error, "min-max, percentile or kl-entropy"):
+            tessera.compile(model, quantize="int8", calibration="entropy")
+
     def test_onnx_file_compiles_runs_and_equals_the_cli(self):
         model = tessera.load_model(NARROW)
         self.assertEqual(model.inputs[0][1], [1, 3, 64, 64])
