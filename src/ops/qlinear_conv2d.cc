@@ -35,6 +35,13 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
 
 namespace {
 
+// The output's range: its type's, from y_zero_point up with a fused ReLU.
+std::pair<float, float> saturation(const QLinearConv2dAttrs& a) {
+  const ir::DType t = quantized_type("qlinear_conv2d", a.y_dtype);
+  const int64_t lo = a.relu ? std::max(a.y_zero_point, quantized_min(t)) : quantized_min(t);
+  return {static_cast<float>(lo), static_cast<float>(quantized_max(t))};
+}
+
 // The requantization of one accumulator, in the order the kernel computes it.
 float requantized(int64_t acc, float x_scale, float w_scale, float y_scale, float y_zero_point, float lo, float hi) {
   const float multiplier = x_scale * w_scale / y_scale;
@@ -69,8 +76,7 @@ ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const i
   const ir::Tensor acc = ir::compute(out, products, unique_name("qlinear_conv2d_nchw", {padded, w}),
                                      "qlinear_conv2d_nchw", {"nn", "ff", "yy", "xx"}, a.conv.to_attrs());
 
-  const float lo = static_cast<float>(a.relu ? std::max(a.y_zero_point, quantized_min(y_type)) : quantized_min(y_type));
-  const float hi = static_cast<float>(quantized_max(y_type));
+  const auto [lo, hi] = saturation(a);
   auto requantize = [&](const std::vector<ir::Var>& v) {
     const ir::Var& f = v[1];
     const ir::Expr total = ir::load(acc, to_exprs(v)) - ir::load(weight_sum, {f}) * ir::Expr(a.x_zero_point) +
@@ -93,9 +99,7 @@ namespace reference {
 void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
                          const float* bias, const QLinearConv2dAttrs& a, float* y) {
   const Shape os = qlinear_conv2d_output_shape(xs, ws, {ws[0]}, {ws[0]}, a);
-  const ir::DType y_type = quantized_type("qlinear_conv2d", a.y_dtype);
-  const float lo = static_cast<float>(a.relu ? std::max(a.y_zero_point, quantized_min(y_type)) : quantized_min(y_type));
-  const float hi = static_cast<float>(quantized_max(y_type));
+  const auto [lo, hi] = saturation(a);
   const Conv2dAttrs& c = a.conv;
   for (int64_t n = 0; n < os[0]; ++n)
     for (int64_t f = 0; f < os[1]; ++f)

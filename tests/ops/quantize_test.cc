@@ -65,8 +65,6 @@ Workload call_workload(const std::string& name, const Attrs& attrs, const std::v
   for (size_t i = 0; i < shapes.size(); ++i) inputs.push_back(ir::placeholder(shapes[i], "in" + std::to_string(i), types[i]));
   const Shape out = op.infer_shape(shapes, attrs);
   const ir::ComputeDAG dag({op.compute(OperatorCall{attrs, shapes, out, {}}, inputs)});
-  std::vector<size_t> position;  // of input i among the placeholders
-  for (const ir::Tensor& t : inputs) position.push_back(static_cast<size_t>(dag.index_of(t)));
   std::vector<ir::Tensor> placeholders = dag.placeholders();
   std::vector<size_t> order;
   for (const ir::Tensor& t : inputs)
