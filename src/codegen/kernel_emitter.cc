@@ -7,6 +7,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -17,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/byte_dot_product.h"
 #include "codegen/lane_analysis.h"
 #include "ir/functor.h"
 #include "runtime/kernel_globals.h"
@@ -183,6 +185,9 @@ class KernelEmitter {
       case tir::ForKind::Parallel:
         if (!state_.inside_parallel && lanes_ == 1) return parallel_loop(n);
         break;
+      case tir::ForKind::DotProduct:
+        if (lanes_ == 1 && byte_dot_product_loop(n)) return;
+        break;  // not the pattern: the serial loop it means
       case tir::ForKind::Serial:
       case tir::ForKind::TensorCore: break;  // a warp's tile, serial in meaning (tir/stmt.h)
       default:
@@ -242,6 +247,80 @@ class KernelEmitter {
       }
       first += width;
     }
+  }
+
+  // A DotProduct loop (codegen/byte_dot_product.h), its lanes in pieces of
+  // the target's dot-product vector (then halves, down to one lane): per
+  // piece, the accumulators, the 4 unsigned bytes in every lane, the lanes'
+  // signed bytes side by side, one dot-product step.
+  bool byte_dot_product_loop(const tir::ForNode* n) {
+    const std::optional<ByteDotProduct> m = match_byte_dot_product(*n);
+    if (!m) return false;
+    const tir::StoreNode& store = *m->store;
+    const ir::TensorLoadNode& u = *m->unsigned_bytes;
+    const ir::TensorLoadNode& s = *m->signed_bytes;
+    llvm::Type* i32 = b_.getInt32Ty();
+    llvm::Type* i8 = b_.getInt8Ty();
+    const int64_t widest = std::max(1, target_.byte_dot_bits / 32);
+    bind_var(n->var.node(), b_.getInt64(0), [&] {
+      for (int64_t first = 0; first < m->lanes->extent;) {
+        int64_t width = widest;
+        while (width > m->lanes->extent - first) width /= 2;
+        bind_var(m->lanes->var.node(), b_.getInt64(first), [&] {
+          auto* lanes = llvm::FixedVectorType::get(i32, static_cast<unsigned>(width));
+          llvm::Value* acc_ptr =
+              b_.CreateInBoundsGEP(i32, buffer(store.buffer), flat_offset(store.indices, store.buffer->shape));
+          llvm::Value* acc = b_.CreateAlignedLoad(lanes, acc_ptr, llvm::Align(4));
+          llvm::Value* u_ptr = b_.CreateInBoundsGEP(i8, buffer(u.tensor), flat_offset(u.indices, u.tensor->shape));
+          llvm::Value* u4 = b_.CreateVectorSplat(static_cast<unsigned>(width), b_.CreateAlignedLoad(i32, u_ptr, llvm::Align(1)));
+          llvm::Value* s_ptr = b_.CreateInBoundsGEP(i8, buffer(s.tensor), flat_offset(s.indices, s.tensor->shape));
+          llvm::Value* s4 = b_.CreateAlignedLoad(lanes, s_ptr, llvm::Align(1));
+          b_.CreateAlignedStore(dot_bytes(acc, u4, s4), acc_ptr, llvm::Align(4));
+        });
+        first += width;
+      }
+    });
+    return true;
+  }
+
+  // acc + the sums of 4 products of u's unsigned bytes and s's signed bytes
+  // in each 32-bit lane (acc, u, s: <W x i32>), by the target's instruction
+  // where W fills one of its vectors.
+  llvm::Value* dot_bytes(llvm::Value* acc, llvm::Value* u, llvm::Value* s) {
+    const unsigned width = lanes_of(acc);
+    const unsigned bits = width * 32;
+    const bool fits = bits <= static_cast<unsigned>(target_.byte_dot_bits) && bits >= 128;
+    if (target_.byte_dot == "vnni" && fits) {
+      const llvm::Intrinsic::ID id = bits == 512   ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                     : bits == 256 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                                   : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+      return b_.CreateIntrinsic(id, {}, {acc, u, s});
+    }
+    if (target_.byte_dot == "pmaddubsw" && fits) {
+      const llvm::Intrinsic::ID pairs = bits == 512   ? llvm::Intrinsic::x86_avx512_pmaddubs_w_512
+                                        : bits == 256 ? llvm::Intrinsic::x86_avx2_pmadd_ub_sw
+                                                      : llvm::Intrinsic::x86_ssse3_pmadd_ub_sw_128;
+      const llvm::Intrinsic::ID quads = bits == 512   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                                        : bits == 256 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                                      : llvm::Intrinsic::x86_sse2_pmadd_wd;
+      auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), width * 4);
+      auto* shorts = llvm::FixedVectorType::get(b_.getInt16Ty(), width * 2);
+      llvm::Value* p = b_.CreateIntrinsic(pairs, {}, {b_.CreateBitCast(u, bytes), b_.CreateBitCast(s, bytes)});
+      llvm::Value* q = b_.CreateIntrinsic(quads, {}, {p, llvm::ConstantInt::get(shorts, 1)});
+      return b_.CreateAdd(acc, q);
+    }
+    // Widened: the 4 W products in 32 bits, then the sum of each lane's four.
+    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), width * 4);
+    auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), width * 4);
+    llvm::Value* products = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(u, bytes), words),
+                                         b_.CreateSExt(b_.CreateBitCast(s, bytes), words));
+    llvm::Value* sum = acc;
+    for (unsigned k = 0; k < 4; ++k) {
+      std::vector<int> picks;
+      for (unsigned lane = 0; lane < width; ++lane) picks.push_back(static_cast<int>(lane * 4 + k));
+      sum = b_.CreateAdd(sum, b_.CreateShuffleVector(products, picks));
+    }
+    return sum;
   }
 
   // The body becomes void body(closure, begin, end); the values it needs from

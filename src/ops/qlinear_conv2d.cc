@@ -5,8 +5,67 @@
 
 #include "ops/operator.h"
 #include "ops/quantize.h"
+#include "ops/tensor_layout.h"
 
 namespace tessera::ops {
+
+std::string int8_kernel_layout(int64_t ic_bn, int64_t oc_bn) {
+  return "OIHW" + std::to_string(ic_bn / 4) + "i" + std::to_string(oc_bn) + "o4i";
+}
+
+std::optional<std::pair<int64_t, int64_t>> int8_kernel_blocks(const std::string& layout) {
+  // "OIHW<a>i<b>o4i"
+  if (layout.rfind("OIHW", 0) != 0 || layout.size() < 9 || layout.substr(layout.size() - 2) != "4i") return std::nullopt;
+  const std::string middle = layout.substr(4, layout.size() - 6);
+  const size_t i = middle.find('i');
+  if (i == std::string::npos || middle.empty() || middle.back() != 'o') return std::nullopt;
+  try {
+    size_t used = 0;
+    const int64_t inner = std::stoll(middle.substr(0, i), &used);
+    if (used != i) return std::nullopt;
+    const std::string o = middle.substr(i + 1, middle.size() - i - 2);
+    const int64_t oc_bn = std::stoll(o, &used);
+    if (used != o.size() || inner < 1 || oc_bn < 1) return std::nullopt;
+    return std::pair{inner * 4, oc_bn};
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+// Element offsets of OIHW weight element (f, c, y, x) in the packed layout.
+int64_t packed_offset(const Shape& oihw, int64_t ic_bn, int64_t oc_bn, int64_t f, int64_t c, int64_t y, int64_t x) {
+  const int64_t chunks_in = oihw[1] / ic_bn;
+  const int64_t ic = c % ic_bn;
+  return (((((f / oc_bn) * chunks_in + c / ic_bn) * oihw[2] + y) * oihw[3] + x) * (ic_bn / 4) + ic / 4) * oc_bn * 4 +
+         (f % oc_bn) * 4 + ic % 4;
+}
+
+template <class F> void for_each_weight(const Shape& oihw, const F& f) {
+  for (int64_t o = 0; o < oihw[0]; ++o)
+    for (int64_t c = 0; c < oihw[1]; ++c)
+      for (int64_t y = 0; y < oihw[2]; ++y)
+        for (int64_t x = 0; x < oihw[3]; ++x) f(o, c, y, x, ((o * oihw[1] + c) * oihw[2] + y) * oihw[3] + x);
+}
+
+}  // namespace
+
+std::vector<float> pack_int8_kernel(const float* oihw, const Shape& shape, int64_t ic_bn, int64_t oc_bn) {
+  std::vector<float> out(static_cast<size_t>(num_elements(shape)));
+  for_each_weight(shape, [&](int64_t o, int64_t c, int64_t y, int64_t x, int64_t i) {
+    out[static_cast<size_t>(packed_offset(shape, ic_bn, oc_bn, o, c, y, x))] = oihw[i];
+  });
+  return out;
+}
+
+std::vector<float> unpack_int8_kernel(const float* packed, const Shape& shape, int64_t ic_bn, int64_t oc_bn) {
+  std::vector<float> out(static_cast<size_t>(num_elements(shape)));
+  for_each_weight(shape, [&](int64_t o, int64_t c, int64_t y, int64_t x, int64_t i) {
+    out[static_cast<size_t>(i)] = packed[packed_offset(shape, ic_bn, oc_bn, o, c, y, x)];
+  });
+  return out;
+}
 
 std::string QLinearConv2dAttrs::to_string() const {
   return conv.to_string() + " x_scale=" + number_to_string(x_scale) + " x_zero_point=" + std::to_string(x_zero_point) +
@@ -17,8 +76,17 @@ std::string QLinearConv2dAttrs::to_string() const {
 void QLinearConv2dAttrs::validate() const {
   const std::string op = "qlinear_conv2d";
   conv.validate(op);
-  if (conv.data_layout != "NCHW" || conv.kernel_layout != "OIHW" || conv.groups != 1)
-    fail(op, "computes NCHW data with an OIHW weight in one group, got " + conv.to_string());
+  if (conv.groups != 1) fail(op, "computes one group, got " + conv.to_string());
+  if (is_blocked()) {
+    const auto blocks = int8_kernel_blocks(conv.kernel_layout);
+    if (!blocks || !is_channel_blocked(conv.data_layout) ||
+        Layout::parse(conv.data_layout).block_of('C') != blocks->first || blocks->first % 4 != 0)
+      fail(op, "blocked, computes NCHW<ic>c data with an OIHW<ic/4>i<oc>o4i weight (ic a multiple of 4), got " +
+                   conv.to_string());
+    if (x_dtype != "uint8") fail(op, "blocked, reads unsigned bytes (the byte dot product's), got x_dtype=" + x_dtype);
+  } else if (conv.data_layout != "NCHW" || conv.kernel_layout != "OIHW") {
+    fail(op, "computes NCHW data with an OIHW weight, or the int8 blocked layouts, got " + conv.to_string());
+  }
   QuantizeAttrs{x_scale, x_zero_point, x_dtype}.validate(op + " input");
   QuantizeAttrs{y_scale, y_zero_point, y_dtype}.validate(op + " output");
 }
@@ -27,6 +95,20 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
                                   const QLinearConv2dAttrs& a) {
   const std::string op = "qlinear_conv2d";
   a.validate();
+  if (a.is_blocked()) {
+    const auto [ic_bn, oc_bn] = *int8_kernel_blocks(a.conv.kernel_layout);
+    if (x.size() != 5 || x[4] != ic_bn)
+      fail(op, "data must be (N, C/" + std::to_string(ic_bn) + ", H, W, " + std::to_string(ic_bn) + "), got " +
+                   shape_to_string(x));
+    if (w.size() != 7 || w[4] != ic_bn / 4 || w[5] != oc_bn || w[6] != 4)
+      fail(op, "weight must be (O/" + std::to_string(oc_bn) + ", C/" + std::to_string(ic_bn) + ", KH, KW, " +
+                   std::to_string(ic_bn / 4) + ", " + std::to_string(oc_bn) + ", 4), got " + shape_to_string(w));
+    QLinearConv2dAttrs plain = a;
+    plain.conv = unblocked_attrs(a.conv);
+    const Shape out = qlinear_conv2d_output_shape({x[0], x[1] * ic_bn, x[2], x[3]},
+                                                  {w[0] * oc_bn, w[1] * ic_bn, w[2], w[3]}, w_scale, bias, plain);
+    return {out[0], w[0], out[2], out[3], oc_bn};
+  }
   const Shape out = conv2d_nchw_output_shape(x, w, a.conv);
   if (w_scale != Shape{w[0]}) fail(op, "w_scale must be (" + std::to_string(w[0]) + "), got " + shape_to_string(w_scale));
   if (bias != Shape{w[0]}) fail(op, "bias must be (" + std::to_string(w[0]) + "), got " + shape_to_string(bias));
@@ -42,6 +124,24 @@ std::pair<float, float> saturation(const QLinearConv2dAttrs& a) {
   return {static_cast<float>(lo), static_cast<float>(quantized_max(t))};
 }
 
+// The requantization of an accumulator total (int32) of an output channel
+// whose weight scale is w_scale, as the kernels compute it.
+ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const QLinearConv2dAttrs& a) {
+  const auto [lo, hi] = saturation(a);
+  const ir::Expr multiplier = ir::Expr(a.x_scale) * w_scale / ir::Expr(a.y_scale);
+  const ir::Expr rounded = ir::call("round", {ir::cast(ir::DType::Float32, total) * multiplier});
+  const ir::Expr saturated =
+      ir::min(ir::max(rounded + ir::Expr(static_cast<float>(a.y_zero_point)), ir::Expr(lo)), ir::Expr(hi));
+  return ir::cast(quantized_type("qlinear_conv2d", a.y_dtype), saturated);
+}
+
+std::map<std::string, std::string> requantize_attrs(const QLinearConv2dAttrs& a) {
+  std::map<std::string, std::string> attrs = a.conv.to_attrs();
+  attrs["quantization"] = QuantizeAttrs{a.x_scale, a.x_zero_point, a.x_dtype}.to_string() + " -> " +
+                          QuantizeAttrs{a.y_scale, a.y_zero_point, a.y_dtype}.to_string() + (a.relu ? " relu" : "");
+  return attrs;
+}
+
 // The requantization of one accumulator, in the order the kernel computes it.
 float requantized(int64_t acc, float x_scale, float w_scale, float y_scale, float y_zero_point, float lo, float hi) {
   const float multiplier = x_scale * w_scale / y_scale;
@@ -54,7 +154,7 @@ float requantized(int64_t acc, float x_scale, float w_scale, float y_scale, floa
 ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
                                const ir::Tensor& bias, const QLinearConv2dAttrs& a) {
   const Shape out = qlinear_conv2d_output_shape(x->shape, w->shape, w_scale->shape, bias->shape, a);
-  const ir::DType y_type = quantized_type("qlinear_conv2d", a.y_dtype);
+  if (a.is_blocked()) fail("qlinear_conv2d", "qlinear_conv2d_nchw computes NCHW, got " + a.conv.to_string());
   const ir::Tensor padded = pad_spatial(x, 2, 3, a.conv, "pad_temp", static_cast<float>(a.x_zero_point));
 
   const ir::IterVar wc = ir::reduce_axis(w->shape[1], "wc"), wy = ir::reduce_axis(w->shape[2], "wy"),
@@ -76,22 +176,52 @@ ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const i
   const ir::Tensor acc = ir::compute(out, products, unique_name("qlinear_conv2d_nchw", {padded, w}),
                                      "qlinear_conv2d_nchw", {"nn", "ff", "yy", "xx"}, a.conv.to_attrs());
 
-  const auto [lo, hi] = saturation(a);
   auto requantize = [&](const std::vector<ir::Var>& v) {
     const ir::Var& f = v[1];
-    const ir::Expr total = ir::load(acc, to_exprs(v)) - ir::load(weight_sum, {f}) * ir::Expr(a.x_zero_point) +
-                           ir::load(bias, {f});
-    const ir::Expr multiplier = ir::Expr(a.x_scale) * ir::load(w_scale, {f}) / ir::Expr(a.y_scale);
-    const ir::Expr rounded = ir::call("round", {ir::cast(ir::DType::Float32, total) * multiplier});
-    const ir::Expr saturated = ir::min(ir::max(rounded + ir::Expr(static_cast<float>(a.y_zero_point)), ir::Expr(lo)),
-                                       ir::Expr(hi));
-    return ir::cast(y_type, saturated);
+    return requantized(ir::load(acc, to_exprs(v)) - ir::load(weight_sum, {f}) * ir::Expr(a.x_zero_point) +
+                           ir::load(bias, {f}),
+                       ir::load(w_scale, {f}), a);
   };
-  std::map<std::string, std::string> attrs = a.conv.to_attrs();
-  attrs["quantization"] = QuantizeAttrs{a.x_scale, a.x_zero_point, a.x_dtype}.to_string() + " -> " +
-                          QuantizeAttrs{a.y_scale, a.y_zero_point, a.y_dtype}.to_string() + (a.relu ? " relu" : "");
   return ir::compute(out, requantize, unique_name("T_requantize", {acc}), "qlinear_conv2d_requantize",
-                     {"n", "f", "y", "x"}, attrs);
+                     {"n", "f", "y", "x"}, requantize_attrs(a));
+}
+
+ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
+                                const ir::Tensor& bias, const QLinearConv2dAttrs& a) {
+  Shape out = qlinear_conv2d_output_shape(x->shape, w->shape, w_scale->shape, bias->shape, a);
+  const int64_t out_w = out[3], oc_bn = w->shape[5];
+  const bool flat = w->shape[2] == 1 && w->shape[3] == 1 && !a.conv.has_padding();
+  if (flat) out = {out[0], out[1], 1, out[2] * out[3], out[4]};
+  const ir::Tensor padded = pad_spatial(x, 2, 3, a.conv, "data_pad", static_cast<float>(a.x_zero_point));
+  const ir::IterVar ic_outer = ir::reduce_axis(w->shape[1], "ic_outer"), ry = ir::reduce_axis(w->shape[2], "ry"),
+                    rx = ir::reduce_axis(w->shape[3], "rx"), ic_inner = ir::reduce_axis(w->shape[4], "ic_inner"),
+                    ic_4 = ir::reduce_axis(4, "ic_4");
+  auto products = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &n = v[0], &oc_chunk = v[1], &oc_block = v[4];
+    // Flattened: v[3] is the position oh * OW + ow (and v[2] is 0).
+    const ir::Expr oh = flat ? ir::floordiv(v[3], ir::Expr(out_w)) : ir::Expr(v[2]);
+    const ir::Expr ow = flat ? ir::floormod(v[3], ir::Expr(out_w)) : ir::Expr(v[3]);
+    const ir::Expr channel = plus(scaled(ic_inner.var, 4), ic_4.var);
+    return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.conv.stride_h, a.conv.dilation_h),
+                                     window_index(ow, rx.var, a.conv.stride_w, a.conv.dilation_w), channel}) *
+                       ir::load(w, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block, ic_4.var}),
+                   {ic_outer, ry, rx, ic_inner, ic_4});
+  };
+  std::map<std::string, std::string> conv_attrs = a.conv.to_attrs();
+  conv_attrs["ic_bn"] = std::to_string(x->shape[4]);
+  conv_attrs["oc_bn"] = std::to_string(oc_bn);
+  if (flat) conv_attrs["spatial"] = "flattened";
+  const std::vector<std::string> axes = {"n", "oc_chunk", "oh", flat ? "ohw" : "ow", "oc_block"};
+  const ir::Tensor acc = ir::compute(out, products, unique_name("qlinear_conv2d_NCHWc", {padded, w}),
+                                     "qlinear_conv2d_nchwc", axes, conv_attrs);
+  auto requantize = [&](const std::vector<ir::Var>& v) {
+    const ir::Expr f = plus(scaled(v[1], oc_bn), v[4]);
+    return requantized(ir::load(acc, to_exprs(v)) + ir::load(bias, {f}), ir::load(w_scale, {f}), a);
+  };
+  std::map<std::string, std::string> attrs = requantize_attrs(a);
+  if (flat) attrs["spatial"] = "flattened";
+  return ir::compute(out, requantize, unique_name("T_requantize", {acc}), "qlinear_conv2d_requantize",
+                     {"n", "oc_chunk", "oh", flat ? "ohw" : "ow", "oc_block"}, attrs);
 }
 
 namespace reference {
@@ -120,6 +250,32 @@ void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const 
         }
 }
 
+void qlinear_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
+                          const float* bias, const QLinearConv2dAttrs& a, float* y) {
+  const auto [ic_bn, oc_bn] = *int8_kernel_blocks(a.conv.kernel_layout);
+  const Layout blocked_in = Layout::parse(a.conv.data_layout), nchw = Layout::parse("NCHW");
+  const Layout blocked_out = Layout::parse("NCHW" + std::to_string(oc_bn) + "c");
+  const Shape plain_x = layout_transform_shape(xs, blocked_in, nchw);
+  std::vector<float> x_nchw(static_cast<size_t>(num_elements(plain_x)));
+  layout_transform(x, xs, blocked_in, nchw, x_nchw.data());
+  const Shape oihw = {ws[0] * oc_bn, ws[1] * ic_bn, ws[2], ws[3]};
+  const std::vector<float> w_oihw = unpack_int8_kernel(w, oihw, ic_bn, oc_bn);
+  // The bias unfolded: the zero point's share added back.
+  std::vector<float> plain_bias(bias, bias + oihw[0]);
+  const int64_t per_channel = oihw[1] * oihw[2] * oihw[3];
+  for (int64_t f = 0; f < oihw[0]; ++f) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(w_oihw[static_cast<size_t>(f * per_channel + i)]);
+    plain_bias[static_cast<size_t>(f)] += static_cast<float>(a.x_zero_point * sum);
+  }
+  QLinearConv2dAttrs plain = a;
+  plain.conv = unblocked_attrs(a.conv);
+  const Shape out = qlinear_conv2d_output_shape(plain_x, oihw, {oihw[0]}, {oihw[0]}, plain);
+  std::vector<float> y_nchw(static_cast<size_t>(num_elements(out)));
+  qlinear_conv2d_nchw(x_nchw.data(), plain_x, w_oihw.data(), oihw, w_scale, plain_bias.data(), plain, y_nchw.data());
+  layout_transform(y_nchw.data(), out, nchw, blocked_out, y);
+}
+
 }  // namespace reference
 
 }  // namespace tessera::ops
@@ -129,7 +285,8 @@ TESSERA_OPERATOR(qlinear_conv2d) {
   Operator op;
   op.name = "qlinear_conv2d";
   op.num_inputs = 4;  // x, w, w_scale, bias
-  op.pattern = FusionPattern::kOpaque;
+  // Elementwise epilogues join it: a residual qlinear_add, a dequantize.
+  op.pattern = FusionPattern::kAnchor;
   op.default_attrs = QLinearConv2dAttrs{};
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     return qlinear_conv2d_output_shape(in[0], in[1], in[2], in[3], attrs.as<QLinearConv2dAttrs>());
@@ -146,11 +303,13 @@ TESSERA_OPERATOR(qlinear_conv2d) {
     return quantized_type("qlinear_conv2d", a.y_dtype);
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
-    reference::qlinear_conv2d_nchw(in[0], call.input_shapes[0], in[1], call.input_shapes[1], in[2], in[3],
-                                   call.attrs.as<QLinearConv2dAttrs>(), y);
+    const auto& a = call.attrs.as<QLinearConv2dAttrs>();
+    (a.is_blocked() ? reference::qlinear_conv2d_nchwc : reference::qlinear_conv2d_nchw)(
+        in[0], call.input_shapes[0], in[1], call.input_shapes[1], in[2], in[3], a, y);
   };
   op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
-    return qlinear_conv2d_nchw(in[0], in[1], in[2], in[3], call.attrs.as<QLinearConv2dAttrs>());
+    const auto& a = call.attrs.as<QLinearConv2dAttrs>();
+    return (a.is_blocked() ? qlinear_conv2d_nchwc : qlinear_conv2d_nchw)(in[0], in[1], in[2], in[3], a);
   };
   return op;
 }

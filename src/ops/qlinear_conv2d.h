@@ -13,19 +13,39 @@
 // subtracts x_zp * sum(w[f]) once per channel (the weights' sums: a stage
 // of their own), so its inner loop multiplies bytes as the int8 dot-product
 // instructions do; the padding holds x_zp and so contributes nothing.
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/tensor.h"
 #include "ops/conv2d.h"
 
 namespace tessera::ops {
 
+// Int8 kernels' blocked layouts (graph::convert_layout makes them): data
+// NCHW<ic_bn>c, the weight OIHW<ic_bn/4>i<oc_bn>o4i, shape (O/oc_bn,
+// C/ic_bn, KH, KW, ic_bn/4, oc_bn, 4): each output channel's 4 consecutive
+// input channels are 4 adjacent bytes, one 32-bit lane of a byte dot
+// product, the oc_bn lanes side by side. The output is NCHW<oc_bn>c.
+std::string int8_kernel_layout(int64_t ic_bn, int64_t oc_bn);
+// (ic_bn, oc_bn) of a kernel layout int8_kernel_layout wrote, else nullopt.
+std::optional<std::pair<int64_t, int64_t>> int8_kernel_blocks(const std::string& kernel_layout);
+// An OIHW weight (O, C, KH, KW) packed into int8_kernel_layout (element by
+// element, as floats holding the integers), and back.
+std::vector<float> pack_int8_kernel(const float* oihw, const Shape& shape, int64_t ic_bn, int64_t oc_bn);
+std::vector<float> unpack_int8_kernel(const float* packed, const Shape& oihw_shape, int64_t ic_bn, int64_t oc_bn);
+
 struct QLinearConv2dAttrs {
-  Conv2dAttrs conv;  // NCHW / OIHW, one group
+  // NCHW / OIHW, one group; or the blocked layouts above, where the bias
+  // input is folded: bias[f] - x_zero_point * sum(w[f]) (the convolution
+  // then adds products of stored bytes only; graph::convert_layout folds it).
+  Conv2dAttrs conv;
   float x_scale = 1.0f, y_scale = 1.0f;
   int64_t x_zero_point = 0, y_zero_point = 0;
   std::string x_dtype = "uint8", y_dtype = "uint8";
   bool relu = false;  // saturates below at y_zero_point: a ReLU fused
+  bool is_blocked() const { return conv.data_layout != "NCHW"; }
   std::string to_string() const;
   // Throws tessera::Error naming qlinear_conv2d for what it cannot compute.
   void validate() const;
@@ -38,11 +58,22 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
 // qlinear_conv2d_requantize, after the accumulator tagged qlinear_conv2d_nchw.
 ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
                                const ir::Tensor& bias, const QLinearConv2dAttrs& attrs);
+// The blocked form (x uint8 NCHW<ic_bn>c, w int8 int8_kernel_layout, bias
+// folded): the accumulator tagged qlinear_conv2d_nchwc, axes n, oc_chunk, oh,
+// ow, oc_block, reduce ic_outer, ry, rx, ic_inner (ic_bn/4), ic_4 (the 4
+// bytes of a lane: a byte dot product), then the requantization tagged
+// qlinear_conv2d_requantize. An unpadded 1x1 convolution runs over its
+// positions flattened, as conv2d_nchwc does (nchwc_flattens_spatial).
+ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
+                                const ir::Tensor& bias, const QLinearConv2dAttrs& attrs);
 
 namespace reference {
 // Exact integer sums (int64), the requantization in float in the kernel's order.
 void qlinear_conv2d_nchw(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape,
                          const float* w_scale, const float* bias, const QLinearConv2dAttrs& attrs, float* y);
+// The blocked form, through the NCHW one (the bias unfolded).
+void qlinear_conv2d_nchwc(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape,
+                          const float* w_scale, const float* bias, const QLinearConv2dAttrs& attrs, float* y);
 }  // namespace reference
 
 }  // namespace tessera::ops

@@ -34,6 +34,13 @@ bool host_has(const std::string& instruction_set) {
       {"avx512cd", [] { return __builtin_cpu_supports("avx512cd") != 0; }},
       {"avx512vnni", [] { return __builtin_cpu_supports("avx512vnni") != 0; }},
       {"avx512bf16", [] { return __builtin_cpu_supports("avx512bf16") != 0; }},
+      // GCC 12 names AVX-VNNI but does not detect it: CPUID leaf 7 sub-leaf
+      // 1, EAX bit 4, with the OS saving AVX state.
+      {"avxvnni",
+       [] {
+         unsigned a = 0, b = 0, c = 0, d = 0;
+         return __builtin_cpu_supports("avx2") != 0 && __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
+       }},
   };
   auto it = checks.find(instruction_set);
   return it != checks.end() && it->second();

@@ -31,6 +31,20 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit, s
   return nchwc_tile_trace(dag, conv->tag, plan);
 }
 
+Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  ir::Tensor conv = find_by_tag(dag, "qlinear_conv2d_nchwc");
+  if (!conv) throw Error("qlinear_conv2d_nchwc_schedule: the DAG has no qlinear_conv2d_nchwc stage");
+  RegisterTile tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit);
+  // A dot product's latency needs about a dozen accumulators in flight: a
+  // narrow image's row (7 columns) takes several output chunks per tile.
+  while (tile.oc * tile.ow * 2 <= 24 && conv->shape[1] % (tile.oc * 2) == 0 && tile.oc * tile.ow < 12) tile.oc *= 2;
+  const int parallel_fuse = default_parallel_fuse(conv, tile);
+  NchwcTilePlan plan =
+      conv_window_tile_plan(conv, tile.oc, 1, tile.ow, {0, 1, 2}, false, default_accumulator_buffer(conv, tile));
+  plan.parallel_fuse = parallel_fuse;
+  return nchwc_tile_trace(dag, conv->tag, plan);
+}
+
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   ir::Tensor dense = find_by_tag(dag, "dense_pack");
   if (!dense) throw Error("dense_pack_schedule: the DAG has no dense_pack stage");
@@ -277,6 +291,7 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "depthwise_conv2d_nchwc") && find_by_tag(dag, "conv2d_nchwc"))
     return depthwise_projection_trace(dag, default_depthwise_projection_plan(dag));
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
+  if (find_by_tag(dag, "qlinear_conv2d_nchwc")) return qlinear_conv2d_nchwc_schedule(dag, unit);
   if (find_by_tag(dag, "depthwise_conv2d_nchwc")) return depthwise_nchwc_schedule(dag);
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);

@@ -17,6 +17,12 @@ namespace tessera::schedule {
 Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit,
                             std::optional<RegisterTile> tile = std::nullopt);
 
+// The int8 blocked convolution (ops::qlinear_conv2d_nchwc): conv2d_nchwc's
+// register tiles, each step of the reduction's innermost loops one byte dot
+// product of the 4 input channels of a lane (annotation dot_product), the
+// requantization written from the tile.
+Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+
 // dense with packed weights (schedule/dense_pack_tile.h): each thread owns
 // tiles of dense_pack_tile weight blocks, whose accumulators stay in registers
 // across the whole K loop.

@@ -62,9 +62,12 @@ std::vector<int64_t> accumulator_row_choices(int64_t rows, int64_t width) {
 }
 
 AccumulatorBuffer default_accumulator_buffer(const ir::Tensor& conv, const RegisterTile& tile) {
-  if (conv->reduce_axes.size() != 4) return {};
+  // fp32 (ic_outer, ry, rx, ic_inner), or int8 with ic_4 after them: 4-byte
+  // or 1-byte weights.
+  if (conv->reduce_axes.size() != 4 && conv->reduce_axes.size() != 5) return {};
   const int64_t rows = conv->shape[2], width = conv->shape[3];
-  int64_t weights = tile.oc * conv->shape[4] * 4;  // bytes a register tile reads
+  const int64_t weight_bytes = conv->reduce_axes.size() == 5 ? 1 : 4;
+  int64_t weights = tile.oc * conv->shape[4] * weight_bytes;  // bytes a register tile reads
   for (const auto& r : conv->reduce_axes) weights *= r.extent;
   if (conv->reduce_axes[1].extent * conv->reduce_axes[2].extent == 1) {
     // 1x1 over flattened positions whose tile's weights outgrow a 32 KB L1:
@@ -96,6 +99,16 @@ int default_parallel_fuse(const ir::Tensor& conv, RegisterTile& tile) {
 }
 
 namespace {
+
+// An int8 stage's byte axis (its fifth reduce axis) goes just outside the
+// channel block, which tile_order ends with.
+NchwcTilePlan with_byte_dot_product(const ir::Tensor& conv, NchwcTilePlan plan) {
+  const auto r = reduce_names(conv);
+  if (r.size() != 5) return plan;
+  plan.dot_product = r[4];
+  plan.tile_order.insert(plan.tile_order.end() - 1, r[4]);
+  return plan;
+}
 
 // conv_window_tile_plan with the reduction's outer loop outside the tile's
 // rows and columns (buffer.rows > 0).
@@ -135,7 +148,7 @@ NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64
   const auto r = reduce_names(conv);  // ic_outer, ry, rx, ic_inner
   NchwcTilePlan plan;
   plan.oc_bn = oc_bn, plan.oh_bn = oh_bn, plan.ow_bn = ow_bn, plan.buffer = buffer;
-  if (buffer.rows > 0) return buffered_rows_plan(conv, plan, reduce_order, unroll_kw);
+  if (buffer.rows > 0) return with_byte_dot_product(conv, buffered_rows_plan(conv, plan, reduce_order, unroll_kw));
   // Several chunks or rows: inside the reduction, unrolled with ow.
   plan.tile_order = nchwc_outer_tile_axes(plan, a);
   for (int i : reduce_order) plan.tile_order.push_back(r.at(i));
@@ -152,7 +165,7 @@ NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64
   plan.tile_order.push_back(a[4]);
   plan.tile_unroll.push_back(a[3]);
   if (unroll_kw) plan.tile_unroll.push_back(r.at(2));
-  return plan;
+  return with_byte_dot_product(conv, plan);
 }
 
 std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const std::vector<std::string>& axes) {
@@ -220,6 +233,7 @@ void buffered_rows_tile(Trace& t, const ir::Tensor& conv, const ir::Tensor& out,
   t.reorder(tile, plan.tile_order);
   for (const auto& u : plan.tile_unroll) t.unroll(tile, u);
   t.vectorize(tile, a[4]);
+  if (!plan.dot_product.empty()) t.annotate(tile, plan.dot_product, Annotation::DotProduct);
 }
 
 }  // namespace
@@ -297,6 +311,7 @@ schedule::Trace nchwc_tile_trace(const ir::ComputeDAG& dag, const std::string& t
   t.reorder(tile, plan.tile_order);
   for (const auto& u : plan.tile_unroll) t.unroll(tile, u);
   t.vectorize(tile, axis_names(conv)[4]);
+  if (!plan.dot_product.empty()) t.annotate(tile, plan.dot_product, Annotation::DotProduct);
   place_pad(t, conv, pad_stage, tile, plan);
   return t;
 }

@@ -18,6 +18,7 @@ std::string to_string(Annotation a) {
     case Annotation::Vectorize: return "vectorize";
     case Annotation::Unroll: return "unroll";
     case Annotation::TensorCore: return "tensor_core";
+    case Annotation::DotProduct: return "dot_product";
     case Annotation::BlockX: return "blockIdx.x";
     case Annotation::BlockY: return "blockIdx.y";
     case Annotation::BlockZ: return "blockIdx.z";
@@ -37,11 +38,12 @@ Annotation annotation_from_string(const std::string& s) {
   if (s == "vectorize") return Annotation::Vectorize;
   if (s == "unroll") return Annotation::Unroll;
   if (s == "tensor_core") return Annotation::TensorCore;
+  if (s == "dot_product") return Annotation::DotProduct;
   for (Annotation a : {Annotation::BlockX, Annotation::BlockY, Annotation::BlockZ, Annotation::ThreadX,
                        Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread})
     if (s == to_string(a)) return a;
   throw Error("unknown annotation " + support::quoted(s) +
-              " (valid: none, parallel, vectorize, unroll, tensor_core, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
+              " (valid: none, parallel, vectorize, unroll, tensor_core, dot_product, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {
@@ -182,6 +184,9 @@ void Stage::annotate(const AnnotateStep& st) {
   if (st.annotation == Annotation::TensorCore && it.kind == ir::IterKind::Reduce)
     throw Error("annotate " + name() + "." + st.iter +
                 ": tensor_core marks the first of a tile's spatial loops (its rows), not a reduce loop");
+  if (st.annotation == Annotation::DotProduct && (it.kind != ir::IterKind::Reduce || it.extent != 4))
+    throw Error("annotate " + name() + "." + st.iter + ": dot_product marks a reduce loop of 4 (the bytes one 32-bit " +
+                "lane sums), not " + (it.kind == ir::IterKind::Reduce ? "one of " + std::to_string(it.extent) : "a spatial loop"));
   if (is_gpu_binding(st.annotation))
     for (const Iterator& other : iters)
       if (other.annotation == st.annotation && other.name != st.iter)

@@ -14,12 +14,15 @@ namespace tessera::schedule {
 // GPU's tensor cores (tir::ForKind::TensorCore says which); the rest bind a
 // loop to a GPU's grid ("bind" in TVM): its iterations become the blocks or
 // the threads of a block along x, y or z, or virtual threads (a loop each
-// thread runs, interleaved by the code generator).
+// thread runs, interleaved by the code generator). DotProduct marks a reduce
+// loop of 4 whose body is a vectorized loop adding, in each 32-bit lane, the
+// products of unsigned and signed bytes: a CPU computes the 4 products and
+// their sum in one instruction (tir::ForKind::DotProduct says which).
 enum class Annotation {
-  None, Parallel, Vectorize, Unroll, TensorCore,
+  None, Parallel, Vectorize, Unroll, TensorCore, DotProduct,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "blockIdx.x", "threadIdx.y", "vthread"
+std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "dot_product", "blockIdx.x", "threadIdx.y", "vthread"
 Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
 bool is_gpu_binding(Annotation a);
 

@@ -55,6 +55,17 @@ void set_vector_unit(Target& t) {
   } else {
     t.isa = "sse", t.vector_bits = 128;
   }
+  t.byte_dot.clear();
+  t.byte_dot_bits = 0;
+  if (t.isa == "avx512" && has("+avx512vnni")) {
+    t.byte_dot = "vnni", t.byte_dot_bits = 512;
+  } else if (has("+avxvnni") && t.vector_bits >= 256) {
+    t.byte_dot = "vnni", t.byte_dot_bits = 256;
+  } else if (t.isa == "avx512" && has("+avx512bw")) {
+    t.byte_dot = "pmaddubsw", t.byte_dot_bits = 512;
+  } else if (t.isa == "avx2" || t.isa == "avx512") {
+    t.byte_dot = "pmaddubsw", t.byte_dot_bits = 256;
+  }
 }
 
 // LLVM 16 exposes no list of a target's feature names and only warns about
@@ -98,7 +109,7 @@ int isa_level(const std::string& isa) {
 // them). CPU models also differ in tuning flags, which do not stop code running.
 constexpr const char* kInstructionSets[] = {"sse4.2",   "avx",      "avx2",       "fma",       "f16c",
                                             "bmi",      "bmi2",     "avx512f",    "avx512bw",  "avx512dq",
-                                            "avx512vl", "avx512cd", "avx512vnni", "avx512bf16"};
+                                            "avx512vl", "avx512cd", "avx512vnni", "avx512bf16", "avxvnni"};
 
 // `digits` as an int; none when it is not one whole (in range, nothing after it).
 std::optional<int> whole_number(std::string_view digits) {
@@ -199,8 +210,11 @@ Target Target::parse(const std::string& text) {
 
   Target t = host();
   bool cpu_given = false, features_given = false;
+  std::string isa;
   for (std::string word; words >> word;) {
-    if (word.rfind("-mcpu=", 0) == 0) {
+    if (word.rfind("-isa=", 0) == 0) {
+      isa = word.substr(5);
+    } else if (word.rfind("-mcpu=", 0) == 0) {
       t.cpu = word.substr(6);
       cpu_given = true;
     } else if (word.rfind("-mattr=", 0) == 0) {
@@ -221,6 +235,17 @@ Target Target::parse(const std::string& text) {
   // Another CPU than ours: its own features, not the host's.
   if (cpu_given && !features_given) t.features.clear();
   if (cpu_given || features_given) set_vector_unit(t);
+  if (!isa.empty()) {
+    if (cpu_given || features_given)
+      throw Error("target '" + text + "': -isa caps this host's vector ISA; with -mcpu or -mattr, name the features");
+    const int threads = t.threads;
+    try {
+      t = host_with_isa(isa);
+    } catch (const Error& e) {
+      throw Error("target '" + text + "': " + e.what());
+    }
+    t.threads = threads;
+  }
   return t;
 }
 

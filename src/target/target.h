@@ -36,6 +36,14 @@ struct Target {
   // The vector ISA the code may use: "avx512", "avx2", "avx" or "sse" (x86).
   std::string isa = "avx2";
 
+  // The byte dot product int8 kernels' inner loop runs on (tir::ForKind::
+  // DotProduct): "vnni" (vpdpbusd: AVX-512 VNNI at 512 bits, AVX-VNNI at
+  // 256), "pmaddubsw" (AVX2 or AVX-512BW without VNNI: vpmaddubsw, whose
+  // pairs of products saturate at 16 bits, then vpmaddwd), "" (none: the
+  // products widened to 32 bits). byte_dot_bits: its widest vector.
+  std::string byte_dot;
+  int byte_dot_bits = 0;
+
   // Threads the kernels run with, written "-threads=N": a schedule tuned on
   // one core is not the best on two. 0: not stated (one per core when run).
   int threads = 0;
@@ -52,7 +60,8 @@ struct Target {
 
   static Target host();  // the machine we run on, with its detected features
   // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma", "llvm -mcpu=znver3
-  // -threads=2"; throws tessera::Error naming the text otherwise.
+  // -threads=2", "llvm -isa=avx2" (this host capped at AVX2: host_with_isa);
+  // throws tessera::Error naming the text otherwise.
   static Target parse(const std::string& text);
   std::string str() const;
 

@@ -35,12 +35,18 @@ struct BufferInfo {
   bool region = false;       // buffer is region-shaped (indices are shifted by offset)
 };
 
+// The element type of a stage's scratch buffer: an integer stage's own (an
+// int8 convolution's padded bytes, its int32 accumulators), else fp32 (a
+// half-storage network's intermediate stages compute and keep fp32).
+ir::DType scratch_type(ir::DType t) { return ir::is_integer(t) ? t : ir::DType::Float32; }
+
 ForKind for_kind(schedule::Annotation a) {
   switch (a) {
     case schedule::Annotation::Parallel: return ForKind::Parallel;
     case schedule::Annotation::Vectorize: return ForKind::Vectorized;
     case schedule::Annotation::Unroll: return ForKind::Unrolled;
     case schedule::Annotation::TensorCore: return ForKind::TensorCore;
+    case schedule::Annotation::DotProduct: return ForKind::DotProduct;
     case schedule::Annotation::BlockX: return ForKind::BlockX;
     case schedule::Annotation::BlockY: return ForKind::BlockY;
     case schedule::Annotation::BlockZ: return ForKind::BlockZ;
@@ -88,7 +94,7 @@ class Lowerer {
       // it is computed.
       const bool whole = s.location == Location::Root || s.tensor->attrs.count("kept_whole");
       if (whole && !buffers_[i]) {
-        buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name()), {}, false};
+        buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name(), scratch_type(s.tensor->dtype)), {}, false};
         scratch.push_back(buffers_[i]->buffer);
       }
     }
@@ -352,7 +358,9 @@ class Lowerer {
         a.region = infer_region(a.stage, inner, known, values);
         a.local = ps.rebind(a.region.extent);
         a.output = buffers_[a.stage].has_value();
-        if (!a.output) buffers_[a.stage] = BufferInfo{ir::placeholder(a.region.extent, ps.name()), a.region.min, true};
+        if (!a.output)
+          buffers_[a.stage] =
+              BufferInfo{ir::placeholder(a.region.extent, ps.name(), scratch_type(ps.tensor->dtype)), a.region.min, true};
         else buffers_[a.stage]->offset = a.region.min;
         a.placed = true;
         --remaining;

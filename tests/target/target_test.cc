@@ -164,6 +164,23 @@ TEST(CodegenTarget, HostWithIsaCapsTheVectorUnit) {
   }
   EXPECT_EQ(Target::host_with_isa(host.isa).str(), host.str());
   EXPECT_THROW(Target::host_with_isa("avx1024"), Error);
+  // The same from a target's text: "llvm -isa=NAME".
+  EXPECT_EQ(Target::parse("llvm -isa=" + host.isa + " -threads=3").str(),
+            Target::host_with_isa(host.isa).str() + " -threads=3");
+  EXPECT_THROW(Target::parse("llvm -isa=avx1024"), Error);
+  EXPECT_THROW(Target::parse("llvm -mcpu=znver3 -isa=avx2"), Error);  // names features, or caps the host
+}
+
+// The byte dot product int8 kernels run on, from the CPU's features; capping
+// an AVX-512 VNNI host at AVX2 leaves AVX-VNNI where the CPU has it.
+TEST(CodegenTarget, ByteDotProductFollowsTheFeatures) {
+  EXPECT_EQ(Target::parse("llvm -mcpu=sapphirerapids -mattr=-avx512f").byte_dot, "vnni");
+  EXPECT_EQ(Target::parse("llvm -mcpu=sapphirerapids -mattr=-avx512f").byte_dot_bits, 256);
+  EXPECT_EQ(Target::parse("llvm -mcpu=cascadelake").byte_dot_bits, 512);
+  EXPECT_EQ(Target::parse("llvm -mcpu=znver3").byte_dot, "pmaddubsw");
+  EXPECT_EQ(Target::parse("llvm -mcpu=znver4").byte_dot, "vnni");
+  const std::vector<std::string> sets = Target::parse("llvm -mcpu=alderlake").instruction_sets();
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "avxvnni"), sets.end());
 }
 
 TEST(CodegenTarget, CappingAvx512ToAvx2LeavesSixteenYmmRegisters) {

@@ -1,0 +1,66 @@
+#include "codegen/byte_dot_product.h"
+
+#include "codegen/lane_analysis.h"
+#include "ir/functor.h"
+
+namespace tessera::codegen {
+namespace {
+
+// s itself, or the one statement of a sequence of one.
+const tir::StmtNode* only_statement(const tir::Stmt& s) {
+  if (const auto* seq = tir::as<tir::SeqNode>(s)) return seq->stmts.size() == 1 ? only_statement(seq->stmts[0]) : nullptr;
+  return s.get();
+}
+
+// A byte load, through casts to a wider integer.
+const ir::TensorLoadNode* byte_load(ir::Expr e) {
+  while (e.kind() == ir::ExprKind::Cast && ir::is_integer(e.dtype())) e = e.as<ir::CastNode>()->value;
+  const auto* load = e.as<ir::TensorLoadNode>();
+  if (!load || (load->tensor->dtype != ir::DType::UInt8 && load->tensor->dtype != ir::DType::Int8)) return nullptr;
+  return load;
+}
+
+bool strides_are(const ir::TensorLoadNode& load, const ir::VarNode* lane, int64_t along_lane, const ir::VarNode* k,
+                 int64_t along_k) {
+  return access_stride(load.indices, load.tensor->shape, lane) == along_lane &&
+         access_stride(load.indices, load.tensor->shape, k) == along_k;
+}
+
+}  // namespace
+
+std::optional<ByteDotProduct> match_byte_dot_product(const tir::ForNode& loop) {
+  if (loop.for_kind != tir::ForKind::DotProduct || loop.extent != 4) return std::nullopt;
+  ByteDotProduct m;
+  m.lanes = dynamic_cast<const tir::ForNode*>(only_statement(loop.body));
+  if (!m.lanes || m.lanes->for_kind != tir::ForKind::Vectorized) return std::nullopt;
+  m.store = dynamic_cast<const tir::StoreNode*>(only_statement(m.lanes->body));
+  if (!m.store || m.store->buffer->dtype != ir::DType::Int32 || m.store->value.kind() != ir::ExprKind::Add)
+    return std::nullopt;
+  const ir::VarNode* lane = m.lanes->var.node();
+  const ir::VarNode* k = loop.var.node();
+  if (access_stride(m.store->indices, m.store->buffer->shape, lane) != 1 ||
+      access_stride(m.store->indices, m.store->buffer->shape, k) != 0)
+    return std::nullopt;
+
+  // acc + u * s, in either order of either operation.
+  const auto* add = m.store->value.as<ir::BinaryNode>();
+  for (const auto& [accumulator, product] : {std::pair{add->a, add->b}, std::pair{add->b, add->a}}) {
+    const auto* acc = accumulator.as<ir::TensorLoadNode>();
+    if (!acc || acc->tensor != m.store->buffer || acc->indices.size() != m.store->indices.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < acc->indices.size(); ++i) same = same && ir::structural_equal(acc->indices[i], m.store->indices[i]);
+    if (!same || product.kind() != ir::ExprKind::Mul) continue;
+    const auto* mul = product.as<ir::BinaryNode>();
+    for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+      m.unsigned_bytes = byte_load(u);
+      m.signed_bytes = byte_load(s);
+      if (m.unsigned_bytes && m.signed_bytes && m.unsigned_bytes->tensor->dtype == ir::DType::UInt8 &&
+          m.signed_bytes->tensor->dtype == ir::DType::Int8 && strides_are(*m.unsigned_bytes, lane, 0, k, 1) &&
+          strides_are(*m.signed_bytes, lane, 4, k, 1))
+        return m;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::codegen

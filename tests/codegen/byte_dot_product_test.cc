@@ -1,0 +1,175 @@
+// The int8 convolution's inner loop on each x86 vector ISA: the blocked
+// qlinear_conv2d under its hand-written schedule compiles to vpdpbusd on
+// AVX-512 VNNI (zmm) and AVX-VNNI ({vex}, ymm), to vpmaddubsw + vpmaddwd on
+// AVX2 and AVX-512BW without VNNI, and to widened integer arithmetic on SSE;
+// each equals the integer reference exactly where this host runs it (the
+// assembly is checked everywhere). A dot_product loop that is not the byte
+// pattern runs as the serial loop it means.
+#include "codegen/byte_dot_product.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <regex>
+
+#include "codegen/llvm_codegen.h"
+#include "codegen/module.h"
+#include "measure/storage_arguments.h"
+#include "ops/conv2d.h"
+#include "ops/qlinear_conv2d.h"
+#include "ops/workloads.h"
+#include "schedule/manual_schedule.h"
+#include "target/target.h"
+#include "testing/check.h"
+#include "tir/lower.h"
+
+namespace tessera::codegen {
+namespace {
+
+using ops::Shape;
+
+struct Conv {
+  Shape x;  // N, C, H, W
+  int64_t out_channels, kernel;
+  ops::Conv2dAttrs attrs;
+  int64_t ic_bn, oc_bn;
+};
+
+ops::QLinearConv2dAttrs blocked_attrs(const Conv& c) {
+  ops::QLinearConv2dAttrs a;
+  a.conv = c.attrs;
+  a.conv.data_layout = "NCHW" + std::to_string(c.ic_bn) + "c";
+  a.conv.kernel_layout = ops::int8_kernel_layout(c.ic_bn, c.oc_bn);
+  a.x_scale = 0.02f, a.y_scale = 4.0f;
+  a.x_zero_point = 3, a.y_zero_point = 7;
+  a.relu = true;
+  return a;
+}
+
+// Compiles the convolution for `target`; when this host runs that code, runs
+// it on unsigned bytes over their whole range and weights in [-most, most],
+// and returns the largest difference from the reference (else -1). The
+// assembly goes to *assembly.
+double compiled_difference(const Conv& c, const target::Target& target, int most, std::string* assembly) {
+  const ops::QLinearConv2dAttrs a = blocked_attrs(c);
+  const Shape xs = {c.x[0], c.x[1] / c.ic_bn, c.x[2], c.x[3], c.ic_bn};
+  const Shape ws = {c.out_channels / c.oc_bn, c.x[1] / c.ic_bn, c.kernel, c.kernel, c.ic_bn / 4, c.oc_bn, 4};
+  const ir::Tensor x = ir::placeholder(xs, "x", ir::DType::UInt8), w = ir::placeholder(ws, "w", ir::DType::Int8);
+  const ir::Tensor scale = ir::placeholder({c.out_channels}, "w_scale");
+  const ir::Tensor bias = ir::placeholder({c.out_channels}, "bias", ir::DType::Int32);
+  const ir::ComputeDAG dag({ops::qlinear_conv2d_nchwc(x, w, scale, bias, a)});
+  const tir::LoweredFunc f =
+      tir::lower(dag, schedule::qlinear_conv2d_nchwc_schedule(dag, target.vector_unit()), "qconv");
+  *assembly = emit_assembly(f, target);
+  if (!target.missing_on(target::Target::host()).empty()) return -1;
+
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> bytes(0, 255), weights(-most, most), biases(-5000, 5000);
+  std::uniform_real_distribution<float> scales(0.001f, 0.01f);
+  std::vector<runtime::NDArray> inputs, outputs;
+  const std::vector<ir::Tensor> order = dag.placeholders();  // the kernel's arguments
+  auto value_of = [&](const ir::Tensor& t) -> runtime::NDArray& {
+    return inputs[static_cast<size_t>(std::find(order.begin(), order.end(), t) - order.begin())];
+  };
+  for (const ir::Tensor& p : order) inputs.emplace_back(p->shape);
+  runtime::NDArray &xv = value_of(x), &wv = value_of(w), &scale_v = value_of(scale), &bias_v = value_of(bias);
+  for (int64_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(bytes(rng));
+  for (int64_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(weights(rng));
+  for (int64_t i = 0; i < c.out_channels; ++i) {
+    scale_v[i] = scales(rng);
+    bias_v[i] = static_cast<float>(biases(rng));
+  }
+  outputs.emplace_back(dag.outputs()[0]->shape);
+  Module m = Module::load_object(compile_to_object(f, target));
+  measure::StorageArguments args(dag, inputs, outputs);
+  m.function("qconv")(args.pointers());
+  args.outputs_to_arrays();
+
+  runtime::NDArray want(dag.outputs()[0]->shape);
+  ops::reference::qlinear_conv2d_nchwc(xv.data(), xs, wv.data(), ws, scale_v.data(), bias_v.data(), a, want.data());
+  double most_off = 0;
+  for (int64_t i = 0; i < want.size(); ++i) most_off = std::max<double>(most_off, std::fabs(outputs[0][i] - want[i]));
+  return most_off;
+}
+
+std::vector<Conv> convolutions(int64_t block) {
+  return {
+      {{1, 32, 14, 14}, 2 * block, 3, ops::Conv2dAttrs::symmetric(1, 1), 16, block},
+      {{1, 16, 15, 15}, block, 3, ops::Conv2dAttrs::symmetric(2, 1), 8, block},  // odd width: ragged tiles
+      {{1, 64, 7, 7}, 2 * block, 1, ops::Conv2dAttrs::symmetric(1, 0), 16, block},  // flattened positions
+      {{2, 8, 9, 9}, block, 3, ops::Conv2dAttrs::symmetric(1, 1), 4, block},       // one dot product per ic block
+  };
+}
+
+struct Isa {
+  const char* target;
+  const char* instruction;  // a regular expression the assembly must match
+  int most;                 // the weights' range the code is exact for
+};
+
+void expect_isa(const Isa& isa, int64_t block) {
+  const target::Target target = target::Target::parse(isa.target);
+  for (const Conv& c : convolutions(block)) {
+    SCOPED_TRACE(std::string(isa.target) + " " + ops::shape_to_string(c.x) + " k" + std::to_string(c.kernel));
+    std::string assembly;
+    const double off = compiled_difference(c, target, isa.most, &assembly);
+    EXPECT_TRUE(std::regex_search(assembly, std::regex(isa.instruction))) << isa.instruction;
+    if (off >= 0) EXPECT_EQ(off, 0.0);
+  }
+}
+
+TEST(ByteDotProduct, TargetsChooseTheirInstruction) {
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=sapphirerapids").byte_dot, "vnni");
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=sapphirerapids").byte_dot_bits, 512);
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=alderlake").byte_dot, "vnni");
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=alderlake").byte_dot_bits, 256);
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=skylake-avx512").byte_dot, "pmaddubsw");
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=skylake-avx512").byte_dot_bits, 512);
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=haswell").byte_dot, "pmaddubsw");
+  EXPECT_EQ(target::Target::parse("llvm -mcpu=x86-64").byte_dot, "");
+}
+
+TEST(ByteDotProduct, Avx512VnniIsOneVpdpbusdPerVector) {
+  expect_isa({"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%zmm)", 127}, 16);
+}
+
+TEST(ByteDotProduct, AvxVnniIsTheVexVpdpbusd) {
+  expect_isa({"llvm -mcpu=alderlake", R"(\{vex\}\s*vpdpbusd\s+.*%ymm)", 127}, 8);
+}
+
+// vpmaddubsw adds two products in 16 bits, saturating: exact while a pair's
+// sum fits, |w| <= 64 with unsigned bytes (what Tessera's quantizer keeps to
+// for such targets, graph::QuantizeOptions).
+TEST(ByteDotProduct, Avx2AndAvx512BwWithoutVnniArePmaddubswThenPmaddwd) {
+  expect_isa({"llvm -mcpu=haswell", R"(vpmaddubsw\s+.*%ymm[\s\S]*vpmaddwd)", 64}, 8);
+  expect_isa({"llvm -mcpu=skylake-avx512", R"(vpmaddubsw\s+.*%zmm[\s\S]*vpmaddwd)", 64}, 16);
+}
+
+TEST(ByteDotProduct, WithoutAnInstructionTheProductsAreWidenedExactly) {
+  const target::Target sse = target::Target::parse("llvm -mcpu=x86-64");
+  std::string assembly;
+  for (const Conv& c : convolutions(4)) {
+    SCOPED_TRACE(ops::shape_to_string(c.x));
+    const double off = compiled_difference(c, sse, 127, &assembly);
+    EXPECT_EQ(assembly.find("pmaddubsw"), std::string::npos);
+    EXPECT_EQ(assembly.find("vpdpbusd"), std::string::npos);
+    if (off >= 0) EXPECT_EQ(off, 0.0);
+  }
+}
+
+// An fp32 convolution whose innermost reduce loop is marked dot_product is
+// not the byte pattern: it runs serially and stays correct.
+TEST(ByteDotProduct, AnotherLoopMarkedDotProductRunsSerially) {
+  const ops::Workload w =
+      ops::conv2d_nchwc_workload({1, 2, 6, 6, 4}, {2, 2, 3, 3, 4, 8}, ops::Conv2dAttrs::symmetric(1, 1));
+  schedule::Trace t = schedule::conv2d_nchwc_schedule(w.dag, target::Target::host().vector_unit());
+  const ir::Tensor conv = w.dag.outputs()[0];
+  t.annotate(schedule::cache_write_name(conv->name), "ic_inner", schedule::Annotation::DotProduct);
+  const testing::CheckResult r = testing::check_schedule(w, t);
+  EXPECT_NE(r.lowered.find("dot_product"), std::string::npos) << r.lowered;
+  EXPECT_LE(r.max_rel_error, 1e-5) << r.lowered;
+}
+
+}  // namespace
+}  // namespace tessera::codegen
