@@ -254,6 +254,8 @@ bool implicit_gemm_of(const BuildOptions& options, const target::Target& target)
   return options.implicit_gemm.value_or(implicit_gemm_convolutions(target, options.half_storage));
 }
 
+int int8_weight_limit(const target::Target& target) { return target.byte_dot == "pmaddubsw" ? 64 : 127; }
+
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
                                  bool keep_layout, bool implicit_gemm, bool gpu_winograd) {
@@ -265,6 +267,7 @@ graph::Graph optimize_for_target(const graph::Graph& model, const target::Target
   options.winograd = winograd && !target.is_gpu();
   options.implicit_gemm = implicit_gemm && target.is_gpu();
   options.nchw_winograd = gpu_winograd && target.is_gpu();
+  options.int8_weight_limit = int8_weight_limit(target);
   return graph::optimize(model, options);
 }
 

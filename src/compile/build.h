@@ -80,6 +80,11 @@ struct BuildResult {
   size_t conv_blocks_chosen = 0;  // convolutions whose channel blocks BuildOptions::conv_blocks chose
 };
 
+// The largest |weight| of an int8 convolution whose byte dot products are
+// exact on `target`: 64 where pairs of products saturate at 16 bits
+// (Target::byte_dot "pmaddubsw": AVX2 or AVX-512BW without VNNI), else 127.
+int int8_weight_limit(const target::Target& target);
+
 // The graph passes with the target's choices (channel blocks of one vector):
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,

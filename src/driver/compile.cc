@@ -130,16 +130,22 @@ class ParamIndex {
 
 namespace {
 
-// --quantize int8: the float graph optimized in NCHW (the quantized
-// convolutions' layout; no Winograd), then quantize_network on it.
-graph::Graph quantized_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
+// --quantize int8: the float graph optimized in NCHW (no Winograd), then
+// quantize_network on it (weights within what the target's byte dot product
+// computes exactly), then the passes again: the int8 convolutions and what
+// lies between them go into the int8 kernels' blocks.
+graph::Graph quantized_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options,
+                             const build::BuildOptions& build_options) {
   if (options.quantize != "int8") throw Error("--quantize " + options.quantize + ": int8");
   if (target.is_gpu()) throw Error("--quantize int8: quantized networks run on CPU targets, not " + target.kind);
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, false, true);
   const bool calibrated = options.quantization.global_scale <= 0;
-  return graph::quantize_network(
+  graph::QuantizeOptions quantization = options.quantization;
+  quantization.weight_max = std::min(quantization.weight_max, build::int8_weight_limit(target) == 127 ? 127 : 63);
+  const graph::Graph quantized = graph::quantize_network(
       optimized, calibrated ? calibration_samples(model, options.calibrate) : std::vector<std::vector<runtime::NDArray>>{},
-      options.quantization);
+      quantization);
+  return build::optimize_for_target(quantized, target, build_options.conv_blocks, false, build_options.keep_layout);
 }
 
 }  // namespace
@@ -148,7 +154,7 @@ build::BuildResult compile(const graph::Graph& model, const target::Target& targ
   BuildSetup setup;
   set_up(options, target, setup);
   if (!options.quantize.empty())
-    return build::build_optimized(model, quantized_graph(model, target, options), target, setup.options);
+    return build::build_optimized(model, quantized_graph(model, target, options, setup.options), target, setup.options);
   return build::build(model, target, setup.options);
 }
 

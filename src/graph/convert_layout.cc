@@ -4,7 +4,10 @@
 #include <optional>
 #include <tuple>
 
+#include <cmath>
+
 #include "graph/channel_constant.h"
+#include "ops/qlinear_conv2d.h"
 #include "ops/tensor_layout.h"
 #include "graph/passes.h"
 #include "graph/rewriter.h"
@@ -73,12 +76,16 @@ runtime::NDArray channels_in(const std::vector<float>& values, const std::string
 
 class LayoutConverter {
  public:
-  LayoutConverter(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks, bool winograd)
-      : g_(g), r_(g), block_(block), conv_blocks_(conv_blocks), winograd_(winograd) {}
+  LayoutConverter(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks, bool winograd,
+                  int int8_weight_limit)
+      : g_(g), r_(g), block_(block), conv_blocks_(conv_blocks), winograd_(winograd),
+        int8_weight_limit_(int8_weight_limit) {}
 
   Graph run() {
+    const Op qlinear_conv2d = Op::named("qlinear_conv2d");
     for (const Node& n : g_.nodes()) {
       if (n.op == Op::kConv2d && convert_conv(n)) continue;
+      if (n.op == qlinear_conv2d && convert_int8_conv(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && pool_follows_into_blocks(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<Pool2dAttrs>().layout == "NHWC") {
         Pool2dAttrs a = n.attrs_as<Pool2dAttrs>();
@@ -157,6 +164,53 @@ class LayoutConverter {
     NodeId x = transform(r_.mapped(n.inputs[0]), a.data_layout, blocked(ic_bn), n.name + ".in");
     NodeId conv = r_.add(Op::kConv2d, n.name, {x, w}, blocked_attrs);
     r_.replace(n.id, transform(conv, blocked(oc_bn), a.data_layout, n.name + ".out"));
+    return true;
+  }
+
+  // An int8 convolution of unsigned bytes with constant weights and bias
+  // (ops/qlinear_conv2d.h): blocked for the byte dot product, its weight
+  // packed, the zero point's share of each output folded into its bias. Input
+  // channels must come in whole lanes of 4; weights beyond the target's
+  // limit (a dot product saturating pairs) keep the NCHW kernel, exact.
+  bool convert_int8_conv(const Node& n) {
+    const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
+    const Node& weight = g_.node(n.inputs[1]);
+    const Node& bias = g_.node(n.inputs[3]);
+    if (a.is_blocked() || a.x_dtype != "uint8" || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
+    const runtime::NDArray& w = *weight.value;
+    const Shape& oihw = w.shape();
+    if (oihw[1] % 4 != 0) return false;
+    for (int64_t i = 0; i < w.size(); ++i)
+      if (std::fabs(w[i]) > static_cast<float>(int8_weight_limit_)) return false;
+    int64_t ic_bn = block_for(oihw[1], block_), oc_bn = block_for(oihw[0], block_);
+    if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
+      ic_bn = chosen->second.ic_bn;
+      oc_bn = chosen->second.oc_bn;
+    }
+    if (ic_bn % 4 != 0) ic_bn = 4;  // the channels divide into lanes of 4, if into nothing wider
+    if (oihw[1] % ic_bn != 0 || oihw[0] % oc_bn != 0)
+      throw Error(n.describe() + ": channel blocks " + std::to_string(ic_bn) + " and " + std::to_string(oc_bn) +
+                  " do not divide its " + std::to_string(oihw[1]) + " input and " + std::to_string(oihw[0]) +
+                  " output channels, or the input block is no multiple of 4");
+    ops::QLinearConv2dAttrs blocked_attrs = a;
+    blocked_attrs.conv.data_layout = blocked(ic_bn);
+    blocked_attrs.conv.kernel_layout = ops::int8_kernel_layout(ic_bn, oc_bn);
+    runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
+    const std::vector<float> values = ops::pack_int8_kernel(w.data(), oihw, ic_bn, oc_bn);
+    std::copy(values.begin(), values.end(), packed.data());
+    runtime::NDArray folded({oihw[0]});
+    const int64_t per_channel = w.size() / oihw[0];
+    for (int64_t f = 0; f < oihw[0]; ++f) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(w[f * per_channel + i]);
+      folded[f] = static_cast<float>(static_cast<int64_t>((*bias.value)[f]) - a.x_zero_point * sum);
+    }
+    const NodeId wb =
+        r_.add_constant(weight.name + "." + blocked_attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
+    const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
+    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(ic_bn), n.name + ".in");
+    const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, blocked_attrs);
+    r_.replace(n.id, transform(conv, blocked(oc_bn), "NCHW", n.name + ".out"));
     return true;
   }
 
@@ -267,14 +321,15 @@ class LayoutConverter {
   int64_t block_;
   const std::map<std::string, ConvBlocks>& conv_blocks_;
   bool winograd_;
+  int int8_weight_limit_;
 };
 
 }  // namespace
 
 Graph convert_layout(const Graph& g, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks,
-                     bool winograd) {
+                     bool winograd, int int8_weight_limit) {
   if (block <= 0) return g;
-  return eliminate_dead_nodes(LayoutConverter(g, block, conv_blocks, winograd).run());
+  return eliminate_dead_nodes(LayoutConverter(g, block, conv_blocks, winograd, int8_weight_limit).run());
 }
 
 Graph cancel_layout_transforms(const Graph& g) {

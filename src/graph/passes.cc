@@ -31,7 +31,7 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
       {"move_elementwise_before_reshape", move_elementwise_before_reshape},
       {"recognize_attention", [](const Graph& g) { return eliminate_dead_nodes(recognize_attention(g)); }},
       {"compose_transposes", [](const Graph& g) { return eliminate_dead_nodes(compose_transposes(g)); }},
-      {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd); }},
+      {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd, options.int8_weight_limit); }},
       {"cancel_layout_transforms", cancel_layout_transforms},
       {"choose_implicit_gemm", options.implicit_gemm ? Pass(choose_implicit_gemm) : Pass([](const Graph& g) { return g; })},
       {"choose_nchw_winograd", options.nchw_winograd ? Pass(choose_nchw_winograd) : Pass([](const Graph& g) { return g; })},

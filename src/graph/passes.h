@@ -75,8 +75,13 @@ int64_t winograd_tile_for(const Conv2dAttrs& attrs, const Shape& oihw_weight, co
 
 // `winograd`: convolutions that winograd_tile_for picks
 // are marked to run as Winograd.
+// Int8 convolutions (qlinear_conv2d of unsigned bytes, constant weights)
+// run in the int8 kernels' blocks (ops/qlinear_conv2d.h) when their weights
+// lie within +-int8_weight_limit: 64 where the target's byte dot product
+// saturates pairs of products (target::Target::byte_dot "pmaddubsw"),
+// else 127. Beyond it they keep the NCHW kernel, exact.
 Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {},
-                     bool winograd = false);
+                     bool winograd = false, int int8_weight_limit = 127);
 
 // layout_transform(B -> A) of layout_transform(A -> B) of x is x; a transform
 // of a transform is one transform.
@@ -89,6 +94,7 @@ struct PassOptions {
   bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
   bool implicit_gemm = false;  // choose_implicit_gemm: a GPU's tensor cores run the convolutions
   bool nchw_winograd = false;  // choose_nchw_winograd: a GPU runs the 3x3 convolutions as Winograd
+  int int8_weight_limit = 127;  // convert_layout's limit for blocking int8 convolutions
 };
 
 // The ungrouped NCHW convolutions computed as one matrix product each

@@ -8,6 +8,7 @@
 #include "graph/passes.h"
 #include "graph/rewriter.h"
 #include "ops/conv2d.h"
+#include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
 #include "tessera/error.h"
 
@@ -61,6 +62,32 @@ std::vector<ConvChain> conv_chains(const Graph& g) {
   return chains;
 }
 
+// A sum of two values of one shape, at least one an int8 chain's output (a
+// residual connection), and its ReLU: the nodes one qlinear_add replaces.
+struct ResidualAdd {
+  NodeId add = -1, relu = -1, last = -1;
+};
+
+std::vector<ResidualAdd> residual_adds(const Graph& g, const std::vector<ConvChain>& chosen) {
+  const std::vector<int> uses = count_consumers(g);
+  std::set<NodeId> chain_outputs;
+  for (const ConvChain& c : chosen) chain_outputs.insert(c.last);
+  std::vector<ResidualAdd> adds;
+  for (const Node& n : g.nodes()) {
+    if (n.op != Op::kAdd || n.inputs.size() != 2) continue;
+    const Node &x = g.node(n.inputs[0]), &y = g.node(n.inputs[1]);
+    if (x.type.shape != n.type.shape || y.type.shape != n.type.shape || x.op == Op::kConstant || y.op == Op::kConstant ||
+        (!chain_outputs.count(x.id) && !chain_outputs.count(y.id)))
+      continue;
+    ResidualAdd r{n.id, -1, n.id};
+    if (uses[n.id] == 1)
+      for (const Node& reader : g.nodes())
+        if (reader.op == Op::kRelu && reader.inputs[0] == n.id) r.relu = r.last = reader.id;
+    adds.push_back(r);
+  }
+  return adds;
+}
+
 // Every node's value range on the samples, for the nodes asked.
 std::map<NodeId, ValueRange> calibrate(const Graph& g, const std::set<NodeId>& nodes,
                                        const std::vector<std::vector<runtime::NDArray>>& samples,
@@ -76,21 +103,22 @@ std::map<NodeId, ValueRange> calibrate(const Graph& g, const std::set<NodeId>& n
   return ranges;
 }
 
-// Weights per output channel: q = round(w / s[f]) in [-127, 127], s[f] = max |w[f]| / 127.
+// Weights per output channel: q = round(w / s[f]) in [-most, most], s[f] = max |w[f]| / most.
 struct QuantizedWeight {
   runtime::NDArray values, scales;
 };
 
-QuantizedWeight quantize_weight(const runtime::NDArray& w) {
+QuantizedWeight quantize_weight(const runtime::NDArray& w, int most) {
+  const auto m = static_cast<float>(most);
   const int64_t channels = w.shape()[0], per = w.size() / channels;
   QuantizedWeight q{runtime::NDArray(w.shape()), runtime::NDArray({channels})};
   for (int64_t f = 0; f < channels; ++f) {
     float largest = 0;
     for (int64_t i = 0; i < per; ++i) largest = std::max(largest, std::fabs(w.data()[f * per + i]));
-    const float scale = largest > 0 ? largest / 127.0f : 1.0f;
+    const float scale = largest > 0 ? largest / m : 1.0f;
     q.scales.data()[f] = scale;
     for (int64_t i = 0; i < per; ++i)
-      q.values.data()[f * per + i] = std::clamp(std::nearbyint(w.data()[f * per + i] / scale), -127.0f, 127.0f);
+      q.values.data()[f * per + i] = std::clamp(std::nearbyint(w.data()[f * per + i] / scale), -m, m);
   }
   return q;
 }
@@ -107,11 +135,13 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
 
   // The ranges of each chosen chain's input and output.
   std::map<NodeId, ops::QuantizeAttrs> quantization;
+  const std::vector<ResidualAdd> adds = residual_adds(g, chosen);
   std::set<NodeId> observed;
   for (const ConvChain& c : chosen) observed.insert({g.node(c.conv).inputs[0], c.last});
+  for (const ResidualAdd& a : adds) observed.insert({g.node(a.add).inputs[0], g.node(a.add).inputs[1], a.last});
   if (options.global_scale > 0) {
     const auto scale = static_cast<float>(options.global_scale / 127.0);
-    for (NodeId id : observed) quantization[id] = {scale, 0, "int8"};
+    for (NodeId id : observed) quantization[id] = {scale, 128, "uint8"};
   } else if (!chosen.empty()) {
     if (samples.empty()) throw Error("quantize: calibration needs sample inputs (or a global scale)");
     for (const auto& [id, range] : calibrate(g, observed, samples, options.calibration))
@@ -130,7 +160,26 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     quantized_value[x] = q;
     return q;
   };
+  std::map<NodeId, const ResidualAdd*> add_of;  // every node of a residual add
+  for (const ResidualAdd& a : adds)
+    for (NodeId id : {a.add, a.relu})
+      if (id >= 0) add_of[id] = &a;
   for (const Node& n : g.nodes()) {
+    if (auto in_add = add_of.find(n.id); in_add != add_of.end()) {
+      const ResidualAdd& a = *in_add->second;
+      if (n.id != a.add) continue;  // the ReLU is the qlinear_add's
+      ops::QLinearAddAttrs attrs;
+      attrs.a = quantization.at(n.inputs[0]);
+      attrs.b = quantization.at(n.inputs[1]);
+      attrs.y = quantization.at(a.last);
+      attrs.relu = a.relu >= 0;
+      const std::string& name = g.node(a.last).name;
+      const NodeId q = r.add(Op::named("qlinear_add"), name + ".int8",
+                             {quantized_input(n.inputs[0]), quantized_input(n.inputs[1])}, attrs);
+      quantized_value[a.last] = q;
+      r.replace(a.last, r.add(Op::named("dequantize"), name, {q}, attrs.y));
+      continue;
+    }
     auto in_chain = chain_of.find(n.id);
     if (in_chain == chain_of.end()) {
       r.copy(n);
@@ -141,7 +190,7 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     const NodeId x = n.inputs[0];
     const ops::QuantizeAttrs& xq = quantization.at(x);
     const ops::QuantizeAttrs& yq = quantization.at(c.last);
-    QuantizedWeight w = quantize_weight(*g.node(n.inputs[1]).value);
+    QuantizedWeight w = quantize_weight(*g.node(n.inputs[1]).value, options.weight_max);
     const int64_t channels = n.type.shape[1];
     runtime::NDArray bias({channels});
     for (int64_t f = 0; f < channels; ++f) {

@@ -27,8 +27,13 @@ struct QuantizeOptions {
   // skip_conv_layers; the first one by default: it sees the raw input).
   std::set<int> skip_layers = {0};
   // > 0: every activation quantized to [-global_scale, global_scale] in int8
-  // (seed 003's global_scale), no calibration.
+  // (seed 003's global_scale), no calibration: stored as uint8 with zero
+  // point 128, the same values, as the byte dot product reads them.
   double global_scale = 0;
+  // The weights' largest magnitude: 127, or 63 (7 bits) for a target whose
+  // byte dot product saturates pairs of products (build::int8_weight_limit),
+  // as onnxruntime's reduce_range does.
+  int weight_max = 127;
 };
 
 struct QuantizeReport {

@@ -76,14 +76,17 @@ std::string BenchmarkResult::summary() const {
   return line;
 }
 
-GraphExecutor GraphExecutor::load(const std::string& path) { return GraphExecutor(read_artifact(path), path); }
+GraphExecutor GraphExecutor::load(const std::string& path, bool keep_every_tensor) {
+  return GraphExecutor(read_artifact(path), path, keep_every_tensor);
+}
 
-GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source)
-    : GraphExecutor(std::move(artifact), {}, nullptr, source) {}
+GraphExecutor::GraphExecutor(Artifact artifact, const std::string& source, bool keep_every_tensor)
+    : GraphExecutor(std::move(artifact), {}, nullptr, source, keep_every_tensor) {}
 
 GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared, std::shared_ptr<const void> owner,
-                             const std::string& source)
+                             const std::string& source, bool keep_every_tensor)
     : source_(source),
+      keep_every_tensor_(keep_every_tensor),
       target_(std::move(artifact.target)),
       graph_(std::move(artifact.graph)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
@@ -108,7 +111,7 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared
   if (given != graph_.constants.size() || (!shared.empty() && !params.empty()))
     throw Error(source_ + ": " + std::to_string(given) + " params for " + std::to_string(graph_.constants.size()) +
                 " constants");
-  plan_ = plan_memory(graph_);
+  plan_ = plan_memory(graph_, keep_every_tensor_);
   constant_data_.assign(graph_.tensors.size(), nullptr);
   if (!shared.empty()) {
     for (size_t i = 0; i < shared.size(); ++i)
@@ -312,6 +315,28 @@ void GraphExecutor::run() {
     if (const float* bound = bound_[static_cast<size_t>(input)])
       std::memcpy(tensor_data(graph_.outputs[output]), bound,
                   static_cast<size_t>(graph_.num_elements(graph_.outputs[output])) * sizeof(float));
+}
+
+std::optional<NDArray> GraphExecutor::tensor_value(const std::string& name) const {
+  for (int t = 0; t < static_cast<int>(graph_.tensors.size()); ++t) {
+    if (graph_.tensors[t].name != name) continue;
+    const int root = graph_.storage_root(t);
+    const bool pinned = constant_data_[root] || std::count(graph_.inputs.begin(), graph_.inputs.end(), root) ||
+                        std::count(graph_.outputs.begin(), graph_.outputs.end(), t);
+    if (!pinned && !keep_every_tensor_)
+      throw Error(source_ + ": tensor '" + name + "' is intermediate: its memory is reused unless every tensor is kept");
+    NDArray out(graph_.tensors[t].shape);
+    const std::string& stored = graph_.tensors[root].stored_as;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(tensor_data(t));
+    for (int64_t i = 0; i < out.size(); ++i) {
+      if (stored == "int8") out[i] = static_cast<float>(reinterpret_cast<const int8_t*>(bytes)[i]);
+      else if (stored == "uint8") out[i] = static_cast<float>(bytes[i]);
+      else if (stored == "int32") out[i] = static_cast<float>(reinterpret_cast<const int32_t*>(bytes)[i]);
+      else out[i] = reinterpret_cast<const float*>(bytes)[i];
+    }
+    return out;
+  }
+  return std::nullopt;
 }
 
 NDArray GraphExecutor::get_output(int index) const {

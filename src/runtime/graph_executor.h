@@ -3,6 +3,7 @@
 // buffer is placed once by the static memory plan; a run allocates nothing.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,15 @@ NDArray seeded_input(const std::vector<int64_t>& shape, bool integer, uint64_t s
 class GraphExecutor {
  public:
   // Throws tessera::Error naming `path` when it is not a loadable artifact.
-  static GraphExecutor load(const std::string& path);
-  GraphExecutor(Artifact artifact, const std::string& source);
+  // `keep_every_tensor`: every intermediate tensor keeps its own memory,
+  // which tensor_value then reads after a run (more memory; for checks).
+  static GraphExecutor load(const std::string& path, bool keep_every_tensor = false);
+  GraphExecutor(Artifact artifact, const std::string& source, bool keep_every_tensor = false);
   // Weights shared with other executors (the buckets of a varying artifact):
   // the kernels read `weights` (one per graph constant, each of its size;
   // artifact.params is empty) where they lie, in memory `owner` keeps alive.
   GraphExecutor(Artifact artifact, std::vector<const float*> weights, std::shared_ptr<const void> owner,
-                const std::string& source);
+                const std::string& source, bool keep_every_tensor = false);
 
   int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
   int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
@@ -80,6 +83,11 @@ class GraphExecutor {
   // Zero copy: output `index` in the executor's memory, valid until the next run().
   const float* output_data(int index) const;
   NDArray get_output(const std::string& name) const { return get_output(output_index(name)); }
+  // The value of graph tensor `name` after a run, as floats (a quantized
+  // tensor's integers converted); none when the graph has no such tensor.
+  // An intermediate tensor needs keep_every_tensor (else its memory may hold
+  // a later tensor): throws tessera::Error without it.
+  std::optional<NDArray> tensor_value(const std::string& name) const;
 
   // `repeat` measurements, each the mean of `number` runs, after warm-up runs
   // (at least one, for at least 0.1 s).
@@ -97,6 +105,7 @@ class GraphExecutor {
   float* tensor_data(int tensor) const;
 
   std::string source_, target_;
+  bool keep_every_tensor_ = false;
   int threads_ = 0;  // runs use that many; 0: the pool as it is
   int target_threads_ = 0;  // the target's "-threads=N"
   ExecutableGraph graph_;

@@ -4,7 +4,7 @@
 
 namespace tessera::runtime {
 
-MemoryPlan plan_memory(const ExecutableGraph& g) {
+MemoryPlan plan_memory(const ExecutableGraph& g, bool keep_every_tensor) {
   const int n = static_cast<int>(g.tensors.size());
   MemoryPlan plan;
   plan.offset.assign(n, -1);
@@ -17,6 +17,9 @@ MemoryPlan plan_memory(const ExecutableGraph& g) {
   for (int t : g.inputs) role[t] = Role::Pinned;
   for (int t : g.outputs)
     if (role[g.storage_root(t)] != Role::Constant) role[g.storage_root(t)] = Role::Pinned;
+  if (keep_every_tensor)
+    for (Role& r : role)
+      if (r == Role::Intermediate) r = Role::Pinned;
 
   std::vector<int> last_read(n, -1);
   for (int c = 0; c < static_cast<int>(g.calls.size()); ++c)

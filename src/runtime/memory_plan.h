@@ -26,7 +26,9 @@ struct MemoryPlan {
 
 // Greedy in call order: a tensor takes the smallest free storage that holds
 // it, else grows the largest free one, else opens a new one; a storage is
-// freed after the last call that reads its tensor.
-MemoryPlan plan_memory(const ExecutableGraph& graph);
+// freed after the last call that reads its tensor. `keep_every_tensor`:
+// none is ever freed, so that every tensor can be read after a run (a check
+// of each kernel's output).
+MemoryPlan plan_memory(const ExecutableGraph& graph, bool keep_every_tensor = false);
 
 }  // namespace tessera::runtime

@@ -1,16 +1,20 @@
 // compile --quantize int8 end to end: the narrow ResNet-18 quantized with
-// each calibration method compiles, runs, and equals its quantized graph's
-// interpreter; calibration reads K samples stacked in one .npy; bad values
-// are one line naming them.
+// each calibration method compiles to the int8 kernels' blocks, runs, and
+// each of its integer kernels equals the integer reference exactly on its
+// compiled inputs (driver/kernel_check.h; a changed weight is caught and
+// named); calibration reads K samples stacked in one .npy; bad values are
+// one line naming them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "driver/calibration_samples.h"
 #include "driver/compile.h"
+#include "driver/kernel_check.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "measure/kernel_args.h"
+#include "ops/qlinear_conv2d.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
 #include "tessera/error.h"
@@ -29,17 +33,39 @@ TEST(QuantizedCompile, EachCalibrationMethodCompilesAndEqualsTheQuantizedGraph) 
     o.shipped_records = false;
     o.quantization.calibration.method = graph::calibration_method(method);
     build::BuildResult built = compile(model, target::Target::host(), o);
-    int int8 = 0;
-    for (const auto& n : built.optimized.nodes()) int8 += graph::op_name(n.op) == "qlinear_conv2d";
+    int int8 = 0, blocked = 0;
+    for (const auto& n : built.optimized.nodes()) {
+      if (graph::op_name(n.op) != "qlinear_conv2d") continue;
+      ++int8;
+      blocked += n.attrs_as<ops::QLinearConv2dAttrs>().is_blocked();
+    }
     EXPECT_GE(int8, 10) << method;  // every ungrouped convolution but the first
-    runtime::GraphExecutor ex(std::move(built.artifact), "int8");
+    EXPECT_EQ(blocked, int8) << method;
+    runtime::GraphExecutor ex(std::move(built.artifact), "int8", /*keep_every_tensor=*/true);
     std::vector<runtime::NDArray> inputs;
     inputs.push_back(ex.random_input(0, 9));
     ex.set_input(0, inputs[0]);
     ex.run();
-    const auto want = graph::interpret(built.optimized, inputs);
-    const measure::OutputComparison c = measure::compare_output(ex.get_output(0), want[0]);
-    EXPECT_TRUE(c.ok) << method << ": " << c.describe();
+    const KernelCheck check = check_each_kernel(built.optimized, ex, inputs);
+    EXPECT_GE(check.integer_values, int8) << method;
+    EXPECT_TRUE(check.exact()) << method << ": " << check.first_difference;
+    EXPECT_GT(check.float_values, 0) << method;
+    EXPECT_LE(check.float_max_rel_error, 1e-5) << method;
+
+    // A weight the kernels did not compute with: that convolution differs.
+    graph::Graph changed = built.optimized;
+    for (const auto& n : changed.nodes()) {
+      if (graph::op_name(n.op) != "qlinear_conv2d") continue;
+      graph::Node& w = changed.mutable_node(n.inputs[1]);
+      auto values = std::make_shared<runtime::NDArray>(w.value->shape());
+      std::copy(w.value->data(), w.value->data() + w.value->size(), values->data());
+      values->data()[0] = values->data()[0] > 0 ? -100.0f : 100.0f;
+      w.value = values;
+      const KernelCheck caught = check_each_kernel(changed, ex, inputs);
+      EXPECT_FALSE(caught.exact()) << method;
+      EXPECT_NE(caught.first_difference.find(n.describe()), std::string::npos) << caught.first_difference;
+      break;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The quantize pass on a small CNN (three convolutions with biases and
 // ReLUs, a residual add, a pool and a dense): the convolutions become
-// qlinear_conv2d (the first kept float by default), consecutive quantized
-// convolutions pass int8 straight on (no dequantize/quantize between them),
+// qlinear_conv2d (the first kept float by default), the residual add a
+// qlinear_add, consecutive quantized values pass int8 straight on (no
+// dequantize/quantize between them),
 // weights are quantized per output channel, and the quantized network
 // interpreted stays within a few percent of the float one.
 #include "graph/quantize_network.h"
@@ -15,6 +16,7 @@
 #include "graph/passes.h"
 #include "measure/kernel_args.h"
 #include "ops/conv2d.h"
+#include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
 #include "tessera/error.h"
 
@@ -67,13 +69,23 @@ TEST(QuantizeNetwork, ConvolutionsBecomeInt8AndPassInt8StraightOn) {
   for (const Node& n : q.nodes()) {
     if (op_name(n.op) != "qlinear_conv2d") continue;
     const Node& x = q.node(n.inputs[0]);
-    if (n.name == "c3.int8") EXPECT_EQ(op_name(x.op), "qlinear_conv2d") << x.name;
+    if (n.name == "c3.bias.int8") EXPECT_EQ(op_name(x.op), "qlinear_conv2d") << x.name;
     if (n.name == "c2.relu.int8") EXPECT_EQ(op_name(x.op), "quantize") << x.name;
     EXPECT_EQ(q.node(n.inputs[1]).type.dtype, DataType::kInt8);
     EXPECT_EQ(q.node(n.inputs[3]).type.dtype, DataType::kInt32);
   }
+  // The residual add (and its ReLU) is a qlinear_add of c3's int8 output and
+  // c1's value quantized once (what c2 reads too); only its sum is
+  // dequantized, for the float pool.
   EXPECT_EQ(count(q, "quantize"), 1);
-  EXPECT_EQ(count(q, "dequantize"), 1);  // c3's value goes to the float residual add
+  EXPECT_EQ(count(q, "dequantize"), 1);
+  ASSERT_EQ(count(q, "qlinear_add"), 1);
+  for (const Node& n : q.nodes()) {
+    if (op_name(n.op) != "qlinear_add") continue;
+    EXPECT_EQ(q.node(n.inputs[0]).name, "c3.bias.int8");  // the chain ends at c3's bias
+    EXPECT_EQ(op_name(q.node(n.inputs[1]).op), "quantize");
+    EXPECT_TRUE(n.attrs_as<ops::QLinearAddAttrs>().relu);
+  }
 
   // Quantization moves the logits by a few percent of their scale, not more.
   const auto inputs = samples(model, 1);
@@ -94,8 +106,9 @@ TEST(QuantizeNetwork, WeightsPerChannelAndAGlobalScaleForEveryActivation) {
     if (op_name(n.op) != "qlinear_conv2d") continue;
     const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
     EXPECT_FLOAT_EQ(a.x_scale, 8.0f / 127);
-    EXPECT_EQ(a.x_dtype, "int8");
-    EXPECT_EQ(a.x_zero_point, 0);
+    // int8's grid with zero point 0, stored unsigned for the byte dot product.
+    EXPECT_EQ(a.x_dtype, "uint8");
+    EXPECT_EQ(a.x_zero_point, 128);
     // The scale of each output channel is its largest weight over 127.
     const runtime::NDArray& w = *q.node(n.inputs[1]).value;
     const runtime::NDArray& s = *q.node(n.inputs[2]).value;
@@ -108,6 +121,23 @@ TEST(QuantizeNetwork, WeightsPerChannelAndAGlobalScaleForEveryActivation) {
     }
   }
   EXPECT_THROW(quantize_network(model, {}, QuantizeOptions{}), Error);  // calibration without samples
+
+  // 7-bit weights, for a target whose byte dot product saturates pairs.
+  o.weight_max = 63;
+  const Graph q7 = quantize_network(model, {}, o);
+  int checked = 0;
+  for (const Node& n : q7.nodes()) {
+    if (op_name(n.op) != "qlinear_conv2d") continue;
+    const runtime::NDArray& w = *q7.node(n.inputs[1]).value;
+    const int64_t per = w.size() / w.shape()[0];
+    for (int64_t f = 0; f < w.shape()[0]; ++f) {
+      float largest = 0;
+      for (int64_t i = 0; i < per; ++i) largest = std::max(largest, std::fabs(w.data()[f * per + i]));
+      EXPECT_EQ(largest, 63.0f) << n.name << " channel " << f;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 TEST(QuantizeNetwork, ActivationRangesMapToUint8WithAZeroPoint) {

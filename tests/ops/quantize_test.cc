@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -19,6 +20,7 @@
 #include "codegen/module.h"
 #include "measure/storage_arguments.h"
 #include "ops/operator.h"
+#include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/reference.h"
 #include "target/target.h"
@@ -237,6 +239,39 @@ TEST(QLinearConv2d, RefusesWhatItCannotCompute) {
   EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 8, 3, 3}, {8}, {1}, a), Error);  // bias
   a.y_zero_point = 300;
   EXPECT_THROW(qlinear_conv2d_output_shape({1, 8, 5, 5}, {8, 8, 3, 3}, {8}, {8}, a), Error);
+}
+
+// qlinear_add in fixed point: within one step of the sum computed in real
+// numbers (the multipliers' 2^-shift and halves rounding up), exactly equal
+// compiled (both integer arithmetic), and its ReLU saturates at y's zero point.
+TEST(QLinearAdd, IsTheRealSumWithinOneStepAndCompilesExactly) {
+  QLinearAddAttrs a;
+  a.a = {0.031f, 12, "uint8"};
+  a.b = {0.017f, -3, "int8"};
+  a.y = {0.04f, 100, "uint8"};
+  const AddMultipliers m = add_multipliers(a);
+  EXPECT_GE(m.shift, 16);
+  const int64_t n = 513;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> ua(0, 255), sb(-128, 127);
+  std::vector<float> x(n), y(n), got(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(ua(rng)), y[i] = static_cast<float>(sb(rng));
+  for (bool relu : {false, true}) {
+    a.relu = relu;
+    reference::qlinear_add(x.data(), y.data(), n, a, got.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double real = ((x[i] - 12.0) * 0.031f + (y[i] + 3.0) * 0.017f) / 0.04f + 100.0;
+      const double want = std::clamp(std::round(real), relu ? 100.0 : 0.0, 255.0);
+      ASSERT_LE(std::fabs(got[i] - want), 1.0) << i;
+    }
+    const Workload w = call_workload("qlinear_add", a, {{n}, {n}}, {ir::DType::UInt8, ir::DType::Int8});
+    EXPECT_EQ(compiled_error(w), 0.0) << a.to_string();
+  }
+  // Every saturating case: huge sums, both ends.
+  EXPECT_THROW((find_operator("qlinear_add").infer_shape({{4}, {5}}, a)), Error);
+  QLinearAddAttrs extreme = a;
+  extreme.y.scale = 1e-6f;  // ratios beyond 32-bit fixed point
+  EXPECT_THROW(add_multipliers(extreme), Error);
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// convert_layout on int8 convolutions: those of unsigned bytes with constant
+// weights go into the int8 kernels' blocks (data NCHW<ic>c, weight
+// OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias) and the
+// graph computes exactly what it did; those the blocks cannot take (input
+// channels no multiple of 4, signed input bytes, weights beyond a saturating
+// target's limit) keep the NCHW kernel.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "graph/builder.h"
+#include "graph/interpreter.h"
+#include "graph/passes.h"
+#include "ops/qlinear_conv2d.h"
+#include "ops/quantize.h"
+
+namespace tessera::graph {
+namespace {
+
+runtime::NDArray integers(Shape shape, int lo, int hi, uint32_t seed) {
+  runtime::NDArray a(std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(d(rng));
+  return a;
+}
+
+// x (1, C, 9, 9) -> quantize -> qlinear_conv2d 3x3 (O outputs) -> dequantize.
+Graph int8_conv(int64_t channels, int64_t outputs, int most_weight, const std::string& x_dtype = "uint8") {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {1, channels, 9, 9});
+  const int64_t zp = x_dtype == "uint8" ? 120 : -3;
+  const NodeId q = b.add_node(Op::named("quantize"), "q", {x}, ops::QuantizeAttrs{0.01f, zp, x_dtype});
+  ops::QLinearConv2dAttrs a;
+  a.conv = ops::Conv2dAttrs::symmetric(1, 1);
+  a.x_scale = 0.01f, a.x_zero_point = zp, a.x_dtype = x_dtype;
+  a.y_scale = 0.05f, a.y_zero_point = 3, a.y_dtype = "uint8";
+  runtime::NDArray scales({outputs});
+  for (int64_t i = 0; i < outputs; ++i) scales[i] = 0.001f * static_cast<float>(i + 1);
+  const NodeId conv = b.add_node(
+      Op::named("qlinear_conv2d"), "conv",
+      {q, b.constant("w", integers({outputs, channels, 3, 3}, -most_weight, most_weight, 1), DataType::kInt8),
+       b.constant("s", std::move(scales)), b.constant("b", integers({outputs}, -3000, 3000, 2), DataType::kInt32)},
+      a);
+  return b.finish({b.add_node(Op::named("dequantize"), "y", {conv}, ops::QuantizeAttrs{0.05f, 3, "uint8"})});
+}
+
+const Node* find_conv(const Graph& g) {
+  for (const Node& n : g.nodes())
+    if (op_name(n.op) == "qlinear_conv2d") return &n;
+  return nullptr;
+}
+
+std::vector<runtime::NDArray> run(const Graph& g) {
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(g.node(g.input_ids()[0]).type.shape);
+  inputs.back().fill_random(7, -1.5f, 1.5f);
+  return interpret(g, inputs);
+}
+
+TEST(Int8Blocks, PackedWeightsHoldFourInputChannelsPerLaneAndUnpackBack) {
+  const Shape oihw = {32, 16, 3, 3};
+  const runtime::NDArray w = integers(oihw, -127, 127, 3);
+  const std::vector<float> packed = ops::pack_int8_kernel(w.data(), oihw, 8, 16);
+  // (O/16, C/8, KH, KW, 8/4, 16, 4): output channel 17, input channel 13 at (2, 1), tap (1, 2).
+  const auto at = [&](int64_t f, int64_t c, int64_t y, int64_t x) { return w[((f * 16 + c) * 3 + y) * 3 + x]; };
+  const int64_t index = ((((1 * 2 + 1) * 3 + 1) * 3 + 2) * 2 + 1) * 16 * 4 + 1 * 4 + 1;
+  EXPECT_EQ(packed[static_cast<size_t>(index)], at(17, 13, 1, 2));
+  const std::vector<float> back = ops::unpack_int8_kernel(packed.data(), oihw, 8, 16);
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), w.data()));
+  EXPECT_EQ(ops::int8_kernel_layout(8, 16), "OIHW2i16o4i");
+  EXPECT_EQ(ops::int8_kernel_blocks("OIHW2i16o4i"), (std::pair<int64_t, int64_t>{8, 16}));
+  EXPECT_FALSE(ops::int8_kernel_blocks("OIHW8i16o"));
+}
+
+TEST(Int8Blocks, ConvolutionsOfUnsignedBytesGoIntoBlocksAndComputeTheSame) {
+  const Graph g = int8_conv(8, 32, 127);
+  const Graph blocked = cancel_layout_transforms(convert_layout(g, 16));
+  const Node* conv = find_conv(blocked);
+  ASSERT_TRUE(conv);
+  const auto& a = conv->attrs_as<ops::QLinearConv2dAttrs>();
+  EXPECT_EQ(a.conv.data_layout, "NCHW8c");
+  EXPECT_EQ(a.conv.kernel_layout, "OIHW2i16o4i");
+  EXPECT_EQ(blocked.node(conv->inputs[1]).type.shape, (Shape{2, 1, 3, 3, 2, 16, 4}));
+  EXPECT_EQ(blocked.node(conv->inputs[1]).type.dtype, DataType::kInt8);
+  // The bias less the zero point's share: bias[f] - 120 * sum(w[f]).
+  const Node* original = find_conv(g);
+  const runtime::NDArray& w = *g.node(original->inputs[1]).value;
+  const runtime::NDArray& bias = *g.node(original->inputs[3]).value;
+  const runtime::NDArray& folded = *blocked.node(conv->inputs[3]).value;
+  for (int64_t f : {0, 5, 31}) {
+    float sum = 0;
+    for (int64_t i = 0; i < 72; ++i) sum += w[f * 72 + i];
+    EXPECT_EQ(folded[f], bias[f] - 120.0f * sum) << f;
+  }
+  const auto want = run(g), got = run(blocked);
+  ASSERT_EQ(got[0].size(), want[0].size());
+  EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
+}
+
+TEST(Int8Blocks, WhatTheBlocksCannotTakeKeepsTheNchwKernel) {
+  const auto stays = [](const Graph& g, int limit) {
+    const Node* conv = find_conv(cancel_layout_transforms(convert_layout(g, 16, {}, false, limit)));
+    return conv && conv->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout == "NCHW";
+  };
+  EXPECT_TRUE(stays(int8_conv(6, 16, 127), 127));           // 6 input channels: no lanes of 4
+  EXPECT_TRUE(stays(int8_conv(8, 16, 127, "int8"), 127));   // signed bytes: vpdpbusd reads unsigned
+  EXPECT_TRUE(stays(int8_conv(8, 16, 100), 64));            // a pair of products could saturate
+  EXPECT_FALSE(stays(int8_conv(8, 16, 64), 64));            // within the limit
+  EXPECT_FALSE(stays(int8_conv(8, 16, 127), 127));
+}
+
+}  // namespace
+}  // namespace tessera::graph
