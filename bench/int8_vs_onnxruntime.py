@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Int8 networks: Tessera's `--quantize int8` against Tessera fp32 and
+onnxruntime's int8 (issue 31's benchmark).
+
+onnxruntime's side is what its users deploy: the torchvision model exported to
+ONNX and quantized by `quantize_static` (QDQ format, per-channel weights,
+uint8 activations, int8 weights, min-max calibration on the same seeded random
+inputs Tessera calibrates on), run by its CPU provider. Tessera compiles the
+zoo model of the same architecture with `--quantize int8 --calibrate N`. Weights
+are random on both sides: timing does not depend on them.
+
+For each model, thread count and ISA the sides are timed in alternating rounds
+in this one run; each keeps the minimum and median of its per-round medians.
+`--isas host,avx2` compiles Tessera's sides for this host and for it capped at
+AVX2 (`--target "llvm -isa=avx2"`; AVX-VNNI stays where the host has it), plus
+`haswell` for AVX2 without any VNNI (`-mcpu=haswell`). onnxruntime picks its
+own kernels for the host in every row.
+
+    bench/int8_vs_onnxruntime.py [--models resnet-18,resnet-50,mobilenet-v2]
+        [--threads 1,2] [--isas host,avx2] [--rounds 5] [--calibrate 8]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import network_vs_frameworks as frameworks  # noqa: E402  (its venv, models and timing)
+
+ISA_TARGETS = {"host": "llvm", "avx2": "llvm -isa=avx2", "haswell": "llvm -mcpu=haswell"}
+
+
+def ort_int8(onnx_path, x_shape, samples):
+    """onnxruntime's quantize_static of `onnx_path` (QDQ, per channel): the path."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    out = onnx_path[:-len(".onnx")] + ".int8.onnx"
+    if os.path.exists(out):
+        return out
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(42)
+            self.items = iter([{"data": rng.uniform(-1, 1, x_shape).astype(np.float32)} for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    prepared = onnx_path[:-len(".onnx")] + ".prep.onnx"
+    quant_pre_process(onnx_path, prepared)
+    quantize_static(prepared, out, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return out
+
+
+def main():
+    frameworks.ensure_venv()
+    import onnxruntime as ort
+    import torch
+    import torchvision
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default="resnet-18,resnet-50,mobilenet-v2")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--isas", default="host,avx2", help="host, avx2 (-isa=avx2), haswell (AVX2 without VNNI)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--number", type=int, default=10)
+    p.add_argument("--calibrate", type=int, default=8, help="seeded random calibration samples, both sides")
+    p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
+    p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
+    args = p.parse_args()
+    os.makedirs(args.artifacts, exist_ok=True)
+    print(f"onnxruntime {ort.__version__}, cpu: {frameworks.cpu_name()}")
+    rows = []
+    for model in args.models.split(","):
+        net, x, _ = frameworks.build_model(model, torch, torchvision)
+        onnx_path = os.path.join(args.artifacts, f"{model}.onnx")
+        if not os.path.exists(onnx_path):
+            torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
+        quantized = ort_int8(onnx_path, tuple(x.shape), args.calibrate)
+        feed = {"data": x.numpy()}
+        for threads in [int(t) for t in args.threads.split(",")]:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            session = ort.InferenceSession(quantized, opts, providers=["CPUExecutionProvider"])
+            sides = {"onnxruntime int8": lambda: frameworks.time_callable(lambda: session.run(None, feed), args.number)}
+            for isa in args.isas.split(","):
+                target = ISA_TARGETS[isa]
+                for label, extra in (("fp32", []), ("int8", ["--quantize", "int8", "--calibrate", str(args.calibrate)])):
+                    artifact = os.path.join(args.artifacts, f"{model}.t{threads}.{isa}.{label}.tsr")
+                    subprocess.run([args.tessera, "compile", model, "--threads", str(threads), "--target", target,
+                                    "-o", artifact] + extra, check=True, capture_output=True)
+                    sides[f"tessera {isa} {label}"] = \
+                        lambda artifact=artifact: frameworks.tessera_round(args.tessera, artifact, threads, args.number)
+            times = {name: [] for name in sides}
+            for r in range(args.rounds):
+                order = list(sides)[r % len(sides):] + list(sides)[:r % len(sides)]
+                for name in order:
+                    time.sleep(1.0)  # onnxruntime's pool spins after its last call: let it go idle
+                    times[name].append(sides[name]())
+            ort_best = min(times["onnxruntime int8"])
+            for isa in args.isas.split(","):
+                fp32 = min(times[f"tessera {isa} fp32"])
+                int8 = min(times[f"tessera {isa} int8"])
+                rows.append((model, threads, isa, fp32 * 1e3, int8 * 1e3, ort_best * 1e3, fp32 / int8, int8 / ort_best))
+                print_row(*rows[-1])
+    print(f"\n{'model':<13} {'thr':>3} {'isa':<8} {'fp32 ms':>8} {'int8 ms':>8} {'ort int8':>9} "
+          f"{'fp32/int8':>10} {'int8/ort':>9}")
+    for row in rows:
+        print_row(*row)
+
+
+def print_row(model, threads, isa, fp32, int8, ort_int8_ms, speedup, ratio):
+    print(f"{model:<13} {threads:>3} {isa:<8} {fp32:>8.2f} {int8:>8.2f} {ort_int8_ms:>9.2f} {speedup:>10.2f} "
+          f"{ratio:>9.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
