@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "graph/channel_constant.h"
+#include "ops/depthwise_nchwc.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/tensor_layout.h"
 #include "graph/passes.h"
@@ -176,7 +177,9 @@ class LayoutConverter {
     const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
-    if (a.is_blocked() || a.x_dtype != "uint8" || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
+    if (a.is_blocked() || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
+    if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value, *bias.value, bias.name);
+    if (a.x_dtype != "uint8") return false;
     const runtime::NDArray& w = *weight.value;
     const Shape& oihw = w.shape();
     if (oihw[1] % 4 != 0) return false;
@@ -211,6 +214,38 @@ class LayoutConverter {
     const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(ic_bn), n.name + ".in");
     const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, blocked_attrs);
     r_.replace(n.id, transform(conv, blocked(oc_bn), "NCHW", n.name + ".out"));
+    return true;
+  }
+
+  // A depthwise int8 convolution: blocked as the float one is (its weight
+  // (C/b, 1, KH, KW, 1, b)), the zero point's share folded into its bias.
+  // Each channel sums its own window, no dot product: any bytes, any weights.
+  bool convert_int8_depthwise(const Node& n, const ops::QLinearConv2dAttrs& a, const runtime::NDArray& w,
+                              const runtime::NDArray& bias, const std::string& bias_name) {
+    const int64_t channels = w.shape()[0], taps = w.shape()[2] * w.shape()[3];
+    int64_t bn = block_for(channels, block_);
+    if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) bn = chosen->second.oc_bn;
+    if (channels % bn != 0)
+      throw Error(n.describe() + ": channel block " + std::to_string(bn) + " does not divide its " +
+                  std::to_string(channels) + " channels");
+    ops::QLinearConv2dAttrs blocked_attrs = a;
+    blocked_attrs.conv.data_layout = blocked(bn);
+    blocked_attrs.conv.kernel_layout = "OIHW1i" + std::to_string(bn) + "o";
+    runtime::NDArray packed(ops::depthwise_nchwc_weight_shape(w.shape(), bn));
+    const std::vector<float> values = ops::pack_depthwise_weight(w.data(), w.shape(), bn);
+    std::copy(values.begin(), values.end(), packed.data());
+    runtime::NDArray folded({channels});
+    for (int64_t c = 0; c < channels; ++c) {
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += static_cast<int64_t>(w[c * taps + t]);
+      folded[c] = static_cast<float>(static_cast<int64_t>(bias[c]) - a.x_zero_point * sum);
+    }
+    const NodeId wb = r_.add_constant(g_.node(n.inputs[1]).name + "." + blocked_attrs.conv.kernel_layout,
+                                      std::move(packed), DataType::kInt8);
+    const NodeId bb = r_.add_constant(bias_name + ".folded", std::move(folded), DataType::kInt32);
+    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(bn), n.name + ".in");
+    const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, blocked_attrs);
+    r_.replace(n.id, transform(conv, blocked(bn), "NCHW", n.name + ".out"));
     return true;
   }
 

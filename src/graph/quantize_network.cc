@@ -8,6 +8,7 @@
 #include "graph/passes.h"
 #include "graph/rewriter.h"
 #include "ops/conv2d.h"
+#include "ops/elementwise.h"
 #include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
 #include "tessera/error.h"
@@ -46,8 +47,10 @@ std::vector<ConvChain> conv_chains(const Graph& g) {
   for (const Node& n : g.nodes()) {
     if (n.op != Op::kConv2d) continue;
     const auto& a = n.attrs_as<ops::Conv2dAttrs>();
-    if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" || a.groups != 1 || a.winograd_tile || a.implicit_gemm ||
-        g.node(n.inputs[1]).op != Op::kConstant)
+    const Shape& w = g.node(n.inputs[1]).type.shape;
+    const bool depthwise = a.groups > 1 && a.groups == g.node(n.inputs[0]).type.shape[1] && w[0] == a.groups && w[1] == 1;
+    if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" || (a.groups != 1 && !depthwise) || a.winograd_tile ||
+        a.implicit_gemm || g.node(n.inputs[1]).op != Op::kConstant)
       continue;
     ConvChain c{n.id, -1, -1, n.id};
     const int64_t channels = n.type.shape[1];
@@ -57,6 +60,11 @@ std::vector<ConvChain> conv_chains(const Graph& g) {
       if (per_channel_constant(g, other, channels) && add.type.shape == n.type.shape) c.bias = c.last = r;
     }
     if (NodeId r = single_reader[c.last]; r >= 0 && g.node(r).op == Op::kRelu) c.relu = c.last = r;
+    // A clip from 0 (ReLU6) saturates the same way, at its maximum too.
+    if (NodeId r = single_reader[c.last]; c.relu < 0 && r >= 0 && g.node(r).op == Op::kClip &&
+                                          g.node(r).attrs_as<ops::ClipAttrs>().min == 0.0f &&
+                                          g.node(r).attrs_as<ops::ClipAttrs>().max > 0.0f)
+      c.relu = c.last = r;
     chains.push_back(c);
   }
   return chains;
@@ -207,6 +215,7 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     a.x_scale = xq.scale, a.x_zero_point = xq.zero_point, a.x_dtype = xq.dtype;
     a.y_scale = yq.scale, a.y_zero_point = yq.zero_point, a.y_dtype = yq.dtype;
     a.relu = c.relu >= 0;
+    if (a.relu && g.node(c.relu).op == Op::kClip) a.clip_max = g.node(c.relu).attrs_as<ops::ClipAttrs>().max;
     const std::string& name = g.node(c.last).name;
     const NodeId q = r.add(Op::named("qlinear_conv2d"), name + ".int8",
                            {quantized_input(x), r.add_constant(name + ".weight.int8", std::move(w.values), DataType::kInt8),

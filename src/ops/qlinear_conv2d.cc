@@ -70,14 +70,19 @@ std::vector<float> unpack_int8_kernel(const float* packed, const Shape& shape, i
 std::string QLinearConv2dAttrs::to_string() const {
   return conv.to_string() + " x_scale=" + number_to_string(x_scale) + " x_zero_point=" + std::to_string(x_zero_point) +
          " x_dtype=" + x_dtype + " y_scale=" + number_to_string(y_scale) +
-         " y_zero_point=" + std::to_string(y_zero_point) + " y_dtype=" + y_dtype + (relu ? " relu" : "");
+         " y_zero_point=" + std::to_string(y_zero_point) + " y_dtype=" + y_dtype + (relu ? " relu" : "") +
+         (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "");
 }
 
 void QLinearConv2dAttrs::validate() const {
   const std::string op = "qlinear_conv2d";
   conv.validate(op);
-  if (conv.groups != 1) fail(op, "computes one group, got " + conv.to_string());
-  if (is_blocked()) {
+  if (is_depthwise() && is_blocked()) {
+    const Layout k = Layout::parse(conv.kernel_layout);
+    if (!is_channel_blocked(conv.data_layout) || k.block_of('I') != 1 ||
+        k.block_of('O') != Layout::parse(conv.data_layout).block_of('C') || k.text() != "OIHW1i" + std::to_string(k.block_of('O')) + "o")
+      fail(op, "blocked depthwise, computes NCHW<b>c data with an OIHW1i<b>o weight, got " + conv.to_string());
+  } else if (is_blocked()) {
     const auto blocks = int8_kernel_blocks(conv.kernel_layout);
     if (!blocks || !is_channel_blocked(conv.data_layout) ||
         Layout::parse(conv.data_layout).block_of('C') != blocks->first || blocks->first % 4 != 0)
@@ -95,6 +100,17 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
                                   const QLinearConv2dAttrs& a) {
   const std::string op = "qlinear_conv2d";
   a.validate();
+  if (a.is_blocked() && a.is_depthwise()) {
+    const int64_t bn = Layout::parse(a.conv.data_layout).block_of('C');
+    if (x.size() != 5 || x[4] != bn || w.size() != 6 || w[1] != 1 || w[4] != 1 || w[5] != bn)
+      fail(op, "blocked depthwise, takes data (N, C/b, H, W, b) and a weight (C/b, 1, KH, KW, 1, b), b = " +
+                   std::to_string(bn) + ", got " + shape_to_string(x) + " and " + shape_to_string(w));
+    QLinearConv2dAttrs plain = a;
+    plain.conv = unblocked_attrs(a.conv);
+    const Shape out = qlinear_conv2d_output_shape({x[0], x[1] * bn, x[2], x[3]}, {w[0] * bn, 1, w[2], w[3]}, w_scale,
+                                                  bias, plain);
+    return {out[0], w[0], out[2], out[3], bn};
+  }
   if (a.is_blocked()) {
     const auto [ic_bn, oc_bn] = *int8_kernel_blocks(a.conv.kernel_layout);
     if (x.size() != 5 || x[4] != ic_bn)
@@ -109,7 +125,13 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
                                                   {w[0] * oc_bn, w[1] * ic_bn, w[2], w[3]}, w_scale, bias, plain);
     return {out[0], w[0], out[2], out[3], oc_bn};
   }
-  const Shape out = conv2d_nchw_output_shape(x, w, a.conv);
+  if (a.is_depthwise() && (x.size() != 4 || w.size() != 4 || w[1] != 1 || x[1] != a.conv.groups || w[0] != x[1]))
+    fail(op, "groups=" + std::to_string(a.conv.groups) + ": computes one group or depthwise (groups == channels, " +
+                 "weight (C, 1, KH, KW)), got data " + shape_to_string(x) + " and weight " + shape_to_string(w));
+  const Shape out =
+      a.is_depthwise() ? Shape{x[0], x[1], spatial_output(op, x[2], x[3], w[2], w[3], a.conv).first,
+                               spatial_output(op, x[2], x[3], w[2], w[3], a.conv).second}
+                       : conv2d_nchw_output_shape(x, w, a.conv);
   if (w_scale != Shape{w[0]}) fail(op, "w_scale must be (" + std::to_string(w[0]) + "), got " + shape_to_string(w_scale));
   if (bias != Shape{w[0]}) fail(op, "bias must be (" + std::to_string(w[0]) + "), got " + shape_to_string(bias));
   return out;
@@ -117,11 +139,15 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
 
 namespace {
 
-// The output's range: its type's, from y_zero_point up with a fused ReLU.
+// The output's range: its type's, from y_zero_point up with a fused ReLU,
+// up to clip_max quantized (as quantize computes it) with a fused ReLU6.
 std::pair<float, float> saturation(const QLinearConv2dAttrs& a) {
   const ir::DType t = quantized_type("qlinear_conv2d", a.y_dtype);
   const int64_t lo = a.relu ? std::max(a.y_zero_point, quantized_min(t)) : quantized_min(t);
-  return {static_cast<float>(lo), static_cast<float>(quantized_max(t))};
+  float hi = static_cast<float>(quantized_max(t));
+  if (a.relu && a.clip_max > 0)
+    hi = std::min(hi, std::nearbyint(a.clip_max / a.y_scale) + static_cast<float>(a.y_zero_point));
+  return {static_cast<float>(lo), hi};
 }
 
 // The requantization of an accumulator total (int32) of an output channel
@@ -138,7 +164,8 @@ ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const QLine
 std::map<std::string, std::string> requantize_attrs(const QLinearConv2dAttrs& a) {
   std::map<std::string, std::string> attrs = a.conv.to_attrs();
   attrs["quantization"] = QuantizeAttrs{a.x_scale, a.x_zero_point, a.x_dtype}.to_string() + " -> " +
-                          QuantizeAttrs{a.y_scale, a.y_zero_point, a.y_dtype}.to_string() + (a.relu ? " relu" : "");
+                          QuantizeAttrs{a.y_scale, a.y_zero_point, a.y_dtype}.to_string() + (a.relu ? " relu" : "") +
+                          (a.relu && a.clip_max > 0 ? " clip_max=" + number_to_string(a.clip_max) : "");
   return attrs;
 }
 
@@ -168,7 +195,8 @@ ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const i
                     rx = ir::reduce_axis(w->shape[3], "rx");
   auto products = [&](const std::vector<ir::Var>& v) {
     const ir::Var &nn = v[0], &ff = v[1], &yy = v[2], &xx = v[3];
-    return ir::sum(ir::load(padded, {nn, rc.var, window_index(yy, ry.var, a.conv.stride_h, a.conv.dilation_h),
+    const ir::Expr channel = a.is_depthwise() ? plus(ff, rc.var) : ir::Expr(rc.var);  // depthwise: rc is 0
+    return ir::sum(ir::load(padded, {nn, channel, window_index(yy, ry.var, a.conv.stride_h, a.conv.dilation_h),
                                      window_index(xx, rx.var, a.conv.stride_w, a.conv.dilation_w)}) *
                        ir::load(w, {ff, rc.var, ry.var, rx.var}),
                    {rc, ry, rx});
@@ -224,6 +252,33 @@ ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const 
                      {"n", "oc_chunk", "oh", flat ? "ohw" : "ow", "oc_block"}, attrs);
 }
 
+ir::Tensor qlinear_depthwise_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
+                                          const ir::Tensor& bias, const QLinearConv2dAttrs& a) {
+  const Shape out = qlinear_conv2d_output_shape(x->shape, w->shape, w_scale->shape, bias->shape, a);
+  const int64_t bn = x->shape[4];
+  const ir::Tensor padded = pad_spatial(x, 2, 3, a.conv, "data_pad", static_cast<float>(a.x_zero_point));
+  const ir::IterVar di = ir::reduce_axis(w->shape[2], "di"), dj = ir::reduce_axis(w->shape[3], "dj");
+  const ir::Expr zero(int64_t{0});
+  auto products = [&](const std::vector<ir::Var>& v) {
+    const ir::Var &n = v[0], &c_chunk = v[1], &oh = v[2], &ow = v[3], &c_block = v[4];
+    return ir::sum(ir::load(padded, {n, c_chunk, window_index(oh, di.var, a.conv.stride_h, a.conv.dilation_h),
+                                     window_index(ow, dj.var, a.conv.stride_w, a.conv.dilation_w), c_block}) *
+                       ir::load(w, {c_chunk, zero, di.var, dj.var, zero, c_block}),
+                   {di, dj});
+  };
+  std::map<std::string, std::string> conv_attrs = a.conv.to_attrs();
+  conv_attrs["bn"] = std::to_string(bn);
+  const std::vector<std::string> axes = {"n", "c_chunk", "oh", "ow", "c_block"};
+  const ir::Tensor acc = ir::compute(out, products, unique_name("qlinear_depthwise_NCHWc", {padded, w}),
+                                     "qlinear_depthwise_nchwc", axes, conv_attrs);
+  auto requantize = [&](const std::vector<ir::Var>& v) {
+    const ir::Expr f = plus(scaled(v[1], bn), v[4]);
+    return requantized(ir::load(acc, to_exprs(v)) + ir::load(bias, {f}), ir::load(w_scale, {f}), a);
+  };
+  return ir::compute(out, requantize, unique_name("T_requantize", {acc}), "qlinear_conv2d_requantize", axes,
+                     requantize_attrs(a));
+}
+
 namespace reference {
 
 void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
@@ -242,7 +297,8 @@ void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const 
                 const int64_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
                 const int64_t ix = ox * c.stride_w + kx * c.dilation_w - c.pad_left;
                 if (iy < 0 || iy >= xs[2] || ix < 0 || ix >= xs[3]) continue;  // x_zp - x_zp
-                const auto q = static_cast<int64_t>(x[((n * xs[1] + ch) * xs[2] + iy) * xs[3] + ix]);
+                const int64_t channel = a.is_depthwise() ? f : ch;
+                const auto q = static_cast<int64_t>(x[((n * xs[1] + channel) * xs[2] + iy) * xs[3] + ix]);
                 acc += (q - a.x_zero_point) * static_cast<int64_t>(w[((f * ws[1] + ch) * ws[2] + ky) * ws[3] + kx]);
               }
           y[((n * os[1] + f) * os[2] + oy) * os[3] + ox] =
@@ -276,6 +332,34 @@ void qlinear_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const
   layout_transform(y_nchw.data(), out, nchw, blocked_out, y);
 }
 
+void qlinear_depthwise_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const Shape& ws,
+                                    const float* w_scale, const float* bias, const QLinearConv2dAttrs& a, float* y) {
+  const int64_t bn = xs[4], channels = xs[1] * bn, taps = ws[2] * ws[3];
+  const Layout blocked = Layout::parse(a.conv.data_layout), nchw = Layout::parse("NCHW");
+  const Shape plain_x = layout_transform_shape(xs, blocked, nchw);
+  std::vector<float> x_nchw(static_cast<size_t>(num_elements(plain_x)));
+  layout_transform(x, xs, blocked, nchw, x_nchw.data());
+  // The weight unpacked (depthwise conv2d's packing, ops/depthwise_nchwc.h),
+  // the bias unfolded.
+  std::vector<float> w_plain(static_cast<size_t>(channels * taps)), plain_bias(bias, bias + channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const float v = w[((c / bn) * taps + t) * bn + c % bn];
+      w_plain[static_cast<size_t>(c * taps + t)] = v;
+      sum += static_cast<int64_t>(v);
+    }
+    plain_bias[static_cast<size_t>(c)] += static_cast<float>(a.x_zero_point * sum);
+  }
+  QLinearConv2dAttrs plain = a;
+  plain.conv = unblocked_attrs(a.conv);
+  const Shape wshape = {channels, 1, ws[2], ws[3]};
+  const Shape out = qlinear_conv2d_output_shape(plain_x, wshape, {channels}, {channels}, plain);
+  std::vector<float> y_nchw(static_cast<size_t>(num_elements(out)));
+  qlinear_conv2d_nchw(x_nchw.data(), plain_x, w_plain.data(), wshape, w_scale, plain_bias.data(), plain, y_nchw.data());
+  layout_transform(y_nchw.data(), out, nchw, blocked, y);
+}
+
 }  // namespace reference
 
 }  // namespace tessera::ops
@@ -304,12 +388,16 @@ TESSERA_OPERATOR(qlinear_conv2d) {
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     const auto& a = call.attrs.as<QLinearConv2dAttrs>();
-    (a.is_blocked() ? reference::qlinear_conv2d_nchwc : reference::qlinear_conv2d_nchw)(
-        in[0], call.input_shapes[0], in[1], call.input_shapes[1], in[2], in[3], a, y);
+    (!a.is_blocked()     ? reference::qlinear_conv2d_nchw
+     : a.is_depthwise() ? reference::qlinear_depthwise_conv2d_nchwc
+                        : reference::qlinear_conv2d_nchwc)(in[0], call.input_shapes[0], in[1], call.input_shapes[1],
+                                                           in[2], in[3], a, y);
   };
   op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
     const auto& a = call.attrs.as<QLinearConv2dAttrs>();
-    return (a.is_blocked() ? qlinear_conv2d_nchwc : qlinear_conv2d_nchw)(in[0], in[1], in[2], in[3], a);
+    return (!a.is_blocked()     ? qlinear_conv2d_nchw
+            : a.is_depthwise() ? qlinear_depthwise_conv2d_nchwc
+                               : qlinear_conv2d_nchwc)(in[0], in[1], in[2], in[3], a);
   };
   return op;
 }

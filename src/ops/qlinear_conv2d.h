@@ -45,7 +45,15 @@ struct QLinearConv2dAttrs {
   int64_t x_zero_point = 0, y_zero_point = 0;
   std::string x_dtype = "uint8", y_dtype = "uint8";
   bool relu = false;  // saturates below at y_zero_point: a ReLU fused
+  // > 0 with relu: also saturates above at the quantized clip_max (a ReLU6's
+  // 6): quantizing clip(v, 0, M) is clamping v's quantized value between
+  // those of 0 and M, rounding being monotone.
+  float clip_max = 0.0f;
   bool is_blocked() const { return conv.data_layout != "NCHW"; }
+  // Depthwise (groups == channels, one weight channel each): weight (C, 1,
+  // KH, KW), blocked as depthwise conv2d's (C/bn, 1, KH, KW, 1, bn) with
+  // kernel layout OIHW1i<bn>o. No dot product: each channel sums its window.
+  bool is_depthwise() const { return conv.groups > 1; }
   std::string to_string() const;
   // Throws tessera::Error naming qlinear_conv2d for what it cannot compute.
   void validate() const;
@@ -66,12 +74,19 @@ ir::Tensor qlinear_conv2d_nchw(const ir::Tensor& x, const ir::Tensor& w, const i
 // positions flattened, as conv2d_nchwc does (nchwc_flattens_spatial).
 ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
                                 const ir::Tensor& bias, const QLinearConv2dAttrs& attrs);
+// The blocked depthwise form (x NCHW<bn>c, w (C/bn, 1, KH, KW, 1, bn), bias
+// folded): the accumulator tagged qlinear_depthwise_nchwc, axes n, c_chunk,
+// oh, ow, c_block, reduce di, dj, then the requantization.
+ir::Tensor qlinear_depthwise_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const ir::Tensor& w_scale,
+                                          const ir::Tensor& bias, const QLinearConv2dAttrs& attrs);
 
 namespace reference {
 // Exact integer sums (int64), the requantization in float in the kernel's order.
 void qlinear_conv2d_nchw(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape,
                          const float* w_scale, const float* bias, const QLinearConv2dAttrs& attrs, float* y);
-// The blocked form, through the NCHW one (the bias unfolded).
+// The blocked forms, through the NCHW one (the bias unfolded).
+void qlinear_depthwise_conv2d_nchwc(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape,
+                                    const float* w_scale, const float* bias, const QLinearConv2dAttrs& attrs, float* y);
 void qlinear_conv2d_nchwc(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape,
                           const float* w_scale, const float* bias, const QLinearConv2dAttrs& attrs, float* y);
 }  // namespace reference

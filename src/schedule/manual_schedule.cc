@@ -292,6 +292,8 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     return depthwise_projection_trace(dag, default_depthwise_projection_plan(dag));
   if (find_by_tag(dag, "conv2d_nchwc")) return conv2d_nchwc_schedule(dag, unit);
   if (find_by_tag(dag, "qlinear_conv2d_nchwc")) return qlinear_conv2d_nchwc_schedule(dag, unit);
+  if (ir::Tensor dw = find_by_tag(dag, "qlinear_depthwise_nchwc"))  // as the float one: a row of pixels per vector
+    return nchwc_tile_trace(dag, dw->tag, depthwise_nchwc_plan(dw));
   if (find_by_tag(dag, "depthwise_conv2d_nchwc")) return depthwise_nchwc_schedule(dag);
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);

@@ -3,16 +3,20 @@
 // OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias) and the
 // graph computes exactly what it did; those the blocks cannot take (input
 // channels no multiple of 4, signed input bytes, weights beyond a saturating
-// target's limit) keep the NCHW kernel.
+// target's limit) keep the NCHW kernel. Depthwise ones go into depthwise
+// conv2d's blocks.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "compile/build.h"
+#include "driver/kernel_check.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/passes.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/quantize.h"
+#include "runtime/graph_executor.h"
 
 namespace tessera::graph {
 namespace {
@@ -108,6 +112,53 @@ TEST(Int8Blocks, WhatTheBlocksCannotTakeKeepsTheNchwKernel) {
   EXPECT_TRUE(stays(int8_conv(8, 16, 100), 64));            // a pair of products could saturate
   EXPECT_FALSE(stays(int8_conv(8, 16, 64), 64));            // within the limit
   EXPECT_FALSE(stays(int8_conv(8, 16, 127), 127));
+}
+
+// A depthwise int8 convolution (MobileNet's) with a ReLU6 saturation: blocked
+// as the float depthwise is, of signed bytes too (no dot product), and the
+// compiled network equals the integer reference kernel by kernel.
+TEST(Int8Blocks, DepthwiseConvolutionsGoIntoBlocksAndCompileExactly) {
+  for (const char* x_dtype : {"uint8", "int8"}) {
+    SCOPED_TRACE(x_dtype);
+    GraphBuilder b;
+    const NodeId x = b.input("x", {1, 24, 10, 10});
+    const int64_t zp = std::string(x_dtype) == "uint8" ? 128 : -5;
+    const NodeId q = b.add_node(Op::named("quantize"), "q", {x}, ops::QuantizeAttrs{0.01f, zp, x_dtype});
+    ops::QLinearConv2dAttrs a;
+    a.conv = ops::Conv2dAttrs::symmetric(2, 1, 1, 24);
+    a.x_scale = 0.01f, a.x_zero_point = zp, a.x_dtype = x_dtype;
+    a.y_scale = 0.002f, a.y_zero_point = 0, a.y_dtype = "uint8";
+    a.relu = true, a.clip_max = 0.3f;  // saturates at round(0.3 / 0.002) = 150
+    runtime::NDArray scales({24});
+    for (int64_t i = 0; i < 24; ++i) scales[i] = 0.002f + 0.0005f * static_cast<float>(i);
+    const NodeId conv = b.add_node(
+        Op::named("qlinear_conv2d"), "dw",
+        {q, b.constant("w", integers({24, 1, 3, 3}, -127, 127, 4), DataType::kInt8), b.constant("s", std::move(scales)),
+         b.constant("b", integers({24}, -300, 300, 5), DataType::kInt32)},
+        a);
+    const Graph g = b.finish({b.add_node(Op::named("dequantize"), "y", {conv}, ops::QuantizeAttrs{0.002f, 0, "uint8"})});
+    const Graph blocked = cancel_layout_transforms(convert_layout(g, 16));
+    const Node* dw = find_conv(blocked);
+    ASSERT_TRUE(dw);
+    EXPECT_EQ(dw->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW24c");
+    EXPECT_EQ(dw->attrs_as<ops::QLinearConv2dAttrs>().conv.kernel_layout, "OIHW1i24o");
+    const auto want = run(g), got = run(blocked);
+    EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
+    float most = 0;
+    for (int64_t i = 0; i < want[0].size(); ++i) most = std::max(most, want[0][i]);
+    EXPECT_FLOAT_EQ(most, 150 * 0.002f);  // the ReLU6's clip reached, and not passed
+
+    build::BuildResult built = build::build_optimized(g, blocked, target::Target::host());
+    runtime::GraphExecutor ex(std::move(built.artifact), "dw", /*keep_every_tensor=*/true);
+    std::vector<runtime::NDArray> inputs;
+    inputs.emplace_back(Shape{1, 24, 10, 10});
+    inputs.back().fill_random(7, -1.5f, 1.5f);
+    ex.set_input(0, inputs[0]);
+    ex.run();
+    const driver::KernelCheck check = driver::check_each_kernel(built.optimized, ex, inputs);
+    EXPECT_GE(check.integer_values, 2);
+    EXPECT_EQ(check.integer_exact, check.integer_values) << check.first_difference;
+  }
 }
 
 }  // namespace

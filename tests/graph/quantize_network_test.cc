@@ -151,5 +151,38 @@ TEST(QuantizeNetwork, ActivationRangesMapToUint8WithAZeroPoint) {
   EXPECT_EQ(activation_quantization({0.0f, 0.0f}).scale, 1.0f);
 }
 
+// MobileNet's pattern: a depthwise convolution and ReLU6s. The depthwise one
+// is quantized too (per channel), each ReLU6 is the saturation of the
+// qlinear_conv2d before it (no clip left in float), and the quantized graph
+// stays within a few percent of the float one.
+TEST(QuantizeNetwork, DepthwiseConvolutionsAndReluSixesQuantize) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {1, 8, 12, 12});
+  NodeId v = b.conv2d(x, b.random_constant("c0.w", {16, 8, 1, 1}, -0.3f, 0.3f), ops::Conv2dAttrs::symmetric(1, 0), "c0");
+  v = b.clip(b.add(v, b.random_constant("c0.b", {16, 1, 1}, -0.1f, 0.1f), "c0.bias"), 0.0f, 6.0f, "c0.relu6");
+  v = b.conv2d(v, b.random_constant("dw.w", {16, 1, 3, 3}, -0.5f, 0.5f), ops::Conv2dAttrs::symmetric(1, 1, 1, 16), "dw");
+  v = b.clip(b.add(v, b.random_constant("dw.b", {16, 1, 1}, -0.1f, 0.1f), "dw.bias"), 0.0f, 6.0f, "dw.relu6");
+  v = b.conv2d(v, b.random_constant("c1.w", {8, 16, 1, 1}, -0.3f, 0.3f), ops::Conv2dAttrs::symmetric(1, 0), "c1");
+  const Graph model = optimize(b.finish({v}), PassOptions{.block = 0, .winograd = false});
+  QuantizeOptions o;
+  o.skip_layers = {};
+  const Graph q = quantize_network(model, samples(model, 4), o);
+  EXPECT_EQ(count(q, "qlinear_conv2d"), 3);
+  EXPECT_EQ(count(q, "clip"), 0);
+  int depthwise = 0, relu6 = 0;
+  for (const Node& n : q.nodes()) {
+    if (op_name(n.op) != "qlinear_conv2d") continue;
+    const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
+    depthwise += a.conv.groups == 16;
+    relu6 += a.relu && a.clip_max == 6.0f;
+  }
+  EXPECT_EQ(depthwise, 1);
+  EXPECT_EQ(relu6, 2);  // c0 and dw; c1 has none
+  const auto inputs = samples(model, 1);
+  const std::vector<runtime::NDArray> want = interpret(model, inputs[0]), got = interpret(q, inputs[0]);
+  const measure::OutputComparison c = measure::compare_output(got[0], want[0], 0.05);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
 }  // namespace
 }  // namespace tessera::graph
