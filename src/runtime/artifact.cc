@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -24,7 +25,8 @@ namespace tessera::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'R', 'A', '\0'};
-constexpr uint32_t kVersion = 2;
+// 3: a quantized constant's params in its own type (int8, uint8, int32), not float32.
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kMaxSections = 64;
 constexpr uint32_t kMaxSectionName = 64;
 
@@ -113,14 +115,49 @@ class Reader {
   uint64_t size_ = 0, pos_ = 0;
 };
 
-// A constant's bytes as stored: float32, or IEEE half for a half tensor
-// (--dtype float16: the weights converted when the model is compiled).
-void append_param(std::string& out, const NDArray& p, bool half) {
-  if (half) {
+// A constant's bytes as stored: IEEE half for a half tensor (--dtype
+// float16: the weights converted when the model is compiled), its own type
+// for a quantized one (int8 and uint8 a byte each, int32: a quarter of a
+// ResNet's float32 artifact), else float32. In memory every param is float32
+// (integers exactly); the executor stores a quantized one in its type again.
+void append_param(std::string& out, const NDArray& p, const ExecutableGraph::Tensor& t) {
+  if (t.half) {
     const std::vector<uint16_t> halves = support::to_halves(p.data(), p.size());
     out.append(reinterpret_cast<const char*>(halves.data()), halves.size() * sizeof(uint16_t));
+  } else if (t.stored_as == "int8" || t.stored_as == "uint8") {
+    for (int64_t i = 0; i < p.size(); ++i) {
+      const auto v = static_cast<int32_t>(std::nearbyint(p[i]));
+      out.push_back(static_cast<char>(t.stored_as == "int8" ? static_cast<uint8_t>(static_cast<int8_t>(v))
+                                                             : static_cast<uint8_t>(v)));
+    }
+  } else if (t.stored_as == "int32") {
+    for (int64_t i = 0; i < p.size(); ++i) {
+      const auto v = static_cast<int32_t>(std::nearbyint(p[i]));
+      out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+    }
   } else {
     out.append(reinterpret_cast<const char*>(p.data()), static_cast<size_t>(p.size()) * sizeof(float));
+  }
+}
+
+// The values of a param from its n stored bytes (append_param's inverse).
+void decode_param(const char* bytes, const ExecutableGraph::Tensor& t, NDArray& p) {
+  if (t.half) {
+    std::vector<uint16_t> halves(static_cast<size_t>(p.size()));
+    std::memcpy(halves.data(), bytes, halves.size() * sizeof(uint16_t));
+    support::from_halves(halves.data(), p.size(), p.data());
+  } else if (t.stored_as == "int8") {
+    for (int64_t i = 0; i < p.size(); ++i) p[i] = static_cast<float>(static_cast<int8_t>(bytes[i]));
+  } else if (t.stored_as == "uint8") {
+    for (int64_t i = 0; i < p.size(); ++i) p[i] = static_cast<float>(static_cast<uint8_t>(bytes[i]));
+  } else if (t.stored_as == "int32") {
+    for (int64_t i = 0; i < p.size(); ++i) {
+      int32_t v = 0;
+      std::memcpy(&v, bytes + i * sizeof(v), sizeof(v));
+      p[i] = static_cast<float>(v);
+    }
+  } else {
+    std::memcpy(p.data(), bytes, static_cast<size_t>(p.size()) * sizeof(float));
   }
 }
 
@@ -134,7 +171,7 @@ std::string params_bytes(const Artifact& a) {
     if (a.params[i].shape() != a.graph.tensors[t].shape)
       throw Error("write_artifact: param " + std::to_string(i) + " does not have the shape of tensor " +
                   support::quoted(a.graph.tensors[t].name));
-    append_param(out, a.params[i], a.graph.tensors[t].half);
+    append_param(out, a.params[i], a.graph.tensors[t]);
   }
   return out;
 }
@@ -144,17 +181,14 @@ Error damaged(const std::string& path, const std::string& section) {
                " does not match its checksum (a changed byte; compile the model again)");
 }
 
-// A constant's bytes in the file: half for a half tensor, else float32 (a
-// quantized constant too: the executor stores it as its type when it loads).
+// The constants' bytes in the file (append_param's types).
 uint64_t params_size(const ExecutableGraph& g) {
   uint64_t size = 0;
-  for (int t : g.constants)
-    size += static_cast<uint64_t>(g.num_elements(t)) * (g.tensors[t].half ? sizeof(uint16_t) : sizeof(float));
+  for (int t : g.constants) size += static_cast<uint64_t>(g.num_elements(t) * g.element_bytes(t));
   return size;
 }
 
-// The "params" section read from the file straight into the graph's arrays:
-// a model's weights are most of its artifact, and held once.
+// The "params" section read from the file into the graph's arrays.
 std::vector<NDArray> read_params(Reader& r, uint64_t size, uint32_t crc, const ExecutableGraph& g,
                                  const std::string& path) {
   if (size != params_size(g))
@@ -163,18 +197,18 @@ std::vector<NDArray> read_params(Reader& r, uint64_t size, uint32_t crc, const E
   r.require(size, "section \"params\"");
   std::vector<NDArray> params;
   uint32_t sum = crc_of({});
+  std::vector<char> stored;
   for (int t : g.constants) {
     NDArray a(g.tensors[t].shape);
-    if (g.tensors[t].half) {  // widened here; the GPU runtime narrows it again, exactly
-      std::vector<uint16_t> halves(static_cast<size_t>(a.size()));
-      const size_t n = halves.size() * sizeof(uint16_t);
-      r.read_into(reinterpret_cast<char*>(halves.data()), n, "section \"params\"");
-      sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(halves.data()), n));
-      support::from_halves(halves.data(), a.size(), a.data());
-    } else {
-      const size_t n = static_cast<size_t>(a.size()) * sizeof(float);
+    const size_t n = static_cast<size_t>(g.num_elements(t) * g.element_bytes(t));
+    if (!g.tensors[t].half && g.tensors[t].stored_as.empty()) {  // float32: straight into the array
       r.read_into(reinterpret_cast<char*>(a.data()), n, "section \"params\"");
       sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(a.data()), n));
+    } else {
+      stored.resize(n);
+      r.read_into(stored.data(), n, "section \"params\"");
+      sum = static_cast<uint32_t>(crc32_z(sum, reinterpret_cast<const Bytef*>(stored.data()), n));
+      decode_param(stored.data(), g.tensors[t], a);
     }
     params.push_back(std::move(a));
   }
@@ -261,7 +295,7 @@ std::string own_params_bytes(const ArtifactBucket& b, const Artifact& a) {
       continue;
     }
     if (own >= b.own.size()) throw Error("write_artifact: bucket " + std::to_string(b.size) + " lacks a constant");
-    append_param(out, b.own[own++], b.graph.tensors[b.graph.constants[i]].half);
+    append_param(out, b.own[own++], b.graph.tensors[b.graph.constants[i]]);
   }
   return out;
 }
@@ -317,16 +351,10 @@ ArtifactBucket bucket_from(std::map<std::string, std::string>& sections, size_t 
       continue;
     }
     NDArray p(shape);
-    const bool half = b.graph.tensors[b.graph.constants[c]].half;
-    const size_t n = static_cast<size_t>(p.size()) * (half ? sizeof(uint16_t) : sizeof(float));
+    const int t = b.graph.constants[c];
+    const size_t n = static_cast<size_t>(p.size() * b.graph.element_bytes(t));
     if (bytes.size() - at < n) throw Error(where + ": its params are shorter than its constants");
-    if (half) {
-      std::vector<uint16_t> halves(static_cast<size_t>(p.size()));
-      std::memcpy(halves.data(), bytes.data() + at, n);
-      support::from_halves(halves.data(), p.size(), p.data());
-    } else {
-      std::memcpy(p.data(), bytes.data() + at, n);
-    }
+    decode_param(bytes.data() + at, b.graph.tensors[t], p);
     at += n;
     b.own.push_back(std::move(p));
   }

@@ -316,7 +316,7 @@ TEST(Artifact, DamagedFilesAreClearErrors) {
   std::vector<Damage> damages = {
       {"empty", "", "is not a Tessera artifact"},
       {"another format", "GIF89a....", "is not a Tessera artifact"},
-      {"a newer version", newer, "has format version 9; this runtime reads 2 (recompile the model)"},
+      {"a newer version", newer, "has format version 9; this runtime reads 3 (recompile the model)"},
       {"cut in the header", good.substr(0, 14), "is truncated: the section count"},
       {"cut in the params", good.substr(0, good.size() / 2), "is truncated"},
       {"cut by one byte", good.substr(0, good.size() - 1), "is truncated: section 'kernels'"},
