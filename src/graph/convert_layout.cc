@@ -178,7 +178,7 @@ class LayoutConverter {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
     if (a.is_blocked() || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
-    if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value, *bias.value, bias.name);
+    if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value);
     if (a.x_dtype != "uint8") return false;
     const runtime::NDArray& w = *weight.value;
     const Shape& oihw = w.shape();
@@ -201,28 +201,37 @@ class LayoutConverter {
     runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
     const std::vector<float> values = ops::pack_int8_kernel(w.data(), oihw, ic_bn, oc_bn);
     std::copy(values.begin(), values.end(), packed.data());
-    runtime::NDArray folded({oihw[0]});
-    const int64_t per_channel = w.size() / oihw[0];
-    for (int64_t f = 0; f < oihw[0]; ++f) {
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), ic_bn, oc_bn);
+    return true;
+  }
+
+  // n computed by its blocked form (`attrs`) on its weight packed, its bias
+  // less the zero point's share of each output channel (bias[f] - x_zp *
+  // sum(w[f])), layout transforms around it.
+  void add_blocked_int8_conv(const Node& n, const ops::QLinearConv2dAttrs& attrs, runtime::NDArray packed,
+                             int64_t in_block, int64_t out_block) {
+    const Node& weight = g_.node(n.inputs[1]);
+    const Node& bias = g_.node(n.inputs[3]);
+    const runtime::NDArray& w = *weight.value;
+    const int64_t channels = w.shape()[0], per_channel = w.size() / channels;
+    runtime::NDArray folded({channels});
+    for (int64_t f = 0; f < channels; ++f) {
       int64_t sum = 0;
       for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(w[f * per_channel + i]);
-      folded[f] = static_cast<float>(static_cast<int64_t>((*bias.value)[f]) - a.x_zero_point * sum);
+      folded[f] = static_cast<float>(static_cast<int64_t>((*bias.value)[f]) - attrs.x_zero_point * sum);
     }
-    const NodeId wb =
-        r_.add_constant(weight.name + "." + blocked_attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
+    const NodeId wb = r_.add_constant(weight.name + "." + attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
     const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
-    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(ic_bn), n.name + ".in");
-    const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, blocked_attrs);
-    r_.replace(n.id, transform(conv, blocked(oc_bn), "NCHW", n.name + ".out"));
-    return true;
+    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(in_block), n.name + ".in");
+    const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, attrs);
+    r_.replace(n.id, transform(conv, blocked(out_block), "NCHW", n.name + ".out"));
   }
 
   // A depthwise int8 convolution: blocked as the float one is (its weight
   // (C/b, 1, KH, KW, 1, b)), the zero point's share folded into its bias.
   // Each channel sums its own window, no dot product: any bytes, any weights.
-  bool convert_int8_depthwise(const Node& n, const ops::QLinearConv2dAttrs& a, const runtime::NDArray& w,
-                              const runtime::NDArray& bias, const std::string& bias_name) {
-    const int64_t channels = w.shape()[0], taps = w.shape()[2] * w.shape()[3];
+  bool convert_int8_depthwise(const Node& n, const ops::QLinearConv2dAttrs& a, const runtime::NDArray& w) {
+    const int64_t channels = w.shape()[0];
     int64_t bn = block_for(channels, block_);
     if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) bn = chosen->second.oc_bn;
     if (channels % bn != 0)
@@ -234,18 +243,7 @@ class LayoutConverter {
     runtime::NDArray packed(ops::depthwise_nchwc_weight_shape(w.shape(), bn));
     const std::vector<float> values = ops::pack_depthwise_weight(w.data(), w.shape(), bn);
     std::copy(values.begin(), values.end(), packed.data());
-    runtime::NDArray folded({channels});
-    for (int64_t c = 0; c < channels; ++c) {
-      int64_t sum = 0;
-      for (int64_t t = 0; t < taps; ++t) sum += static_cast<int64_t>(w[c * taps + t]);
-      folded[c] = static_cast<float>(static_cast<int64_t>(bias[c]) - a.x_zero_point * sum);
-    }
-    const NodeId wb = r_.add_constant(g_.node(n.inputs[1]).name + "." + blocked_attrs.conv.kernel_layout,
-                                      std::move(packed), DataType::kInt8);
-    const NodeId bb = r_.add_constant(bias_name + ".folded", std::move(folded), DataType::kInt32);
-    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(bn), n.name + ".in");
-    const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, blocked_attrs);
-    r_.replace(n.id, transform(conv, blocked(bn), "NCHW", n.name + ".out"));
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), bn, bn);
     return true;
   }
 
