@@ -14,7 +14,9 @@ in this one run; each keeps the minimum and median of its per-round medians.
 `--isas host,avx2` compiles Tessera's sides for this host and for it capped at
 AVX2 (`--target "llvm -isa=avx2"`; AVX-VNNI stays where the host has it), plus
 `haswell` for AVX2 without any VNNI (`-mcpu=haswell`). onnxruntime picks its
-own kernels for the host in every row.
+own kernels for the host in every row. Tessera keeps the first convolution in
+float32 (its default, seed 003's skip_conv_layers=[0]); `--quantize-all`
+quantizes it too, as onnxruntime's quantize_static does.
 
     bench/int8_vs_onnxruntime.py [--models resnet-18,resnet-50,mobilenet-v2]
         [--threads 1,2] [--isas host,avx2] [--rounds 5] [--calibrate 8]
@@ -70,6 +72,8 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--number", type=int, default=10)
     p.add_argument("--calibrate", type=int, default=8, help="seeded random calibration samples, both sides")
+    p.add_argument("--quantize-all", action="store_true",
+                   help="Tessera quantizes the first convolution too (--skip-layers ''), as onnxruntime does")
     p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
     args = p.parse_args()
@@ -91,7 +95,9 @@ def main():
             sides = {"onnxruntime int8": lambda: frameworks.time_callable(lambda: session.run(None, feed), args.number)}
             for isa in args.isas.split(","):
                 target = ISA_TARGETS[isa]
-                for label, extra in (("fp32", []), ("int8", ["--quantize", "int8", "--calibrate", str(args.calibrate)])):
+                int8 = ["--quantize", "int8", "--calibrate", str(args.calibrate)] + \
+                    (["--skip-layers", ""] if args.quantize_all else [])
+                for label, extra in (("fp32", []), ("int8", int8)):
                     artifact = os.path.join(args.artifacts, f"{model}.t{threads}.{isa}.{label}.tsr")
                     subprocess.run([args.tessera, "compile", model, "--threads", str(threads), "--target", target,
                                     "-o", artifact] + extra, check=True, capture_output=True)

@@ -8,6 +8,7 @@
 
 #include "graph/channel_constant.h"
 #include "ops/depthwise_nchwc.h"
+#include "ops/pad.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/tensor_layout.h"
 #include "graph/passes.h"
@@ -170,9 +171,9 @@ class LayoutConverter {
 
   // An int8 convolution of unsigned bytes with constant weights and bias
   // (ops/qlinear_conv2d.h): blocked for the byte dot product, its weight
-  // packed, the zero point's share of each output folded into its bias. Input
-  // channels must come in whole lanes of 4; weights beyond the target's
-  // limit (a dot product saturating pairs) keep the NCHW kernel, exact.
+  // packed, the zero point's share of each output folded into its bias.
+  // Weights beyond the target's limit (a dot product saturating pairs) keep
+  // the NCHW kernel, exact.
   bool convert_int8_conv(const Node& n) {
     const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
     const Node& weight = g_.node(n.inputs[1]);
@@ -181,10 +182,24 @@ class LayoutConverter {
     if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value);
     if (a.x_dtype != "uint8") return false;
     const runtime::NDArray& w = *weight.value;
-    const Shape& oihw = w.shape();
-    if (oihw[1] % 4 != 0) return false;
     for (int64_t i = 0; i < w.size(); ++i)
       if (std::fabs(w[i]) > static_cast<float>(int8_weight_limit_)) return false;
+    // Input channels in whole lanes of 4: a first convolution's 3 take a
+    // fourth, its bytes the zero point, its weights 0 (adding nothing).
+    NodeId data = r_.mapped(n.inputs[0]);
+    const Shape& given = w.shape();
+    const int64_t lanes = (given[1] + 3) / 4 * 4;
+    runtime::NDArray widened({given[0], lanes, given[2], given[3]});
+    const int64_t taps = given[2] * given[3];
+    for (int64_t f = 0; f < given[0]; ++f)
+      for (int64_t c = 0; c < given[1]; ++c)
+        std::copy(w.data() + (f * given[1] + c) * taps, w.data() + (f * given[1] + c + 1) * taps,
+                  widened.data() + (f * lanes + c) * taps);
+    if (lanes != given[1]) {
+      ops::PadAttrs pad{{0, 0, 0, 0}, {0, lanes - given[1], 0, 0}, static_cast<float>(a.x_zero_point)};
+      data = r_.add(Op::kPad, n.name + ".lanes", {data}, pad);
+    }
+    const Shape& oihw = widened.shape();
     int64_t ic_bn = block_for(oihw[1], block_), oc_bn = block_for(oihw[0], block_);
     if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
       ic_bn = chosen->second.ic_bn;
@@ -199,17 +214,17 @@ class LayoutConverter {
     blocked_attrs.conv.data_layout = blocked(ic_bn);
     blocked_attrs.conv.kernel_layout = ops::int8_kernel_layout(ic_bn, oc_bn);
     runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
-    const std::vector<float> values = ops::pack_int8_kernel(w.data(), oihw, ic_bn, oc_bn);
+    const std::vector<float> values = ops::pack_int8_kernel(widened.data(), oihw, ic_bn, oc_bn);
     std::copy(values.begin(), values.end(), packed.data());
-    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), ic_bn, oc_bn);
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), data, ic_bn, oc_bn);
     return true;
   }
 
-  // n computed by its blocked form (`attrs`) on its weight packed, its bias
-  // less the zero point's share of each output channel (bias[f] - x_zp *
-  // sum(w[f])), layout transforms around it.
+  // n computed by its blocked form (`attrs`) of `data` (n's input, in NCHW),
+  // on its weight packed, its bias less the zero point's share of each output
+  // channel (bias[f] - x_zp * sum(w[f])), layout transforms around it.
   void add_blocked_int8_conv(const Node& n, const ops::QLinearConv2dAttrs& attrs, runtime::NDArray packed,
-                             int64_t in_block, int64_t out_block) {
+                             NodeId data, int64_t in_block, int64_t out_block) {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
     const runtime::NDArray& w = *weight.value;
@@ -222,7 +237,7 @@ class LayoutConverter {
     }
     const NodeId wb = r_.add_constant(weight.name + "." + attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
     const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
-    const NodeId x = transform(r_.mapped(n.inputs[0]), "NCHW", blocked(in_block), n.name + ".in");
+    const NodeId x = transform(data, "NCHW", blocked(in_block), n.name + ".in");
     const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, attrs);
     r_.replace(n.id, transform(conv, blocked(out_block), "NCHW", n.name + ".out"));
   }
@@ -243,7 +258,7 @@ class LayoutConverter {
     runtime::NDArray packed(ops::depthwise_nchwc_weight_shape(w.shape(), bn));
     const std::vector<float> values = ops::pack_depthwise_weight(w.data(), w.shape(), bn);
     std::copy(values.begin(), values.end(), packed.data());
-    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), bn, bn);
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), r_.mapped(n.inputs[0]), bn, bn);
     return true;
   }
 

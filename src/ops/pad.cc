@@ -60,6 +60,8 @@ TESSERA_OPERATOR(pad) {
     }
     return out;
   };
+  // Quantized data pads in its own type (pad keeps integer storage).
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs&) { return in[0]; };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     const auto& a = call.attrs.as<PadAttrs>();
     reference::pad(in[0], call.input_shapes[0], a.before, a.after, a.value, y);

@@ -1,9 +1,9 @@
 // convert_layout on int8 convolutions: those of unsigned bytes with constant
 // weights go into the int8 kernels' blocks (data NCHW<ic>c, weight
-// OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias) and the
-// graph computes exactly what it did; those the blocks cannot take (input
-// channels no multiple of 4, signed input bytes, weights beyond a saturating
-// target's limit) keep the NCHW kernel. Depthwise ones go into depthwise
+// OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias, input
+// channels padded to a multiple of 4) and the graph computes exactly what it
+// did; those the blocks cannot take (signed input bytes, weights beyond a
+// saturating target's limit) keep the NCHW kernel. Depthwise ones go into depthwise
 // conv2d's blocks.
 #include <gtest/gtest.h>
 
@@ -107,11 +107,27 @@ TEST(Int8Blocks, WhatTheBlocksCannotTakeKeepsTheNchwKernel) {
     const Node* conv = find_conv(cancel_layout_transforms(convert_layout(g, 16, {}, false, limit)));
     return conv && conv->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout == "NCHW";
   };
-  EXPECT_TRUE(stays(int8_conv(6, 16, 127), 127));           // 6 input channels: no lanes of 4
   EXPECT_TRUE(stays(int8_conv(8, 16, 127, "int8"), 127));   // signed bytes: vpdpbusd reads unsigned
   EXPECT_TRUE(stays(int8_conv(8, 16, 100), 64));            // a pair of products could saturate
   EXPECT_FALSE(stays(int8_conv(8, 16, 64), 64));            // within the limit
   EXPECT_FALSE(stays(int8_conv(8, 16, 127), 127));
+}
+
+// A convolution whose input channels are no multiple of 4 (a first
+// convolution's 3) takes a padding channel of zero-point bytes and zero
+// weights: blocked, the same values.
+TEST(Int8Blocks, InputChannelsArePaddedToWholeLanes) {
+  const Graph g = int8_conv(3, 16, 127);
+  const Graph blocked = cancel_layout_transforms(convert_layout(g, 16));
+  const Node* conv = find_conv(blocked);
+  ASSERT_TRUE(conv);
+  EXPECT_EQ(conv->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW4c");
+  EXPECT_EQ(blocked.node(conv->inputs[1]).type.shape, (Shape{1, 1, 3, 3, 1, 16, 4}));
+  int pads = 0;
+  for (const Node& n : blocked.nodes()) pads += n.op == Op::kPad && n.type.dtype == DataType::kUInt8;
+  EXPECT_EQ(pads, 1);
+  const auto want = run(g), got = run(blocked);
+  EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
 }
 
 // A depthwise int8 convolution (MobileNet's) with a ReLU6 saturation: blocked
