@@ -173,6 +173,16 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     for (NodeId id : {a.add, a.relu})
       if (id >= 0) add_of[id] = &a;
   for (const Node& n : g.nodes()) {
+    // A max pooling of an int8 value pools the int8 value: its maximum is the
+    // quantized maximum, in the same scale and zero point.
+    if (n.op == Op::kMaxPool2d && quantized_value.count(n.inputs[0])) {
+      const ops::QuantizeAttrs q = quantization.at(n.inputs[0]);
+      const NodeId pooled = r.add(n.op, n.name + ".int8", {quantized_value.at(n.inputs[0])}, n.attrs);
+      quantized_value[n.id] = pooled;
+      quantization[n.id] = q;
+      r.replace(n.id, r.add(Op::named("dequantize"), n.name, {pooled}, q));
+      continue;
+    }
     if (auto in_add = add_of.find(n.id); in_add != add_of.end()) {
       const ResidualAdd& a = *in_add->second;
       if (n.id != a.add) continue;  // the ReLU is the qlinear_add's

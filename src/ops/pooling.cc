@@ -5,6 +5,7 @@
 
 #include "ops/operator.h"
 #include "ops/pad.h"
+#include "ops/quantize.h"
 #include "ops/reference.h"
 #include "ops/tensor_layout.h"
 #include "tessera/error.h"
@@ -110,8 +111,16 @@ ir::Expr valid_count(const ir::Var& o, int64_t stride, int64_t pad_before, int64
 
 ir::Tensor max_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
   Shape out = pool2d_output_shape("max_pool2d", data->shape, a);
-  ir::Tensor padded = pad_for_pool(data, a, std::numeric_limits<float>::lowest());
-  return pool_reduce(padded, out, a, /*is_max=*/true, "pool_max");
+  // Quantized data (int8, uint8) pads with its type's least value and keeps
+  // its type: the maximum of quantized values is the quantized maximum.
+  const bool quantized = data->dtype == ir::DType::Int8 || data->dtype == ir::DType::UInt8;
+  ir::Tensor padded = pad_for_pool(
+      data, a, quantized ? static_cast<float>(quantized_min(data->dtype)) : std::numeric_limits<float>::lowest());
+  ir::Tensor pooled = pool_reduce(padded, out, a, /*is_max=*/true, "pool_max");
+  if (!quantized) return pooled;
+  return ir::compute(
+      out, [&](const std::vector<ir::Var>& v) { return ir::cast(data->dtype, ir::load(pooled, to_exprs(v))); },
+      unique_name("T_stored", {pooled}), "elemwise", ax_names(out.size()));
 }
 
 ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
@@ -246,6 +255,8 @@ Operator window_pool_operator(const std::string& name, bool is_max) {
     if (a.layout == "NHWC") return (is_max ? reference::max_pool2d_nhwc : reference::avg_pool2d_nhwc)(in[0], xs, p, y);
     (is_max ? reference::max_pool2d : reference::avg_pool2d)(in[0], xs, p, y);
   };
+  if (is_max)  // quantized values pool as they are (max_pool2d keeps their type)
+    op.infer_dtype = [](const std::vector<ir::DType>& in, const Attrs&) { return in[0]; };
   op.compute = [is_max](const OperatorCall& call, const std::vector<ir::Tensor>& in) {
     const auto& a = call.attrs.as<Pool2dAttrs>();
     require_supported_layout(a.layout);

@@ -14,6 +14,8 @@
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/passes.h"
+#include "graph/quantize_network.h"
+#include "ops/pooling.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/quantize.h"
 #include "runtime/graph_executor.h"
@@ -128,6 +130,49 @@ TEST(Int8Blocks, InputChannelsArePaddedToWholeLanes) {
   EXPECT_EQ(pads, 1);
   const auto want = run(g), got = run(blocked);
   EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
+}
+
+// A max pooling between int8 convolutions (VGG's, ResNet's first) pools the
+// int8 values in their scale and zero point, in blocks; the network compiled
+// equals the integer reference kernel by kernel.
+TEST(Int8Blocks, MaxPoolingPoolsInt8ValuesAndCompilesExactly) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {1, 8, 14, 14});
+  NodeId v = b.conv2d(x, b.random_constant("c0.w", {16, 8, 3, 3}, -0.3f, 0.3f), ops::Conv2dAttrs::symmetric(1, 1), "c0");
+  v = b.relu(v, "c0.relu");
+  ops::Pool2dAttrs pool;
+  pool.kernel_h = pool.kernel_w = 3, pool.stride_h = pool.stride_w = 2;
+  pool.pad_top = pool.pad_left = pool.pad_bottom = pool.pad_right = 1;
+  v = b.max_pool2d(v, pool, "pool");
+  v = b.conv2d(v, b.random_constant("c1.w", {16, 16, 3, 3}, -0.3f, 0.3f), ops::Conv2dAttrs::symmetric(1, 1), "c1");
+  const Graph model = optimize(b.finish({v}), PassOptions{.block = 0, .winograd = false});
+  std::vector<std::vector<runtime::NDArray>> samples(1);
+  samples[0].emplace_back(Shape{1, 8, 14, 14});
+  samples[0][0].fill_random(3);
+  QuantizeOptions o;
+  o.skip_layers = {};
+  const Graph q = quantize_network(model, samples, o);
+  int int8_pools = 0;
+  for (const Node& n : q.nodes()) {
+    if (n.op != Op::kMaxPool2d) continue;
+    EXPECT_EQ(n.type.dtype, DataType::kUInt8);
+    EXPECT_EQ(op_name(q.node(n.inputs[0]).op), "qlinear_conv2d");
+    ++int8_pools;
+  }
+  EXPECT_EQ(int8_pools, 1);
+
+  const Graph blocked = optimize(q, PassOptions{.block = 16, .winograd = false});
+  int blocked_pools = 0;
+  for (const Node& n : blocked.nodes())
+    blocked_pools += n.op == Op::kMaxPool2d && n.attrs_as<ops::Pool2dAttrs>().layout == "NCHW16c";
+  EXPECT_EQ(blocked_pools, 1);
+  build::BuildResult built = build::build_optimized(model, blocked, target::Target::host());
+  runtime::GraphExecutor ex(std::move(built.artifact), "pool", /*keep_every_tensor=*/true);
+  ex.set_input(0, samples[0][0]);
+  ex.run();
+  const driver::KernelCheck check = driver::check_each_kernel(built.optimized, ex, samples[0]);
+  EXPECT_GE(check.integer_values, 3);
+  EXPECT_EQ(check.integer_exact, check.integer_values) << check.first_difference;
 }
 
 // A depthwise int8 convolution (MobileNet's) with a ReLU6 saturation: blocked
