@@ -620,8 +620,12 @@ PYBIND11_MODULE(_tessera, m) {
       "jit",
       [](const Model& model, const std::string& mode, const std::string& target, const std::optional<std::string>& records,
          int threads, int recompile_limit, bool disk_cache, const std::optional<std::string>& cache_dir,
-         double autotune_minutes, bool dynamic, std::optional<py::function> at_shapes) {
+         double autotune_minutes, bool dynamic, std::optional<py::function> at_shapes, const std::string& quantize,
+         const std::string& calibrate, const std::string& calibration) {
         jit::JitOptions o;
+        o.quantize = quantize;
+        o.calibrate = calibrate;
+        o.calibration = calibration;
         o.mode = jit::jit_mode_from_string(mode);
         o.target = target;
         o.records = records.value_or("");
@@ -636,5 +640,6 @@ PYBIND11_MODULE(_tessera, m) {
       py::arg("model"), py::arg("mode") = "default", py::arg("target") = "", py::arg("records") = std::nullopt,
       py::arg("threads") = 0, py::arg("recompile_limit") = 8, py::arg("disk_cache") = true,
       py::arg("cache_dir") = std::nullopt, py::arg("autotune_minutes") = 10.0, py::arg("dynamic") = false,
-      py::arg("at_shapes") = std::nullopt);
+      py::arg("at_shapes") = std::nullopt, py::arg("quantize") = "", py::arg("calibrate") = "8",
+      py::arg("calibration") = "min-max");
 }

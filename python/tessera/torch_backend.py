@@ -21,7 +21,10 @@ present), its tensors passed through DLPack, never through host memory.
 options={"records": LOG} builds with tuning records, {"threads": N} sets the
 threads, {"autotune_minutes": M} max-autotune's budget (torch.compile takes
 mode or options: {"mode": "max-autotune", ...} gives both). fullgraph=True
-makes any graph break an error naming the node.
+makes any graph break an error naming the node. {"quantize": "int8"} computes
+the convolutions in int8 (as `tessera compile --quantize int8`), calibrated
+on {"calibrate": N seeded samples (default 8) or an .npy of inputs} by
+{"calibration": "min-max" | "percentile" | "kl-entropy"}; fixed shapes only.
 """
 import copy
 import operator
@@ -647,6 +650,8 @@ class TesseraPart(torch.nn.Module):
         self.dynamic, self.failed_shapes = at_shapes is not None, set()
         self.threads = int(options.get("threads", 0))
         self.records = options.get("records")
+        self.quantize = {"quantize": options.get("quantize", ""), "calibrate": str(options.get("calibrate", 8)),
+                         "calibration": options.get("calibration", "min-max")}
         # CUDA tensors run the part compiled for the GPU, once per input shapes.
         self.cuda_target, self.gpu_modules = options.get("cuda_target", "cuda"), {}
         self.model_at = None
@@ -660,7 +665,7 @@ class TesseraPart(torch.nn.Module):
             # on disk, so a second process's first call loads instead of compiling.
             self.run = _tessera.jit(self.model, mode=mode, threads=self.threads, records=self.records,
                                     autotune_minutes=float(options.get("autotune_minutes", 10)),
-                                    dynamic=self.dynamic, at_shapes=self.model_at)
+                                    dynamic=self.dynamic, at_shapes=self.model_at, **self.quantize)
         except _tessera.Error as e:
             self._give_up(e)
 
@@ -668,7 +673,7 @@ class TesseraPart(torch.nn.Module):
         """The part's kernels (compiles it again: for explain)."""
         if self.fallback is not None:
             return []
-        return _tessera.compile(self.model, threads=self.threads, records=self.records).kernels
+        return _tessera.compile(self.model, threads=self.threads, records=self.records, **self.quantize).kernels
 
     def _give_up(self, error):
         """A part Tessera cannot compile runs in PyTorch: the model still runs."""

@@ -11,6 +11,7 @@
 #include "target/target.h"
 #include "graph/model_source.h"
 #include "jit/artifact_cache.h"
+#include "graph/calibration.h"
 #include "jit/fingerprint.h"
 #include "driver/compile.h"
 #include "driver/tune_network.h"
@@ -99,6 +100,9 @@ GraphFactory fixed_graph(graph::Graph graph) {
 JitModel::JitModel(std::string name, GraphFactory factory, JitOptions options)
     : name_(std::move(name)), factory_(std::move(factory)), options_(std::move(options)) {
   if (options_.recompile_limit < 1) throw Error("jit: recompile_limit must be at least 1");
+  if (!options_.quantize.empty() && options_.dynamic)
+    throw Error("jit: quantize=" + options_.quantize + " compiles fixed shapes; it does not take dynamic=True");
+  if (!options_.quantize.empty()) graph::calibration_method(options_.calibration);  // a bad name is an error now
   resolve_target(options_.target, options_.threads);  // a bad target is an error now, not at the first call
 }
 
@@ -288,6 +292,9 @@ runtime::Artifact JitModel::build_cached(const graph::Graph& model, const std::s
   Fingerprint key;
   key.add(kCacheVersion).add(graph_key).add(target.str());
   if (!extra_key.empty()) key.add(extra_key);
+  if (!options_.quantize.empty())  // an int8 artifact is another artifact; a .npy's contents are part of it
+    key.add("quantize=" + options_.quantize + " calibration=" + options_.calibration + " calibrate=" +
+            (std::filesystem::exists(options_.calibrate) ? fingerprint_file(options_.calibrate) : options_.calibrate));
   for (const auto& f : record_files) key.add(fingerprint_file(f));
   // Without records of its own the build takes those shipped for the target:
   // other shipped records make another artifact.
@@ -303,7 +310,12 @@ runtime::Artifact JitModel::build_cached(const graph::Graph& model, const std::s
     last_.from_disk = true;
     return std::move(*artifact);
   }
-  runtime::Artifact built = build(driver::CompileOptions{.records = record_files, .warnings = &log()});
+  driver::CompileOptions compile_options{.records = record_files, .warnings = &log()};
+  compile_options.quantize = options_.quantize;
+  compile_options.calibrate = options_.calibrate;
+  if (!options_.quantize.empty())
+    compile_options.quantization.calibration.method = graph::calibration_method(options_.calibration);
+  runtime::Artifact built = build(compile_options);
   if (options_.disk_cache) cache.store(last_.cache_key, built, log());
   return built;
 }

@@ -52,6 +52,12 @@ struct JitOptions {
   double autotune_minutes = 10;  // max-autotune: budget of the first compile's tuning
   std::string autotune_log;      // max-autotune: its records; "" CACHE_DIR/autotune-TARGET.log (shared by models)
   std::ostream* log = nullptr;   // compile messages and warnings; null: std::cerr
+  // "int8": compiled as `compile --quantize int8` (driver::CompileOptions):
+  // calibrated on `calibrate` (N seeded samples or a .npy) by `calibration`
+  // ("min-max", "percentile", "kl-entropy"). Fixed shapes only.
+  std::string quantize;
+  std::string calibrate = "8";
+  std::string calibration = "min-max";
 };
 
 // Makes the network for given input shapes; throws tessera::Error when it

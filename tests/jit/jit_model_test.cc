@@ -9,11 +9,13 @@
 #include <iterator>
 #include <sstream>
 
+#include "driver/compile.h"
 #include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/model_source.h"
 #include "jit/jit_model.h"
 #include "measure/kernel_args.h"
+#include "runtime/graph_executor.h"
 #include "tessera/error.h"
 
 namespace tessera::jit {
@@ -84,6 +86,40 @@ TEST_F(JitModelTest, CompilesOnFirstCallOnlyAndMatchesTheInterpreter) {
   expect_reference(m.run(args(y)), y);
   EXPECT_FALSE(m.last_call().compiled);
   EXPECT_EQ(m.compilations(), 1);
+}
+
+// quantize="int8": the jit builds what compile --quantize int8 builds (the
+// same outputs), under another cache key than the float build; dynamic
+// shapes are refused in one line.
+TEST_F(JitModelTest, QuantizedIsAnotherArtifactEqualToCompileQuantize) {
+  const auto x = input(1, 4);
+  const std::string float_key = compile_into_cache(x);
+  JitOptions o = options();
+  o.quantize = "int8";
+  o.calibrate = "2";
+  JitModel m("narrow", model_source(kModel), o);
+  const runtime::NDArray got = first(m.run(args(x)));
+  EXPECT_NE(m.last_call().cache_key, float_key);
+
+  driver::CompileOptions c;
+  c.quantize = "int8";
+  c.calibrate = "2";
+  target::Target t = target::Target::host();
+  t.threads = 2;
+  runtime::GraphExecutor ex(driver::compile(graph::load_model(kModel, {1}), t, c).artifact, "int8");
+  ex.set_input(0, x);
+  ex.run();
+  const auto compared = measure::compare_output(got, ex.get_output(0), 0.0);
+  EXPECT_TRUE(compared.ok) << compared.describe();
+  // And it is quantized: not the float model's outputs exactly.
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(x.shape());
+  std::copy(x.data(), x.data() + x.size(), inputs[0].data());
+  EXPECT_GT(measure::compare_output(got, graph::interpret(graph::load_model(kModel, {1}), inputs)[0]).max_rel_error,
+            1e-4);
+
+  o.dynamic = true;
+  EXPECT_THROW(JitModel("narrow", model_source(kModel), o), Error);
 }
 
 TEST_F(JitModelTest, ASecondModelStartsWarmFromTheDiskCache) {
