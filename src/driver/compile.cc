@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "compile/graph_choices.h"
 #include "driver/calibration_samples.h"
 #include "records/apply_history_best.h"
@@ -142,9 +144,24 @@ graph::Graph quantized_graph(const graph::Graph& model, const target::Target& ta
   const bool calibrated = options.quantization.global_scale <= 0;
   graph::QuantizeOptions quantization = options.quantization;
   quantization.weight_max = std::min(quantization.weight_max, build::int8_weight_limit(target) == 127 ? 127 : 63);
+  graph::QuantizeReport report;
   const graph::Graph quantized = graph::quantize_network(
       optimized, calibrated ? calibration_samples(model, options.calibrate) : std::vector<std::vector<runtime::NDArray>>{},
-      quantization);
+      quantization, &report);
+  // Asked for int8, a user hears how much of the network got it.
+  const std::string unquantizable =
+      report.not_quantizable ? fmt::format(", {} in a form int8 kernels do not take (NCHW / OIHW convolutions, "
+                                           "ungrouped or depthwise, constant weights: not --layout NHWC)",
+                                           report.not_quantizable)
+                             : "";
+  if (report.quantized == 0)
+    throw Error(fmt::format("--quantize int8: no convolution of this model is quantized ({} kept float32 by "
+                            "--skip-layers{})",
+                            report.convolutions, unquantizable));
+  std::ostream& warnings = options.warnings ? *options.warnings : std::cerr;
+  warnings << fmt::format("note: --quantize int8: {} of {} convolutions in int8 ({} kept float32 by --skip-layers{})\n",
+                          report.quantized, report.convolutions + report.not_quantizable,
+                          report.convolutions - report.quantized, unquantizable);
   return build::optimize_for_target(quantized, target, build_options.conv_blocks, false, build_options.keep_layout);
 }
 

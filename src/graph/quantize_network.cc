@@ -139,7 +139,12 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
   std::vector<ConvChain> chosen;
   for (size_t i = 0; i < chains.size(); ++i)
     if (!options.skip_layers.count(static_cast<int>(i))) chosen.push_back(chains[i]);
-  if (report) *report = {static_cast<int>(chains.size()), static_cast<int>(chosen.size())};
+  if (report) {
+    int all = 0;
+    for (const Node& n : g.nodes()) all += n.op == Op::kConv2d;
+    *report = {static_cast<int>(chains.size()), static_cast<int>(chosen.size()),
+               all - static_cast<int>(chains.size())};
+  }
 
   // The ranges of each chosen chain's input and output.
   std::map<NodeId, ops::QuantizeAttrs> quantization;

@@ -39,6 +39,10 @@ struct QuantizeOptions {
 struct QuantizeReport {
   int convolutions = 0;  // that could be quantized
   int quantized = 0;     // that were (the rest skipped)
+  // Convolutions that cannot be: another layout than NCHW / OIHW (a model
+  // compiled with --layout NHWC), grouped, Winograd, or a weight computed at
+  // run time.
+  int not_quantizable = 0;
 };
 
 // `samples`: calibration inputs, one vector per run (in graph.input_ids()

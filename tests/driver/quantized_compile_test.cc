@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "driver/calibration_samples.h"
 #include "driver/compile.h"
 #include "driver/kernel_check.h"
+#include "graph/builder.h"
 #include "graph/interpreter.h"
 #include "graph/onnx_import.h"
 #include "measure/kernel_args.h"
@@ -67,6 +69,37 @@ TEST(QuantizedCompile, EachCalibrationMethodCompilesAndEqualsTheQuantizedGraph) 
       break;
     }
   }
+}
+
+// Asked for int8, a model none of whose convolutions int8 kernels take (NHWC
+// ones here) is refused in one line saying why, not compiled float32 silently;
+// one that quantizes says how much of it did.
+TEST(QuantizedCompile, SaysHowManyConvolutionsGotInt8AndRefusesNone) {
+  graph::GraphBuilder b;
+  const graph::NodeId x = b.input("x", {1, 8, 8, 4});
+  ops::Conv2dAttrs nhwc = ops::Conv2dAttrs::symmetric(1, 1);
+  nhwc.data_layout = "NHWC", nhwc.kernel_layout = "HWIO";
+  const graph::Graph model =
+      b.finish({b.conv2d(x, b.random_constant("w", {3, 3, 4, 8}, -0.5f, 0.5f), nhwc, "conv")});
+  CompileOptions o;
+  o.quantize = "int8";
+  o.quantization.skip_layers = {};
+  o.quantization.global_scale = 4.0;
+  o.shipped_records = false;
+  o.keep_layout = true;
+  try {
+    compile(model, target::Target::host(), o);
+    FAIL() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no convolution of this model is quantized"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1 in a form int8 kernels do not take"), std::string::npos) << e.what();
+  }
+  std::ostringstream said;
+  o.warnings = &said;
+  o.quantization.skip_layers = {0};
+  compile(graph::import_onnx(kNarrow), target::Target::host(), o);
+  EXPECT_NE(said.str().find("note: --quantize int8: "), std::string::npos) << said.str();
+  EXPECT_NE(said.str().find("(1 kept float32 by --skip-layers)"), std::string::npos) << said.str();
 }
 
 TEST(QuantizedCompile, CalibrationTakesStackedSamplesFromANpyAndRefusesBadOnes) {
