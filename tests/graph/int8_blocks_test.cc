@@ -18,6 +18,7 @@
 #include "ops/pooling.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/quantize.h"
+#include "ops/tensor_layout.h"
 #include "runtime/graph_executor.h"
 
 namespace tessera::graph {
@@ -149,8 +150,12 @@ TEST(Int8Blocks, MaxPoolingPoolsInt8ValuesAndCompilesExactly) {
   std::vector<std::vector<runtime::NDArray>> samples(1);
   samples[0].emplace_back(Shape{1, 8, 14, 14});
   samples[0][0].fill_random(3);
+  // As compile does for this host: weights within what its dot product
+  // computes exactly (7 bits where pairs saturate: AVX2 without VNNI).
+  const target::Target host = target::Target::host();
   QuantizeOptions o;
   o.skip_layers = {};
+  o.weight_max = build::int8_weight_limit(host) == 127 ? 127 : 63;
   const Graph q = quantize_network(model, samples, o);
   int int8_pools = 0;
   for (const Node& n : q.nodes()) {
@@ -161,12 +166,13 @@ TEST(Int8Blocks, MaxPoolingPoolsInt8ValuesAndCompilesExactly) {
   }
   EXPECT_EQ(int8_pools, 1);
 
-  const Graph blocked = optimize(q, PassOptions{.block = 16, .winograd = false});
+  const Graph blocked = build::optimize_for_target(q, host, {}, false);
   int blocked_pools = 0;
   for (const Node& n : blocked.nodes())
-    blocked_pools += n.op == Op::kMaxPool2d && n.attrs_as<ops::Pool2dAttrs>().layout == "NCHW16c";
+    blocked_pools += n.op == Op::kMaxPool2d && ops::is_channel_blocked(n.attrs_as<ops::Pool2dAttrs>().layout) &&
+                     n.type.dtype == DataType::kUInt8;
   EXPECT_EQ(blocked_pools, 1);
-  build::BuildResult built = build::build_optimized(model, blocked, target::Target::host());
+  build::BuildResult built = build::build_optimized(model, blocked, host);
   runtime::GraphExecutor ex(std::move(built.artifact), "pool", /*keep_every_tensor=*/true);
   ex.set_input(0, samples[0][0]);
   ex.run();
