@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -15,6 +14,7 @@
 
 #include <zlib.h>
 
+#include "runtime/stored_values.h"
 #include "support/bounded_json.h"
 #include "support/half.h"
 #include "support/quoted.h"
@@ -124,41 +124,22 @@ void append_param(std::string& out, const NDArray& p, const ExecutableGraph::Ten
   if (t.half) {
     const std::vector<uint16_t> halves = support::to_halves(p.data(), p.size());
     out.append(reinterpret_cast<const char*>(halves.data()), halves.size() * sizeof(uint16_t));
-  } else if (t.stored_as == "int8" || t.stored_as == "uint8") {
-    for (int64_t i = 0; i < p.size(); ++i) {
-      const auto v = static_cast<int32_t>(std::nearbyint(p[i]));
-      out.push_back(static_cast<char>(t.stored_as == "int8" ? static_cast<uint8_t>(static_cast<int8_t>(v))
-                                                             : static_cast<uint8_t>(v)));
-    }
-  } else if (t.stored_as == "int32") {
-    for (int64_t i = 0; i < p.size(); ++i) {
-      const auto v = static_cast<int32_t>(std::nearbyint(p[i]));
-      out.append(reinterpret_cast<const char*>(&v), sizeof(v));
-    }
-  } else {
-    out.append(reinterpret_cast<const char*>(p.data()), static_cast<size_t>(p.size()) * sizeof(float));
+    return;
   }
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(p.size() * stored_element_bytes(t.stored_as)));
+  store_values(t.stored_as, p.data(), p.size(), out.data() + at);
 }
 
-// The values of a param from its n stored bytes (append_param's inverse).
+// The values of a param from its stored bytes (append_param's inverse).
 void decode_param(const char* bytes, const ExecutableGraph::Tensor& t, NDArray& p) {
   if (t.half) {
     std::vector<uint16_t> halves(static_cast<size_t>(p.size()));
     std::memcpy(halves.data(), bytes, halves.size() * sizeof(uint16_t));
     support::from_halves(halves.data(), p.size(), p.data());
-  } else if (t.stored_as == "int8") {
-    for (int64_t i = 0; i < p.size(); ++i) p[i] = static_cast<float>(static_cast<int8_t>(bytes[i]));
-  } else if (t.stored_as == "uint8") {
-    for (int64_t i = 0; i < p.size(); ++i) p[i] = static_cast<float>(static_cast<uint8_t>(bytes[i]));
-  } else if (t.stored_as == "int32") {
-    for (int64_t i = 0; i < p.size(); ++i) {
-      int32_t v = 0;
-      std::memcpy(&v, bytes + i * sizeof(v), sizeof(v));
-      p[i] = static_cast<float>(v);
-    }
-  } else {
-    std::memcpy(p.data(), bytes, static_cast<size_t>(p.size()) * sizeof(float));
+    return;
   }
+  load_values(t.stored_as, bytes, p.size(), p.data());
 }
 
 std::string params_bytes(const Artifact& a) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/stored_values.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
@@ -25,8 +26,7 @@ int64_t ExecutableGraph::num_elements(int tensor) const {
 
 int64_t ExecutableGraph::element_bytes(int tensor) const {
   const Tensor& t = tensors.at(tensor);
-  if (t.half) return 2;
-  return t.stored_as == "int8" || t.stored_as == "uint8" ? 1 : 4;
+  return t.half ? 2 : stored_element_bytes(t.stored_as);
 }
 
 int ExecutableGraph::storage_root(int tensor) const {

@@ -9,25 +9,13 @@
 #include <numeric>
 
 #include "runtime/host_cpu.h"
+#include "runtime/stored_values.h"
 #include "runtime/thread_pool.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
 namespace tessera::runtime {
 
-namespace {
-
-// A quantized constant's values (integers held as floats) in its storage type.
-void store_integers(const std::string& type, const float* values, int64_t n, char* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    const auto v = static_cast<int64_t>(std::nearbyint(values[i]));
-    if (type == "int8") reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
-    else if (type == "uint8") reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
-    else reinterpret_cast<int32_t*>(out)[i] = static_cast<int32_t>(v);  // int32 (ExecutableGraph::validate)
-  }
-}
-
-}  // namespace
 namespace {
 
 int index_by_name(const ExecutableGraph& g, const std::vector<int>& ids, const std::string& name, const char* what) {
@@ -151,8 +139,7 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared
   // weights once, not twice.
   for (int t : constant_order) {
     NDArray& param = *param_of[t];
-    if (graph_.tensors[t].stored_as.empty()) std::memcpy(next, param.data(), param.size() * sizeof(float));
-    else store_integers(graph_.tensors[t].stored_as, param.data(), param.size(), next);
+    store_values(graph_.tensors[t].stored_as, param.data(), param.size(), next);
     constant_data_[t] = reinterpret_cast<float*>(next);
     next += stored_bytes(param);
     param = NDArray();
@@ -326,14 +313,7 @@ std::optional<NDArray> GraphExecutor::tensor_value(const std::string& name) cons
     if (!pinned && !keep_every_tensor_)
       throw Error(source_ + ": tensor '" + name + "' is intermediate: its memory is reused unless every tensor is kept");
     NDArray out(graph_.tensors[t].shape);
-    const std::string& stored = graph_.tensors[root].stored_as;
-    const auto* bytes = reinterpret_cast<const unsigned char*>(tensor_data(t));
-    for (int64_t i = 0; i < out.size(); ++i) {
-      if (stored == "int8") out[i] = static_cast<float>(reinterpret_cast<const int8_t*>(bytes)[i]);
-      else if (stored == "uint8") out[i] = static_cast<float>(bytes[i]);
-      else if (stored == "int32") out[i] = static_cast<float>(reinterpret_cast<const int32_t*>(bytes)[i]);
-      else out[i] = reinterpret_cast<const float*>(bytes)[i];
-    }
+    load_values(graph_.tensors[root].stored_as, reinterpret_cast<const char*>(tensor_data(t)), out.size(), out.data());
     return out;
   }
   return std::nullopt;
