@@ -189,17 +189,18 @@ class LayoutConverter {
     NodeId data = r_.mapped(n.inputs[0]);
     const Shape& given = w.shape();
     const int64_t lanes = (given[1] + 3) / 4 * 4;
-    runtime::NDArray widened({given[0], lanes, given[2], given[3]});
-    const int64_t taps = given[2] * given[3];
-    for (int64_t f = 0; f < given[0]; ++f)
-      for (int64_t c = 0; c < given[1]; ++c)
-        std::copy(w.data() + (f * given[1] + c) * taps, w.data() + (f * given[1] + c + 1) * taps,
-                  widened.data() + (f * lanes + c) * taps);
+    runtime::NDArray widened;
     if (lanes != given[1]) {
+      widened = runtime::NDArray({given[0], lanes, given[2], given[3]});
+      const int64_t taps = given[2] * given[3];
+      for (int64_t f = 0; f < given[0]; ++f)
+        std::copy(w.data() + f * given[1] * taps, w.data() + (f + 1) * given[1] * taps,
+                  widened.data() + f * lanes * taps);
       ops::PadAttrs pad{{0, 0, 0, 0}, {0, lanes - given[1], 0, 0}, static_cast<float>(a.x_zero_point)};
       data = r_.add(Op::kPad, n.name + ".lanes", {data}, pad);
     }
-    const Shape& oihw = widened.shape();
+    const runtime::NDArray& oihw_weight = lanes != given[1] ? widened : w;
+    const Shape& oihw = oihw_weight.shape();
     int64_t ic_bn = block_for(oihw[1], block_), oc_bn = block_for(oihw[0], block_);
     if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
       ic_bn = chosen->second.ic_bn;
@@ -214,7 +215,7 @@ class LayoutConverter {
     blocked_attrs.conv.data_layout = blocked(ic_bn);
     blocked_attrs.conv.kernel_layout = ops::int8_kernel_layout(ic_bn, oc_bn);
     runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
-    const std::vector<float> values = ops::pack_int8_kernel(widened.data(), oihw, ic_bn, oc_bn);
+    const std::vector<float> values = ops::pack_int8_kernel(oihw_weight.data(), oihw, ic_bn, oc_bn);
     std::copy(values.begin(), values.end(), packed.data());
     add_blocked_int8_conv(n, blocked_attrs, std::move(packed), data, ic_bn, oc_bn);
     return true;
@@ -227,14 +228,11 @@ class LayoutConverter {
                              NodeId data, int64_t in_block, int64_t out_block) {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
-    const runtime::NDArray& w = *weight.value;
-    const int64_t channels = w.shape()[0], per_channel = w.size() / channels;
-    runtime::NDArray folded({channels});
-    for (int64_t f = 0; f < channels; ++f) {
-      int64_t sum = 0;
-      for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(w[f * per_channel + i]);
-      folded[f] = static_cast<float>(static_cast<int64_t>((*bias.value)[f]) - attrs.x_zero_point * sum);
-    }
+    const std::vector<int64_t> share =
+        ops::zero_point_share(weight.value->data(), weight.value->shape(), attrs.x_zero_point);
+    runtime::NDArray folded({static_cast<int64_t>(share.size())});
+    for (size_t f = 0; f < share.size(); ++f)
+      folded.data()[f] = static_cast<float>(static_cast<int64_t>(bias.value->data()[f]) - share[f]);
     const NodeId wb = r_.add_constant(weight.name + "." + attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
     const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
     const NodeId x = transform(data, "NCHW", blocked(in_block), n.name + ".in");

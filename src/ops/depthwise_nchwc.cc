@@ -55,19 +55,23 @@ std::vector<float> pack_depthwise_weight(const float* w, const Shape& s, int64_t
   return out;
 }
 
+std::vector<float> unpack_depthwise_weight(const float* packed, const Shape& ps) {
+  const int64_t bn = ps[5], channels = ps[0] * bn, taps = ps[2] * ps[3];
+  std::vector<float> w(static_cast<size_t>(channels * taps));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < taps; ++t) w[c * taps + t] = packed[((c / bn) * taps + t) * bn + c % bn];
+  return w;
+}
+
 namespace reference {
 
 void depthwise_conv2d_nchwc(const float* data, const Shape& ds, const float* weight, const Shape& ws,
                             const Conv2dAttrs& attrs, float* out) {
   Shape packed_out = depthwise_conv2d_nchwc_output_shape(ds, ws, attrs);
-  const int64_t bn = ds[4], channels = ds[1] * bn, taps = ws[2] * ws[3];
+  const int64_t bn = ds[4], channels = ds[1] * bn;
   const Shape nchw{ds[0], channels, ds[2], ds[3]};
-  // Unpack data with the layout helper (it reads the packed shape); the weight
-  // by hand.
   std::vector<float> x = unpack_nchwc_to_nchw(data, ds);
-  std::vector<float> w(channels * taps);
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t t = 0; t < taps; ++t) w[c * taps + t] = weight[((c / bn) * taps + t) * bn + c % bn];
+  std::vector<float> w = unpack_depthwise_weight(weight, ws);
   const Shape out_nchw{ds[0], channels, packed_out[2], packed_out[3]};
   std::vector<float> y(num_elements(out_nchw));
   reference::depthwise_conv2d_nchw(x.data(), nchw, w.data(), {channels, 1, ws[2], ws[3]}, attrs, y.data());

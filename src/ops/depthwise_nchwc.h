@@ -23,6 +23,8 @@ ir::Tensor depthwise_conv2d_nchwc(const ir::Tensor& data, const ir::Tensor& weig
 // divides C and the multiplier is 1.
 Shape depthwise_nchwc_weight_shape(const Shape& weight, int64_t bn);
 std::vector<float> pack_depthwise_weight(const float* weight, const Shape& shape, int64_t bn);
+// The packed weight (C/bn, 1, KH, KW, 1, bn) back to (C, 1, KH, KW).
+std::vector<float> unpack_depthwise_weight(const float* packed, const Shape& packed_shape);
 
 namespace reference {
 // Packed data and weight as above; unpacks, runs the NCHW reference, packs the

@@ -111,16 +111,13 @@ ir::Expr valid_count(const ir::Var& o, int64_t stride, int64_t pad_before, int64
 
 ir::Tensor max_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {
   Shape out = pool2d_output_shape("max_pool2d", data->shape, a);
-  // Quantized data (int8, uint8) pads with its type's least value and keeps
-  // its type: the maximum of quantized values is the quantized maximum.
+  // Quantized data (int8, uint8) pads with its type's least value: the
+  // maximum of quantized values is the quantized maximum (compile stores it
+  // in the node's type, compile/node_expression.cc).
   const bool quantized = data->dtype == ir::DType::Int8 || data->dtype == ir::DType::UInt8;
   ir::Tensor padded = pad_for_pool(
       data, a, quantized ? static_cast<float>(quantized_min(data->dtype)) : std::numeric_limits<float>::lowest());
-  ir::Tensor pooled = pool_reduce(padded, out, a, /*is_max=*/true, "pool_max");
-  if (!quantized) return pooled;
-  return ir::compute(
-      out, [&](const std::vector<ir::Var>& v) { return ir::cast(data->dtype, ir::load(pooled, to_exprs(v))); },
-      unique_name("T_stored", {pooled}), "elemwise", ax_names(out.size()));
+  return pool_reduce(padded, out, a, /*is_max=*/true, "pool_max");
 }
 
 ir::Tensor avg_pool2d(const ir::Tensor& data, const Pool2dAttrs& a) {

@@ -17,17 +17,6 @@ void QLinearAddAttrs::validate() const {
   y.validate("qlinear_add y");
 }
 
-namespace {
-
-// y's range: its type's, from its zero point up with a fused ReLU.
-std::pair<float, float> output_range(const QLinearAddAttrs& attrs) {
-  const ir::DType t = quantized_type("qlinear_add", attrs.y.dtype);
-  const int64_t lo = attrs.relu ? std::max(attrs.y.zero_point, quantized_min(t)) : quantized_min(t);
-  return {static_cast<float>(lo), static_cast<float>(quantized_max(t))};
-}
-
-}  // namespace
-
 AddMultipliers add_multipliers(const QLinearAddAttrs& attrs) {
   const double ra = static_cast<double>(attrs.a.scale) / attrs.y.scale;
   const double rb = static_cast<double>(attrs.b.scale) / attrs.y.scale;
@@ -47,7 +36,7 @@ ir::Tensor qlinear_add(const ir::Tensor& a, const ir::Tensor& b, const QLinearAd
   if (a->shape != b->shape)
     fail("qlinear_add", "adds tensors of one shape, got " + shape_to_string(a->shape) + " and " +
                             shape_to_string(b->shape));
-  const auto [lo, hi] = output_range(attrs);
+  const auto [lo, hi] = output_range("qlinear_add", attrs.y.dtype, attrs.y.zero_point, attrs.relu);
   const AddMultipliers m = add_multipliers(attrs);
   auto scaled = [](const ir::Tensor& q, const QuantizeAttrs& qa, int64_t multiplier, const std::vector<ir::Var>& v) {
     return (ir::load(q, to_exprs(v)) - ir::Expr(qa.zero_point)) * ir::Expr(multiplier);
@@ -56,7 +45,7 @@ ir::Tensor qlinear_add(const ir::Tensor& a, const ir::Tensor& b, const QLinearAd
     const ir::Expr sum = scaled(a, attrs.a, m.a, v) + scaled(b, attrs.b, m.b, v) + ir::Expr(int64_t{1} << (m.shift - 1));
     const ir::Expr q = ir::floordiv(sum, ir::Expr(int64_t{1} << m.shift)) + ir::Expr(attrs.y.zero_point);
     return ir::cast(quantized_type("qlinear_add", attrs.y.dtype),
-                    ir::min(ir::max(q, ir::Expr(static_cast<int64_t>(lo))), ir::Expr(static_cast<int64_t>(hi))));
+                    ir::min(ir::max(q, ir::Expr(lo)), ir::Expr(hi)));
   };
   return ir::compute(a->shape, body, unique_name("T_qlinear_add", {a, b}), "elemwise", ax_names(a->shape.size()));
 }
@@ -64,14 +53,14 @@ ir::Tensor qlinear_add(const ir::Tensor& a, const ir::Tensor& b, const QLinearAd
 namespace reference {
 
 void qlinear_add(const float* a, const float* b, int64_t n, const QLinearAddAttrs& attrs, float* y) {
-  const auto [lo, hi] = output_range(attrs);
+  const auto [lo, hi] = output_range("qlinear_add", attrs.y.dtype, attrs.y.zero_point, attrs.relu);
   const AddMultipliers m = add_multipliers(attrs);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t sum = (static_cast<int64_t>(a[i]) - attrs.a.zero_point) * m.a +
                         (static_cast<int64_t>(b[i]) - attrs.b.zero_point) * m.b + (int64_t{1} << (m.shift - 1));
     // Floor division by 2^shift (an arithmetic shift): halves round up.
     const int64_t q = (sum >> m.shift) + attrs.y.zero_point;
-    y[i] = std::min(std::max(static_cast<float>(q), lo), hi);
+    y[i] = static_cast<float>(std::clamp(q, lo, hi));
   }
 }
 

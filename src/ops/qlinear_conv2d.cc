@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/depthwise_nchwc.h"
+#include "ops/layout.h"
 #include "ops/operator.h"
 #include "ops/quantize.h"
 #include "ops/tensor_layout.h"
@@ -67,6 +69,17 @@ std::vector<float> unpack_int8_kernel(const float* packed, const Shape& shape, i
   return out;
 }
 
+std::vector<int64_t> zero_point_share(const float* oihw, const Shape& shape, int64_t x_zero_point) {
+  const int64_t per_channel = shape[1] * shape[2] * shape[3];
+  std::vector<int64_t> share(static_cast<size_t>(shape[0]));
+  for (int64_t f = 0; f < shape[0]; ++f) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(oihw[f * per_channel + i]);
+    share[static_cast<size_t>(f)] = x_zero_point * sum;
+  }
+  return share;
+}
+
 std::string QLinearConv2dAttrs::to_string() const {
   return conv.to_string() + " x_scale=" + number_to_string(x_scale) + " x_zero_point=" + std::to_string(x_zero_point) +
          " x_dtype=" + x_dtype + " y_scale=" + number_to_string(y_scale) +
@@ -78,9 +91,8 @@ void QLinearConv2dAttrs::validate() const {
   const std::string op = "qlinear_conv2d";
   conv.validate(op);
   if (is_depthwise() && is_blocked()) {
-    const Layout k = Layout::parse(conv.kernel_layout);
-    if (!is_channel_blocked(conv.data_layout) || k.block_of('I') != 1 ||
-        k.block_of('O') != Layout::parse(conv.data_layout).block_of('C') || k.text() != "OIHW1i" + std::to_string(k.block_of('O')) + "o")
+    if (!is_channel_blocked(conv.data_layout) ||
+        conv.kernel_layout != "OIHW1i" + std::to_string(Layout::parse(conv.data_layout).block_of('C')) + "o")
       fail(op, "blocked depthwise, computes NCHW<b>c data with an OIHW1i<b>o weight, got " + conv.to_string());
   } else if (is_blocked()) {
     const auto blocks = int8_kernel_blocks(conv.kernel_layout);
@@ -129,9 +141,7 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
     fail(op, "groups=" + std::to_string(a.conv.groups) + ": computes one group or depthwise (groups == channels, " +
                  "weight (C, 1, KH, KW)), got data " + shape_to_string(x) + " and weight " + shape_to_string(w));
   const Shape out =
-      a.is_depthwise() ? Shape{x[0], x[1], spatial_output(op, x[2], x[3], w[2], w[3], a.conv).first,
-                               spatial_output(op, x[2], x[3], w[2], w[3], a.conv).second}
-                       : conv2d_nchw_output_shape(x, w, a.conv);
+      a.is_depthwise() ? depthwise_conv2d_nchw_output_shape(x, w, a.conv) : conv2d_nchw_output_shape(x, w, a.conv);
   if (w_scale != Shape{w[0]}) fail(op, "w_scale must be (" + std::to_string(w[0]) + "), got " + shape_to_string(w_scale));
   if (bias != Shape{w[0]}) fail(op, "bias must be (" + std::to_string(w[0]) + "), got " + shape_to_string(bias));
   return out;
@@ -142,9 +152,8 @@ namespace {
 // The output's range: its type's, from y_zero_point up with a fused ReLU,
 // up to clip_max quantized (as quantize computes it) with a fused ReLU6.
 std::pair<float, float> saturation(const QLinearConv2dAttrs& a) {
-  const ir::DType t = quantized_type("qlinear_conv2d", a.y_dtype);
-  const int64_t lo = a.relu ? std::max(a.y_zero_point, quantized_min(t)) : quantized_min(t);
-  float hi = static_cast<float>(quantized_max(t));
+  const auto [lo, most] = output_range("qlinear_conv2d", a.y_dtype, a.y_zero_point, a.relu);
+  float hi = static_cast<float>(most);
   if (a.relu && a.clip_max > 0)
     hi = std::min(hi, std::nearbyint(a.clip_max / a.y_scale) + static_cast<float>(a.y_zero_point));
   return {static_cast<float>(lo), hi};
@@ -306,58 +315,38 @@ void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const 
         }
 }
 
-void qlinear_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
-                          const float* bias, const QLinearConv2dAttrs& a, float* y) {
-  const auto [ic_bn, oc_bn] = *int8_kernel_blocks(a.conv.kernel_layout);
-  const Layout blocked_in = Layout::parse(a.conv.data_layout), nchw = Layout::parse("NCHW");
-  const Layout blocked_out = Layout::parse("NCHW" + std::to_string(oc_bn) + "c");
-  const Shape plain_x = layout_transform_shape(xs, blocked_in, nchw);
-  std::vector<float> x_nchw(static_cast<size_t>(num_elements(plain_x)));
-  layout_transform(x, xs, blocked_in, nchw, x_nchw.data());
-  const Shape oihw = {ws[0] * oc_bn, ws[1] * ic_bn, ws[2], ws[3]};
-  const std::vector<float> w_oihw = unpack_int8_kernel(w, oihw, ic_bn, oc_bn);
-  // The bias unfolded: the zero point's share added back.
-  std::vector<float> plain_bias(bias, bias + oihw[0]);
-  const int64_t per_channel = oihw[1] * oihw[2] * oihw[3];
-  for (int64_t f = 0; f < oihw[0]; ++f) {
-    int64_t sum = 0;
-    for (int64_t i = 0; i < per_channel; ++i) sum += static_cast<int64_t>(w_oihw[static_cast<size_t>(f * per_channel + i)]);
-    plain_bias[static_cast<size_t>(f)] += static_cast<float>(a.x_zero_point * sum);
-  }
+namespace {
+
+// A blocked form's reference: its data unblocked, its weight given unpacked
+// (OIHW), its bias unfolded, the NCHW reference, the output blocked by `bn`.
+void through_nchw(const float* x, const Shape& xs, const std::vector<float>& w_oihw, const Shape& oihw,
+                  const float* w_scale, const float* bias, const QLinearConv2dAttrs& a, int64_t bn, float* y) {
+  const std::vector<float> x_nchw = unpack_nchwc_to_nchw(x, xs);
+  const Shape plain_x = {xs[0], xs[1] * xs[4], xs[2], xs[3]};
+  const std::vector<int64_t> share = zero_point_share(w_oihw.data(), oihw, a.x_zero_point);
+  std::vector<float> plain_bias(share.size());
+  for (size_t f = 0; f < share.size(); ++f) plain_bias[f] = static_cast<float>(static_cast<int64_t>(bias[f]) + share[f]);
   QLinearConv2dAttrs plain = a;
   plain.conv = unblocked_attrs(a.conv);
   const Shape out = qlinear_conv2d_output_shape(plain_x, oihw, {oihw[0]}, {oihw[0]}, plain);
   std::vector<float> y_nchw(static_cast<size_t>(num_elements(out)));
   qlinear_conv2d_nchw(x_nchw.data(), plain_x, w_oihw.data(), oihw, w_scale, plain_bias.data(), plain, y_nchw.data());
-  layout_transform(y_nchw.data(), out, nchw, blocked_out, y);
+  const std::vector<float> blocked = pack_nchw_to_nchwc(y_nchw.data(), out, bn);
+  std::copy(blocked.begin(), blocked.end(), y);
+}
+
+}  // namespace
+
+void qlinear_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
+                          const float* bias, const QLinearConv2dAttrs& a, float* y) {
+  const auto [ic_bn, oc_bn] = *int8_kernel_blocks(a.conv.kernel_layout);
+  const Shape oihw = {ws[0] * oc_bn, ws[1] * ic_bn, ws[2], ws[3]};
+  through_nchw(x, xs, unpack_int8_kernel(w, oihw, ic_bn, oc_bn), oihw, w_scale, bias, a, oc_bn, y);
 }
 
 void qlinear_depthwise_conv2d_nchwc(const float* x, const Shape& xs, const float* w, const Shape& ws,
                                     const float* w_scale, const float* bias, const QLinearConv2dAttrs& a, float* y) {
-  const int64_t bn = xs[4], channels = xs[1] * bn, taps = ws[2] * ws[3];
-  const Layout blocked = Layout::parse(a.conv.data_layout), nchw = Layout::parse("NCHW");
-  const Shape plain_x = layout_transform_shape(xs, blocked, nchw);
-  std::vector<float> x_nchw(static_cast<size_t>(num_elements(plain_x)));
-  layout_transform(x, xs, blocked, nchw, x_nchw.data());
-  // The weight unpacked (depthwise conv2d's packing, ops/depthwise_nchwc.h),
-  // the bias unfolded.
-  std::vector<float> w_plain(static_cast<size_t>(channels * taps)), plain_bias(bias, bias + channels);
-  for (int64_t c = 0; c < channels; ++c) {
-    int64_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const float v = w[((c / bn) * taps + t) * bn + c % bn];
-      w_plain[static_cast<size_t>(c * taps + t)] = v;
-      sum += static_cast<int64_t>(v);
-    }
-    plain_bias[static_cast<size_t>(c)] += static_cast<float>(a.x_zero_point * sum);
-  }
-  QLinearConv2dAttrs plain = a;
-  plain.conv = unblocked_attrs(a.conv);
-  const Shape wshape = {channels, 1, ws[2], ws[3]};
-  const Shape out = qlinear_conv2d_output_shape(plain_x, wshape, {channels}, {channels}, plain);
-  std::vector<float> y_nchw(static_cast<size_t>(num_elements(out)));
-  qlinear_conv2d_nchw(x_nchw.data(), plain_x, w_plain.data(), wshape, w_scale, plain_bias.data(), plain, y_nchw.data());
-  layout_transform(y_nchw.data(), out, nchw, blocked, y);
+  through_nchw(x, xs, unpack_depthwise_weight(w, ws), {ws[0] * ws[5], 1, ws[2], ws[3]}, w_scale, bias, a, ws[5], y);
 }
 
 }  // namespace reference

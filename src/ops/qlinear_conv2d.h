@@ -35,6 +35,10 @@ std::optional<std::pair<int64_t, int64_t>> int8_kernel_blocks(const std::string&
 // element, as floats holding the integers), and back.
 std::vector<float> pack_int8_kernel(const float* oihw, const Shape& shape, int64_t ic_bn, int64_t oc_bn);
 std::vector<float> unpack_int8_kernel(const float* packed, const Shape& oihw_shape, int64_t ic_bn, int64_t oc_bn);
+// x_zero_point * sum(w[f]) per output channel f of an OIHW weight (C, 1, KH,
+// KW for depthwise): the zero point's share of each output, which the
+// blocked forms' bias has folded (subtracted).
+std::vector<int64_t> zero_point_share(const float* oihw, const Shape& shape, int64_t x_zero_point);
 
 struct QLinearConv2dAttrs {
   // NCHW / OIHW, one group; or the blocked layouts above, where the bias

@@ -20,6 +20,12 @@ ir::DType quantized_type(const std::string& op, const std::string& dtype) {
 int64_t quantized_min(ir::DType t) { return t == ir::DType::UInt8 ? 0 : -128; }
 int64_t quantized_max(ir::DType t) { return t == ir::DType::UInt8 ? 255 : 127; }
 
+std::pair<int64_t, int64_t> output_range(const std::string& op, const std::string& dtype, int64_t zero_point,
+                                         bool relu) {
+  const ir::DType t = quantized_type(op, dtype);
+  return {relu ? std::max(zero_point, quantized_min(t)) : quantized_min(t), quantized_max(t)};
+}
+
 void QuantizeAttrs::validate(const std::string& op) const {
   if (!(scale > 0.0f) || !std::isfinite(scale)) fail(op, "scale must be positive and finite, got " + number_to_string(scale));
   const ir::DType t = quantized_type(op, dtype);

@@ -11,6 +11,7 @@
 // it in its type. Per tensor: one scale and zero point.
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "ir/tensor.h"
 #include "ops/common.h"
@@ -33,6 +34,10 @@ ir::DType quantized_type(const std::string& op, const std::string& dtype);
 // Its range: [-128, 127] or [0, 255].
 int64_t quantized_min(ir::DType t);
 int64_t quantized_max(ir::DType t);
+// The range of an operator's quantized output of `dtype`: its type's, from
+// `zero_point` up with a fused ReLU. Throws naming `op` for a bad dtype.
+std::pair<int64_t, int64_t> output_range(const std::string& op, const std::string& dtype, int64_t zero_point,
+                                         bool relu);
 
 // q of a float tensor (stored as attrs.dtype), and r of a quantized one.
 ir::Tensor quantize(const ir::Tensor& x, const QuantizeAttrs& attrs);
