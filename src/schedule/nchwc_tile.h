@@ -87,8 +87,9 @@ std::vector<std::string> nchwc_outer_tile_axes(const NchwcTilePlan& plan, const 
 // The plan of a conv2d_nchwc stage with a KHxKW window: the outer tile axes,
 // the reduction (ic_outer, ry, rx in `reduce_order`, then ic_inner), then the
 // tile's chunks, rows and columns unrolled (and rx when `unroll_kw`), the
-// channel block innermost (an int8 stage's ic_4 just outside it). With a buffer of rows, ic_outer goes first, then
-// the register tiles' rows and columns, then ry and rx.
+// channel block innermost (an int8 stage's ic_4 just outside it). With a
+// buffer of rows, ic_outer goes first, then the register tiles' rows and
+// columns, then ry and rx.
 NchwcTilePlan conv_window_tile_plan(const ir::Tensor& conv, int64_t oc_bn, int64_t oh_bn, int64_t ow_bn,
                                     const std::vector<int>& reduce_order = {0, 1, 2}, bool unroll_kw = false,
                                     AccumulatorBuffer buffer = {});
