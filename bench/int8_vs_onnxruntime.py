@@ -6,8 +6,11 @@ onnxruntime's side is what its users deploy: the torchvision model exported to
 ONNX and quantized by `quantize_static` (QDQ format, per-channel weights,
 uint8 activations, int8 weights, min-max calibration on the same seeded random
 inputs Tessera calibrates on), run by its CPU provider. Tessera compiles the
-zoo model of the same architecture with `--quantize int8 --calibrate N`. Weights
-are random on both sides: timing does not depend on them.
+zoo model of the same architecture with `--quantize int8 --calibrate N`
+("int8"), and onnxruntime's quantized file itself ("qdq": its QDQ pairs fused
+into Tessera's int8 kernels, onnxruntime's integers and scales; the logits'
+distance from onnxruntime's is printed). Weights are random on both sides:
+timing does not depend on them.
 
 For each model, thread count and ISA the sides are timed in alternating rounds
 in this one run; each keeps the minimum and median of its per-round medians.
@@ -25,6 +28,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -97,10 +101,15 @@ def main():
                 target = ISA_TARGETS[isa]
                 int8 = ["--quantize", "int8", "--calibrate", str(args.calibrate)] + \
                     (["--skip-layers", ""] if args.quantize_all else [])
-                for label, extra in (("fp32", []), ("int8", int8)):
+                for label, source, extra in (("fp32", model, []), ("int8", model, int8), ("qdq", quantized, [])):
                     artifact = os.path.join(args.artifacts, f"{model}.t{threads}.{isa}.{label}.tsr")
-                    subprocess.run([args.tessera, "compile", model, "--threads", str(threads), "--target", target,
+                    if os.path.exists(artifact):
+                        os.remove(artifact)
+                    subprocess.run([args.tessera, "compile", source, "--threads", str(threads), "--target", target,
                                     "-o", artifact] + extra, check=True, capture_output=True)
+                    if label == "qdq" and threads == 1:
+                        print(f"{model} {isa}: onnxruntime's QDQ model in Tessera: logits' max relative error against "
+                              f"onnxruntime's {qdq_error(args.tessera, artifact, session, feed):.1e}", flush=True)
                     sides[f"tessera {isa} {label}"] = \
                         lambda artifact=artifact: frameworks.tessera_round(args.tessera, artifact, threads, args.number)
             times = {name: [] for name in sides}
@@ -113,17 +122,31 @@ def main():
             for isa in args.isas.split(","):
                 fp32 = min(times[f"tessera {isa} fp32"])
                 int8 = min(times[f"tessera {isa} int8"])
-                rows.append((model, threads, isa, fp32 * 1e3, int8 * 1e3, ort_best * 1e3, fp32 / int8, int8 / ort_best))
+                qdq = min(times[f"tessera {isa} qdq"])
+                rows.append((model, threads, isa, fp32 * 1e3, int8 * 1e3, qdq * 1e3, ort_best * 1e3, fp32 / int8,
+                             int8 / ort_best, qdq / ort_best))
                 print_row(*rows[-1])
-    print(f"\n{'model':<13} {'thr':>3} {'isa':<8} {'fp32 ms':>8} {'int8 ms':>8} {'ort int8':>9} "
-          f"{'fp32/int8':>10} {'int8/ort':>9}")
+    print(f"\n{'model':<13} {'thr':>3} {'isa':<8} {'fp32 ms':>8} {'int8 ms':>8} {'qdq ms':>8} {'ort int8':>9} "
+          f"{'fp32/int8':>10} {'int8/ort':>9} {'qdq/ort':>8}")
     for row in rows:
         print_row(*row)
 
 
-def print_row(model, threads, isa, fp32, int8, ort_int8_ms, speedup, ratio):
-    print(f"{model:<13} {threads:>3} {isa:<8} {fp32:>8.2f} {int8:>8.2f} {ort_int8_ms:>9.2f} {speedup:>10.2f} "
-          f"{ratio:>9.2f}", flush=True)
+def qdq_error(tessera, artifact, session, feed):
+    """The largest |tessera - onnxruntime| over the largest |onnxruntime| of the logits, on `feed`."""
+    import numpy as np
+    want = session.run(None, feed)[0]
+    with tempfile.TemporaryDirectory() as d:
+        np.save(os.path.join(d, "x.npy"), feed["data"])
+        subprocess.run([tessera, "run", artifact, "--input", os.path.join(d, "x.npy"), "--output", os.path.join(d, "y.npy")],
+                       check=True, capture_output=True)
+        got = np.load(os.path.join(d, "y.npy"))
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def print_row(model, threads, isa, fp32, int8, qdq, ort_int8_ms, speedup, ratio, qdq_ratio):
+    print(f"{model:<13} {threads:>3} {isa:<8} {fp32:>8.2f} {int8:>8.2f} {qdq:>8.2f} {ort_int8_ms:>9.2f} "
+          f"{speedup:>10.2f} {ratio:>9.2f} {qdq_ratio:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":

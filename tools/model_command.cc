@@ -248,8 +248,10 @@ int run_compile(const ModelCommandOptions& o) {
   if (!o.check) return 0;
   if (target.is_gpu()) return check_gpu_artifact(o.output, load(o)) ? 0 : 1;
   target::require_runnable_here(target);
-  // A quantized network keeps every tensor: each kernel is checked on its own.
-  runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output, !o.quantize.empty());
+  // A quantized network (--quantize, or a quantized model's int8 kernels)
+  // keeps every tensor: each kernel is checked on its own.
+  const bool integer = !o.quantize.empty() || driver::has_integer_values(built.optimized);
+  runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output, integer);
   runtime::set_num_threads(target.threads);
   std::vector<runtime::NDArray> inputs;
   for (int i = 0; i < ex.num_inputs(); ++i) {
@@ -257,12 +259,13 @@ int run_compile(const ModelCommandOptions& o) {
     ex.set_input(i, inputs.back());
   }
   ex.run();
-  if (!o.quantize.empty()) {
+  if (integer) {
     // The integer reference, kernel by kernel (driver/kernel_check.h): every
     // integer value a kernel wrote exactly, the float ones to the usual
     // rounding. The outputs against the graph interpreted whole (where float
     // rounding upstream of a quantize may move a value by one step) and how
-    // far quantization moved them from the float model are reported.
+    // far they are from the model interpreted as given (--quantize: the float
+    // model; a quantized model: its float operators between the quantizations).
     const driver::KernelCheck kernels = driver::check_each_kernel(built.optimized, ex, inputs);
     const bool correct = kernels.exact() && kernels.float_max_rel_error <= measure::kDefaultTolerance;
     fmt::print("integer kernels: {} of {} values equal the integer reference exactly{} (each on its compiled inputs){}; "
@@ -275,13 +278,14 @@ int run_compile(const ModelCommandOptions& o) {
                kernels.first_difference.empty() ? "" : " (" + kernels.first_difference + ")",
                kernels.float_max_rel_error, correct ? "correct" : "WRONG");
     const auto whole = graph::interpret(built.optimized, inputs);
-    const auto float32 = graph::interpret(load(o), inputs);
+    const auto given = graph::interpret(load(o), inputs);
     for (int i = 0; i < ex.num_outputs(); ++i) {
       const measure::OutputComparison w = measure::compare_output(ex.get_output(i), whole.at(i));
-      const measure::OutputComparison f = measure::compare_output(ex.get_output(i), float32.at(i));
+      const measure::OutputComparison f = measure::compare_output(ex.get_output(i), given.at(i));
       fmt::print("output '{}': max rel error {:.1e} against the quantized graph interpreted whole, {:.1e} against "
-                 "the float32 model\n",
-                 ex.output_name(i), w.max_rel_error, f.max_rel_error);
+                 "the {}\n",
+                 ex.output_name(i), w.max_rel_error, f.max_rel_error,
+                 o.quantize.empty() ? "quantized model's float operators" : "float32 model");
     }
     return correct ? 0 : 1;
   }

@@ -16,13 +16,13 @@ bool is_integer(graph::DataType t) {
   return t == graph::DataType::kInt8 || t == graph::DataType::kUInt8 || t == graph::DataType::kInt32;
 }
 
-runtime::NDArray copy_of(const runtime::NDArray& a) {
-  runtime::NDArray out(a.shape());
-  std::copy(a.data(), a.data() + a.size(), out.data());
-  return out;
-}
-
 }  // namespace
+
+bool has_integer_values(const graph::Graph& g) {
+  for (const graph::Node& n : g.nodes())
+    if (n.op != graph::Op::kConstant && is_integer(n.type.dtype)) return true;
+  return false;
+}
 
 KernelCheck check_each_kernel(const graph::Graph& g, const runtime::GraphExecutor& ex,
                               const std::vector<runtime::NDArray>& inputs) {
@@ -33,12 +33,12 @@ KernelCheck check_each_kernel(const graph::Graph& g, const runtime::GraphExecuto
   for (const graph::Node& n : g.nodes()) {
     if (n.op == graph::Op::kInput) {
       const size_t i = static_cast<size_t>(std::find(input_ids.begin(), input_ids.end(), n.id) - input_ids.begin());
-      values.emplace(n.id, copy_of(inputs.at(i)));
+      values.emplace(n.id, runtime::copy_of(inputs.at(i)));
       held.insert(n.id);
       continue;
     }
     if (n.op == graph::Op::kConstant) {
-      values.emplace(n.id, copy_of(*n.value));
+      values.emplace(n.id, runtime::copy_of(*n.value));
       held.insert(n.id);
       continue;
     }

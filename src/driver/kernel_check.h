@@ -33,6 +33,10 @@ struct KernelCheck {
   bool exact() const { return integer_exact + integer_within_one == integer_values; }
 };
 
+// Whether a graph computes in integers anywhere (a node stores int8, uint8
+// or int32): --quantize int8's, or a quantized model's imported.
+bool has_integer_values(const graph::Graph& g);
+
 // `executor` ran `optimized` (the graph its artifact was built from) on
 // `inputs` and kept every tensor (runtime::GraphExecutor keep_every_tensor).
 KernelCheck check_each_kernel(const graph::Graph& optimized, const runtime::GraphExecutor& executor,

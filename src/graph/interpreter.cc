@@ -7,13 +7,6 @@
 #include "tessera/error.h"
 
 namespace tessera::graph {
-namespace {
-
-void copy(const runtime::NDArray& from, runtime::NDArray& to) {
-  std::memcpy(to.data(), from.data(), sizeof(float) * static_cast<size_t>(from.size()));
-}
-
-}  // namespace
 
 runtime::NDArray evaluate(const Graph&, const Node& node, const std::vector<const runtime::NDArray*>& args) {
   if (args.size() != node.inputs.size())
@@ -54,9 +47,7 @@ std::vector<runtime::NDArray> interpret(const Graph& graph, const std::vector<ru
       if (given.shape() != node.type.shape)
         throw Error("interpret: input " + support::quoted(node.name) + " expects shape " +
                     ops::shape_to_string(node.type.shape) + ", got " + ops::shape_to_string(given.shape()));
-      auto value = std::make_shared<runtime::NDArray>(given.shape());
-      copy(given, *value);
-      values[node.id] = std::move(value);
+      values[node.id] = std::make_shared<runtime::NDArray>(runtime::copy_of(given));
     } else if (node.op == Op::kConstant) {
       values[node.id] = node.value;
     } else {
@@ -69,11 +60,7 @@ std::vector<runtime::NDArray> interpret(const Graph& graph, const std::vector<ru
       if (last_use[in] == node.id) values[in].reset();
   }
   std::vector<runtime::NDArray> outputs;
-  for (NodeId id : graph.outputs()) {
-    runtime::NDArray out(values[id]->shape());
-    copy(*values[id], out);
-    outputs.push_back(std::move(out));
-  }
+  for (NodeId id : graph.outputs()) outputs.push_back(runtime::copy_of(*values[id]));
   return outputs;
 }
 
@@ -84,9 +71,7 @@ std::vector<runtime::NDArray> interpret(const Graph& graph, const std::map<std::
     const std::string& name = graph.node(id).name;
     auto it = inputs.find(name);
     if (it == inputs.end()) throw Error("interpret: no value given for input " + support::quoted(name));
-    runtime::NDArray copy_of(it->second.shape());
-    copy(it->second, copy_of);
-    ordered.push_back(std::move(copy_of));
+    ordered.push_back(runtime::copy_of(it->second));
     ++used;
   }
   if (used != inputs.size())

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "graph/interpreter.h"
 #include "graph/onnx_importer.h"
 #include "support/checked_math.h"
 #include "support/quoted.h"
@@ -354,7 +355,18 @@ const runtime::NDArray* Importer::constant_of(const onnx::NodeProto& n, int inpu
   const Value& v = value(n.input(input), describe(n));
   if (v.node < 0) return nullptr;
   const Node& node = b_.graph().node(v.node);
-  return node.op == Op::kConstant ? node.value.get() : nullptr;
+  if (node.op == Op::kConstant) return node.value.get();
+  // A dequantized weight (DequantizeLinear of integers): its values, once.
+  if (node.op == Op::named("dequantize_per_channel")) {
+    auto it = dequantized_.find(v.node);
+    if (it == dequantized_.end()) {
+      std::vector<const runtime::NDArray*> args;
+      for (NodeId in : node.inputs) args.push_back(b_.graph().node(in).value.get());
+      it = dequantized_.emplace(v.node, evaluate(b_.graph(), node, args)).first;
+    }
+    return &it->second;
+  }
+  return nullptr;
 }
 
 void Importer::set_output(const onnx::NodeProto& n, NodeId id, int index) {

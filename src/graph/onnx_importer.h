@@ -274,6 +274,8 @@ class Importer {
   int64_t opset_ = 0;
   GraphBuilder b_;
   std::map<std::string, Value> values_;
+  // constant_of's values of dequantize_per_channel nodes, by node.
+  mutable std::map<NodeId, runtime::NDArray> dequantized_;
 };
 
 }  // namespace tessera::graph::onnx_importer

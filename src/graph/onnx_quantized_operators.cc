@@ -2,10 +2,11 @@
 // them (QDQ): an activation quantized per tensor (a constant scalar scale and
 // zero point, whose type says int8 or uint8) becomes the quantize /
 // dequantize operators (ops/quantize.h); a DequantizeLinear of constants
-// (int8 weights per output channel along `axis`, int32 biases) is folded to
-// its float values now. The network then runs as onnxruntime defines it, with
-// the float operators between the pairs; fusing the pairs into int8 kernels
-// (qlinear_conv2d with onnxruntime's own parameters) is still to come.
+// (int8 weights per output channel along `axis`, int32 biases) becomes
+// dequantize_per_channel of its integers. graph::fuse_quantized_operators
+// then makes each pattern of float operators between pairs that has an int8
+// kernel that kernel (qlinear_conv2d, qlinear_add, int8 max pooling); the
+// rest runs as onnxruntime defines it, in float between the pairs.
 #include "graph/onnx_importer.h"
 #include "ops/quantize.h"
 
@@ -44,24 +45,40 @@ void Importer::convert_dequantize_linear(const onnx::NodeProto& n) {
   if (!scale) fail(describe(n) + ": the scale must be a constant");
   std::vector<int64_t> zero_points(1, 0);
   if (n.input_size() > 2 && !n.input(2).empty()) zero_points = ints(n, 2);
-  if (x.ints) {
-    // Constants (weights, biases): (q - zero_point[c]) * scale[c] along the axis.
+  if (x.ints && !x.ints_shape.empty()) {
+    // Constants (weights, biases): (q - zero_point[c]) * scale[c] along the
+    // axis, kept as a node over the integers so that fuse_quantized_operators
+    // can give them to an int8 kernel as they are; fold_constants evaluates
+    // the rest (constant_of sees its values now).
     const Shape& shape = x.ints_shape;
     int64_t axis = attr_int(n, "axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(shape.size());
-    const int64_t channels = shape.empty() ? 1 : shape.at(std::clamp<int64_t>(axis, 0, static_cast<int64_t>(shape.size()) - 1));
+    axis = std::clamp<int64_t>(axis, 0, static_cast<int64_t>(shape.size()) - 1);
+    const int64_t channels = shape[static_cast<size_t>(axis)];
     const auto per = [&](int64_t size) { return size == 1 || size == channels; };
     if (!per(scale->size()) || !per(static_cast<int64_t>(zero_points.size())))
       fail(describe(n) + ": scale and zero point must hold one value or one per element of axis " + std::to_string(axis));
-    int64_t inner = 1;
-    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
-    runtime::NDArray out(shape.empty() ? Shape{1} : shape);
-    for (int64_t i = 0; i < out.size(); ++i) {
-      const int64_t c = (i / inner) % channels;
-      const int64_t zp = zero_points[zero_points.size() == 1 ? 0 : static_cast<size_t>(c)];
-      const float s = scale->data()[scale->size() == 1 ? 0 : c];
-      out.data()[i] = static_cast<float>((*x.ints)[static_cast<size_t>(i)] - zp) * s;
+    runtime::NDArray q(shape), scales({channels}), zeros({channels});
+    for (int64_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>((*x.ints)[static_cast<size_t>(i)]);
+    for (int64_t c = 0; c < channels; ++c) {
+      scales[c] = scale->data()[scale->size() == 1 ? 0 : c];
+      zeros[c] = static_cast<float>(zero_points[zero_points.size() == 1 ? 0 : static_cast<size_t>(c)]);
     }
+    const DataType stored = x.element_type == onnx::TensorProto::INT8    ? DataType::kInt8
+                            : x.element_type == onnx::TensorProto::UINT8 ? DataType::kUInt8
+                            : x.element_type == onnx::TensorProto::INT32 ? DataType::kInt32
+                                                                         : DataType::kFloat32;
+    const std::string name = clean(n.input(0));
+    return set_output(n, b_.add_node(Op::named("dequantize_per_channel"), name_of(n),
+                                     {b_.constant(name, std::move(q), stored),
+                                      b_.constant(name + ".scale", std::move(scales)),
+                                      b_.constant(name + ".zero_point", std::move(zeros))},
+                                     ops::DequantizePerChannelAttrs{axis}));
+  }
+  if (x.ints) {  // a scalar constant: its value now
+    if (scale->size() != 1 || zero_points.size() != 1) fail(describe(n) + ": a scalar takes one scale and zero point");
+    runtime::NDArray out({1});
+    out[0] = static_cast<float>((*x.ints)[0] - zero_points[0]) * scale->data()[0];
     return set_output(n, b_.constant(name_of(n), std::move(out)));
   }
   if (scale->size() != 1 || zero_points.size() != 1)

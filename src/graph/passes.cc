@@ -23,6 +23,7 @@ bool logging_graph() {
 Graph optimize(const Graph& graph, const PassOptions& options) {
   using Pass = std::function<Graph(const Graph&)>;
   std::vector<std::pair<const char*, Pass>> pipeline = {
+      {"fuse_quantized_operators", fuse_quantized_operators},
       {"simplify_inference", simplify_inference},
       {"recognize_layer_norm", [](const Graph& g) { return eliminate_dead_nodes(recognize_layer_norm(g)); }},
       {"recognize_gelu", [](const Graph& g) { return eliminate_dead_nodes(recognize_gelu(g)); }},

@@ -9,6 +9,13 @@
 
 namespace tessera::graph {
 
+// A quantized model's float operators between quantize / dequantize pairs
+// (onnxruntime's QDQ format) become int8 kernels: a convolution with its
+// bias and ReLU (qlinear_conv2d, onnxruntime's own scales and integers), a
+// residual add (qlinear_add), a max pooling of stored bytes; a dequantize
+// quantized back alike disappears. What has no int8 kernel stays float.
+Graph fuse_quantized_operators(const Graph& graph);
+
 // Inference only: dropout is the identity and disappears; batch_norm becomes
 // x * scale + shift with constant per-channel scale and shift.
 Graph simplify_inference(const Graph& graph);
@@ -105,7 +112,7 @@ Graph choose_implicit_gemm(const Graph& graph);
 // GPU runs them: convert_layout's mark for a model that keeps its layout.
 Graph choose_nchw_winograd(const Graph& graph);
 
-// The pipeline: simplify_inference, recognize_layer_norm, recognize_gelu,
+// The pipeline: fuse_quantized_operators, simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
 // recognize_attention, compose_transposes,
 // convert_layout, cancel_layout_transforms, [choose_implicit_gemm], [choose_nchw_winograd],

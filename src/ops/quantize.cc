@@ -65,7 +65,29 @@ ir::Tensor dequantize(const ir::Tensor& q, const QuantizeAttrs& a) {
   return ir::compute(q->shape, body, unique_name("T_dequantize", {q}), "elemwise", ax_names(q->shape.size()));
 }
 
+ir::Tensor dequantize_per_channel(const ir::Tensor& q, const ir::Tensor& scale, const ir::Tensor& zero_point,
+                                  const DequantizePerChannelAttrs& attrs) {
+  const auto axis = static_cast<size_t>(attrs.axis);
+  auto body = [&](const std::vector<ir::Var>& v) {
+    const std::vector<ir::Expr> c{v[axis]};
+    const ir::Expr centred = ir::cast(ir::DType::Float32, ir::load(q, to_exprs(v))) - ir::load(zero_point, c);
+    return centred * ir::load(scale, c);
+  };
+  return ir::compute(q->shape, body, unique_name("T_dequantize", {q, scale}), "broadcast", ax_names(q->shape.size()));
+}
+
 namespace reference {
+
+void dequantize_per_channel(const float* q, const Shape& shape, const float* scale, const float* zero_point,
+                            int64_t axis, float* r) {
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t channels = shape[static_cast<size_t>(axis)], n = num_elements(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = (i / inner) % channels;
+    r[i] = (q[i] - zero_point[c]) * scale[c];
+  }
+}
 
 void quantize(const float* x, int64_t n, const QuantizeAttrs& a, float* q) {
   const ir::DType t = quantized_type("quantize", a.dtype);
@@ -129,6 +151,40 @@ TESSERA_OPERATOR(dequantize) {
   };
   op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
     return dequantize(in[0], call.attrs.as<QuantizeAttrs>());
+  };
+  return op;
+}
+
+TESSERA_OPERATOR(dequantize_per_channel) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "dequantize_per_channel";
+  op.num_inputs = 3;
+  op.pattern = FusionPattern::kElementwise;
+  op.default_attrs = DequantizePerChannelAttrs{};
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const int64_t axis = attrs.as<DequantizePerChannelAttrs>().axis;
+    if (axis < 0 || axis >= static_cast<int64_t>(in[0].size()))
+      fail("dequantize_per_channel", "axis " + std::to_string(axis) + " is outside " + shape_to_string(in[0]));
+    const Shape channels{in[0][static_cast<size_t>(axis)]};
+    if (in[1] != channels || in[2] != channels)
+      fail("dequantize_per_channel", "scale " + shape_to_string(in[1]) + " and zero point " + shape_to_string(in[2]) +
+                                         " must each hold one value per element of axis " + std::to_string(axis) +
+                                         " of " + shape_to_string(in[0]));
+    return in[0];
+  };
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs&) {
+    using tessera::ir::DType;
+    if (in[0] != DType::Int8 && in[0] != DType::UInt8 && in[0] != DType::Int32 && in[0] != DType::Float32)
+      fail("dequantize_per_channel", "dequantizes int8, uint8 or int32, got " + tessera::ir::to_string(in[0]));
+    return DType::Float32;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    reference::dequantize_per_channel(in[0], call.output_shape, in[1], in[2],
+                                      call.attrs.as<DequantizePerChannelAttrs>().axis, y);
+  };
+  op.compute = [](const OperatorCall& call, const std::vector<tessera::ir::Tensor>& in) {
+    return dequantize_per_channel(in[0], in[1], in[2], call.attrs.as<DequantizePerChannelAttrs>());
   };
   return op;
 }

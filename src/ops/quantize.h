@@ -43,7 +43,25 @@ std::pair<int64_t, int64_t> output_range(const std::string& op, const std::strin
 ir::Tensor quantize(const ir::Tensor& x, const QuantizeAttrs& attrs);
 ir::Tensor dequantize(const ir::Tensor& q, const QuantizeAttrs& attrs);
 
+// DequantizeLinear along an axis (ONNX's per-axis form, as quantize_static
+// writes a convolution's weights and biases):
+//
+//   r[..., c, ...] = (q[..., c, ...] - zero_point[c]) * scale[c]      c along `axis`
+//
+// q int8, uint8 or int32 (a bias), scale float32 (C), zero_point (C), held as
+// floats of integer value. A weight's stays in the graph until
+// graph::fuse_quantized_operators has read its integers and scales into an
+// int8 kernel; fold_constants evaluates the rest.
+struct DequantizePerChannelAttrs {
+  int64_t axis = 0;  // non-negative (the importer resolves negative axes)
+  std::string to_string() const { return "axis=" + std::to_string(axis); }
+};
+ir::Tensor dequantize_per_channel(const ir::Tensor& q, const ir::Tensor& scale, const ir::Tensor& zero_point,
+                                  const DequantizePerChannelAttrs& attrs);
+
 namespace reference {
+void dequantize_per_channel(const float* q, const Shape& shape, const float* scale, const float* zero_point,
+                            int64_t axis, float* r);
 void quantize(const float* x, int64_t n, const QuantizeAttrs& attrs, float* q);
 void dequantize(const float* q, int64_t n, const QuantizeAttrs& attrs, float* r);
 }  // namespace reference

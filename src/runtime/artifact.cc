@@ -444,16 +444,6 @@ Artifact read_artifact(const std::string& path) {
   return a;
 }
 
-namespace {
-
-NDArray copy_of(const NDArray& p) {
-  NDArray q(p.shape());
-  std::memcpy(q.data(), p.data(), static_cast<size_t>(p.size()) * sizeof(float));
-  return q;
-}
-
-}  // namespace
-
 Artifact copy_artifact(const Artifact& a) {
   Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu};
   for (const auto& p : a.params) c.params.push_back(copy_of(p));

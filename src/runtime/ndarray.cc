@@ -1,5 +1,6 @@
 #include "runtime/ndarray.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -53,6 +54,12 @@ void NDArray::fill_random(uint64_t seed, float lo, float hi) {
     float unit = static_cast<float>(next_random(state) >> 40) * (1.0f / 16777216.0f);
     p[i] = lo + (hi - lo) * unit;
   }
+}
+
+NDArray copy_of(const NDArray& a) {
+  NDArray c(a.shape());
+  std::copy(a.data(), a.data() + a.size(), c.data());
+  return c;
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {

@@ -28,6 +28,10 @@ class NDArray {
   std::unique_ptr<float, Free> data_;
 };
 
+// A new array holding `a`'s shape and values (NDArray itself does not copy:
+// its buffers are large, and every copy is one a caller asked for).
+NDArray copy_of(const NDArray& a);
+
 // "[1, 3, 224, 224]": a shape in error messages.
 std::string shape_text(const std::vector<int64_t>& shape);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "compile/build.h"
 #include "driver/calibration_samples.h"
 #include "driver/compile.h"
 #include "driver/kernel_check.h"
@@ -187,9 +188,11 @@ namespace {
 
 // onnxruntime's quantize_static of the same CNN (QDQ: per-channel int8
 // weights, uint8 activations) imports (QuantizeLinear / DequantizeLinear),
-// compiles, and gives onnxruntime's logits: here every one exactly; allowed
-// one quantization step of the logits (a float sum rounded in another order
-// may cross a step on another host), and the same class for every image.
+// its three convolutions (with their ReLUs) and the max pooling become int8
+// kernels with onnxruntime's integers and scales, it compiles, and gives
+// onnxruntime's logits: allowed one quantization step of the logits (a float
+// sum rounded in another order may cross a step), and the same class for
+// every image.
 TEST(QuantizedCompile, OnnxruntimesQdqModelImportsAndGivesOnnxruntimesLogits) {
   const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/tests/data/quantized/";
   const graph::Graph model = graph::import_onnx(dir + "digits_cnn_qdq.onnx");
@@ -200,6 +203,15 @@ TEST(QuantizedCompile, OnnxruntimesQdqModelImportsAndGivesOnnxruntimesLogits) {
   }
   EXPECT_EQ(quantize, 8);  // the input, each activation, the logits; weights folded to float constants
   EXPECT_EQ(dequantize, 8);
+  int convolutions = 0, int8_convolutions = 0, int8_pools = 0;
+  for (const auto& n : build::optimize_for_target(model, target::Target::host(), {}, true, false).nodes()) {
+    convolutions += graph::op_name(n.op) == "conv2d";
+    int8_convolutions += graph::op_name(n.op) == "qlinear_conv2d";
+    int8_pools += n.op == graph::Op::kMaxPool2d && n.type.dtype == graph::DataType::kUInt8;
+  }
+  EXPECT_EQ(convolutions, 0);
+  EXPECT_EQ(int8_convolutions, 3);
+  EXPECT_EQ(int8_pools, 1);
   const runtime::NDArray images = runtime::read_npy(dir + "digits_test_images.npy");
   const runtime::NDArray want = runtime::read_npy(dir + "digits_cnn_qdq.expected.npy");
   CompileOptions o;

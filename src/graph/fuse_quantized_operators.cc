@@ -1,0 +1,194 @@
+// fuse_quantized_operators (passes.h): a quantized model's float operators
+// between QuantizeLinear / DequantizeLinear pairs (onnxruntime's QDQ format)
+// become the int8 kernels that compute them in integers.
+//
+// Each pattern ends at a quantize node, whose scale and zero point are the
+// int8 kernel's output's, and starts at per-tensor dequantize nodes, whose
+// inputs the kernel reads as stored:
+//
+//   quantize([relu|clip(0, M)]([bias_add](conv2d(dequantize(x), dequantize_per_channel(w)), b)))
+//       -> qlinear_conv2d(x, w, w_scale, round(b / (x_scale * w_scale)))
+//   quantize([relu](add(dequantize(a), dequantize(b))))  -> qlinear_add(a, b)
+//   quantize(max_pool2d | reshape | flatten(dequantize(x))), the same quantization
+//       -> the operator on x
+//   quantize(dequantize(q)), the same quantization            -> q
+//
+// A pattern whose parts the kernels do not take (a weight zero point, a
+// grouped convolution, a value another node reads too) stays as it was: the
+// float operators between the pairs, exactly as the model defines them.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "graph/interpreter.h"
+#include "graph/passes.h"
+#include "graph/rewriter.h"
+#include "ops/conv2d.h"
+#include "ops/elementwise.h"
+#include "ops/qlinear_add.h"
+#include "ops/qlinear_conv2d.h"
+#include "ops/quantize.h"
+#include "tessera/error.h"
+
+namespace tessera::graph {
+namespace {
+
+bool is(const Node& n, const char* op) { return n.op == Op::named(op); }
+
+// The per-tensor quantization a dequantize node reads its input with, when
+// that input is stored in the type it names (a kernel can read it as is).
+const ops::QuantizeAttrs* dequantized(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (!is(n, "dequantize")) return nullptr;
+  const auto& a = n.attrs_as<ops::QuantizeAttrs>();
+  const DataType stored = g.node(n.inputs[0]).type.dtype;
+  return stored == (a.dtype == "int8" ? DataType::kInt8 : DataType::kUInt8) ? &a : nullptr;
+}
+
+bool same(const ops::QuantizeAttrs& a, const ops::QuantizeAttrs& b) {
+  return a.scale == b.scale && a.zero_point == b.zero_point && a.dtype == b.dtype;
+}
+
+// A node computed from constants alone, one level deep (a constant, or a
+// dequantize_per_channel of constants): its values, else nullopt.
+std::optional<runtime::NDArray> constant_value(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (n.op == Op::kConstant) return runtime::copy_of(*n.value);
+  std::vector<const runtime::NDArray*> args;
+  for (NodeId in : n.inputs) {
+    if (g.node(in).op != Op::kConstant) return std::nullopt;
+    args.push_back(g.node(in).value.get());
+  }
+  if (!is(n, "dequantize_per_channel")) return std::nullopt;
+  return evaluate(g, n, args);
+}
+
+// An int8 weight quantized per output channel with zero points 0 (what
+// qlinear_conv2d multiplies): its integers and scales.
+struct Int8Weight {
+  NodeId values = -1;
+  const runtime::NDArray* scales = nullptr;
+};
+
+std::optional<Int8Weight> int8_weight(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (!is(n, "dequantize_per_channel") || n.attrs_as<ops::DequantizePerChannelAttrs>().axis != 0) return std::nullopt;
+  const Node &q = g.node(n.inputs[0]), &scale = g.node(n.inputs[1]), &zero = g.node(n.inputs[2]);
+  if (q.op != Op::kConstant || q.type.dtype != DataType::kInt8 || scale.op != Op::kConstant || zero.op != Op::kConstant)
+    return std::nullopt;
+  for (int64_t c = 0; c < zero.value->size(); ++c)
+    if ((*zero.value)[c] != 0.0f) return std::nullopt;
+  return Int8Weight{q.id, scale.value.get()};
+}
+
+// The node an int8 kernel replaces the quantize node `q` with, or -1.
+class Fuser {
+ public:
+  Fuser(const Graph& g, Rewriter& r) : g_(g), r_(r), uses_(count_consumers(g)) {}
+
+  NodeId fuse(const Node& q) {
+    const auto& y = q.attrs_as<ops::QuantizeAttrs>();
+    const NodeId x = q.inputs[0];
+    if (const ops::QuantizeAttrs* a = dequantized(g_, x); a && same(*a, y)) return r_.mapped(g_.node(x).inputs[0]);
+    if (NodeId id = same_values(x, y); id >= 0) return id;
+    if (NodeId id = convolution(q.name, x, y); id >= 0) return id;
+    return add(q.name, x, y);
+  }
+
+ private:
+  // Whether `id` is read by one node only (and is no output): the fused
+  // kernel can take its place.
+  bool single(NodeId id) const { return uses_[id] == 1; }
+
+  // Max pooling and the reshapes move stored values without arithmetic: in
+  // one scale and zero point, they move the bytes.
+  NodeId same_values(NodeId id, const ops::QuantizeAttrs& y) {
+    const Node& n = g_.node(id);
+    const bool moves_values = n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
+    if (!moves_values || !single(id) || n.inputs.size() != 1) return -1;
+    const ops::QuantizeAttrs* x = dequantized(g_, n.inputs[0]);
+    if (!x || !same(*x, y)) return -1;
+    return r_.add(n.op, n.name + ".int8", {r_.mapped(g_.node(n.inputs[0]).inputs[0])}, n.attrs);
+  }
+
+  NodeId convolution(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    ops::QLinearConv2dAttrs a;
+    a.y_scale = y.scale, a.y_zero_point = y.zero_point, a.y_dtype = y.dtype;
+    if (const Node& n = g_.node(id); single(id) && n.op == Op::kRelu) {
+      a.relu = true, id = n.inputs[0];
+    } else if (single(id) && n.op == Op::kClip && n.attrs_as<ops::ClipAttrs>().min == 0.0f &&
+               n.attrs_as<ops::ClipAttrs>().max > 0.0f) {
+      a.relu = true, a.clip_max = n.attrs_as<ops::ClipAttrs>().max, id = n.inputs[0];
+    }
+    NodeId bias = -1;
+    if (const Node& n = g_.node(id); single(id) && n.op == Op::kBiasAdd && n.attrs_as<ops::BiasAddAttrs>().axis == 1)
+      bias = n.inputs[1], id = n.inputs[0];
+    const Node& conv = g_.node(id);
+    if (conv.op != Op::kConv2d || !single(id)) return -1;
+    a.conv = conv.attrs_as<ops::Conv2dAttrs>();
+    const Shape& w_shape = g_.node(conv.inputs[1]).type.shape;
+    const int64_t channels = conv.type.shape[1];
+    const bool depthwise = a.conv.groups > 1 && a.conv.groups == g_.node(conv.inputs[0]).type.shape[1] &&
+                           w_shape[0] == a.conv.groups && w_shape[1] == 1;
+    if (a.conv.data_layout != "NCHW" || a.conv.kernel_layout != "OIHW" || (a.conv.groups != 1 && !depthwise))
+      return -1;
+    const ops::QuantizeAttrs* x = dequantized(g_, conv.inputs[0]);
+    const std::optional<Int8Weight> w = int8_weight(g_, conv.inputs[1]);
+    std::optional<runtime::NDArray> b;
+    if (bias >= 0) b = constant_value(g_, bias);
+    if (!x || !w || (bias >= 0 && (!b || b->size() != channels))) return -1;
+    a.x_scale = x->scale, a.x_zero_point = x->zero_point, a.x_dtype = x->dtype;
+    // The bias in units of x_scale * w_scale[f]: a bias onnxruntime quantized
+    // so (int32, dequantized) gets its integers back exactly.
+    runtime::NDArray units_bias({channels});
+    for (int64_t f = 0; f < channels; ++f) {
+      const double units = static_cast<double>(a.x_scale) * (*w->scales)[f];
+      units_bias[f] = b ? static_cast<float>(std::clamp(std::nearbyint((*b)[f] / units), -2147483648.0, 2147483647.0))
+                        : 0.0f;
+    }
+    const Node& weight = g_.node(w->values);
+    return r_.add(Op::named("qlinear_conv2d"), name + ".int8",
+                  {r_.mapped(g_.node(conv.inputs[0]).inputs[0]),
+                   r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
+                   r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
+                   r_.add_constant(name + ".bias.int32", std::move(units_bias), DataType::kInt32)},
+                  a);
+  }
+
+  NodeId add(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    ops::QLinearAddAttrs a;
+    a.y = y;
+    if (const Node& n = g_.node(id); single(id) && n.op == Op::kRelu) a.relu = true, id = n.inputs[0];
+    const Node& sum = g_.node(id);
+    if (sum.op != Op::kAdd || !single(id) || sum.inputs.size() != 2) return -1;
+    const ops::QuantizeAttrs *lhs = dequantized(g_, sum.inputs[0]), *rhs = dequantized(g_, sum.inputs[1]);
+    if (!lhs || !rhs || g_.node(sum.inputs[0]).type.shape != g_.node(sum.inputs[1]).type.shape) return -1;
+    a.a = *lhs, a.b = *rhs;
+    try {
+      ops::add_multipliers(a);  // scale ratios the fixed-point sum cannot hold stay float
+    } catch (const Error&) {
+      return -1;
+    }
+    return r_.add(Op::named("qlinear_add"), name + ".int8",
+                  {r_.mapped(g_.node(sum.inputs[0]).inputs[0]), r_.mapped(g_.node(sum.inputs[1]).inputs[0])}, a);
+  }
+
+  const Graph& g_;
+  Rewriter& r_;
+  std::vector<int> uses_;
+};
+
+}  // namespace
+
+Graph fuse_quantized_operators(const Graph& g) {
+  Rewriter r(g);
+  Fuser fuser(g, r);
+  for (const Node& n : g.nodes()) {
+    const NodeId fused = is(n, "quantize") ? fuser.fuse(n) : -1;
+    if (fused >= 0) r.replace(n.id, fused);
+    else r.copy(n);
+  }
+  return eliminate_dead_nodes(r.finish());
+}
+
+}  // namespace tessera::graph

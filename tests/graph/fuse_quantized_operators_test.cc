@@ -1,0 +1,176 @@
+// fuse_quantized_operators on graphs in onnxruntime's QDQ form, built here
+// as its importer builds them (quantize / dequantize around float operators,
+// weights and biases as dequantize_per_channel of their integers): the
+// patterns with int8 kernels become those kernels, with the model's own
+// integers and scales, and the fused graph interpreted gives the QDQ graph's
+// values (the float operators between the pairs, as the model defines them)
+// to within one quantization step where a float sum lands near a rounding
+// boundary. What the kernels cannot take stays as it was.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "graph/builder.h"
+#include "graph/interpreter.h"
+#include "graph/passes.h"
+#include "ops/conv2d.h"
+#include "ops/pooling.h"
+#include "ops/qlinear_add.h"
+#include "ops/qlinear_conv2d.h"
+#include "ops/quantize.h"
+
+namespace tessera::graph {
+namespace {
+
+class QdqBuilder {
+ public:
+  NodeId quantize(NodeId x, const ops::QuantizeAttrs& a, const std::string& name) {
+    return b.add_node(Op::named("quantize"), name, {x}, a);
+  }
+  NodeId dequantize(NodeId q, const ops::QuantizeAttrs& a, const std::string& name) {
+    return b.add_node(Op::named("dequantize"), name, {q}, a);
+  }
+  // Integers of a seeded sequence in [lo, hi], stored as `dtype`.
+  NodeId integers(const std::string& name, const Shape& shape, int lo, int hi, DataType dtype) {
+    runtime::NDArray v(shape);
+    for (int64_t i = 0; i < v.size(); ++i) {
+      seed_ = seed_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      v[i] = static_cast<float>(lo + static_cast<int>((seed_ >> 33) % static_cast<uint64_t>(hi - lo + 1)));
+    }
+    return b.constant(name, std::move(v), dtype);
+  }
+  NodeId per_channel(NodeId q, const std::vector<float>& scales, float zero_point, const std::string& name) {
+    runtime::NDArray s({static_cast<int64_t>(scales.size())}), z({static_cast<int64_t>(scales.size())});
+    for (size_t c = 0; c < scales.size(); ++c) s[static_cast<int64_t>(c)] = scales[c], z[static_cast<int64_t>(c)] = zero_point;
+    return b.add_node(Op::named("dequantize_per_channel"), name,
+                      {q, b.constant(name + ".scale", std::move(s)), b.constant(name + ".zero_point", std::move(z))},
+                      ops::DequantizePerChannelAttrs{0});
+  }
+  // conv2d(dequantize(x), weight) + bias as onnxruntime quantizes them: an
+  // int8 weight per output channel, an int32 bias in units x_scale * w_scale.
+  NodeId conv(NodeId x, const ops::QuantizeAttrs& xq, int64_t in, int64_t out, int64_t k, const std::string& name,
+              float weight_zero_point = 0) {
+    std::vector<float> w_scales, b_scales;
+    for (int64_t f = 0; f < out; ++f) {
+      w_scales.push_back(0.004f + 0.001f * static_cast<float>(f % 5));
+      b_scales.push_back(xq.scale * w_scales.back());
+    }
+    const NodeId w = per_channel(integers(name + ".w", {out, in, k, k}, -127, 127, DataType::kInt8), w_scales,
+                                 weight_zero_point, name + ".weight");
+    const NodeId bias = per_channel(integers(name + ".b", {out}, -3000, 3000, DataType::kInt32), b_scales, 0, name + ".bias");
+    const NodeId c = b.conv2d(dequantize(x, xq, name + ".x"), w, ops::Conv2dAttrs::symmetric(1, k / 2), name);
+    return b.bias_add(c, bias, 1, name + ".bias_add");
+  }
+
+  GraphBuilder b;
+
+ private:
+  uint64_t seed_ = 7;
+};
+
+const ops::QuantizeAttrs kInput{0.02f, 10, "uint8"}, kC1{0.05f, 0, "uint8"}, kC2{0.08f, 120, "uint8"},
+    kSum{0.06f, 0, "uint8"};
+
+// input -> conv 3x3 + ReLU -> conv 1x1; ReLU(c1 + c2) -> max pool, each value quantized.
+Graph qdq_network(float weight_zero_point = 0) {
+  QdqBuilder q;
+  const NodeId x = q.quantize(q.b.input("x", {1, 8, 10, 10}), kInput, "x.q");
+  const NodeId c1 = q.quantize(q.b.relu(q.conv(x, kInput, 8, 16, 3, "c1", weight_zero_point), "c1.relu"), kC1, "c1.q");
+  const NodeId c2 = q.quantize(q.conv(c1, kC1, 16, 16, 1, "c2"), kC2, "c2.q");
+  const NodeId sum =
+      q.quantize(q.b.relu(q.b.add(q.dequantize(c1, kC1, "a"), q.dequantize(c2, kC2, "b"), "sum"), "sum.relu"), kSum, "sum.q");
+  const NodeId pooled = q.quantize(q.b.max_pool2d(q.dequantize(sum, kSum, "p"), ops::Pool2dAttrs::symmetric(2, 2), "pool"),
+                                   kSum, "pool.q");
+  return q.b.finish({q.dequantize(pooled, kSum, "out"), q.dequantize(c1, kC1, "c1.out")});
+}
+
+int count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += op_name(node.op) == op;
+  return n;
+}
+
+
+TEST(FuseQuantizedOperators, QdqPatternsBecomeInt8KernelsWithTheModelsIntegers) {
+  const Graph model = qdq_network();
+  const Graph fused = fuse_quantized_operators(model);
+  EXPECT_EQ(count(fused, "qlinear_conv2d"), 2);
+  EXPECT_EQ(count(fused, "qlinear_add"), 1);
+  EXPECT_EQ(count(fused, "conv2d"), 0);
+  EXPECT_EQ(count(fused, "add"), 0);
+  EXPECT_EQ(count(fused, "quantize"), 1);    // the input's
+  EXPECT_EQ(count(fused, "dequantize"), 2);  // the outputs'
+
+  for (const Node& n : fused.nodes()) {
+    if (n.op == Op::kMaxPool2d) EXPECT_EQ(n.type.dtype, DataType::kUInt8);  // pools the stored bytes
+    if (op_name(n.op) != "qlinear_conv2d") continue;
+    const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
+    const bool first = n.name.rfind("c1", 0) == 0;
+    EXPECT_EQ(a.relu, first) << n.name;
+    EXPECT_EQ(a.x_scale, first ? kInput.scale : kC1.scale);
+    EXPECT_EQ(a.y_zero_point, first ? kC1.zero_point : kC2.zero_point);
+    // The weight's integers as the model stores them; the bias's integers
+    // recovered exactly from their dequantized values.
+    const Node& w = fused.node(n.inputs[1]);
+    const Node& bias = fused.node(n.inputs[3]);
+    EXPECT_EQ(w.type.dtype, DataType::kInt8);
+    const Node* model_w = nullptr;
+    const Node* model_b = nullptr;
+    for (const Node& m : model.nodes()) {
+      if (m.name == (first ? "c1.w" : "c2.w")) model_w = &m;
+      if (m.name == (first ? "c1.b" : "c2.b")) model_b = &m;
+    }
+    ASSERT_TRUE(model_w && model_b);
+    for (int64_t i = 0; i < w.value->size(); ++i) ASSERT_EQ((*w.value)[i], (*model_w->value)[i]) << n.name << " " << i;
+    for (int64_t i = 0; i < bias.value->size(); ++i) ASSERT_EQ((*bias.value)[i], (*model_b->value)[i]) << n.name << " " << i;
+  }
+
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(Shape{1, 8, 10, 10});
+  inputs[0].fill_random(3, -2.5f, 2.5f);  // beyond the input's range too: saturation
+  const std::vector<runtime::NDArray> want_all = interpret(model, inputs), got_all = interpret(fused, inputs);
+  // The first convolution's output (one rounding after exact integer sums
+  // against the float sum's): within one step; the network's output after
+  // three more roundings in a chain: within two.
+  for (const auto& [index, steps, scale] : {std::tuple{1, 1.0f, kC1.scale}, std::tuple{0, 2.0f, kSum.scale}}) {
+    const runtime::NDArray &want = want_all[index], &got = got_all[index];
+    ASSERT_EQ(want.shape(), got.shape());
+    int64_t equal = 0;
+    for (int64_t i = 0; i < want.size(); ++i) {
+      EXPECT_LE(std::fabs(got[i] - want[i]), steps * scale * 1.001f) << "output " << index << " element " << i;
+      equal += got[i] == want[i];
+    }
+    EXPECT_GE(equal, want.size() * 95 / 100) << "output " << index;
+  }
+}
+
+TEST(FuseQuantizedOperators, WhatTheKernelsCannotTakeStaysFloat) {
+  // A weight with a zero point: the convolution stays float, its neighbours fuse.
+  const Graph fused = fuse_quantized_operators(qdq_network(3.0f));
+  EXPECT_EQ(count(fused, "conv2d"), 1);
+  EXPECT_EQ(count(fused, "qlinear_conv2d"), 1);
+  EXPECT_EQ(count(fused, "dequantize_per_channel"), 2);  // its weight and bias, for fold_constants
+
+  // A dequantize quantized back in another scale is a float requantization.
+  QdqBuilder q;
+  const NodeId x = q.quantize(q.b.input("x", {4, 4}), kInput, "x.q");
+  const NodeId same = q.quantize(q.dequantize(x, kInput, "dq1"), kInput, "same");
+  const NodeId other = q.quantize(q.dequantize(same, kInput, "dq2"), kC1, "other");
+  const Graph g = fuse_quantized_operators(q.b.finish({q.dequantize(other, kC1, "out")}));
+  EXPECT_EQ(count(g, "quantize"), 2);  // the input's and `other`; `same` was the identity
+  EXPECT_EQ(count(g, "dequantize"), 2);
+}
+
+TEST(FuseQuantizedOperators, FloatModelsAreUntouched) {
+  GraphBuilder b;
+  const NodeId x = b.input("x", {1, 4, 8, 8});
+  const NodeId c = b.relu(b.conv2d(x, b.random_constant("w", {4, 4, 3, 3}, -1, 1), ops::Conv2dAttrs::symmetric(1, 1), "c"), "r");
+  const Graph g = b.finish({c});
+  const Graph fused = fuse_quantized_operators(g);
+  ASSERT_EQ(fused.size(), g.size());
+  for (NodeId i = 0; i < static_cast<NodeId>(g.size()); ++i) EXPECT_EQ(fused.node(i).op, g.node(i).op);
+}
+
+}  // namespace
+}  // namespace tessera::graph
