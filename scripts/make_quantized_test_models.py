@@ -2,23 +2,25 @@
 """Regenerates tests/data/quantized: a small CNN trained here on the
 handwritten digits that ship with scikit-learn (8x8 images; nothing is
 downloaded), its float ONNX export, and the same model quantized by
-onnxruntime's quantize_static (QDQ, per-channel int8 weights, uint8
-activations), with the test images, their labels, and both models' outputs
-as onnxruntime computes them. The C++ tests check Tessera's own int8
-quantization of the float model (top-1 within 1 point of float32) and, once
-the importer reads QDQ, its import of onnxruntime's quantized model.
+onnxruntime's quantize_static (QDQ and QOperator formats, per-channel int8
+weights, uint8 activations) and quantize_dynamic, with the test images,
+their labels, and every model's outputs as onnxruntime computes them. The C++
+tests check Tessera's own int8 quantization of the float model (top-1 within
+1 point of float32) and its import of onnxruntime's quantized models.
+Files already present are kept (`--force` makes them all again).
 
 Needs torch, onnx, onnxruntime and scikit-learn: run it with the benchmark's
 environment, `bench/.venv/bin/python scripts/make_quantized_test_models.py`.
 The test suite itself only reads the committed files.
 """
 import os
+import sys
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import torch
-from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 from sklearn.datasets import load_digits
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "quantized")
@@ -43,14 +45,8 @@ class DigitsCnn(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    digits = load_digits()
-    images = (digits.images / 16.0).astype(np.float32)[:, None]  # N x 1 x 8 x 8 in [0, 1]
-    labels = digits.target.astype(np.int64)
-    order = np.random.default_rng(0).permutation(len(images))
-    train, test = order[:1437], order[1437:]  # 360 test images, as sklearn's examples split 80/20
-
+def train_and_export(images, labels, train, test, float_path):
+    """Trains DigitsCnn on the training images and exports it to `float_path`."""
     torch.manual_seed(0)
     net = DigitsCnn()
     opt = torch.optim.Adam(net.parameters(), lr=3e-3)
@@ -62,11 +58,23 @@ def main():
             loss.backward()
             opt.step()
     net.eval()
-
-    x_test = images[test]
-    float_path = os.path.join(OUT, "digits_cnn.onnx")
-    torch.onnx.export(net, torch.from_numpy(x_test), float_path, opset_version=17, input_names=["data"],
+    torch.onnx.export(net, torch.from_numpy(images[test]), float_path, opset_version=17, input_names=["data"],
                       output_names=["logits"], dynamo=False)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    force = "--force" in sys.argv  # else files already here stay (their expected outputs with them)
+    digits = load_digits()
+    images = (digits.images / 16.0).astype(np.float32)[:, None]  # N x 1 x 8 x 8 in [0, 1]
+    labels = digits.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(images))
+    train, test = order[:1437], order[1437:]  # 360 test images, as sklearn's examples split 80/20
+    x_test = images[test]
+
+    float_path = os.path.join(OUT, "digits_cnn.onnx")
+    if force or not os.path.exists(float_path):
+        train_and_export(images, labels, train, test, float_path)
 
     class Reader(CalibrationDataReader):
         def __init__(self):
@@ -75,17 +83,29 @@ def main():
         def get_next(self):
             return next(self.batches, None)
 
-    qdq_path = os.path.join(OUT, "digits_cnn_qdq.onnx")
-    quantize_static(float_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    # quantize_static in both of its formats (per-channel int8 weights, uint8
+    # activations), and quantize_dynamic (ConvInteger, MatMulInteger and
+    # DynamicQuantizeLinear: activations' scales computed at run time).
+    models = {"digits_cnn": float_path}
+    for name, fmt in (("digits_cnn_qdq", QuantFormat.QDQ), ("digits_cnn_qoperator", QuantFormat.QOperator)):
+        models[name] = os.path.join(OUT, name + ".onnx")
+        if force or not os.path.exists(models[name]):
+            quantize_static(float_path, models[name], Reader(), quant_format=fmt, per_channel=True,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    models["digits_cnn_dynamic"] = os.path.join(OUT, "digits_cnn_dynamic.onnx")
+    if force or not os.path.exists(models["digits_cnn_dynamic"]):
+        quantize_dynamic(float_path, models["digits_cnn_dynamic"], weight_type=QuantType.QInt8,
+                         op_types_to_quantize=["Conv", "MatMul", "Gemm"])
 
     np.save(os.path.join(OUT, "digits_test_images.npy"), x_test)
     np.save(os.path.join(OUT, "digits_test_labels.npy"), labels[test].astype(np.float32))
     np.save(os.path.join(OUT, "digits_calibration_images.npy"), images[train[:360]])  # one batch of the input's shape
-    for name, path in [("digits_cnn", float_path), ("digits_cnn_qdq", qdq_path)]:
+    for name, path in models.items():
+        expected = os.path.join(OUT, name + ".expected.npy")
         session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         logits = session.run(None, {"data": x_test})[0]
-        np.save(os.path.join(OUT, name + ".expected.npy"), logits.astype(np.float32))
+        if force or not os.path.exists(expected):
+            np.save(expected, logits.astype(np.float32))
         accuracy = float((logits.argmax(1) == labels[test]).mean())
         print(f"{name}: {os.path.getsize(path)} bytes, onnxruntime top-1 {accuracy:.4f}")
 

@@ -8,6 +8,8 @@
 //
 //   quantize([relu|clip(0, M)]([bias_add](conv2d(dequantize(x), dequantize_per_channel(w)), b)))
 //       -> qlinear_conv2d(x, w, w_scale, round(b / (x_scale * w_scale)))
+//   quantize([relu]([bias_add](dense(dequantize(x), dequantize_per_channel(w)), b)))
+//       -> qlinear_dense(x, w, w_scale, the bias in units, x's zero point folded)
 //   quantize([relu](add(dequantize(a), dequantize(b))))  -> qlinear_add(a, b)
 //   quantize(max_pool2d | reshape | flatten(dequantize(x))), the same quantization
 //       -> the operator on x
@@ -27,6 +29,7 @@
 #include "ops/elementwise.h"
 #include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
+#include "ops/qlinear_dense.h"
 #include "ops/quantize.h"
 #include "tessera/error.h"
 
@@ -81,6 +84,13 @@ std::optional<Int8Weight> int8_weight(const Graph& g, NodeId id) {
   return Int8Weight{q.id, scale.value.get()};
 }
 
+// A bias in units of x_scale * w_scale, an int32: one onnxruntime quantized
+// so (int32, dequantized) gets its integers back exactly.
+int64_t units(float bias, float x_scale, float w_scale) {
+  const double unit = static_cast<double>(x_scale) * w_scale;
+  return static_cast<int64_t>(std::clamp(std::nearbyint(bias / unit), -2147483648.0, 2147483647.0));
+}
+
 // The node an int8 kernel replaces the quantize node `q` with, or -1.
 class Fuser {
  public:
@@ -92,6 +102,7 @@ class Fuser {
     if (const ops::QuantizeAttrs* a = dequantized(g_, x); a && same(*a, y)) return r_.mapped(g_.node(x).inputs[0]);
     if (NodeId id = same_values(x, y); id >= 0) return id;
     if (NodeId id = convolution(q.name, x, y); id >= 0) return id;
+    if (NodeId id = dense(q.name, x, y); id >= 0) return id;
     return add(q.name, x, y);
   }
 
@@ -138,20 +149,46 @@ class Fuser {
     if (bias >= 0) b = constant_value(g_, bias);
     if (!x || !w || (bias >= 0 && (!b || b->size() != channels))) return -1;
     a.x_scale = x->scale, a.x_zero_point = x->zero_point, a.x_dtype = x->dtype;
-    // The bias in units of x_scale * w_scale[f]: a bias onnxruntime quantized
-    // so (int32, dequantized) gets its integers back exactly.
     runtime::NDArray units_bias({channels});
-    for (int64_t f = 0; f < channels; ++f) {
-      const double units = static_cast<double>(a.x_scale) * (*w->scales)[f];
-      units_bias[f] = b ? static_cast<float>(std::clamp(std::nearbyint((*b)[f] / units), -2147483648.0, 2147483647.0))
-                        : 0.0f;
-    }
+    for (int64_t f = 0; f < channels; ++f)
+      units_bias[f] = static_cast<float>(units(b ? (*b)[f] : 0.0f, a.x_scale, (*w->scales)[f]));
     const Node& weight = g_.node(w->values);
     return r_.add(Op::named("qlinear_conv2d"), name + ".int8",
                   {r_.mapped(g_.node(conv.inputs[0]).inputs[0]),
                    r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
                    r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
                    r_.add_constant(name + ".bias.int32", std::move(units_bias), DataType::kInt32)},
+                  a);
+  }
+
+  // quantize([relu]([bias_add](dense(dequantize(x), dequantize_per_channel(w)), b)))
+  NodeId dense(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    ops::QLinearDenseAttrs a;
+    a.output.y_scale = y.scale, a.output.y_zero_point = y.zero_point, a.output.y_dtype = y.dtype;
+    if (const Node& n = g_.node(id); single(id) && n.op == Op::kRelu) a.output.relu = true, id = n.inputs[0];
+    NodeId bias = -1;
+    if (const Node& n = g_.node(id); single(id) && n.op == Op::kBiasAdd && n.attrs_as<ops::BiasAddAttrs>().axis == 1)
+      bias = n.inputs[1], id = n.inputs[0];
+    const Node& product = g_.node(id);
+    if (product.op != Op::kDense || !single(id)) return -1;
+    const ops::QuantizeAttrs* x = dequantized(g_, product.inputs[0]);
+    const std::optional<Int8Weight> w = int8_weight(g_, product.inputs[1]);
+    const int64_t outputs = product.type.shape[1];
+    std::optional<runtime::NDArray> b;
+    if (bias >= 0) b = constant_value(g_, bias);
+    if (!x || !w || (bias >= 0 && (!b || b->size() != outputs))) return -1;
+    a.x_dtype = x->dtype, a.output.x_scale = x->scale;
+    // The bias in units of x_scale * w_scale[n], x's zero point's share folded in.
+    const Node& weight = g_.node(w->values);
+    const std::vector<int64_t> share = ops::zero_point_share(weight.value->data(), weight.type.shape, x->zero_point);
+    runtime::NDArray folded({outputs});
+    for (int64_t j = 0; j < outputs; ++j)
+      folded[j] = static_cast<float>(units(b ? (*b)[j] : 0.0f, a.output.x_scale, (*w->scales)[j]) - share[j]);
+    return r_.add(Op::named("qlinear_dense"), name + ".int8",
+                  {r_.mapped(g_.node(product.inputs[0]).inputs[0]),
+                   r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
+                   r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
+                   r_.add_constant(name + ".bias.int32", std::move(folded), DataType::kInt32)},
                   a);
   }
 

@@ -140,6 +140,35 @@ class Importer {
   // QuantizeLinear / DequantizeLinear (onnx_quantized_operators.cc).
   void convert_quantize_linear(const onnx::NodeProto& n);
   void convert_dequantize_linear(const onnx::NodeProto& n);
+  // The QOperator format and dynamic quantization, as the float operators
+  // between quantize / dequantize pairs (onnx_quantized_operators.cc).
+  void convert_qlinear_conv(const onnx::NodeProto& n);
+  void convert_qlinear_matmul(const onnx::NodeProto& n);
+  void convert_qgemm(const onnx::NodeProto& n);
+  void convert_qlinear_elementwise(const onnx::NodeProto& n, const std::string& float_op, int operands);
+  void convert_qlinear_concat(const onnx::NodeProto& n);
+  void convert_conv_integer(const onnx::NodeProto& n);
+  void convert_matmul_integer(const onnx::NodeProto& n);
+  void convert_dynamic_quantize_linear(const onnx::NodeProto& n);
+  // The com.microsoft operators onnxruntime's quantizer writes.
+  void convert_microsoft(const onnx::NodeProto& n);
+  // A value name of n's own, for the nodes it is imported as.
+  std::string synthetic(const onnx::NodeProto& n, const std::string& what) const;
+  // Input q of n dequantized with inputs q+1, q+2 (scale, zero point), per
+  // channel along `axis` where it is a constant: the new value's name.
+  std::string dequantize_input(const onnx::NodeProto& n, int q, int axis);
+  // n's int32 bias input dequantized in units of x_scale * w_scale[c].
+  std::string dequantize_bias(const onnx::NodeProto& n, int bias, int x_scale, int w_scale);
+  // `value_name` quantized with n's inputs scale, scale + 1 as n's output.
+  void quantize_output(const onnx::NodeProto& n, const std::string& value_name, int scale);
+  // Input `input` of n (a Gemm's or MatMul's B: (N, K) when b_is_nk, else
+  // (K, N)) as dense's (N, K) weight where it is a DequantizeLinear of int8
+  // integers per output column: the same over the integers laid out (N, K),
+  // so that an int8 kernel can take them. Else -1.
+  NodeId quantized_dense_weight(const onnx::NodeProto& n, int input, bool b_is_nk);
+  // Input x of n less its zero point (input zero_point, per channel along
+  // `axis` for a constant), as floats: the new value's name.
+  std::string less_zero_point(const onnx::NodeProto& n, int x, int zero_point, int axis);
 
   // Window attributes shared by Conv and the pools: kernel, strides, pads
   // (top, left, bottom, right), dilations, with auto_pad resolved.

@@ -136,7 +136,9 @@ void Importer::gemm(const onnx::NodeProto& n) {
   runtime::NDArray weight({rows, cols});
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) weight[r * cols + c] = alpha * (*w)[trans_b ? r * cols + c : c * rows + r];
-  NodeId y = b_.dense(a, b_.constant(clean(n.input(1)) + ".weight", std::move(weight)), name_of(n));
+  NodeId wt = alpha == 1.0f ? quantized_dense_weight(n, 1, trans_b) : -1;
+  if (wt < 0) wt = b_.constant(clean(n.input(1)) + ".weight", std::move(weight));
+  NodeId y = b_.dense(a, wt, name_of(n));
   if (n.input_size() > 2 && !n.input(2).empty() && beta != 0.0f) {
     NodeId c = activation(n.input(2), describe(n));
     if (beta != 1.0f) c = b_.multiply(c, b_.constant(name_of(n) + ".beta", scalar(beta)), name_of(n) + ".beta_c");
@@ -165,7 +167,8 @@ void Importer::matmul(const onnx::NodeProto& n) {
     runtime::NDArray weight({cols, k});
     for (int64_t r = 0; r < cols; ++r)
       for (int64_t c = 0; c < k; ++c) weight[r * k + c] = (*w)[c * cols + r];
-    const NodeId wt = b_.constant(clean(n.input(1)) + ".weight", std::move(weight));
+    NodeId wt = quantized_dense_weight(n, 1, false);
+    if (wt < 0) wt = b_.constant(clean(n.input(1)) + ".weight", std::move(weight));
     if (sa.size() == 2) return set_output(n, b_.dense(a, wt, name_of(n)));
     const int64_t rows = support::bounded_product(Shape(sa.begin(), sa.end() - 1), describe(n));
     const NodeId y = b_.dense(b_.reshape(a, {rows, k}, name_of(n) + ".rows"), wt, name_of(n) + ".dense");
@@ -578,11 +581,13 @@ void Importer::constant(const onnx::NodeProto& n) {
 }
 
 void Importer::convert(const onnx::NodeProto& n) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx")
+  const bool microsoft = n.domain() == "com.microsoft";
+  if (!n.domain().empty() && n.domain() != "ai.onnx" && !microsoft)
     fail(describe(n) + ": operators of domain " + support::quoted(n.domain()) + " are not supported");
   if (n.output_size() == 0) fail(describe(n) + " has no outputs");
   try {
-    convert_op(n);
+    if (microsoft) convert_microsoft(n);
+    else convert_op(n);
   } catch (const Error& e) {
     const std::string m = e.what();
     if (m.rfind("ONNX model", 0) == 0) throw;
@@ -630,13 +635,18 @@ void Importer::convert_op(const onnx::NodeProto& n) {
   }
   if (op == "QuantizeLinear") return convert_quantize_linear(n);
   if (op == "DequantizeLinear") return convert_dequantize_linear(n);
+  if (op == "QLinearConv") return convert_qlinear_conv(n);
+  if (op == "QLinearMatMul") return convert_qlinear_matmul(n);
+  if (op == "ConvInteger") return convert_conv_integer(n);
+  if (op == "MatMulInteger") return convert_matmul_integer(n);
+  if (op == "DynamicQuantizeLinear") return convert_dynamic_quantize_linear(n);
   if (op == "Relu") return unary(&GraphBuilder::relu);
   if (op == "Sigmoid") return unary(&GraphBuilder::sigmoid);
   // Unary operators without attributes, by the registry's names.
   static const std::map<std::string, std::string> kUnary = {
       {"HardSwish", "hard_swish"}, {"Erf", "erf"}, {"Tanh", "tanh"}, {"Exp", "exp"},
       {"Log", "log"}, {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Neg", "negative"},
-      {"Abs", "abs"}};
+      {"Abs", "abs"}, {"Round", "round"}};
   if (auto it = kUnary.find(op); it != kUnary.end()) {
     require_inputs(n, 1);
     return set_output(n, b_.add_node(Op::named(it->second), name_of(n), {activation(n.input(0), describe(n))}));

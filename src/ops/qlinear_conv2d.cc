@@ -7,6 +7,7 @@
 #include "ops/layout.h"
 #include "ops/operator.h"
 #include "ops/quantize.h"
+#include "ops/requantize.h"
 #include "ops/tensor_layout.h"
 
 namespace tessera::ops {
@@ -70,7 +71,7 @@ std::vector<float> unpack_int8_kernel(const float* packed, const Shape& shape, i
 }
 
 std::vector<int64_t> zero_point_share(const float* oihw, const Shape& shape, int64_t x_zero_point) {
-  const int64_t per_channel = shape[1] * shape[2] * shape[3];
+  const int64_t per_channel = num_elements(shape) / shape[0];
   std::vector<int64_t> share(static_cast<size_t>(shape[0]));
   for (int64_t f = 0; f < shape[0]; ++f) {
     int64_t sum = 0;
@@ -149,40 +150,14 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
 
 namespace {
 
-// The output's range: its type's, from y_zero_point up with a fused ReLU,
-// up to clip_max quantized (as quantize computes it) with a fused ReLU6.
-std::pair<float, float> saturation(const QLinearConv2dAttrs& a) {
-  const auto [lo, most] = output_range("qlinear_conv2d", a.y_dtype, a.y_zero_point, a.relu);
-  float hi = static_cast<float>(most);
-  if (a.relu && a.clip_max > 0)
-    hi = std::min(hi, std::nearbyint(a.clip_max / a.y_scale) + static_cast<float>(a.y_zero_point));
-  return {static_cast<float>(lo), hi};
-}
-
-// The requantization of an accumulator total (int32) of an output channel
-// whose weight scale is w_scale, as the kernels compute it.
 ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const QLinearConv2dAttrs& a) {
-  const auto [lo, hi] = saturation(a);
-  const ir::Expr multiplier = ir::Expr(a.x_scale) * w_scale / ir::Expr(a.y_scale);
-  const ir::Expr rounded = ir::call("round", {ir::cast(ir::DType::Float32, total) * multiplier});
-  const ir::Expr saturated =
-      ir::min(ir::max(rounded + ir::Expr(static_cast<float>(a.y_zero_point)), ir::Expr(lo)), ir::Expr(hi));
-  return ir::cast(quantized_type("qlinear_conv2d", a.y_dtype), saturated);
+  return ops::requantized(total, w_scale, a.requantization(), "qlinear_conv2d");
 }
 
 std::map<std::string, std::string> requantize_attrs(const QLinearConv2dAttrs& a) {
   std::map<std::string, std::string> attrs = a.conv.to_attrs();
-  attrs["quantization"] = QuantizeAttrs{a.x_scale, a.x_zero_point, a.x_dtype}.to_string() + " -> " +
-                          QuantizeAttrs{a.y_scale, a.y_zero_point, a.y_dtype}.to_string() + (a.relu ? " relu" : "") +
-                          (a.relu && a.clip_max > 0 ? " clip_max=" + number_to_string(a.clip_max) : "");
+  attrs["quantization"] = a.requantization().to_string(a.x_scale, a.x_zero_point, a.x_dtype);
   return attrs;
-}
-
-// The requantization of one accumulator, in the order the kernel computes it.
-float requantized(int64_t acc, float x_scale, float w_scale, float y_scale, float y_zero_point, float lo, float hi) {
-  const float multiplier = x_scale * w_scale / y_scale;
-  const float rounded = std::nearbyint(static_cast<float>(static_cast<int32_t>(acc)) * multiplier);
-  return std::min(std::max(rounded + y_zero_point, lo), hi);
 }
 
 }  // namespace
@@ -293,7 +268,8 @@ namespace reference {
 void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const Shape& ws, const float* w_scale,
                          const float* bias, const QLinearConv2dAttrs& a, float* y) {
   const Shape os = qlinear_conv2d_output_shape(xs, ws, {ws[0]}, {ws[0]}, a);
-  const auto [lo, hi] = saturation(a);
+  const Requantization q = a.requantization();
+  const auto [lo, hi] = q.saturation("qlinear_conv2d");
   const Conv2dAttrs& c = a.conv;
   for (int64_t n = 0; n < os[0]; ++n)
     for (int64_t f = 0; f < os[1]; ++f)
@@ -310,8 +286,7 @@ void qlinear_conv2d_nchw(const float* x, const Shape& xs, const float* w, const 
                 const auto q = static_cast<int64_t>(x[((n * xs[1] + channel) * xs[2] + iy) * xs[3] + ix]);
                 acc += (q - a.x_zero_point) * static_cast<int64_t>(w[((f * ws[1] + ch) * ws[2] + ky) * ws[3] + kx]);
               }
-          y[((n * os[1] + f) * os[2] + oy) * os[3] + ox] =
-              requantized(acc, a.x_scale, w_scale[f], a.y_scale, static_cast<float>(a.y_zero_point), lo, hi);
+          y[((n * os[1] + f) * os[2] + oy) * os[3] + ox] = requantized(acc, w_scale[f], q, lo, hi);
         }
 }
 

@@ -20,6 +20,7 @@
 
 #include "ir/tensor.h"
 #include "ops/conv2d.h"
+#include "ops/requantize.h"
 
 namespace tessera::ops {
 
@@ -35,9 +36,10 @@ std::optional<std::pair<int64_t, int64_t>> int8_kernel_blocks(const std::string&
 // element, as floats holding the integers), and back.
 std::vector<float> pack_int8_kernel(const float* oihw, const Shape& shape, int64_t ic_bn, int64_t oc_bn);
 std::vector<float> unpack_int8_kernel(const float* packed, const Shape& oihw_shape, int64_t ic_bn, int64_t oc_bn);
-// x_zero_point * sum(w[f]) per output channel f of an OIHW weight (C, 1, KH,
-// KW for depthwise): the zero point's share of each output, which the
-// blocked forms' bias has folded (subtracted).
+// x_zero_point * sum(w[f]) per output channel f of a weight whose first axis
+// is the output (OIHW; (C, 1, KH, KW) for depthwise; a dense's (N, K)): the
+// zero point's share of each output, which the blocked forms' bias (and
+// qlinear_dense's) has folded (subtracted).
 std::vector<int64_t> zero_point_share(const float* oihw, const Shape& shape, int64_t x_zero_point);
 
 struct QLinearConv2dAttrs {
@@ -54,6 +56,7 @@ struct QLinearConv2dAttrs {
   // those of 0 and M, rounding being monotone.
   float clip_max = 0.0f;
   bool is_blocked() const { return conv.data_layout != "NCHW"; }
+  Requantization requantization() const { return {x_scale, y_scale, y_zero_point, y_dtype, relu, clip_max}; }
   // Depthwise (groups == channels, one weight channel each): weight (C, 1,
   // KH, KW), blocked as depthwise conv2d's (C/bn, 1, KH, KW, 1, bn) with
   // kernel layout OIHW1i<bn>o. No dot product: each channel sums its window.

@@ -128,6 +128,15 @@ TESSERA_OPERATOR(abs) {
       "abs", [](float x) { return std::fabs(x); }, [](tessera::ir::Expr v) { return tessera::ir::call("fabs", {v}); });
 }
 
+// To the nearest integer, halves to even (ONNX's Round; the rounding of
+// ops/quantize.h, here for a scale known only at run time).
+TESSERA_OPERATOR(round) {
+  using namespace tessera::ops;
+  return math_operator(
+      "round", [](float x) { return std::nearbyint(x); },
+      [](tessera::ir::Expr v) { return tessera::ir::call("round", {v}); });
+}
+
 TESSERA_OPERATOR(silu) {
   using namespace tessera::ops;
   return math_operator("silu", silu_of, [](tessera::ir::Expr v) { return v * tessera::ir::call("sigmoid", {v}); });

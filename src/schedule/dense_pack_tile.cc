@@ -38,8 +38,8 @@ DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int6
   return plan;
 }
 
-Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan) {
-  const ir::Tensor dense = stage_by_tag(dag, "dense_pack", "dense_pack_tile_trace");
+Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan, const std::string& tag) {
+  const ir::Tensor dense = stage_by_tag(dag, tag, "dense_pack_tile_trace");
   const ir::Tensor out = dag.outputs().at(0);
   const int64_t bn = std::stoll(dense->attrs.at("bn"));
   const int64_t ty = plan.ty, tx = plan.tx, tk = plan.tk;
@@ -79,6 +79,7 @@ Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan
 
   const auto d = axis_names(dense);
   const std::string k = reduce_names(dense)[0];
+  const std::string bytes = dense->reduce_axes.size() == 2 ? reduce_names(dense)[1] : "";
   t.split(acc, d[1], {bn});
   std::vector<std::string> reduce = {k};
   if (tk > 1) {
@@ -90,8 +91,11 @@ Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan
   if (ty == 1) acc_order.push_back(d[0]);
   acc_order.insert(acc_order.end(), reduce.begin(), reduce.end());
   if (ty > 1) acc_order.push_back(d[0]);
-  acc_order.insert(acc_order.end(), {split_part(d[1], 0), split_part(d[1], 1)});
+  acc_order.push_back(split_part(d[1], 0));
+  if (!bytes.empty()) acc_order.push_back(bytes);
+  acc_order.push_back(split_part(d[1], 1));
   t.reorder(acc, acc_order);
+  if (!bytes.empty()) t.annotate(acc, bytes, Annotation::DotProduct);
   t.unroll(acc, split_part(d[1], 0));
   if (ty > 1) t.unroll(acc, d[0]);
   if (tk > 1 && plan.unroll_k) t.unroll(acc, split_part(k, 1));

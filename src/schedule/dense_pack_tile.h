@@ -38,7 +38,10 @@ int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit);
 // of 4 interleaved runs), the same at BERT's other two shapes.
 DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit);
 
-// The trace of `plan` for the DAG's stage tagged "dense_pack".
-Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan);
+// The trace of `plan` for the DAG's stage tagged `tag`: "dense_pack", or
+// "qlinear_dense_pack" (ops/qlinear_dense.h), whose second reduce axis (the
+// 4 bytes of a lane) goes just outside the lanes as a byte dot product.
+Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan,
+                            const std::string& tag = "dense_pack");
 
 }  // namespace tessera::schedule

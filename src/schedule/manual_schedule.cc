@@ -45,6 +45,16 @@ Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit&
   return nchwc_tile_trace(dag, conv->tag, plan);
 }
 
+Trace qlinear_dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  ir::Tensor dense = find_by_tag(dag, "qlinear_dense_pack");
+  if (!dense) throw Error("qlinear_dense_pack_schedule: the DAG has no qlinear_dense_pack stage");
+  const int64_t bn = std::stoll(dense->attrs.at("bn"));
+  // The float plan over K/4 steps of 4 bytes; its tiles count 32-bit lanes as fp32's do.
+  return dense_pack_tile_trace(
+      dag, dense_pack_default_plan(dense->shape[0], dense->reduce_axes[0].extent, dense->shape[1] / bn, bn, unit),
+      "qlinear_dense_pack");
+}
+
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   ir::Tensor dense = find_by_tag(dag, "dense_pack");
   if (!dense) throw Error("dense_pack_schedule: the DAG has no dense_pack stage");
@@ -298,6 +308,7 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   for (const char* tag : {"pool_max", "pool_sum"})
     if (ir::Tensor pool = find_by_tag(dag, tag); pool && pool->shape.size() == 5) return pool_nchwc_schedule(dag);
   if (find_by_tag(dag, "dense_pack")) return dense_pack_schedule(dag, unit);
+  if (find_by_tag(dag, "qlinear_dense_pack")) return qlinear_dense_pack_schedule(dag, unit);
   if (dag.outputs().at(0)->tag == "attention") return attention_schedule(dag, unit);
   if (is_rows_operator(dag)) return rows_schedule(dag, unit);
   if (ir::Tensor mm = find_by_tag(dag, "batch_matmul"))

@@ -27,6 +27,9 @@ Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit&
 // tiles of dense_pack_tile weight blocks, whose accumulators stay in registers
 // across the whole K loop.
 Trace dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+// The int8 one (ops::qlinear_dense_pack): dense_pack's register tiles, the 4
+// bytes of each lane's step a byte dot product just outside the lanes.
+Trace qlinear_dense_pack_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
 
 // depthwise conv2d NCHW[x]c: a row of up to 8 output pixels x one channel
 // vector held in registers across the kernel taps (the taps outside the row,

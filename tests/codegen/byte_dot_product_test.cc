@@ -12,12 +12,15 @@
 #include <algorithm>
 #include <random>
 #include <regex>
+#include <tuple>
+#include <utility>
 
 #include "codegen/llvm_codegen.h"
 #include "codegen/module.h"
 #include "measure/storage_arguments.h"
 #include "ops/conv2d.h"
 #include "ops/qlinear_conv2d.h"
+#include "ops/qlinear_dense.h"
 #include "ops/workloads.h"
 #include "schedule/manual_schedule.h"
 #include "target/target.h"
@@ -156,6 +159,29 @@ TEST(ByteDotProduct, WithoutAnInstructionTheProductsAreWidenedExactly) {
     EXPECT_EQ(assembly.find("vpdpbusd"), std::string::npos);
     if (off >= 0) EXPECT_EQ(off, 0.0);
   }
+}
+
+// The int8 matrix product's packed weight (ops/qlinear_dense.h) under its
+// hand-written schedule is the same pattern: a classifier's 512 x 1000 (40
+// lanes a block: two vectors and a half on 512 bits) and a transformer's
+// 12 rows. Its values are checked against the integer reference in
+// tests/compile/quantized_dense_build_test.cc.
+TEST(ByteDotProduct, TheInt8MatrixProductIsOneToo) {
+  for (const auto& [target_text, instruction] :
+       {std::pair{"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%zmm)"},
+        std::pair{"llvm -mcpu=alderlake", R"(\{vex\}\s*vpdpbusd\s+.*%ymm)"},
+        std::pair{"llvm -mcpu=haswell", R"(vpmaddubsw)"}})
+    for (const auto& [m, n, k] : {std::tuple{1, 1000, 512}, std::tuple{12, 256, 128}}) {
+      const target::Target target = target::Target::parse(target_text);
+      const int64_t bn = ops::qlinear_dense_block(n, k);
+      const ir::Tensor x = ir::placeholder({m, k}, "x", ir::DType::UInt8);
+      const ir::Tensor w = ir::placeholder({n / bn, k / 4, bn, 4}, "w", ir::DType::Int8);
+      const ir::Tensor scale = ir::placeholder({n}, "w_scale"), bias = ir::placeholder({n}, "bias", ir::DType::Int32);
+      const ir::ComputeDAG dag({ops::qlinear_dense_pack(x, w, scale, bias, ops::QLinearDenseAttrs{})});
+      const std::string assembly = emit_assembly(
+          tir::lower(dag, schedule::qlinear_dense_pack_schedule(dag, target.vector_unit()), "qdense"), target);
+      EXPECT_TRUE(std::regex_search(assembly, std::regex(instruction))) << target_text << " " << m << "x" << n;
+    }
 }
 
 // An fp32 convolution whose innermost reduce loop is marked dot_product is

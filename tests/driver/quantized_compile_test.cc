@@ -186,34 +186,39 @@ TEST(QuantizedCompile, DigitsCnnInInt8KeepsItsTop1WithinOnePoint) {
 namespace tessera::driver {
 namespace {
 
-// onnxruntime's quantize_static of the same CNN (QDQ: per-channel int8
-// weights, uint8 activations) imports (QuantizeLinear / DequantizeLinear),
-// its three convolutions (with their ReLUs) and the max pooling become int8
-// kernels with onnxruntime's integers and scales, it compiles, and gives
-// onnxruntime's logits: allowed one quantization step of the logits (a float
-// sum rounded in another order may cross a step), and the same class for
-// every image.
-TEST(QuantizedCompile, OnnxruntimesQdqModelImportsAndGivesOnnxruntimesLogits) {
+// onnxruntime's quantizations of the same CNN import and give onnxruntime's
+// logits: allowed one quantization step of the logits (a float sum rounded
+// in another order may cross a step), and the same class for every image.
+// quantize_static's QDQ format (per-channel int8 weights, uint8 activations)
+// and its QOperator format (QLinearConv, QGemm, QLinearGlobalAveragePool)
+// run their three convolutions (with their ReLUs), the max pooling and the
+// classifier as int8 kernels, with onnxruntime's integers and scales; quantize_dynamic's
+// (DynamicQuantizeLinear, ConvInteger, MatMulInteger) computes the integer
+// products of its run-time quantization in float, exactly.
+struct OnnxruntimeModel {
+  const char* name;
+  int int8_convolutions;
+};
+
+class OnnxruntimeQuantized : public testing::TestWithParam<OnnxruntimeModel> {};
+
+TEST_P(OnnxruntimeQuantized, ImportsAndGivesOnnxruntimesLogits) {
   const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/tests/data/quantized/";
-  const graph::Graph model = graph::import_onnx(dir + "digits_cnn_qdq.onnx");
-  int quantize = 0, dequantize = 0;
-  for (const auto& n : model.nodes()) {
-    quantize += graph::op_name(n.op) == "quantize";
-    dequantize += graph::op_name(n.op) == "dequantize";
-  }
-  EXPECT_EQ(quantize, 8);  // the input, each activation, the logits; weights folded to float constants
-  EXPECT_EQ(dequantize, 8);
-  int convolutions = 0, int8_convolutions = 0, int8_pools = 0;
+  const graph::Graph model = graph::import_onnx(dir + GetParam().name + ".onnx");
+  int convolutions = 0, int8_convolutions = 0, int8_pools = 0, int8_dense = 0;
   for (const auto& n : build::optimize_for_target(model, target::Target::host(), {}, true, false).nodes()) {
     convolutions += graph::op_name(n.op) == "conv2d";
     int8_convolutions += graph::op_name(n.op) == "qlinear_conv2d";
     int8_pools += n.op == graph::Op::kMaxPool2d && n.type.dtype == graph::DataType::kUInt8;
+    int8_dense += graph::op_name(n.op) == "qlinear_dense";
   }
-  EXPECT_EQ(convolutions, 0);
-  EXPECT_EQ(int8_convolutions, 3);
-  EXPECT_EQ(int8_pools, 1);
+  const bool int8 = GetParam().int8_convolutions > 0;
+  EXPECT_EQ(int8_convolutions, GetParam().int8_convolutions);
+  EXPECT_EQ(convolutions, 3 - GetParam().int8_convolutions);
+  EXPECT_EQ(int8_pools, int8 ? 1 : 0);
+  EXPECT_EQ(int8_dense, int8 ? 1 : 0);  // the classifier
   const runtime::NDArray images = runtime::read_npy(dir + "digits_test_images.npy");
-  const runtime::NDArray want = runtime::read_npy(dir + "digits_cnn_qdq.expected.npy");
+  const runtime::NDArray want = runtime::read_npy(dir + GetParam().name + ".expected.npy");
   CompileOptions o;
   o.shipped_records = false;
   const runtime::NDArray got = run(compile(model, target::Target::host(), o), images);
@@ -221,6 +226,26 @@ TEST(QuantizedCompile, OnnxruntimesQdqModelImportsAndGivesOnnxruntimesLogits) {
   EXPECT_TRUE(c.ok) << c.describe();
   const runtime::NDArray labels = runtime::read_npy(dir + "digits_test_labels.npy");
   EXPECT_EQ(top1(got, labels), top1(want, labels));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, OnnxruntimeQuantized,
+                         testing::Values(OnnxruntimeModel{"digits_cnn_qdq", 3}, OnnxruntimeModel{"digits_cnn_qoperator", 3},
+                                         OnnxruntimeModel{"digits_cnn_dynamic", 0}),
+                         [](const testing::TestParamInfo<OnnxruntimeModel>& info) { return std::string(info.param.name); });
+
+TEST(QuantizedCompile, QdqModelImportsItsPairsAndWeightsAsTheyAre) {
+  const graph::Graph model = graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/quantized/digits_cnn_qdq.onnx");
+  int quantize = 0, dequantize = 0, weights = 0;
+  for (const auto& n : model.nodes()) {
+    quantize += graph::op_name(n.op) == "quantize";
+    dequantize += graph::op_name(n.op) == "dequantize";
+    weights += graph::op_name(n.op) == "dequantize_per_channel";
+  }
+  EXPECT_EQ(quantize, 8);  // the input, each activation, the logits
+  EXPECT_EQ(dequantize, 8);
+  // Four weights and four biases as their integers, and the Gemm's weight
+  // again as dense reads it, (N, K).
+  EXPECT_EQ(weights, 9);
 }
 
 }  // namespace

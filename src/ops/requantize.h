@@ -1,0 +1,38 @@
+#pragma once
+// The requantization every int8 kernel ends with (TVM's qnn.requantize): an
+// exact int32 total of an output channel whose weight scale is w_scale, to
+// the output's quantized type:
+//
+//   y = saturate(round(total * (x_scale * w_scale / y_scale)) + y_zero_point)    halves to even
+//
+// the multiplier and product in float, in this order on every side (kernel
+// and reference agree exactly). Saturating below at y_zero_point is a fused
+// ReLU; also above at clip_max quantized, a ReLU6.
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "ir/tensor.h"
+
+namespace tessera::ops {
+
+struct Requantization {
+  float x_scale = 1.0f, y_scale = 1.0f;
+  int64_t y_zero_point = 0;
+  std::string y_dtype = "uint8";
+  bool relu = false;
+  float clip_max = 0.0f;  // > 0 with relu: the ReLU6's 6
+  // The output's range: its type's, from y_zero_point up with a ReLU, up to
+  // clip_max quantized (as quantize computes it). Throws naming `op` for a
+  // bad y_dtype.
+  std::pair<float, float> saturation(const std::string& op) const;
+  // "scale=0.1 zero_point=3 dtype=uint8 -> ... relu": for kernels' attributes.
+  std::string to_string(float x_scale_of, int64_t x_zero_point, const std::string& x_dtype) const;
+};
+
+// The requantized value of `total` as an expression (stored as y_dtype).
+ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const Requantization& q, const std::string& op);
+// The same for the references, within the saturation [lo, hi].
+float requantized(int64_t total, float w_scale, const Requantization& q, float lo, float hi);
+
+}  // namespace tessera::ops
