@@ -4,8 +4,9 @@ onnxruntime's int8 (issue 31's benchmark).
 
 onnxruntime's side is what its users deploy: the torchvision model exported to
 ONNX and quantized by `quantize_static` (QDQ format, per-channel weights,
-uint8 activations, int8 weights, min-max calibration on the same seeded random
-inputs Tessera calibrates on), run by its CPU provider. Tessera compiles the
+uint8 activations (`--activations int8`: int8, its default, S8S8), int8
+weights, min-max calibration on the same seeded random inputs Tessera
+calibrates on), run by its CPU provider. Tessera compiles the
 zoo model of the same architecture with `--quantize int8 --calibrate N`
 ("int8"), and onnxruntime's quantized file itself ("qdq": its QDQ pairs fused
 into Tessera's int8 kernels, onnxruntime's integers and scales; the logits'
@@ -22,7 +23,7 @@ float32 (its default, seed 003's skip_conv_layers=[0]); `--quantize-all`
 quantizes it too, as onnxruntime's quantize_static does.
 
     bench/int8_vs_onnxruntime.py [--models resnet-18,resnet-50,mobilenet-v2]
-        [--threads 1,2] [--isas host,avx2] [--rounds 5] [--calibrate 8]
+        [--threads 1,2] [--isas host,avx2] [--rounds 5] [--calibrate 8] [--activations uint8|int8]
 """
 import argparse
 import os
@@ -38,13 +39,13 @@ import network_vs_frameworks as frameworks  # noqa: E402  (its venv, models and 
 ISA_TARGETS = {"host": "llvm", "avx2": "llvm -isa=avx2", "haswell": "llvm -mcpu=haswell"}
 
 
-def ort_int8(onnx_path, x_shape, samples):
-    """onnxruntime's quantize_static of `onnx_path` (QDQ, per channel): the path."""
+def ort_int8(onnx_path, x_shape, samples, activations="uint8"):
+    """onnxruntime's quantize_static of `onnx_path` (QDQ, per channel, `activations` uint8 or int8): the path."""
     import numpy as np
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    out = onnx_path[:-len(".onnx")] + ".int8.onnx"
+    out = onnx_path[:-len(".onnx")] + (".int8.onnx" if activations == "uint8" else ".s8s8.onnx")
     if os.path.exists(out):
         return out
 
@@ -59,7 +60,8 @@ def ort_int8(onnx_path, x_shape, samples):
     prepared = onnx_path[:-len(".onnx")] + ".prep.onnx"
     quant_pre_process(onnx_path, prepared)
     quantize_static(prepared, out, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                    activation_type=QuantType.QUInt8 if activations == "uint8" else QuantType.QInt8,
+                    weight_type=QuantType.QInt8)
     return out
 
 
@@ -78,6 +80,8 @@ def main():
     p.add_argument("--calibrate", type=int, default=8, help="seeded random calibration samples, both sides")
     p.add_argument("--quantize-all", action="store_true",
                    help="Tessera quantizes the first convolution too (--skip-layers ''), as onnxruntime does")
+    p.add_argument("--activations", default="uint8", choices=["uint8", "int8"],
+                   help="onnxruntime's activation type (int8: S8S8, its default)")
     p.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
     args = p.parse_args()
@@ -89,7 +93,7 @@ def main():
         onnx_path = os.path.join(args.artifacts, f"{model}.onnx")
         if not os.path.exists(onnx_path):
             torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
-        quantized = ort_int8(onnx_path, tuple(x.shape), args.calibrate)
+        quantized = ort_int8(onnx_path, tuple(x.shape), args.calibrate, args.activations)
         feed = {"data": x.numpy()}
         for threads in [int(t) for t in args.threads.split(",")]:
             opts = ort.SessionOptions()

@@ -3,7 +3,8 @@
 handwritten digits that ship with scikit-learn (8x8 images; nothing is
 downloaded), its float ONNX export, and the same model quantized by
 onnxruntime's quantize_static (QDQ and QOperator formats, per-channel int8
-weights, uint8 activations) and quantize_dynamic, with the test images,
+weights, uint8 activations; QDQ with int8 activations, its default) and
+quantize_dynamic, with the test images,
 their labels, and every model's outputs as onnxruntime computes them. The C++
 tests check Tessera's own int8 quantization of the float model (top-1 within
 1 point of float32) and its import of onnxruntime's quantized models.
@@ -87,11 +88,13 @@ def main():
     # activations), and quantize_dynamic (ConvInteger, MatMulInteger and
     # DynamicQuantizeLinear: activations' scales computed at run time).
     models = {"digits_cnn": float_path}
-    for name, fmt in (("digits_cnn_qdq", QuantFormat.QDQ), ("digits_cnn_qoperator", QuantFormat.QOperator)):
+    for name, fmt, activations in (("digits_cnn_qdq", QuantFormat.QDQ, QuantType.QUInt8),
+                                   ("digits_cnn_qoperator", QuantFormat.QOperator, QuantType.QUInt8),
+                                   ("digits_cnn_qdq_s8s8", QuantFormat.QDQ, QuantType.QInt8)):
         models[name] = os.path.join(OUT, name + ".onnx")
         if force or not os.path.exists(models[name]):
             quantize_static(float_path, models[name], Reader(), quant_format=fmt, per_channel=True,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                            activation_type=activations, weight_type=QuantType.QInt8)
     models["digits_cnn_dynamic"] = os.path.join(OUT, "digits_cnn_dynamic.onnx")
     if force or not os.path.exists(models["digits_cnn_dynamic"]):
         quantize_dynamic(float_path, models["digits_cnn_dynamic"], weight_type=QuantType.QInt8,

@@ -35,18 +35,6 @@
 namespace tessera::cli {
 namespace {
 
-// "0,5" -> {"0", "5"}; "" -> {}.
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t comma = text.find(',', start);
-    const size_t end = comma == std::string::npos ? text.size() : comma;
-    if (end > start) items.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return items;
-}
 
 
 void add_threads_flag(CLI::App* cmd, ModelCommandOptions& o) {
@@ -72,19 +60,9 @@ driver::CompileOptions compile_options(const ModelCommandOptions& o) {
   options.shipped_records = !o.no_shipped_records;
   options.dtype = o.dtype;
   options.convolutions = o.convolutions;
-  options.quantize = o.quantize;
-  options.calibrate = o.calibrate;
-  options.quantization.calibration.method = graph::calibration_method(o.calibration);
-  options.quantization.calibration.percentile = o.percentile;
-  options.quantization.global_scale = o.global_scale;
-  options.quantization.skip_layers.clear();
-  for (const std::string& layer : split_list(o.skip_layers)) {
-    try {
-      options.quantization.skip_layers.insert(std::stoi(layer));
-    } catch (const std::exception&) {
-      throw Error("--skip-layers " + o.skip_layers + ": convolution indices, e.g. 0 or 0,5 (none: an empty value)");
-    }
-  }
+  options.quantize = o.quantization.quantize;
+  options.calibrate = o.quantization.calibrate;
+  options.quantization = o.quantization.options();
   return options;
 }
 
@@ -146,27 +124,6 @@ void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
       ->capture_default_str();
 }
 
-void add_quantize_flags(CLI::App* cmd, ModelCommandOptions& o) {
-  cmd->add_option("--quantize", o.quantize,
-                  "int8: compute the convolutions in int8 (weights per output channel, activations calibrated; "
-                  "CPU targets)")
-      ->check(CLI::IsMember({"int8"}));
-  cmd->add_option("--calibrate", o.calibrate,
-                  "with --quantize: N seeded random samples, or a .npy of one input or K stacked along a first axis")
-      ->capture_default_str();
-  cmd->add_option("--calibration", o.calibration, "with --quantize: how an activation's range is chosen")
-      ->check(CLI::IsMember({"min-max", "percentile", "kl-entropy"}))
-      ->capture_default_str();
-  cmd->add_option("--percentile", o.percentile, "with --calibration percentile: of the magnitudes kept")
-      ->capture_default_str();
-  cmd->add_option("--skip-layers", o.skip_layers,
-                  "with --quantize: convolutions kept in float32, by index in the graph (empty: none)")
-      ->capture_default_str();
-  cmd->add_option("--global-scale", o.global_scale,
-                  "with --quantize: every activation in [-S, S] (seed 003's global_scale), no calibration")
-      ->capture_default_str();
-}
-
 void add_dtype_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_option("--dtype", o.dtype,
                   "float16: weights and the values between kernels stored in half precision, arithmetic in fp32 "
@@ -201,7 +158,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.compile->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.compile, o);
   add_dtype_flag(c.compile, o);
-  add_quantize_flags(c.compile, o);
+  add_quantize_flags(c.compile, o.quantization);
   c.compile->add_flag("--check", o.check,
                       "run the compiled model on seeded inputs and compare with the reference interpreter");
 
@@ -227,7 +184,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.bench->add_option("--records", o.records, "tuning log: each kernel takes its task's best record");
   add_shipped_records_flag(c.bench, o);
   add_dtype_flag(c.bench, o);
-  add_quantize_flags(c.bench, o);
+  add_quantize_flags(c.bench, o.quantization);
 
   c.show = app.add_subcommand("show", "print a network after the passes, kernel by kernel");
   c.show->add_option("model", o.model, "zoo name or .onnx file")->required();
@@ -250,7 +207,7 @@ int run_compile(const ModelCommandOptions& o) {
   target::require_runnable_here(target);
   // A quantized network (--quantize, or a quantized model's int8 kernels)
   // keeps every tensor: each kernel is checked on its own.
-  const bool integer = !o.quantize.empty() || driver::has_integer_values(built.optimized);
+  const bool integer = !o.quantization.quantize.empty() || driver::has_integer_values(built.optimized);
   runtime::GraphExecutor ex = runtime::GraphExecutor::load(o.output, integer);
   runtime::set_num_threads(target.threads);
   std::vector<runtime::NDArray> inputs;
@@ -285,7 +242,7 @@ int run_compile(const ModelCommandOptions& o) {
       fmt::print("output '{}': max rel error {:.1e} against the quantized graph interpreted whole, {:.1e} against "
                  "the {}\n",
                  ex.output_name(i), w.max_rel_error, f.max_rel_error,
-                 o.quantize.empty() ? "quantized model's float operators" : "float32 model");
+                 o.quantization.quantize.empty() ? "quantized model's float operators" : "float32 model");
     }
     return correct ? 0 : 1;
   }

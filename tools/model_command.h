@@ -17,6 +17,7 @@
 #include "runtime/ndarray.h"
 
 #include "model_flags.h"
+#include "quantize_flags.h"
 
 namespace tessera::cli {
 
@@ -35,9 +36,7 @@ struct ModelCommandOptions {
   bool no_shipped_records = false;  // compile, bench: without records, the hand-written schedules (no pre-tuned ones)
   std::string dtype = "float32";    // compile, bench: float16 stores weights and activations in half (GPU targets)
   std::string convolutions = "auto";  // compile, bench: driver::CompileOptions::convolutions
-  // compile, bench: --quantize int8 and its calibration (driver::CompileOptions::quantize)
-  std::string quantize, calibrate = "8", calibration = "min-max", skip_layers = "0";
-  double percentile = 99.99, global_scale = 0;
+  QuantizeFlags quantization;       // compile, bench: --quantize int8 and its calibration
   bool tasks = false;               // show: the tuning tasks instead of the graph
   bool no_winograd = false;         // compile, bench, show: every convolution computed directly
   bool keep_layout = false;         // compile, bench, show: kernels in the model's layout

@@ -85,6 +85,7 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--no-evaluate", o.no_evaluate, "stop after tuning");
   cmd->add_option("--seed", o.tune.seed, "random seed of the tuners")->capture_default_str();
+  add_quantize_flags(cmd, o.quantization);
   return cmd;
 }
 
@@ -106,6 +107,11 @@ int run_network_tune(const NetworkTuneOptions& o) {
     throw Error("--keep-layout needs --search auto: the templates schedule NCHW<lanes>c kernels");
   if (tune.search != "auto" && tune.dtype == "float16")
     throw Error("--dtype float16 needs --search auto: the templates' records are keyed by the float32 operator");
+  tune.quantize = o.quantization.quantize;
+  tune.calibrate = o.quantization.calibrate;
+  tune.quantization = o.quantization.options();
+  if (!tune.quantize.empty() && !tune.graph_tuner.empty())
+    throw Error("--graph-tuner chooses float convolutions' channel blocks: tune a --quantize int8 network without it");
   tune.transfer_learning = !o.no_transfer_learning;
   tune.winograd = !o.no_winograd;
   tune.evaluate = !o.no_evaluate;

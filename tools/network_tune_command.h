@@ -3,7 +3,7 @@
 //                    [--search templates|auto] [--task-scheduler gradient|round-robin]
 //                    [--tuner xgb] [--trials N] [--early-stopping N] [--log FILE]
 //                    [--time-budget MIN] [--no-transfer-learning] [--graph-tuner dp|pbqp]
-//                    [--graph-log FILE] [measure flags]
+//                    [--graph-log FILE] [measure flags] [--quantize int8 [--calibrate N|FILE] ...]
 //
 // Seed 000's tune_and_evaluate: extracts the network's tasks and prints them,
 // tunes them one after another into one log (resumable: rerun the same
@@ -17,6 +17,11 @@
 // kernel of the build is a task (its own DAG), the task scheduler splits
 // --trials x tasks trials over them and prints its table after every round,
 // and the evaluation compares the default schedules with the log's best.
+//
+// --quantize int8 (and compile's calibration flags) tunes the network compile
+// --quantize builds with the same flags: its int8 convolutions are tasks of
+// the template qlinear_conv2d_NCHWc.x86 (layers of one shape share one, their
+// scales aside).
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -24,6 +29,7 @@
 #include "measure_flags.h"
 
 #include "model_flags.h"
+#include "quantize_flags.h"
 
 namespace tessera::cli {
 
@@ -39,6 +45,7 @@ struct NetworkTuneOptions {
   bool no_winograd = false;
   bool no_evaluate = false;
   MeasureFlags measure;  // tune.builder / runner / confirm_runner, and confirm_leaders / rounds
+  QuantizeFlags quantization;  // tune.quantize, calibrate, quantization
 };
 
 CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o);

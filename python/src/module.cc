@@ -588,12 +588,19 @@ PYBIND11_MODULE(_tessera, m) {
       "tune",
       [](const Model& model, const std::string& log, int trials, int early_stopping, double time_budget_min,
          const std::string& target, int threads, const std::string& tuner, const std::string& search,
-         const std::string& dtype, const std::string& convolutions) {
+         const std::string& dtype, const std::string& convolutions, const std::string& quantize,
+         const std::string& calibrate, const std::string& calibration, const std::vector<int>& skip_layers,
+         double global_scale) {
         const target::Target t = jit::resolve_target(target, threads);
         driver::TuneOptions o{.log = log, .search = search, .tuner = tuner, .trials = trials,
                               .early_stopping = early_stopping, .time_budget_min = time_budget_min};
         o.dtype = dtype;
         o.convolutions = convolutions;
+        o.quantize = quantize;  // as compile(quantize=...): the network compile then builds with the log
+        o.calibrate = calibrate;
+        o.quantization.calibration.method = graph::calibration_method(calibration);
+        o.quantization.skip_layers = std::set<int>(skip_layers.begin(), skip_layers.end());
+        o.quantization.global_scale = global_scale;
         o.evaluate = false;
         driver::TuneResult s;
         {
@@ -610,7 +617,9 @@ PYBIND11_MODULE(_tessera, m) {
       },
       py::arg("model"), py::arg("log"), py::arg("trials") = 1000, py::arg("early_stopping") = 400,
       py::arg("time_budget_min") = 0.0, py::arg("target") = "", py::arg("threads") = 0, py::arg("tuner") = "xgb",
-      py::arg("search") = "templates", py::arg("dtype") = "float32", py::arg("convolutions") = "auto");
+      py::arg("search") = "templates", py::arg("dtype") = "float32", py::arg("convolutions") = "auto",
+      py::arg("quantize") = "", py::arg("calibrate") = "8", py::arg("calibration") = "min-max",
+      py::arg("skip_layers") = std::vector<int>{0}, py::arg("global_scale") = 0.0);
 
   py::class_<Jit>(m, "Jit")
       .def("__call__", &Jit::call)

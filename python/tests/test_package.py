@@ -52,6 +52,21 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "min-max, percentile or kl-entropy"):
             tessera.compile(model, quantize="int8", calibration="entropy")
 
+    def test_tune_quantize_int8_tunes_the_int8_network_compile_builds(self):
+        data = os.path.join(SOURCE, "tests", "data", "quantized")
+        model = tessera.load_model(os.path.join(data, "digits_cnn.onnx"))
+        calibration = os.path.join(data, "digits_calibration_images.npy")
+        log = os.path.join(self.dir, "digits_int8.log")
+        done = tessera.tune(model, log=log, trials=2, tuner="random", threads=2, quantize="int8", calibrate=calibration)
+        # Its two int8 convolutions, the first one (kept float32) and the classifier.
+        self.assertEqual(done["tasks_tuned"], 4)
+        with open(log) as f:
+            self.assertIn("qlinear_conv2d", f.read())
+        images = np.load(os.path.join(data, "digits_test_images.npy"))
+        untuned = tessera.compile(model, threads=2, quantize="int8", calibrate=calibration)(images)
+        tuned = tessera.compile(model, threads=2, quantize="int8", calibrate=calibration, records=log)(images)
+        np.testing.assert_array_equal(tuned, untuned)  # the int8 kernels are exact whatever their schedule
+
     def test_onnx_file_compiles_runs_and_equals_the_cli(self):
         model = tessera.load_model(NARROW)
         self.assertEqual(model.inputs[0][1], [1, 3, 64, 64])

@@ -11,6 +11,7 @@ const std::vector<Template>& templates() {
   static const std::vector<Template> registry = {
       x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
       x86::conv2d_winograd_template(), x86::dense_pack_template(), x86::batch_matmul_template(),
+      x86::qlinear_conv2d_nchwc_template(),
       gpu::dense_template(), gpu::batch_matmul_template(), gpu::conv2d_nchw_template(),
       gpu::depthwise_conv2d_nchw_template(), gpu::conv2d_nchw_winograd_template(),
   };

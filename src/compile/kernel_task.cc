@@ -17,6 +17,15 @@ std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const Nod
 }
 
 std::string anchor_workload_key(const graph::Graph& g, NodeId anchor) {
+  const auto& tuning_attrs = g.node(anchor).op.definition().tuning_attrs;
+  if (tuning_attrs) {
+    // Keyed by the attributes that change its speed (ops/operator.h).
+    graph::Graph keyed = g;
+    keyed.mutable_node(anchor).attrs = tuning_attrs(g.node(anchor).attrs);
+    const FusedKernel alone = fuse_kernel(keyed, graph::FusedGroup{{anchor}},
+                                          [&](const KernelOperand& o) { return stored_operand_shape(keyed, o); });
+    return alone.dag.workload_key();
+  }
   const FusedKernel alone =
       fuse_kernel(g, graph::FusedGroup{{anchor}}, [&](const KernelOperand& o) { return stored_operand_shape(g, o); });
   return alone.dag.workload_key();

@@ -26,8 +26,9 @@ struct TunableOperator {
 std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const graph::Node& anchor,
                                                 const target::Target& target);
 
-// The workload key of the anchor alone (its epilogue left out): equal for
-// kernels that share a task.
+// The workload key of the anchor alone (its epilogue left out, its
+// operator's tuning_attrs in place of its own): equal for kernels that share
+// a task.
 std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor);
 
 // The task of one fused kernel (its own DAG and epilogue, its records filed

@@ -130,23 +130,19 @@ class ParamIndex {
 
 }  // namespace
 
-namespace {
-
-// --quantize int8: the float graph optimized in NCHW (no Winograd), then
-// quantize_network on it (weights within what the target's byte dot product
-// computes exactly), then the passes again: the int8 convolutions and what
-// lies between them go into the int8 kernels' blocks.
-graph::Graph quantized_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options,
-                             const build::BuildOptions& build_options) {
-  if (options.quantize != "int8") throw Error("--quantize " + options.quantize + ": int8");
+graph::Graph quantize_model(const graph::Graph& model, const target::Target& target, const std::string& quantize,
+                            const std::string& calibrate, const graph::QuantizeOptions& options,
+                            std::ostream& warnings) {
+  if (quantize != "int8") throw Error("--quantize " + quantize + ": int8");
   if (target.is_gpu()) throw Error("--quantize int8: quantized networks run on CPU targets, not " + target.kind);
+  // The float graph optimized in NCHW (no Winograd), then quantize_network on it.
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, false, true);
-  const bool calibrated = options.quantization.global_scale <= 0;
-  graph::QuantizeOptions quantization = options.quantization;
+  const bool calibrated = options.global_scale <= 0;
+  graph::QuantizeOptions quantization = options;
   quantization.weight_max = std::min(quantization.weight_max, build::int8_weight_limit(target) == 127 ? 127 : 63);
   graph::QuantizeReport report;
   const graph::Graph quantized = graph::quantize_network(
-      optimized, calibrated ? calibration_samples(model, options.calibrate) : std::vector<std::vector<runtime::NDArray>>{},
+      optimized, calibrated ? calibration_samples(model, calibrate) : std::vector<std::vector<runtime::NDArray>>{},
       quantization, &report);
   // Asked for int8, a user hears how much of the network got it.
   const std::string unquantizable =
@@ -158,10 +154,21 @@ graph::Graph quantized_graph(const graph::Graph& model, const target::Target& ta
     throw Error(fmt::format("--quantize int8: no convolution of this model is quantized ({} kept float32 by "
                             "--skip-layers{})",
                             report.convolutions, unquantizable));
-  std::ostream& warnings = options.warnings ? *options.warnings : std::cerr;
   warnings << fmt::format("note: --quantize int8: {} of {} convolutions in int8 ({} kept float32 by --skip-layers{})\n",
                           report.quantized, report.convolutions + report.not_quantizable,
                           report.convolutions - report.quantized, unquantizable);
+  return quantized;
+}
+
+namespace {
+
+// --quantize int8: the quantized model through the passes again: the int8
+// convolutions and what lies between them go into the int8 kernels' blocks.
+graph::Graph quantized_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options,
+                             const build::BuildOptions& build_options) {
+  const graph::Graph quantized = quantize_model(model, target, options.quantize, options.calibrate,
+                                                options.quantization,
+                                                options.warnings ? *options.warnings : std::cerr);
   return build::optimize_for_target(quantized, target, build_options.conv_blocks, false, build_options.keep_layout);
 }
 

@@ -68,6 +68,19 @@ void apply_convolutions(const std::string& convolutions, const target::Target& t
 // there: the CPU schedules convolve directly or by Winograd).
 std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target);
 
+// --quantize int8's graph (`quantize` must be "int8"): the float model
+// optimized in NCHW, its convolutions quantized by graph::quantize_network
+// (weights within what the target's byte dot product computes exactly),
+// calibrated on `calibrate` (driver/calibration_samples.h) unless a global
+// scale is given; before the passes for the target, which block the int8
+// convolutions. Compile and tune (TuneOptions::quantize) both start here, so
+// a tuning log's int8 tasks are the compiled network's. Says on `warnings`
+// how many convolutions got int8; throws tessera::Error when none did or the
+// target is a GPU.
+graph::Graph quantize_model(const graph::Graph& model, const target::Target& target, const std::string& quantize,
+                            const std::string& calibrate, const graph::QuantizeOptions& options,
+                            std::ostream& warnings);
+
 // Throws tessera::Error naming the node when a kernel cannot be made for it,
 // or naming the log when one cannot be read.
 build::BuildResult compile(const graph::Graph& model, const target::Target& target,

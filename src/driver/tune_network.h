@@ -15,6 +15,7 @@
 #include "autotvm/tuner.h"
 #include "target/target.h"
 #include "graph/graph.h"
+#include "graph/quantize_network.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
 
@@ -51,6 +52,12 @@ struct TuneOptions {
   // Set (by a signal handler) to stop after the batch in flight: every
   // measured record is kept, and the same call resumes.
   const std::atomic<bool>* stop = nullptr;
+  // --quantize int8 (and its calibration, as CompileOptions'): the network
+  // tuned is the one compile --quantize builds (driver::quantize_model), so
+  // compile with the same flags and --records takes the log's records.
+  std::string quantize;
+  std::string calibrate = "8";
+  graph::QuantizeOptions quantization;
   bool evaluate = true;                  // --no-evaluate: false
   int eval_number = 20, eval_repeat = 5;  // --eval-number, --eval-repeat
 };

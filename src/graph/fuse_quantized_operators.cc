@@ -15,6 +15,7 @@
 //       -> the operator on x
 //   quantize(dequantize(q)), the same quantization            -> q
 //
+// Signed activations are read as unsigned first (activations_as_unsigned).
 // A pattern whose parts the kernels do not take (a weight zero point, a
 // grouped convolution, a value another node reads too) stays as it was: the
 // float operators between the pairs, exactly as the model defines them.
@@ -215,9 +216,38 @@ class Fuser {
   std::vector<int> uses_;
 };
 
+// Signed activations (onnxruntime's default S8S8 QDQ) as unsigned bytes:
+// q + 128 with zero point + 128 is the same real value, and saturating
+// [-128, 127] is saturating [0, 255] shifted, so each quantize / dequantize
+// of int8 may store uint8 instead, and what moves its values (a max
+// pooling: its padding is the type's minimum either way; a reshape) and
+// dequantizes them read it so: what the byte dot product multiplies
+// (vpdpbusd takes unsigned bytes times signed ones). A dequantize of int8
+// from elsewhere (a graph input) reads it as given.
+Graph activations_as_unsigned(const Graph& g) {
+  Rewriter r(g);
+  std::vector<bool> shifted(g.size(), false);
+  for (const Node& n : g.nodes()) {
+    const bool signed_pair = (is(n, "quantize") || is(n, "dequantize")) && n.attrs_as<ops::QuantizeAttrs>().dtype == "int8";
+    const bool relabel = signed_pair && (is(n, "quantize") || shifted[n.inputs[0]]);
+    if (!relabel) {
+      const bool moves_values = n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
+      shifted[n.id] = moves_values && shifted[n.inputs[0]];
+      r.copy(n);
+      continue;
+    }
+    shifted[n.id] = is(n, "quantize");
+    ops::QuantizeAttrs a = n.attrs_as<ops::QuantizeAttrs>();
+    a.dtype = "uint8", a.zero_point += 128;
+    r.replace(n.id, r.add(n.op, n.name, {r.mapped(n.inputs[0])}, a));
+  }
+  return r.finish();
+}
+
 }  // namespace
 
-Graph fuse_quantized_operators(const Graph& g) {
+Graph fuse_quantized_operators(const Graph& model) {
+  const Graph g = activations_as_unsigned(model);
   Rewriter r(g);
   Fuser fuser(g, r);
   for (const Node& n : g.nodes()) {

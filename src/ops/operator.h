@@ -100,6 +100,10 @@ struct Operator {
   std::function<bool(const OperatorCall& call)> keeps_bytes;
   // Constants stored in another form for the kernel; null: as the graph has them.
   std::optional<StoredConstant> stored_constant;
+  // The attributes a tuning task knows a call by, where some do not change
+  // its kernel's speed (a quantized operator's scales and zero points): calls
+  // that differ only in those share one task and its records. Null: all.
+  std::function<Attrs(const Attrs& attrs)> tuning_attrs;
   std::vector<Strategy> strategies;
 
   // The strategy for a target kind, or nullptr.

@@ -328,6 +328,34 @@ void qlinear_depthwise_conv2d_nchwc(const float* x, const Shape& xs, const float
 
 }  // namespace tessera::ops
 
+namespace {
+
+// The blocked int8 convolutions of one group (not depthwise) with equal
+// strides and dilations: the template qlinear_conv2d_NCHWc.x86.
+std::optional<tessera::ops::TemplateCall> x86_qlinear_conv2d_template(const tessera::ops::OperatorCall& call) {
+  using namespace tessera::ops;
+  const auto& a = call.attrs.as<QLinearConv2dAttrs>();
+  const Conv2dAttrs& c = a.conv;
+  if (!a.is_blocked() || a.is_depthwise() || c.stride_h != c.stride_w || c.dilation_h != c.dilation_w)
+    return std::nullopt;
+  const Shape& d = call.input_shapes[0];  // (N, C/ic_bn, H, W, ic_bn)
+  const Shape& w = call.input_shapes[1];  // (O/oc_bn, C/ic_bn, KH, KW, ic_bn/4, oc_bn, 4)
+  if (d.size() != 5 || w.size() != 7) return std::nullopt;
+  TemplateCall t{"qlinear_conv2d", {}};
+  t.args.input = {d[0], d[1] * d[4], d[2], d[3]};
+  t.args.weight = {w[0] * w[5], w[1] * w[4] * 4, w[2], w[3]};
+  t.args.stride = c.stride_h;
+  t.args.dilation = c.dilation_h;
+  t.args.padding = {c.pad_top, c.pad_left, c.pad_bottom, c.pad_right};
+  t.args.layout = "NCHWc";
+  t.args.ic_bn = d[4];
+  t.args.oc_bn = w[5];
+  t.args.dtype = "int8";
+  return t;
+}
+
+}  // namespace
+
 TESSERA_OPERATOR(qlinear_conv2d) {
   using namespace tessera::ops;
   Operator op;
@@ -362,6 +390,14 @@ TESSERA_OPERATOR(qlinear_conv2d) {
     return (!a.is_blocked()     ? qlinear_conv2d_nchw
             : a.is_depthwise() ? qlinear_depthwise_conv2d_nchwc
                                : qlinear_conv2d_nchwc)(in[0], in[1], in[2], in[3], a);
+  };
+  op.strategies = {{"llvm", x86_qlinear_conv2d_template}};
+  // Layers of one shape share a task whatever their quantization.
+  op.tuning_attrs = [](const Attrs& attrs) -> Attrs {
+    QLinearConv2dAttrs a = attrs.as<QLinearConv2dAttrs>();
+    a.x_scale = a.y_scale = 1.0f;
+    a.x_zero_point = a.y_zero_point = 0;
+    return a;
   };
   return op;
 }

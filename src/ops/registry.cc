@@ -242,6 +242,9 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"add", {"input", "weight"}},
       {"multiply", {"input", "weight"}},
       {"bias_add", {"input", "axis"}},
+      // A network's int8 convolutions (records and tasks only: their
+      // quantization comes from the graph, so make_workload declares none).
+      {"qlinear_conv2d", {"input", "weight", "stride", "pad", "dilation", "padding", "layout", "ic_bn", "oc_bn"}},
   };
   static const std::map<std::string, Fields> table = [] {
     std::map<std::string, Fields> t = listed;

@@ -31,13 +31,18 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit, s
   return nchwc_tile_trace(dag, conv->tag, plan);
 }
 
-Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
-  ir::Tensor conv = find_by_tag(dag, "qlinear_conv2d_nchwc");
-  if (!conv) throw Error("qlinear_conv2d_nchwc_schedule: the DAG has no qlinear_conv2d_nchwc stage");
+RegisterTile int8_register_tile(const ir::Tensor& conv, const VectorUnit& unit) {
   RegisterTile tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit);
   // A dot product's latency needs about a dozen accumulators in flight: a
   // narrow image's row (7 columns) takes several output chunks per tile.
   while (tile.oc * tile.ow * 2 <= 24 && conv->shape[1] % (tile.oc * 2) == 0 && tile.oc * tile.ow < 12) tile.oc *= 2;
+  return tile;
+}
+
+Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
+  ir::Tensor conv = find_by_tag(dag, "qlinear_conv2d_nchwc");
+  if (!conv) throw Error("qlinear_conv2d_nchwc_schedule: the DAG has no qlinear_conv2d_nchwc stage");
+  RegisterTile tile = int8_register_tile(conv, unit);
   const int parallel_fuse = default_parallel_fuse(conv, tile);
   NchwcTilePlan plan =
       conv_window_tile_plan(conv, tile.oc, 1, tile.ow, {0, 1, 2}, false, default_accumulator_buffer(conv, tile));

@@ -22,6 +22,10 @@ Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit,
 // product of the 4 input channels of a lane (annotation dot_product), the
 // requantization written from the tile.
 Trace qlinear_conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit);
+// Its register tile for the stage tagged qlinear_conv2d_nchwc: conv2d_nchwc's,
+// with output chunks added until about a dozen accumulators hide the dot
+// product's latency (the template's fallback too).
+RegisterTile int8_register_tile(const ir::Tensor& conv, const VectorUnit& unit);
 
 // dense with packed weights (schedule/dense_pack_tile.h): each thread owns
 // tiles of dense_pack_tile weight blocks, whose accumulators stay in registers

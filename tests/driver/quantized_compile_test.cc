@@ -189,8 +189,9 @@ namespace {
 // onnxruntime's quantizations of the same CNN import and give onnxruntime's
 // logits: allowed one quantization step of the logits (a float sum rounded
 // in another order may cross a step), and the same class for every image.
-// quantize_static's QDQ format (per-channel int8 weights, uint8 activations)
-// and its QOperator format (QLinearConv, QGemm, QLinearGlobalAveragePool)
+// quantize_static's QDQ format (per-channel int8 weights, uint8 activations;
+// int8 activations, read as uint8 + 128) and its QOperator format
+// (QLinearConv, QGemm, QLinearGlobalAveragePool)
 // run their three convolutions (with their ReLUs), the max pooling and the
 // classifier as int8 kernels, with onnxruntime's integers and scales; quantize_dynamic's
 // (DynamicQuantizeLinear, ConvInteger, MatMulInteger) computes the integer
@@ -230,6 +231,7 @@ TEST_P(OnnxruntimeQuantized, ImportsAndGivesOnnxruntimesLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, OnnxruntimeQuantized,
                          testing::Values(OnnxruntimeModel{"digits_cnn_qdq", 3}, OnnxruntimeModel{"digits_cnn_qoperator", 3},
+                                         OnnxruntimeModel{"digits_cnn_qdq_s8s8", 3},
                                          OnnxruntimeModel{"digits_cnn_dynamic", 0}),
                          [](const testing::TestParamInfo<OnnxruntimeModel>& info) { return std::string(info.param.name); });
 

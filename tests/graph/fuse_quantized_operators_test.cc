@@ -72,8 +72,15 @@ class QdqBuilder {
 const ops::QuantizeAttrs kInput{0.02f, 10, "uint8"}, kC1{0.05f, 0, "uint8"}, kC2{0.08f, 120, "uint8"},
     kSum{0.06f, 0, "uint8"};
 
-// input -> conv 3x3 + ReLU -> conv 1x1; ReLU(c1 + c2) -> max pool, each value quantized.
-Graph qdq_network(float weight_zero_point = 0) {
+// The same real values in int8: q - 128, zero point - 128.
+ops::QuantizeAttrs as_signed(const ops::QuantizeAttrs& a) { return {a.scale, a.zero_point - 128, "int8"}; }
+
+// input -> conv 3x3 + ReLU -> conv 1x1; ReLU(c1 + c2) -> max pool, each
+// value quantized (to int8 with signed_activations).
+Graph qdq_network(float weight_zero_point = 0, bool signed_activations = false) {
+  const auto q_of = [&](const ops::QuantizeAttrs& a) { return signed_activations ? as_signed(a) : a; };
+  const ops::QuantizeAttrs kInput = q_of(::tessera::graph::kInput), kC1 = q_of(::tessera::graph::kC1),
+                           kC2 = q_of(::tessera::graph::kC2), kSum = q_of(::tessera::graph::kSum);
   QdqBuilder q;
   const NodeId x = q.quantize(q.b.input("x", {1, 8, 10, 10}), kInput, "x.q");
   const NodeId c1 = q.quantize(q.b.relu(q.conv(x, kInput, 8, 16, 3, "c1", weight_zero_point), "c1.relu"), kC1, "c1.q");
@@ -143,6 +150,30 @@ TEST(FuseQuantizedOperators, QdqPatternsBecomeInt8KernelsWithTheModelsIntegers) 
     }
     EXPECT_GE(equal, want.size() * 95 / 100) << "output " << index;
   }
+}
+
+// onnxruntime's default S8S8: the same network with int8 activations fuses
+// into the same kernels over unsigned bytes (q + 128, zero point + 128), and
+// gives the unsigned network's values exactly.
+TEST(FuseQuantizedOperators, SignedActivationsAreReadAsUnsignedBytes) {
+  const Graph model = qdq_network(0, true);
+  const Graph fused = fuse_quantized_operators(model);
+  EXPECT_EQ(count(fused, "qlinear_conv2d"), 2);
+  EXPECT_EQ(count(fused, "qlinear_add"), 1);
+  for (const Node& n : fused.nodes()) {
+    if (op_name(n.op) != "qlinear_conv2d") continue;
+    const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
+    EXPECT_EQ(a.x_dtype, "uint8");
+    EXPECT_EQ(a.y_dtype, "uint8");
+    EXPECT_EQ(a.x_zero_point, n.name.rfind("c1", 0) == 0 ? kInput.zero_point : kC1.zero_point);
+  }
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(Shape{1, 8, 10, 10});
+  inputs[0].fill_random(4, -2.5f, 2.5f);
+  const std::vector<runtime::NDArray> got = interpret(fused, inputs),
+                                      unsigned_values = interpret(fuse_quantized_operators(qdq_network()), inputs);
+  for (size_t o = 0; o < got.size(); ++o)
+    for (int64_t i = 0; i < got[o].size(); ++i) ASSERT_EQ(got[o][i], unsigned_values[o][i]) << o << " " << i;
 }
 
 TEST(FuseQuantizedOperators, WhatTheKernelsCannotTakeStaysFloat) {

@@ -53,12 +53,13 @@ void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target
   space.define_knob("tile_ow", values);
 }
 
-void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv) {
+void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv, int64_t manual) {
   // Up to 4 chunks: beyond that even a one-column tile leaves too few
   // registers for the weights. Which tiles spill is left to the tuner.
   std::vector<nlohmann::json> chunks;
-  for (int64_t b : {1, 2, 4})
-    if (conv->shape[1] % b == 0) chunks.push_back(b);
+  for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{4}})
+    if (conv->shape[1] % b == 0 || b == manual) chunks.push_back(b);
+  if (manual > 4) chunks.push_back(manual);
   space.define_knob("tile_oc", chunks);
 }
 
@@ -66,6 +67,42 @@ void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, N
   plan.parallel_fuse = c.value("parallel_fuse").get<int>();
   for (const auto& t : dag.tensors())
     if (t->tag == "pad") plan.pad = c.value("pad").get<std::string>();
+}
+
+ConfigSpace nchwc_window_space(const ops::Workload& w, const target::Target& target, const char* tag,
+                               schedule::RegisterTile manual) {
+  const ir::Tensor conv = stage_by_tag(w.dag, tag, tag);
+  const int64_t oh = conv->shape[2], ow = conv->shape[3];
+  // (A row that divides by a narrower tile gets it: manual.ow may change.)
+  const int parallel_fuse = schedule::default_parallel_fuse(conv, manual);
+  ConfigSpace s;
+  define_tile_ow_knob(s, ow, target, manual.ow);
+  std::vector<nlohmann::json> rows;
+  for (int64_t r : divisors_up_to(oh, 2)) rows.push_back(r);
+  s.define_knob("tile_oh", rows);
+  define_tile_oc_knob(s, conv, manual.oc);
+  s.define_knob("unroll_kw", {false, true});
+  s.define_reorder("reorder_reduce", 3,
+                   ReorderPolicy::All);  // ic_outer, ry, rx; the channel block's loops stay innermost
+  define_nchwc_common_knobs(s, w.dag);
+  std::vector<nlohmann::json> acc_rows = {0};
+  for (int64_t r : schedule::accumulator_row_choices(oh, ow)) acc_rows.push_back(r);
+  s.define_knob("acc_rows", acc_rows);
+  // The hand-written schedule is the fallback, so its tile must be a candidate.
+  s.set_fallback({{"tile_ow", manual.ow},
+                  {"tile_oc", manual.oc},
+                  {"acc_rows", schedule::default_accumulator_buffer(conv, manual).rows},
+                  {"parallel_fuse", parallel_fuse}});
+  return s;
+}
+
+schedule::Trace nchwc_window_apply(const ops::Workload& w, const ConfigEntity& c, const char* tag) {
+  const ir::Tensor conv = stage_by_tag(w.dag, tag, tag);
+  NchwcTilePlan plan = schedule::conv_window_tile_plan(
+      conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(), c.value("tile_ow").get<int64_t>(),
+      c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(), {.rows = c.value("acc_rows").get<int64_t>()});
+  read_nchwc_common_knobs(c, w.dag, plan);
+  return nchwc_tile_trace(w.dag, tag, plan);
 }
 
 Template conv2d_nchwc_template() {
@@ -78,40 +115,11 @@ Template conv2d_nchwc_template() {
   t.declare = declare_conv2d_nchwc;
   t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
-    const int64_t oh = conv->shape[2], ow = conv->shape[3];
-    // The hand-written schedule is the fallback, so its tile must be a
-    // candidate.
-    schedule::RegisterTile manual =
-        schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
-    const int parallel_fuse = schedule::default_parallel_fuse(conv, manual);
-
-    ConfigSpace s;
-    define_tile_ow_knob(s, ow, target, manual.ow);
-    std::vector<nlohmann::json> rows;
-    for (int64_t r : divisors_up_to(oh, 2)) rows.push_back(r);
-    s.define_knob("tile_oh", rows);
-    define_tile_oc_knob(s, conv);
-    s.define_knob("unroll_kw", {false, true});
-    s.define_reorder("reorder_reduce", 3,
-                     ReorderPolicy::All);  // ic_outer, ry, rx; ic_inner stays innermost
-    define_nchwc_common_knobs(s, w.dag);
-    std::vector<nlohmann::json> acc_rows = {0};
-    for (int64_t r : schedule::accumulator_row_choices(oh, ow)) acc_rows.push_back(r);
-    s.define_knob("acc_rows", acc_rows);
-    s.set_fallback({{"tile_ow", manual.ow},
-                    {"tile_oc", manual.oc},
-                    {"acc_rows", schedule::default_accumulator_buffer(conv, manual).rows},
-                    {"parallel_fuse", parallel_fuse}});
-    return s;
+    return nchwc_window_space(w, target, kTag,
+                              schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3],
+                                                            target.vector_unit()));
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
-    const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
-    NchwcTilePlan plan = schedule::conv_window_tile_plan(
-        conv, c.value("tile_oc").get<int64_t>(), c.value("tile_oh").get<int64_t>(), c.value("tile_ow").get<int64_t>(),
-        c.order("reorder_reduce"), c.value("unroll_kw").get<bool>(), {.rows = c.value("acc_rows").get<int64_t>()});
-    read_nchwc_common_knobs(c, w.dag, plan);
-    return nchwc_tile_trace(w.dag, kTag, plan);
-  };
+  t.apply = [](const ops::Workload& w, const ConfigEntity& c) { return nchwc_window_apply(w, c, kTag); };
   return t;
 }
 

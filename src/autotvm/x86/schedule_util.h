@@ -42,9 +42,19 @@ void define_nchwc_common_knobs(ConfigSpace& space, const ir::ComputeDAG& dag);
 // `manual`: the hand-written schedule's width, always among them.
 void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target& target, int64_t manual);
 // "tile_oc": output-channel chunks per register tile (NchwcTilePlan::oc_bn),
-// 1 (the hand-written schedule's, so the first candidate), 2 or 4 where they
-// divide the chunks of `conv`.
-void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv);
+// 1, 2 or 4 where they divide the chunks of `conv`, and `manual` (the
+// hand-written schedule's) always.
+void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv, int64_t manual = 1);
 void read_nchwc_common_knobs(const ConfigEntity& c, const ir::ComputeDAG& dag, NchwcTilePlan& plan);
+
+// The space and the schedule of a convolution's register tiles over its
+// window (conv2d_NCHWc.x86, and the int8 one over the stage tagged
+// qlinear_conv2d_nchwc, whose byte axis conv_window_tile_plan places):
+// columns, rows and output chunks per tile, the kernel width unrolled, the
+// order of the outer reduction loops, an accumulator buffer; `manual` (the
+// hand-written schedule's tile) the fallback.
+ConfigSpace nchwc_window_space(const ops::Workload& w, const target::Target& target, const char* tag,
+                               schedule::RegisterTile manual);
+schedule::Trace nchwc_window_apply(const ops::Workload& w, const ConfigEntity& c, const char* tag);
 
 }  // namespace tessera::autotvm::x86

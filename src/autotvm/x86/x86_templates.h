@@ -12,5 +12,6 @@ Template conv2d_winograd_template();          // "conv2d_NCHWc_winograd.x86"
 Template depthwise_conv2d_nchwc_template();  // "depthwise_conv2d_NCHWc.x86"
 Template dense_pack_template();              // "dense_pack.x86"
 Template batch_matmul_template();            // "batch_matmul.x86"
+Template qlinear_conv2d_nchwc_template();    // "qlinear_conv2d_NCHWc.x86": int8, blocked
 
 }  // namespace tessera::autotvm::x86
