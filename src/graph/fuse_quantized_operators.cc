@@ -20,6 +20,7 @@
 // grouped convolution, a value another node reads too) stays as it was: the
 // float operators between the pairs, exactly as the model defines them.
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <optional>
 
@@ -47,6 +48,11 @@ const ops::QuantizeAttrs* dequantized(const Graph& g, NodeId id) {
   const auto& a = n.attrs_as<ops::QuantizeAttrs>();
   const DataType stored = g.node(n.inputs[0]).type.dtype;
   return stored == (a.dtype == "int8" ? DataType::kInt8 : DataType::kUInt8) ? &a : nullptr;
+}
+
+// Max pooling and the reshapes: stored values moved without arithmetic.
+bool moves_values(const Node& n) {
+  return n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
 }
 
 bool same(const ops::QuantizeAttrs& a, const ops::QuantizeAttrs& b) {
@@ -116,81 +122,89 @@ class Fuser {
   // one scale and zero point, they move the bytes.
   NodeId same_values(NodeId id, const ops::QuantizeAttrs& y) {
     const Node& n = g_.node(id);
-    const bool moves_values = n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
-    if (!moves_values || !single(id) || n.inputs.size() != 1) return -1;
+    if (!moves_values(n) || !single(id) || n.inputs.size() != 1) return -1;
     const ops::QuantizeAttrs* x = dequantized(g_, n.inputs[0]);
     if (!x || !same(*x, y)) return -1;
     return r_.add(n.op, n.name + ".int8", {r_.mapped(g_.node(n.inputs[0]).inputs[0])}, n.attrs);
   }
 
-  NodeId convolution(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
-    ops::QLinearConv2dAttrs a;
-    a.y_scale = y.scale, a.y_zero_point = y.zero_point, a.y_dtype = y.dtype;
+  // What a quantize ends: [relu | clip(0, M)]([bias_add](anchor, bias)),
+  // each read once.
+  struct Epilogue {
+    NodeId anchor = -1, bias = -1;
+    bool relu = false;
+    float clip_max = 0.0f;  // a ReLU6's M
+  };
+  Epilogue epilogue(NodeId id) const {
+    Epilogue e;
     if (const Node& n = g_.node(id); single(id) && n.op == Op::kRelu) {
-      a.relu = true, id = n.inputs[0];
+      e.relu = true, id = n.inputs[0];
     } else if (single(id) && n.op == Op::kClip && n.attrs_as<ops::ClipAttrs>().min == 0.0f &&
                n.attrs_as<ops::ClipAttrs>().max > 0.0f) {
-      a.relu = true, a.clip_max = n.attrs_as<ops::ClipAttrs>().max, id = n.inputs[0];
+      e.relu = true, e.clip_max = n.attrs_as<ops::ClipAttrs>().max, id = n.inputs[0];
     }
-    NodeId bias = -1;
     if (const Node& n = g_.node(id); single(id) && n.op == Op::kBiasAdd && n.attrs_as<ops::BiasAddAttrs>().axis == 1)
-      bias = n.inputs[1], id = n.inputs[0];
-    const Node& conv = g_.node(id);
-    if (conv.op != Op::kConv2d || !single(id)) return -1;
+      e.bias = n.inputs[1], id = n.inputs[0];
+    if (single(id)) e.anchor = id;
+    return e;
+  }
+
+  // An int8 kernel's operands: x as stored, the weight's integers and
+  // scales, and the bias in units of x_scale * w_scale[f] less `share[f]`
+  // (x's zero point's, where the kernel folds it), as int32.
+  std::optional<std::vector<NodeId>> int8_operands(const Node& anchor, const Epilogue& e, float x_scale,
+                                                   const std::vector<int64_t>& share, const std::string& name) {
+    const std::optional<Int8Weight> w = int8_weight(g_, anchor.inputs[1]);
+    const int64_t outputs = anchor.type.shape[1];
+    std::optional<runtime::NDArray> b;
+    if (e.bias >= 0) b = constant_value(g_, e.bias);
+    if (!w || (e.bias >= 0 && (!b || b->size() != outputs))) return std::nullopt;
+    runtime::NDArray bias({outputs});
+    for (int64_t f = 0; f < outputs; ++f)
+      bias[f] = static_cast<float>(units(b ? (*b)[f] : 0.0f, x_scale, (*w->scales)[f]) -
+                                   (share.empty() ? 0 : share[static_cast<size_t>(f)]));
+    const Node& weight = g_.node(w->values);
+    return std::vector<NodeId>{r_.mapped(g_.node(anchor.inputs[0]).inputs[0]),
+                               r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
+                               r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
+                               r_.add_constant(name + ".bias.int32", std::move(bias), DataType::kInt32)};
+  }
+
+  NodeId convolution(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    const Epilogue e = epilogue(id);
+    if (e.anchor < 0 || g_.node(e.anchor).op != Op::kConv2d) return -1;
+    const Node& conv = g_.node(e.anchor);
+    ops::QLinearConv2dAttrs a;
     a.conv = conv.attrs_as<ops::Conv2dAttrs>();
+    a.y_scale = y.scale, a.y_zero_point = y.zero_point, a.y_dtype = y.dtype;
+    a.relu = e.relu, a.clip_max = e.clip_max;
     const Shape& w_shape = g_.node(conv.inputs[1]).type.shape;
-    const int64_t channels = conv.type.shape[1];
     const bool depthwise = a.conv.groups > 1 && a.conv.groups == g_.node(conv.inputs[0]).type.shape[1] &&
                            w_shape[0] == a.conv.groups && w_shape[1] == 1;
     if (a.conv.data_layout != "NCHW" || a.conv.kernel_layout != "OIHW" || (a.conv.groups != 1 && !depthwise))
       return -1;
     const ops::QuantizeAttrs* x = dequantized(g_, conv.inputs[0]);
-    const std::optional<Int8Weight> w = int8_weight(g_, conv.inputs[1]);
-    std::optional<runtime::NDArray> b;
-    if (bias >= 0) b = constant_value(g_, bias);
-    if (!x || !w || (bias >= 0 && (!b || b->size() != channels))) return -1;
+    if (!x) return -1;
     a.x_scale = x->scale, a.x_zero_point = x->zero_point, a.x_dtype = x->dtype;
-    runtime::NDArray units_bias({channels});
-    for (int64_t f = 0; f < channels; ++f)
-      units_bias[f] = static_cast<float>(units(b ? (*b)[f] : 0.0f, a.x_scale, (*w->scales)[f]));
-    const Node& weight = g_.node(w->values);
-    return r_.add(Op::named("qlinear_conv2d"), name + ".int8",
-                  {r_.mapped(g_.node(conv.inputs[0]).inputs[0]),
-                   r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
-                   r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
-                   r_.add_constant(name + ".bias.int32", std::move(units_bias), DataType::kInt32)},
-                  a);
+    const auto operands = int8_operands(conv, e, a.x_scale, {}, name);
+    return operands ? r_.add(Op::named("qlinear_conv2d"), name + ".int8", *operands, a) : -1;
   }
 
-  // quantize([relu]([bias_add](dense(dequantize(x), dequantize_per_channel(w)), b)))
   NodeId dense(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
-    ops::QLinearDenseAttrs a;
-    a.output.y_scale = y.scale, a.output.y_zero_point = y.zero_point, a.output.y_dtype = y.dtype;
-    if (const Node& n = g_.node(id); single(id) && n.op == Op::kRelu) a.output.relu = true, id = n.inputs[0];
-    NodeId bias = -1;
-    if (const Node& n = g_.node(id); single(id) && n.op == Op::kBiasAdd && n.attrs_as<ops::BiasAddAttrs>().axis == 1)
-      bias = n.inputs[1], id = n.inputs[0];
-    const Node& product = g_.node(id);
-    if (product.op != Op::kDense || !single(id)) return -1;
+    const Epilogue e = epilogue(id);
+    if (e.anchor < 0 || g_.node(e.anchor).op != Op::kDense || e.clip_max > 0) return -1;
+    const Node& product = g_.node(e.anchor);
     const ops::QuantizeAttrs* x = dequantized(g_, product.inputs[0]);
     const std::optional<Int8Weight> w = int8_weight(g_, product.inputs[1]);
-    const int64_t outputs = product.type.shape[1];
-    std::optional<runtime::NDArray> b;
-    if (bias >= 0) b = constant_value(g_, bias);
-    if (!x || !w || (bias >= 0 && (!b || b->size() != outputs))) return -1;
-    a.x_dtype = x->dtype, a.output.x_scale = x->scale;
-    // The bias in units of x_scale * w_scale[n], x's zero point's share folded in.
+    if (!x || !w) return -1;
+    ops::QLinearDenseAttrs a;
+    a.x_dtype = x->dtype;
+    a.output = {x->scale, y.scale, y.zero_point, y.dtype, e.relu, 0.0f};
+    // qlinear_dense's bias has x's zero point's share folded in.
     const Node& weight = g_.node(w->values);
-    const std::vector<int64_t> share = ops::zero_point_share(weight.value->data(), weight.type.shape, x->zero_point);
-    runtime::NDArray folded({outputs});
-    for (int64_t j = 0; j < outputs; ++j)
-      folded[j] = static_cast<float>(units(b ? (*b)[j] : 0.0f, a.output.x_scale, (*w->scales)[j]) - share[j]);
-    return r_.add(Op::named("qlinear_dense"), name + ".int8",
-                  {r_.mapped(g_.node(product.inputs[0]).inputs[0]),
-                   r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
-                   r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
-                   r_.add_constant(name + ".bias.int32", std::move(folded), DataType::kInt32)},
-                  a);
+    const auto operands = int8_operands(
+        product, e, x->scale, ops::zero_point_share(weight.value->data(), weight.type.shape, x->zero_point), name);
+    return operands ? r_.add(Op::named("qlinear_dense"), name + ".int8", *operands, a) : -1;
   }
 
   NodeId add(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
@@ -218,21 +232,38 @@ class Fuser {
 
 // Signed activations (onnxruntime's default S8S8 QDQ) as unsigned bytes:
 // q + 128 with zero point + 128 is the same real value, and saturating
-// [-128, 127] is saturating [0, 255] shifted, so each quantize / dequantize
-// of int8 may store uint8 instead, and what moves its values (a max
-// pooling: its padding is the type's minimum either way; a reshape) and
-// dequantizes them read it so: what the byte dot product multiplies
-// (vpdpbusd takes unsigned bytes times signed ones). A dequantize of int8
-// from elsewhere (a graph input) reads it as given.
+// [-128, 127] is saturating [0, 255] shifted, so a quantize to int8 may
+// store uint8 instead where every reader of its value reads it so: a
+// dequantize, or what moves its values (a max pooling, whose padding is the
+// type's minimum either way; a reshape) for such readers in turn. What the
+// byte dot product multiplies (vpdpbusd takes unsigned bytes times signed
+// ones). A value a graph output or another operator reads stays int8.
 Graph activations_as_unsigned(const Graph& g) {
+  std::vector<std::vector<NodeId>> readers(g.size());
+  for (const Node& n : g.nodes())
+    for (NodeId in : n.inputs) readers[in].push_back(n.id);
+  std::vector<bool> output(g.size(), false);
+  for (NodeId o : g.outputs()) output[o] = true;
+  // Whether every reader of `id`'s value could read it as uint8, recursively.
+  std::vector<int> readable(g.size(), -1);
+  std::function<bool(NodeId)> only_shifting_readers = [&](NodeId id) -> bool {
+    if (readable[id] >= 0) return readable[id] == 1;
+    bool ok = !output[id];
+    for (NodeId r : readers[id]) {
+      const Node& n = g.node(r);
+      const bool dequantizes = is(n, "dequantize") && n.attrs_as<ops::QuantizeAttrs>().dtype == "int8";
+      ok = ok && (dequantizes || (moves_values(n) && only_shifting_readers(r)));
+    }
+    readable[id] = ok;
+    return ok;
+  };
   Rewriter r(g);
   std::vector<bool> shifted(g.size(), false);
   for (const Node& n : g.nodes()) {
     const bool signed_pair = (is(n, "quantize") || is(n, "dequantize")) && n.attrs_as<ops::QuantizeAttrs>().dtype == "int8";
-    const bool relabel = signed_pair && (is(n, "quantize") || shifted[n.inputs[0]]);
+    const bool relabel = signed_pair && (is(n, "quantize") ? only_shifting_readers(n.id) : shifted[n.inputs[0]]);
     if (!relabel) {
-      const bool moves_values = n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
-      shifted[n.id] = moves_values && shifted[n.inputs[0]];
+      shifted[n.id] = moves_values(n) && shifted[n.inputs[0]];
       r.copy(n);
       continue;
     }

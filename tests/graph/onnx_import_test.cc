@@ -287,8 +287,10 @@ TEST(OnnxImport, DamagedModelsAreOneLineErrors) {
   expect_refused("two nodes writing one value", [](onnx::ModelProto& m) {
         first(m, "MaxPool").set_output(0, first(m, "Relu").output(0));
       }, "which node '/relu/Relu' ('Relu') also writes");
-  expect_refused("foreign domain", [](onnx::ModelProto& m) { first(m, "Relu").set_domain("com.microsoft"); },
-                 "operators of domain 'com.microsoft' are not supported");
+  expect_refused("foreign domain", [](onnx::ModelProto& m) { first(m, "Relu").set_domain("ai.onnx.ml"); },
+                 "operators of domain 'ai.onnx.ml' are not supported");
+  expect_refused("a com.microsoft operator not imported", [](onnx::ModelProto& m) { first(m, "Relu").set_domain("com.microsoft"); },
+                 "operators of domain \"com.microsoft\" other than QGemm");
   expect_refused("a name breaking the line", [](onnx::ModelProto& m) { first(m, "Relu").set_op_type("Re\nlu"); },
                  "operator 'Re?lu' is not supported");
   OnnxImportOptions wrong_name;
