@@ -20,8 +20,8 @@
 // grouped convolution, a value another node reads too) stays as it was: the
 // float operators between the pairs, exactly as the model defines them.
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "graph/interpreter.h"
@@ -260,7 +260,8 @@ Graph activations_as_unsigned(const Graph& g) {
   Rewriter r(g);
   std::vector<bool> shifted(g.size(), false);
   for (const Node& n : g.nodes()) {
-    const bool signed_pair = (is(n, "quantize") || is(n, "dequantize")) && n.attrs_as<ops::QuantizeAttrs>().dtype == "int8";
+    const bool signed_pair =
+        (is(n, "quantize") || is(n, "dequantize")) && n.attrs_as<ops::QuantizeAttrs>().dtype == "int8";
     const bool relabel = signed_pair && (is(n, "quantize") ? only_shifting_readers(n.id) : shifted[n.inputs[0]]);
     if (!relabel) {
       shifted[n.id] = moves_values(n) && shifted[n.inputs[0]];

@@ -144,6 +144,9 @@ onnx::NodeProto node_for(const onnx::NodeProto& from, const std::string& op, con
   return n;
 }
 
+// Input i of n, or "" (an optional input left out: a zero point of 0).
+std::string input_or_none(const onnx::NodeProto& n, int i) { return i < n.input_size() ? n.input(i) : ""; }
+
 }  // namespace
 
 std::string Importer::synthetic(const onnx::NodeProto& n, const std::string& what) const {
@@ -152,7 +155,8 @@ std::string Importer::synthetic(const onnx::NodeProto& n, const std::string& wha
 
 std::string Importer::dequantize_input(const onnx::NodeProto& n, int q, int axis) {
   const std::string out = synthetic(n, "dequantized_" + std::to_string(q));
-  onnx::NodeProto dq = node_for(n, "DequantizeLinear", {n.input(q), n.input(q + 1), n.input(q + 2)}, {out}, false);
+  onnx::NodeProto dq =
+      node_for(n, "DequantizeLinear", {n.input(q), n.input(q + 1), input_or_none(n, q + 2)}, {out}, false);
   auto* a = dq.add_attribute();
   a->set_name("axis"), a->set_type(onnx::AttributeProto::INT), a->set_i(axis);
   convert_dequantize_linear(dq);
@@ -180,7 +184,8 @@ std::string Importer::dequantize_bias(const onnx::NodeProto& n, int bias, int x_
 }
 
 void Importer::quantize_output(const onnx::NodeProto& n, const std::string& value_name, int scale) {
-  onnx::NodeProto q = node_for(n, "QuantizeLinear", {value_name, n.input(scale), n.input(scale + 1)}, {n.output(0)}, false);
+  onnx::NodeProto q =
+      node_for(n, "QuantizeLinear", {value_name, n.input(scale), input_or_none(n, scale + 1)}, {n.output(0)}, false);
   convert_quantize_linear(q);
 }
 
@@ -221,7 +226,7 @@ void Importer::convert_qgemm(const onnx::NodeProto& n) {
 
 void Importer::convert_qlinear_elementwise(const onnx::NodeProto& n, const std::string& float_op, int operands) {
   // (x, x_scale, x_zero_point) per operand, then y_scale, y_zero_point.
-  require_inputs(n, 3 * operands + 2);
+  require_inputs(n, 3 * operands + 1);  // y's zero point may be left out (0)
   std::vector<std::string> inputs;
   for (int i = 0; i < operands; ++i) inputs.push_back(dequantize_input(n, 3 * i, 1));
   const std::string y = synthetic(n, "float");
@@ -259,12 +264,15 @@ void Importer::convert_microsoft(const onnx::NodeProto& n) {
 std::string Importer::less_zero_point(const onnx::NodeProto& n, int x, int zero_point, int axis) {
   const bool has_zero_point = n.input_size() > zero_point && !n.input(zero_point).empty();
   const Value& v = value(n.input(x), describe(n));
+  const std::string out = synthetic(n, "centred_" + std::to_string(x));
   if (v.ints) {
-    // A constant (a weight): its integers less the zero points along `axis`, now.
-    onnx::NodeProto dq = node_for(n, "DequantizeLinear", {n.input(x), synthetic(n, "one")}, {synthetic(n, "centred")}, false);
-    runtime::NDArray one({1});
-    one[0] = 1.0f;
-    values_[synthetic(n, "one")] = Value{b_.constant(clean(synthetic(n, "one")), std::move(one)), std::nullopt, {}};
+    // A constant (a weight): its integers less the zero points along `axis`
+    // (a DequantizeLinear of scale 1), folded later.
+    const std::string one = synthetic(n, "one");
+    runtime::NDArray value({1});
+    value[0] = 1.0f;
+    values_[one] = Value{b_.constant(clean(one), std::move(value)), std::nullopt, {}};
+    onnx::NodeProto dq = node_for(n, "DequantizeLinear", {n.input(x), one}, {out}, false);
     if (has_zero_point) dq.add_input(n.input(zero_point));
     auto* a = dq.add_attribute();
     a->set_name("axis"), a->set_type(onnx::AttributeProto::INT), a->set_i(axis);
@@ -273,7 +281,6 @@ std::string Importer::less_zero_point(const onnx::NodeProto& n, int x, int zero_
   }
   if (!has_zero_point) return n.input(x);
   // An activation (DynamicQuantizeLinear's): less its zero point, known at run time.
-  const std::string out = synthetic(n, "centred_" + std::to_string(x));
   set_output(node_for(n, "Sub", {}, {out}, false),
              b_.add_node(Op::named("subtract"), out,
                          {activation(n.input(x), describe(n)), activation(n.input(zero_point), describe(n))}));
@@ -320,13 +327,12 @@ void Importer::convert_dynamic_quantize_linear(const onnx::NodeProto& n) {
   auto saturated_round = [&](NodeId v, const std::string& name) {
     return b_.clip(b_.add_node(Op::named("round"), base + name + ".round", {v}), 0.0f, 255.0f, base + name);
   };
+  const NodeId minus_lo = b_.add_node(Op::named("subtract"), base + "minus_lo", {zero, lo});
   const NodeId zero_point =
-      saturated_round(b_.add_node(Op::named("divide"), base + "zp_quotient", {b_.add_node(Op::named("subtract"), base + "neg_lo", {zero, lo}), scale}),
-                      "zero_point");
-  const NodeId y = b_.clip(
-      b_.add(b_.add_node(Op::named("round"), base + "y.round", {b_.add_node(Op::named("divide"), base + "y.quotient", {x, scale})}),
-             zero_point, base + "y.shifted"),
-      0.0f, 255.0f, base + "y");
+      saturated_round(b_.add_node(Op::named("divide"), base + "zp_quotient", {minus_lo, scale}), "zero_point");
+  const NodeId steps = b_.add_node(Op::named("round"), base + "y.round",
+                                   {b_.add_node(Op::named("divide"), base + "y.quotient", {x, scale})});
+  const NodeId y = b_.clip(b_.add(steps, zero_point, base + "y.shifted"), 0.0f, 255.0f, base + "y");
   set_output(n, y, 0);
   set_output(n, scale, 1);
   set_output(n, zero_point, 2);
