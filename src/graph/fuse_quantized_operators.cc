@@ -51,9 +51,7 @@ const ops::QuantizeAttrs* dequantized(const Graph& g, NodeId id) {
 }
 
 // Max pooling and the reshapes: stored values moved without arithmetic.
-bool moves_values(const Node& n) {
-  return n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten;
-}
+bool moves_values(const Node& n) { return n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten; }
 
 bool same(const ops::QuantizeAttrs& a, const ops::QuantizeAttrs& b) {
   return a.scale == b.scale && a.zero_point == b.zero_point && a.dtype == b.dtype;
@@ -181,8 +179,7 @@ class Fuser {
     const Shape& w_shape = g_.node(conv.inputs[1]).type.shape;
     const bool depthwise = a.conv.groups > 1 && a.conv.groups == g_.node(conv.inputs[0]).type.shape[1] &&
                            w_shape[0] == a.conv.groups && w_shape[1] == 1;
-    if (a.conv.data_layout != "NCHW" || a.conv.kernel_layout != "OIHW" || (a.conv.groups != 1 && !depthwise))
-      return -1;
+    if (a.conv.data_layout != "NCHW" || a.conv.kernel_layout != "OIHW" || (a.conv.groups != 1 && !depthwise)) return -1;
     const ops::QuantizeAttrs* x = dequantized(g_, conv.inputs[0]);
     if (!x) return -1;
     a.x_scale = x->scale, a.x_zero_point = x->zero_point, a.x_dtype = x->dtype;
@@ -284,8 +281,10 @@ Graph fuse_quantized_operators(const Graph& model) {
   Fuser fuser(g, r);
   for (const Node& n : g.nodes()) {
     const NodeId fused = is(n, "quantize") ? fuser.fuse(n) : -1;
-    if (fused >= 0) r.replace(n.id, fused);
-    else r.copy(n);
+    if (fused >= 0)
+      r.replace(n.id, fused);
+    else
+      r.copy(n);
   }
   return eliminate_dead_nodes(r.finish());
 }

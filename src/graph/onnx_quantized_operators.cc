@@ -60,7 +60,8 @@ void Importer::convert_dequantize_linear(const onnx::NodeProto& n) {
     const int64_t channels = shape[static_cast<size_t>(axis)];
     const auto per = [&](int64_t size) { return size == 1 || size == channels; };
     if (!per(scale->size()) || !per(static_cast<int64_t>(zero_points.size())))
-      fail(describe(n) + ": scale and zero point must hold one value or one per element of axis " + std::to_string(axis));
+      fail(describe(n) + ": scale and zero point must hold one value or one per element of axis " +
+           std::to_string(axis));
     runtime::NDArray q(shape), scales({channels}), zeros({channels});
     for (int64_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>((*x.ints)[static_cast<size_t>(i)]);
     for (int64_t c = 0; c < channels; ++c) {
@@ -72,11 +73,11 @@ void Importer::convert_dequantize_linear(const onnx::NodeProto& n) {
                             : x.element_type == onnx::TensorProto::INT32 ? DataType::kInt32
                                                                          : DataType::kFloat32;
     const std::string name = clean(n.input(0));
-    return set_output(n, b_.add_node(Op::named("dequantize_per_channel"), name_of(n),
-                                     {b_.constant(name, std::move(q), stored),
-                                      b_.constant(name + ".scale", std::move(scales)),
-                                      b_.constant(name + ".zero_point", std::move(zeros))},
-                                     ops::DequantizePerChannelAttrs{axis}));
+    return set_output(
+        n, b_.add_node(Op::named("dequantize_per_channel"), name_of(n),
+                       {b_.constant(name, std::move(q), stored), b_.constant(name + ".scale", std::move(scales)),
+                        b_.constant(name + ".zero_point", std::move(zeros))},
+                       ops::DequantizePerChannelAttrs{axis}));
   }
   if (x.ints) {  // a scalar constant: its value now
     if (scale->size() != 1 || zero_points.size() != 1) fail(describe(n) + ": a scalar takes one scale and zero point");
@@ -257,8 +258,9 @@ void Importer::convert_microsoft(const onnx::NodeProto& n) {
     if (attr_int(n, "channels_last", 0) != 0) fail(describe(n) + ": channels_last=1 is not supported");
     return convert_qlinear_elementwise(n, "GlobalAveragePool", 1);
   }
-  fail(describe(n) + ": operators of domain \"com.microsoft\" other than QGemm, QLinearAdd, QLinearMul, "
-                     "QLinearSigmoid, QLinearAveragePool, QLinearGlobalAveragePool and QLinearConcat are not supported");
+  fail(describe(n) +
+       ": operators of domain \"com.microsoft\" other than QGemm, QLinearAdd, QLinearMul, "
+       "QLinearSigmoid, QLinearAveragePool, QLinearGlobalAveragePool and QLinearConcat are not supported");
 }
 
 std::string Importer::less_zero_point(const onnx::NodeProto& n, int x, int zero_point, int axis) {
@@ -316,7 +318,8 @@ void Importer::convert_dynamic_quantize_linear(const onnx::NodeProto& n) {
   };
   const NodeId zero = scalar_constant("zero", 0.0f);
   auto whole = [&](const char* op, const std::string& name) {
-    return b_.reshape(b_.add_node(Op::named(op), base + name, {x}, ops::ReduceAttrs{{}, false}), {1}, base + name + ".1");
+    return b_.reshape(b_.add_node(Op::named(op), base + name, {x}, ops::ReduceAttrs{{}, false}), {1},
+                      base + name + ".1");
   };
   const NodeId lo = b_.add_node(Op::named("minimum"), base + "lo", {whole("reduce_min", "min"), zero});
   const NodeId hi = b_.add_node(Op::named("maximum"), base + "hi", {whole("reduce_max", "max"), zero});

@@ -5,7 +5,9 @@
 
 namespace tessera::ops {
 
-std::string QLinearDenseAttrs::to_string() const { return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded"; }
+std::string QLinearDenseAttrs::to_string() const {
+  return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded";
+}
 
 void QLinearDenseAttrs::validate() const {
   QuantizeAttrs{output.x_scale, 0, x_dtype}.validate("qlinear_dense x");
@@ -17,9 +19,10 @@ Shape qlinear_dense_output_shape(const Shape& x, const Shape& w, const Shape& w_
   check_rank(op, "x (M, K)", x, 2);
   check_rank(op, "w (N, K)", w, 2);
   if (x[1] != w[1])
-    fail(op, "x " + shape_to_string(x) + " has K=" + std::to_string(x[1]) + ", w " + shape_to_string(w) + " has K=" +
-                 std::to_string(w[1]));
-  if (w_scale != Shape{w[0]}) fail(op, "w_scale must be (" + std::to_string(w[0]) + "), got " + shape_to_string(w_scale));
+    fail(op, "x " + shape_to_string(x) + " has K=" + std::to_string(x[1]) + ", w " + shape_to_string(w) +
+                 " has K=" + std::to_string(w[1]));
+  if (w_scale != Shape{w[0]})
+    fail(op, "w_scale must be (" + std::to_string(w[0]) + "), got " + shape_to_string(w_scale));
   if (bias != Shape{w[0]}) fail(op, "bias must be (" + std::to_string(w[0]) + "), got " + shape_to_string(bias));
   return {x[0], w[0]};
 }

@@ -85,8 +85,8 @@ TEST(QuantizedTune, Int8ConvolutionsAreSharedTasksAndTheirRecordsCompileToTheSam
   build::BuildResult tuned = compile(model, target, o);
   int int8_kernels = 0, int8_tuned = 0;
   for (const build::KernelSummary& k : tuned.kernels) {
-    const bool int8 = k.name.find("qlinear_conv2d") != std::string::npos &&
-                      k.name.find("depthwise") == std::string::npos;
+    const bool int8 =
+        k.name.find("qlinear_conv2d") != std::string::npos && k.name.find("depthwise") == std::string::npos;
     int8_kernels += int8;
     int8_tuned += int8 && k.tuned;
   }

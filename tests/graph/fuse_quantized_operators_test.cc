@@ -42,7 +42,8 @@ class QdqBuilder {
   }
   NodeId per_channel(NodeId q, const std::vector<float>& scales, float zero_point, const std::string& name) {
     runtime::NDArray s({static_cast<int64_t>(scales.size())}), z({static_cast<int64_t>(scales.size())});
-    for (size_t c = 0; c < scales.size(); ++c) s[static_cast<int64_t>(c)] = scales[c], z[static_cast<int64_t>(c)] = zero_point;
+    for (size_t c = 0; c < scales.size(); ++c)
+      s[static_cast<int64_t>(c)] = scales[c], z[static_cast<int64_t>(c)] = zero_point;
     return b.add_node(Op::named("dequantize_per_channel"), name,
                       {q, b.constant(name + ".scale", std::move(s)), b.constant(name + ".zero_point", std::move(z))},
                       ops::DequantizePerChannelAttrs{0});
@@ -58,7 +59,8 @@ class QdqBuilder {
     }
     const NodeId w = per_channel(integers(name + ".w", {out, in, k, k}, -127, 127, DataType::kInt8), w_scales,
                                  weight_zero_point, name + ".weight");
-    const NodeId bias = per_channel(integers(name + ".b", {out}, -3000, 3000, DataType::kInt32), b_scales, 0, name + ".bias");
+    const NodeId bias =
+        per_channel(integers(name + ".b", {out}, -3000, 3000, DataType::kInt32), b_scales, 0, name + ".bias");
     const NodeId c = b.conv2d(dequantize(x, xq, name + ".x"), w, ops::Conv2dAttrs::symmetric(1, k / 2), name);
     return b.bias_add(c, bias, 1, name + ".bias_add");
   }
@@ -79,17 +81,16 @@ ops::QuantizeAttrs as_signed(const ops::QuantizeAttrs& a) { return {a.scale, a.z
 // value quantized (to int8 with signed_activations).
 Graph qdq_network(float weight_zero_point = 0, bool signed_activations = false) {
   const auto q_of = [&](const ops::QuantizeAttrs& a) { return signed_activations ? as_signed(a) : a; };
-  const ops::QuantizeAttrs kInput = q_of(::tessera::graph::kInput), kC1 = q_of(::tessera::graph::kC1),
-                           kC2 = q_of(::tessera::graph::kC2), kSum = q_of(::tessera::graph::kSum);
+  const ops::QuantizeAttrs in = q_of(kInput), c1q = q_of(kC1), c2q = q_of(kC2), sumq = q_of(kSum);
   QdqBuilder q;
-  const NodeId x = q.quantize(q.b.input("x", {1, 8, 10, 10}), kInput, "x.q");
-  const NodeId c1 = q.quantize(q.b.relu(q.conv(x, kInput, 8, 16, 3, "c1", weight_zero_point), "c1.relu"), kC1, "c1.q");
-  const NodeId c2 = q.quantize(q.conv(c1, kC1, 16, 16, 1, "c2"), kC2, "c2.q");
-  const NodeId sum =
-      q.quantize(q.b.relu(q.b.add(q.dequantize(c1, kC1, "a"), q.dequantize(c2, kC2, "b"), "sum"), "sum.relu"), kSum, "sum.q");
-  const NodeId pooled = q.quantize(q.b.max_pool2d(q.dequantize(sum, kSum, "p"), ops::Pool2dAttrs::symmetric(2, 2), "pool"),
-                                   kSum, "pool.q");
-  return q.b.finish({q.dequantize(pooled, kSum, "out"), q.dequantize(c1, kC1, "c1.out")});
+  const NodeId x = q.quantize(q.b.input("x", {1, 8, 10, 10}), in, "x.q");
+  const NodeId c1 = q.quantize(q.b.relu(q.conv(x, in, 8, 16, 3, "c1", weight_zero_point), "c1.relu"), c1q, "c1.q");
+  const NodeId c2 = q.quantize(q.conv(c1, c1q, 16, 16, 1, "c2"), c2q, "c2.q");
+  const NodeId sum = q.quantize(
+      q.b.relu(q.b.add(q.dequantize(c1, c1q, "a"), q.dequantize(c2, c2q, "b"), "sum"), "sum.relu"), sumq, "sum.q");
+  const NodeId pooled = q.quantize(
+      q.b.max_pool2d(q.dequantize(sum, sumq, "p"), ops::Pool2dAttrs::symmetric(2, 2), "pool"), sumq, "pool.q");
+  return q.b.finish({q.dequantize(pooled, sumq, "out"), q.dequantize(c1, c1q, "c1.out")});
 }
 
 int count(const Graph& g, const std::string& op) {
@@ -97,7 +98,6 @@ int count(const Graph& g, const std::string& op) {
   for (const Node& node : g.nodes()) n += op_name(node.op) == op;
   return n;
 }
-
 
 TEST(FuseQuantizedOperators, QdqPatternsBecomeInt8KernelsWithTheModelsIntegers) {
   const Graph model = qdq_network();
@@ -130,7 +130,8 @@ TEST(FuseQuantizedOperators, QdqPatternsBecomeInt8KernelsWithTheModelsIntegers) 
     }
     ASSERT_TRUE(model_w && model_b);
     for (int64_t i = 0; i < w.value->size(); ++i) ASSERT_EQ((*w.value)[i], (*model_w->value)[i]) << n.name << " " << i;
-    for (int64_t i = 0; i < bias.value->size(); ++i) ASSERT_EQ((*bias.value)[i], (*model_b->value)[i]) << n.name << " " << i;
+    for (int64_t i = 0; i < bias.value->size(); ++i)
+      ASSERT_EQ((*bias.value)[i], (*model_b->value)[i]) << n.name << " " << i;
   }
 
   std::vector<runtime::NDArray> inputs;
@@ -196,7 +197,8 @@ TEST(FuseQuantizedOperators, WhatTheKernelsCannotTakeStaysFloat) {
 TEST(FuseQuantizedOperators, FloatModelsAreUntouched) {
   GraphBuilder b;
   const NodeId x = b.input("x", {1, 4, 8, 8});
-  const NodeId c = b.relu(b.conv2d(x, b.random_constant("w", {4, 4, 3, 3}, -1, 1), ops::Conv2dAttrs::symmetric(1, 1), "c"), "r");
+  const NodeId c =
+      b.relu(b.conv2d(x, b.random_constant("w", {4, 4, 3, 3}, -1, 1), ops::Conv2dAttrs::symmetric(1, 1), "c"), "r");
   const Graph g = b.finish({c});
   const Graph fused = fuse_quantized_operators(g);
   ASSERT_EQ(fused.size(), g.size());
