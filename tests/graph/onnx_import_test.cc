@@ -105,9 +105,10 @@ TEST(OnnxImport, OutputsKeepTheModelsNames) {
 // A good model's protobuf, edited by `damage`, written to a file: the import
 // must fail with one line containing `expected` and naming the file.
 void expect_refused(const std::string& what, const std::function<void(onnx::ModelProto&)>& damage,
-                    const std::string& expected, const OnnxImportOptions& options = {}) {
+                    const std::string& expected, const OnnxImportOptions& options = {},
+                    const std::string& model = kData + "resnet18_narrow.onnx") {
   onnx::ModelProto m;
-  ASSERT_TRUE(m.ParseFromString(read_bytes(kData + "resnet18_narrow.onnx")));
+  ASSERT_TRUE(m.ParseFromString(read_bytes(model)));
   damage(m);
   const std::string path = "/tmp/tessera-onnx-" + std::to_string(getpid()) + ".onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
@@ -127,6 +128,28 @@ onnx::NodeProto& first(onnx::ModelProto& m, const std::string& op) {
   for (auto& n : *m.mutable_graph()->mutable_node())
     if (n.op_type() == op) return n;
   throw std::runtime_error("no " + op);
+}
+
+// onnxruntime's QOperator model of the digits CNN damaged: each a line
+// naming the model and the node (the node a quantized operator is imported
+// as, where that one refuses).
+TEST(OnnxImport, DamagedQuantizedOperatorsAreOneLineErrors) {
+  const std::string qoperator = std::string(TESSERA_SOURCE_DIR) + "/tests/data/quantized/digits_cnn_qoperator.onnx";
+  expect_refused(
+      "QLinearConv without its output quantization",
+      [](onnx::ModelProto& m) { first(m, "QLinearConv").mutable_input()->DeleteSubrange(6, 3); },
+      "('QLinearConv') needs 8 inputs, has 6", {}, qoperator);
+  expect_refused(
+      "a weight scale computed at run time",
+      [](onnx::ModelProto& m) {
+        onnx::NodeProto& conv = first(m, "QLinearConv");
+        conv.set_input(4, conv.input(0));
+      },
+      "/DequantizeLinear' ('DequantizeLinear'): the scale must be a constant", {}, qoperator);
+  expect_refused(
+      "a com.microsoft operator not imported",
+      [](onnx::ModelProto& m) { first(m, "QGemm").set_op_type("QAttention"); },
+      "('QAttention'): operators of domain \"com.microsoft\" other than QGemm", {}, qoperator);
 }
 
 // The first convolution's output made a second graph output: the importer
