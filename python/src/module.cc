@@ -206,6 +206,17 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> io_of(const runtime::G
   return r;
 }
 
+// compile's and tune's quantize= arguments after the first two (quantize,
+// calibrate): how the quantizer chooses ranges and which layers it skips.
+graph::QuantizeOptions quantize_options(const std::string& calibration, const std::vector<int>& skip_layers,
+                                        double global_scale) {
+  graph::QuantizeOptions q;
+  q.calibration.method = graph::calibration_method(calibration);
+  q.skip_layers = std::set<int>(skip_layers.begin(), skip_layers.end());
+  q.global_scale = global_scale;
+  return q;
+}
+
 py::object compile(const Model& model, const std::string& target, const std::optional<std::string>& records,
                    int threads, bool keep_layout, bool shipped_records, const std::string& dtype,
                    const std::string& convolutions, const std::string& quantize, const std::string& calibrate,
@@ -221,9 +232,7 @@ py::object compile(const Model& model, const std::string& target, const std::opt
     options.convolutions = convolutions;
     options.quantize = quantize;  // as compile --quantize and its calibration flags
     options.calibrate = calibrate;
-    options.quantization.calibration.method = graph::calibration_method(calibration);
-    options.quantization.skip_layers = std::set<int>(skip_layers.begin(), skip_layers.end());
-    options.quantization.global_scale = global_scale;
+    options.quantization = quantize_options(calibration, skip_layers, global_scale);
     if (records) options.records.push_back(*records);
     if (model.varying) {
       const graph::ModelOptions& o = *model.varying;
@@ -598,9 +607,7 @@ PYBIND11_MODULE(_tessera, m) {
         o.convolutions = convolutions;
         o.quantize = quantize;  // as compile(quantize=...): the network compile then builds with the log
         o.calibrate = calibrate;
-        o.quantization.calibration.method = graph::calibration_method(calibration);
-        o.quantization.skip_layers = std::set<int>(skip_layers.begin(), skip_layers.end());
-        o.quantization.global_scale = global_scale;
+        o.quantization = quantize_options(calibration, skip_layers, global_scale);
         o.evaluate = false;
         driver::TuneResult s;
         {

@@ -36,11 +36,7 @@ ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vect
 
 runtime::NDArray kernel_constant(const graph::Graph& g, const Node& n, size_t index, const runtime::NDArray& value) {
   const std::optional<ops::StoredConstant>& stored = n.op.definition().stored_constant;
-  if (!stored) {
-    runtime::NDArray out(value.shape());
-    std::memcpy(out.data(), value.data(), value.size() * sizeof(float));
-    return out;
-  }
+  if (!stored) return runtime::copy_of(value);
   const ops::OperatorCall call = graph::operator_call(g, n);
   runtime::NDArray out(stored->shape(call, index, value.shape()));
   const std::vector<float> values = stored->values(call, index, value.data(), value.shape());

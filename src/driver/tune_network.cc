@@ -340,8 +340,7 @@ TuneResult tune_network(const graph::Graph& model, const target::Target& target,
     const graph::Graph quantized = quantize_model(model, target, o.quantize, o.calibrate, o.quantization, warnings);
     TuneOptions as_compiled = o;
     as_compiled.winograd = false;  // as compile --quantize builds it: the float convolutions direct
-    return o.search == "auto" ? tune_auto(quantized, target, as_compiled, m, out, warnings)
-                              : tune_templates(quantized, target, as_compiled, m, out, warnings);
+    return tune_templates(quantized, target, as_compiled, m, out, warnings);
   }
   return o.search == "auto" ? tune_auto(model, target, o, m, out, warnings)
                             : tune_templates(model, target, o, m, out, warnings);

@@ -33,6 +33,7 @@
 #include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_dense.h"
 #include "ops/quantize.h"
+#include "ops/requantize.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
@@ -87,13 +88,6 @@ std::optional<Int8Weight> int8_weight(const Graph& g, NodeId id) {
   for (int64_t c = 0; c < zero.value->size(); ++c)
     if ((*zero.value)[c] != 0.0f) return std::nullopt;
   return Int8Weight{q.id, scale.value.get()};
-}
-
-// A bias in units of x_scale * w_scale, an int32: one onnxruntime quantized
-// so (int32, dequantized) gets its integers back exactly.
-int64_t units(float bias, float x_scale, float w_scale) {
-  const double unit = static_cast<double>(x_scale) * w_scale;
-  return static_cast<int64_t>(std::clamp(std::nearbyint(bias / unit), -2147483648.0, 2147483647.0));
 }
 
 // The node an int8 kernel replaces the quantize node `q` with, or -1.
@@ -159,7 +153,7 @@ class Fuser {
     if (!w || (e.bias >= 0 && (!b || b->size() != outputs))) return std::nullopt;
     runtime::NDArray bias({outputs});
     for (int64_t f = 0; f < outputs; ++f)
-      bias[f] = static_cast<float>(units(b ? (*b)[f] : 0.0f, x_scale, (*w->scales)[f]) -
+      bias[f] = static_cast<float>(ops::bias_in_units(b ? (*b)[f] : 0.0f, x_scale, (*w->scales)[f]) -
                                    (share.empty() ? 0 : share[static_cast<size_t>(f)]));
     const Node& weight = g_.node(w->values);
     return std::vector<NodeId>{r_.mapped(g_.node(anchor.inputs[0]).inputs[0]),
@@ -176,9 +170,8 @@ class Fuser {
     a.conv = conv.attrs_as<ops::Conv2dAttrs>();
     a.y_scale = y.scale, a.y_zero_point = y.zero_point, a.y_dtype = y.dtype;
     a.relu = e.relu, a.clip_max = e.clip_max;
-    const Shape& w_shape = g_.node(conv.inputs[1]).type.shape;
-    const bool depthwise = a.conv.groups > 1 && a.conv.groups == g_.node(conv.inputs[0]).type.shape[1] &&
-                           w_shape[0] == a.conv.groups && w_shape[1] == 1;
+    // Depthwise of multiplier 1: one weight channel per input channel.
+    const bool depthwise = is_depthwise(g_, conv) && g_.node(conv.inputs[1]).type.shape[0] == a.conv.groups;
     if (a.conv.data_layout != "NCHW" || a.conv.kernel_layout != "OIHW" || (a.conv.groups != 1 && !depthwise)) return -1;
     const ops::QuantizeAttrs* x = dequantized(g_, conv.inputs[0]);
     if (!x) return -1;

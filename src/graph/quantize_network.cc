@@ -11,6 +11,7 @@
 #include "ops/elementwise.h"
 #include "ops/qlinear_add.h"
 #include "ops/qlinear_conv2d.h"
+#include "ops/requantize.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
@@ -48,7 +49,7 @@ std::vector<ConvChain> conv_chains(const Graph& g) {
     if (n.op != Op::kConv2d) continue;
     const auto& a = n.attrs_as<ops::Conv2dAttrs>();
     const Shape& w = g.node(n.inputs[1]).type.shape;
-    const bool depthwise = a.groups > 1 && a.groups == g.node(n.inputs[0]).type.shape[1] && w[0] == a.groups && w[1] == 1;
+    const bool depthwise = is_depthwise(g, n) && w[0] == a.groups;  // multiplier 1
     if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" || (a.groups != 1 && !depthwise) || a.winograd_tile ||
         a.implicit_gemm || g.node(n.inputs[1]).op != Op::kConstant)
       continue;
@@ -222,8 +223,7 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
         const Node& add = g.node(c.bias);
         b = g.node(add.inputs[0] == c.conv ? add.inputs[1] : add.inputs[0]).value->data()[f];
       }
-      const double units = static_cast<double>(xq.scale) * w.scales.data()[f];
-      bias.data()[f] = static_cast<float>(std::clamp(std::nearbyint(b / units), -2147483648.0, 2147483647.0));
+      bias.data()[f] = static_cast<float>(ops::bias_in_units(b, xq.scale, w.scales.data()[f]));
     }
     ops::QLinearConv2dAttrs a;
     a.conv = n.attrs_as<ops::Conv2dAttrs>();

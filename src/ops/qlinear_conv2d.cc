@@ -368,15 +368,8 @@ TESSERA_OPERATOR(qlinear_conv2d) {
     return qlinear_conv2d_output_shape(in[0], in[1], in[2], in[3], attrs.as<QLinearConv2dAttrs>());
   };
   op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
-    using tessera::ir::DType;
     const auto& a = attrs.as<QLinearConv2dAttrs>();
-    const DType want[] = {quantized_type("qlinear_conv2d", a.x_dtype), DType::Int8, DType::Float32, DType::Int32};
-    const char* what[] = {"x", "w", "w_scale", "bias"};
-    for (size_t i = 0; i < 4; ++i)
-      if (in[i] != want[i])
-        fail("qlinear_conv2d", std::string(what[i]) + " is " + tessera::ir::to_string(in[i]) + ", expected " +
-                                   tessera::ir::to_string(want[i]));
-    return quantized_type("qlinear_conv2d", a.y_dtype);
+    return int8_anchor_dtype("qlinear_conv2d", a.x_dtype, a.y_dtype, in);
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     const auto& a = call.attrs.as<QLinearConv2dAttrs>();

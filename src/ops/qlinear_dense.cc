@@ -117,15 +117,8 @@ TESSERA_OPERATOR(qlinear_dense) {
     return qlinear_dense_output_shape(in[0], in[1], in[2], in[3]);
   };
   op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
-    using tessera::ir::DType;
     const auto& a = attrs.as<QLinearDenseAttrs>();
-    const DType want[] = {quantized_type("qlinear_dense", a.x_dtype), DType::Int8, DType::Float32, DType::Int32};
-    const char* what[] = {"x", "w", "w_scale", "bias"};
-    for (size_t i = 0; i < 4; ++i)
-      if (in[i] != want[i])
-        fail("qlinear_dense", std::string(what[i]) + " is " + tessera::ir::to_string(in[i]) + ", expected " +
-                                  tessera::ir::to_string(want[i]));
-    return quantized_type("qlinear_dense", a.output.y_dtype);
+    return int8_anchor_dtype("qlinear_dense", a.x_dtype, a.output.y_dtype, in);
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];

@@ -21,6 +21,21 @@ std::string Requantization::to_string(float x_scale_of, int64_t x_zero_point, co
          (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "");
 }
 
+int64_t bias_in_units(float bias, float x_scale, float w_scale) {
+  const double unit = static_cast<double>(x_scale) * w_scale;
+  return static_cast<int64_t>(std::clamp(std::nearbyint(bias / unit), -2147483648.0, 2147483647.0));
+}
+
+ir::DType int8_anchor_dtype(const std::string& op, const std::string& x_dtype, const std::string& y_dtype,
+                            const std::vector<ir::DType>& in) {
+  const ir::DType want[] = {quantized_type(op, x_dtype), ir::DType::Int8, ir::DType::Float32, ir::DType::Int32};
+  const char* what[] = {"x", "w", "w_scale", "bias"};
+  for (size_t i = 0; i < 4; ++i)
+    if (in.at(i) != want[i])
+      fail(op, std::string(what[i]) + " is " + ir::to_string(in[i]) + ", expected " + ir::to_string(want[i]));
+  return quantized_type(op, y_dtype);
+}
+
 ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const Requantization& q, const std::string& op) {
   const auto [lo, hi] = q.saturation(op);
   const ir::Expr multiplier = ir::Expr(q.x_scale) * w_scale / ir::Expr(q.y_scale);

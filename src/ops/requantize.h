@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ir/tensor.h"
 
@@ -29,6 +30,17 @@ struct Requantization {
   // "scale=0.1 zero_point=3 dtype=uint8 -> ... relu": for kernels' attributes.
   std::string to_string(float x_scale_of, int64_t x_zero_point, const std::string& x_dtype) const;
 };
+
+// A float bias as the int32 an int8 anchor adds to its sum: in units of
+// x_scale * w_scale (computed in double), rounded, saturated. A bias
+// quantized so and dequantized (onnxruntime's) gets its integers back.
+int64_t bias_in_units(float bias, float x_scale, float w_scale);
+
+// The operands every int8 anchor takes, (x, w, w_scale, bias): x stored as
+// `x_dtype`, w int8, w_scale float32, bias int32; returns the output's type
+// (`y_dtype`). Throws naming `op` and the operand that differs.
+ir::DType int8_anchor_dtype(const std::string& op, const std::string& x_dtype, const std::string& y_dtype,
+                            const std::vector<ir::DType>& inputs);
 
 // The requantized value of `total` as an expression (stored as y_dtype).
 ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const Requantization& q, const std::string& op);
