@@ -10,6 +10,7 @@
 #include "ops/depthwise_nchwc.h"
 #include "ops/pad.h"
 #include "ops/qlinear_conv2d.h"
+#include "ops/qlinear_dense.h"
 #include "ops/tensor_layout.h"
 #include "graph/passes.h"
 #include "graph/rewriter.h"
@@ -84,10 +85,11 @@ class LayoutConverter {
         int8_weight_limit_(int8_weight_limit) {}
 
   Graph run() {
-    const Op qlinear_conv2d = Op::named("qlinear_conv2d");
+    const Op qlinear_conv2d = Op::named("qlinear_conv2d"), qlinear_dense = Op::named("qlinear_dense");
     for (const Node& n : g_.nodes()) {
       if (n.op == Op::kConv2d && convert_conv(n)) continue;
       if (n.op == qlinear_conv2d && convert_int8_conv(n)) continue;
+      if (n.op == qlinear_dense && pack_int8_dense(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && pool_follows_into_blocks(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<Pool2dAttrs>().layout == "NHWC") {
         Pool2dAttrs a = n.attrs_as<Pool2dAttrs>();
@@ -172,6 +174,29 @@ class LayoutConverter {
   // An int8 convolution of unsigned bytes with constant weights and bias
   // (ops/qlinear_conv2d.h): blocked for the byte dot product, its weight
   // packed, the zero point's share of each output folded into its bias.
+  // Whether the target's byte dot product computes these int8 weights
+  // exactly: beyond its limit (one saturating pairs) kernels keep the plain
+  // products.
+  bool within_weight_limit(const runtime::NDArray& w) const {
+    for (int64_t i = 0; i < w.size(); ++i)
+      if (std::fabs(w[i]) > static_cast<float>(int8_weight_limit_)) return false;
+    return true;
+  }
+
+  // An int8 matrix product of unsigned bytes and constant weights within the
+  // limit: its weight stored packed for the byte dot product.
+  bool pack_int8_dense(const Node& n) {
+    ops::QLinearDenseAttrs a = n.attrs_as<ops::QLinearDenseAttrs>();
+    const Node& weight = g_.node(n.inputs[1]);
+    if (a.packed || a.x_dtype != "uint8" || weight.op != Op::kConstant || !within_weight_limit(*weight.value))
+      return false;
+    a.packed = true;
+    Node packed = n;
+    packed.attrs = a;
+    r_.copy(packed);
+    return true;
+  }
+
   // Weights beyond the target's limit (a dot product saturating pairs) keep
   // the NCHW kernel, exact.
   bool convert_int8_conv(const Node& n) {
@@ -180,10 +205,8 @@ class LayoutConverter {
     const Node& bias = g_.node(n.inputs[3]);
     if (a.is_blocked() || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
     if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value);
-    if (a.x_dtype != "uint8") return false;
+    if (a.x_dtype != "uint8" || !within_weight_limit(*weight.value)) return false;
     const runtime::NDArray& w = *weight.value;
-    for (int64_t i = 0; i < w.size(); ++i)
-      if (std::fabs(w[i]) > static_cast<float>(int8_weight_limit_)) return false;
     // Input channels in whole lanes of 4: a first convolution's 3 take a
     // fourth, its bytes the zero point, its weights 0 (adding nothing).
     NodeId data = r_.mapped(n.inputs[0]);

@@ -86,7 +86,9 @@ int64_t winograd_tile_for(const Conv2dAttrs& attrs, const Shape& oihw_weight, co
 // run in the int8 kernels' blocks (ops/qlinear_conv2d.h) when their weights
 // lie within +-int8_weight_limit: 64 where the target's byte dot product
 // saturates pairs of products (target::Target::byte_dot "pmaddubsw"),
-// else 127. Beyond it they keep the NCHW kernel, exact.
+// else 127. Beyond it they keep the NCHW kernel, exact. Int8 matrix
+// products (qlinear_dense) within it are marked to store their weight packed
+// for the byte dot product.
 Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {},
                      bool winograd = false, int int8_weight_limit = 127);
 

@@ -6,7 +6,7 @@
 namespace tessera::ops {
 
 std::string QLinearDenseAttrs::to_string() const {
-  return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded";
+  return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded" + (packed ? " packed" : "");
 }
 
 void QLinearDenseAttrs::validate() const {
@@ -124,12 +124,12 @@ TESSERA_OPERATOR(qlinear_dense) {
     const Shape &x = call.input_shapes[0], &w = call.input_shapes[1];
     reference::qlinear_dense(in[0], in[1], in[2], in[3], x[0], w[0], x[1], call.attrs.as<QLinearDenseAttrs>(), y);
   };
-  // A constant weight with K a multiple of 4 is stored packed for the byte
-  // dot product (unsigned x); otherwise the kernel reads it as it is.
+  // A weight marked packed (constant, unsigned x) with K a multiple of 4 is
+  // stored packed for the byte dot product; otherwise the kernel reads it as it is.
   const auto packed_block = [](const OperatorCall& call) -> int64_t {
     const Shape& w = call.input_shapes.at(1);
-    const bool unsigned_x = call.attrs.as<QLinearDenseAttrs>().x_dtype == "uint8";
-    return call.constant_inputs.at(1) && unsigned_x ? qlinear_dense_block(w[0], w[1]) : 0;
+    const auto& a = call.attrs.as<QLinearDenseAttrs>();
+    return a.packed && call.constant_inputs.at(1) && a.x_dtype == "uint8" ? qlinear_dense_block(w[0], w[1]) : 0;
   };
   StoredConstant stored;
   stored.shape = [packed_block](const OperatorCall& call, size_t input, const Shape& shape) {

@@ -9,9 +9,10 @@
 // (w_scale (N)), bias (N) int32 in units of x_scale * w_scale[n] with x's
 // zero point folded in: bias[n] - x_zero_point * sum_k w[n, k] (what
 // zero_point_share gives), so that the kernel multiplies stored bytes only,
-// as the byte dot-product instructions do. Where K is a multiple of 4 the
-// weight is stored packed (N/bn, K/4, bn, 4): each output's 4 consecutive
-// products are the 4 bytes of one 32-bit lane, bn lanes side by side.
+// as the byte dot-product instructions do. Marked `packed` (a constant
+// weight, K a multiple of 4, unsigned x) the weight is stored (N/bn, K/4, bn,
+// 4): each output's 4 consecutive products are the 4 bytes of one 32-bit
+// lane, bn lanes side by side.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ namespace tessera::ops {
 struct QLinearDenseAttrs {
   std::string x_dtype = "uint8";
   Requantization output;
+  // The weight stored packed for the byte dot product: set by
+  // graph::convert_layout where the target's dot product computes these
+  // weights exactly (pmaddubsw saturates pairs beyond +-64); else the plain
+  // product, exact anywhere.
+  bool packed = false;
   std::string to_string() const;
   void validate() const;  // throws tessera::Error naming qlinear_dense
 };

@@ -7,9 +7,11 @@
 //
 // The int8 matrix product (ops/qlinear_dense.h) in a network (quantize ->
 // qlinear_dense -> dequantize) equals the interpreter exactly too: with K a
-// multiple of 4 and unsigned input, the weight packed for the byte dot
-// product (rows 1 and 7, a classifier's 1000 outputs = 25 blocks of 40, ReLU
-// or not); with K odd or signed input, the plain product. Its reference is
+// multiple of 4, unsigned input and weights the host's dot product computes
+// exactly, the weight packed for it (rows 1 and 7, a classifier's 1000
+// outputs = 25 blocks of 40, ReLU or not; weights within +-64 packed on
+// every host, +-127 where no pair saturates); otherwise the plain product
+// (K odd, signed input, or weights pmaddubsw would saturate). Its reference is
 // the product of the stored operands in real numbers, quantized, within one
 // step.
 #include <gtest/gtest.h>
@@ -127,6 +129,7 @@ struct DenseCase {
   int64_t m, n, k;
   std::string x_dtype;
   bool relu;
+  int most;  // weights in [-most, most]
 };
 
 class QLinearDenseBuild : public testing::TestWithParam<DenseCase> {};
@@ -144,7 +147,7 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
   const graph::NodeId q = b.add_node(graph::Op::named("quantize"), "q", {x}, xq);
   const graph::NodeId d = b.add_node(
       graph::Op::named("qlinear_dense"), "fc",
-      {q, b.constant("w", integers({c.n, c.k}, -127, 127, 1), graph::DataType::kInt8), b.constant("s", std::move(scale)),
+      {q, b.constant("w", integers({c.n, c.k}, -c.most, c.most, 1), graph::DataType::kInt8), b.constant("s", std::move(scale)),
        b.constant("b", integers({c.n}, -20000, 20000, 2), graph::DataType::kInt32)},
       a);
   const graph::Graph model = b.finish({b.add_node(graph::Op::named("dequantize"), "y", {d}, yq)});
@@ -153,11 +156,22 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
   inputs.emplace_back(std::vector<int64_t>{c.m, c.k});
   inputs[0].fill_random(5, -4.0f, 4.0f);
   const std::vector<runtime::NDArray> want = graph::interpret(model, inputs);
-  runtime::GraphExecutor ex(build(model, target::Target::host()).artifact, "dense");
-  ex.set_input(0, inputs[0]);
-  ex.run();
-  const measure::OutputComparison cmp = measure::compare_output(ex.get_output(0), want[0], 0.0);
-  EXPECT_TRUE(cmp.ok) << cmp.describe();
+  // The host, and AVX2 without VNNI (haswell, pmaddubsw: pairs of products
+  // saturate beyond weights of +-64) where the host runs it: packed for the
+  // byte dot product only where it computes the weights exactly.
+  for (const target::Target& target : {target::Target::host(), target::Target::parse("llvm -mcpu=haswell")}) {
+    if (!target.missing_on(target::Target::host()).empty()) continue;
+    BuildResult built = build(model, target);
+    const bool packable = c.x_dtype == "uint8" && c.most <= int8_weight_limit(target);
+    for (const graph::Node& n : built.optimized.nodes())
+      if (graph::op_name(n.op) == "qlinear_dense")
+        EXPECT_EQ(n.attrs_as<ops::QLinearDenseAttrs>().packed, packable) << target.str();
+    runtime::GraphExecutor ex(std::move(built.artifact), "dense");
+    ex.set_input(0, inputs[0]);
+    ex.run();
+    const measure::OutputComparison cmp = measure::compare_output(ex.get_output(0), want[0], 0.0);
+    EXPECT_TRUE(cmp.ok) << target.str() << ": " << cmp.describe();
+  }
   // Not all saturated: the comparison sees values that vary.
   EXPECT_GE(std::set<float>(want[0].data(), want[0].data() + want[0].size()).size(), 12u);
 
@@ -183,8 +197,10 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, QLinearDenseBuild,
-                         testing::Values(DenseCase{1, 1000, 512, "uint8", false}, DenseCase{7, 96, 64, "uint8", true},
-                                         DenseCase{3, 40, 33, "uint8", false}, DenseCase{2, 24, 16, "int8", true}));
+                         testing::Values(DenseCase{1, 1000, 512, "uint8", false, 64},
+                                         DenseCase{7, 96, 64, "uint8", true, 127},
+                                         DenseCase{3, 40, 33, "uint8", false, 127},
+                                         DenseCase{2, 24, 16, "int8", true, 127}));
 
 }  // namespace
 }  // namespace tessera::build
