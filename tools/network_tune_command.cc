@@ -112,9 +112,6 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.quantization = o.quantization.options();
   if (!tune.quantize.empty() && !tune.graph_tuner.empty())
     throw Error("--graph-tuner chooses float convolutions' channel blocks: tune a --quantize int8 network without it");
-  if (!tune.quantize.empty() && tune.search == "auto")
-    throw Error("--quantize int8 tunes with --search templates: the auto-scheduler's sketches do not place the byte "
-                "dot product yet");
   tune.transfer_learning = !o.no_transfer_learning;
   tune.winograd = !o.no_winograd;
   tune.evaluate = !o.no_evaluate;

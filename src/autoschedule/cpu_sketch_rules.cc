@@ -65,6 +65,87 @@ std::vector<std::pair<SketchBuilder, int>> AddRfactor::apply(const SketchContext
   return {{std::move(n), stage - 1}};
 }
 
+SketchRule::Condition MultiLevelTilingWithByteDotProduct::condition(const SketchContext&, const SketchBuilder& b,
+                                                                     int stage) const {
+  const auto& state = b.state();
+  return untouched(b.stage(stage)) && needs_multi_level_tiling(state, stage) && byte_dot_product_axes(state, stage)
+             ? Condition::ApplyAndSkipRest
+             : Condition::Pass;
+}
+
+std::vector<std::pair<SketchBuilder, int>> MultiLevelTilingWithByteDotProduct::apply(const SketchContext&,
+                                                                                     const SketchBuilder& b,
+                                                                                     int stage) const {
+  const ByteDotProductAxes dot = *byte_dot_product_axes(b.state(), stage);
+  const std::string p = b.stage(stage).name();
+  // The tiled axes: all but the lanes (the last spatial axis) and the 4 bytes
+  // (the last reduce axis), which stay whole, innermost.
+  auto without_last = [](std::vector<std::string> v) {
+    v.pop_back();
+    return v;
+  };
+  const auto psp = without_last(names_of(b.stage(stage), ir::IterKind::Spatial));
+  const auto prd = without_last(names_of(b.stage(stage), ir::IterKind::Reduce));
+  auto place_dot_product = [&](SketchBuilder& n) {
+    n.add(schedule::AnnotateStep{p, dot.bytes, schedule::Annotation::DotProduct});
+    n.add(schedule::AnnotateStep{p, dot.lanes, schedule::Annotation::Vectorize});
+    n.mark_structured(p);
+  };
+  std::vector<std::pair<SketchBuilder, int>> out;
+  const int consumer = elementwise_matched_consumer(b.state(), stage);
+  if (consumer < 0 || !untouched(b.stage(consumer)) || psp.empty()) {
+    SketchBuilder n = b;
+    for (const auto& x : psp) n.tile(p, x, 3);
+    for (const auto& r : prd) n.tile(p, r, 1);
+    const auto order = concat({parts(psp, 0), parts(psp, 1), parts(prd, 0), parts(psp, 2), parts(prd, 1),
+                               parts(psp, 3), {dot.bytes, dot.lanes}});
+    n.add(schedule::ReorderStep{p, order});
+    n.sites().parallel.push_back({p, concat({parts(psp, 0), parts(psp, 1)})});
+    n.sites().unroll.push_back({p, order.front()});
+    place_dot_product(n);
+    n.note(p + ": multi-level tiling around the byte dot product");
+    out.emplace_back(std::move(n), stage - 1);
+    return out;
+  }
+  // As MultiLevelTilingWithFusion, the consumer's lanes whole too.
+  const std::string c = b.stage(consumer).name();
+  const auto all_csp = names_of(b.stage(consumer), ir::IterKind::Spatial);
+  const auto csp = without_last(all_csp);
+  for (int level : {1, 2}) {
+    SketchBuilder n = b;
+    for (size_t i = 0; i < psp.size(); ++i) {
+      const auto& it = b.stage(stage).iters[b.stage(stage).iter_index(psp[i])];
+      const int slot = n.add_slot(TileSlot{p, psp[i], it.extent, 3, false});
+      n.follow(c, csp[i], slot, level == 1 ? std::vector<int>{3} : std::vector<int>{1, 2});
+      n.follow(p, psp[i], slot, level == 1 ? std::vector<int>{1, 1} : std::vector<int>{1}, level);
+    }
+    for (const auto& r : prd) n.tile(p, r, 1);
+    std::vector<std::string> consumer_order, parallel;
+    for (int part = 0; part <= level; ++part) {
+      const auto loops = parts(csp, part);
+      consumer_order.insert(consumer_order.end(), loops.begin(), loops.end());
+      if (part < level) parallel.insert(parallel.end(), loops.begin(), loops.end());
+    }
+    consumer_order.push_back(all_csp.back());
+    n.add(schedule::ReorderStep{c, consumer_order});
+    const auto producer_order =
+        level == 1 ? concat({parts(psp, 0), parts(prd, 0), parts(psp, 1), parts(prd, 1), parts(psp, 2),
+                             {dot.bytes, dot.lanes}})
+                   : concat({parts(prd, 0), parts(psp, 0), parts(prd, 1), parts(psp, 1), {dot.bytes, dot.lanes}});
+    n.add(schedule::ReorderStep{p, producer_order});
+    n.add(schedule::ComputeAtStep{p, c, split_part(csp.back(), level - 1)});
+    n.add(schedule::AnnotateStep{c, all_csp.back(), schedule::Annotation::Vectorize});
+    n.sites().parallel.push_back({c, parallel});
+    n.sites().unroll.push_back({p, producer_order.front()});
+    place_dot_product(n);
+    n.mark_structured(c);
+    n.note(p + ": multi-level tiling around the byte dot product, computed in " + c + "'s level-" +
+           std::to_string(level) + " tiles");
+    out.emplace_back(std::move(n), stage - 1);
+  }
+  return out;
+}
+
 namespace {
 
 // The strided input a cache read pays for, if any.
@@ -197,6 +278,7 @@ SketchRules cpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
   rules.push_back(std::make_unique<AddRfactor>());
+  rules.push_back(std::make_unique<MultiLevelTilingWithByteDotProduct>());
   rules.push_back(std::make_unique<AddCacheRead>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<MultiLevelTilingWithFusion>());

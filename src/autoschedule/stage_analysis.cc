@@ -93,6 +93,10 @@ bool is_strictly_inlineable(const State& state, int stage) {
   if (t->is_placeholder() || t->is_reduction() || is_output(state, stage) || schedule::is_cache_read_copy(*t) ||
       t->attrs.count("layout_copy"))
     return false;
+  for (int c : direct_consumers(state, stage)) {
+    const auto dot = byte_dot_product_axes(state, c);
+    if (dot && dot->unsigned_operand == t) return false;
+  }
   bool calls = false;
   std::map<const ir::TensorNode*, int> reads;
   ir::post_order_visit(t->body, [&](const ir::Expr& e) {
@@ -147,6 +151,41 @@ int elementwise_matched_consumer(const State& state, int stage) {
     if (state.stages()[direct[0]].location != Location::Inlined) return direct[0];
     current = direct[0];
   }
+}
+
+namespace {
+
+bool is_var(const ir::Expr& e, const ir::Var& v) {
+  return e.kind() == ir::ExprKind::Var && ir::structural_equal(e, v);
+}
+
+}  // namespace
+
+std::optional<ByteDotProductAxes> byte_dot_product_axes(const State& state, int stage) {
+  const ir::Tensor& t = state.stages()[stage].tensor;
+  if (t->dtype != ir::DType::Int32 || t->axes.empty() || t->reduce_axes.empty()) return std::nullopt;
+  const ir::IterVar& lanes = t->axes.back();
+  const ir::IterVar& bytes = t->reduce_axes.back();
+  const auto* reduce = t->body.as<ir::ReduceNode>();
+  if (!reduce || reduce->combiner != ir::ReduceKind::Sum || bytes.extent != 4 || lanes.extent < 2) return std::nullopt;
+  ir::Expr product = reduce->source;
+  while (product.kind() == ir::ExprKind::Cast) product = product.as<ir::CastNode>()->value;
+  if (product.kind() != ir::ExprKind::Mul) return std::nullopt;
+  const auto* mul = product.as<ir::BinaryNode>();
+  for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+    const ir::TensorLoadNode* bytes_u = ir::byte_load(u);
+    const ir::TensorLoadNode* bytes_s = ir::byte_load(s);
+    if (!bytes_u || !bytes_s || bytes_u->tensor->dtype != ir::DType::UInt8 || bytes_s->tensor->dtype != ir::DType::Int8)
+      continue;
+    const auto& si = bytes_s->indices;
+    const auto& ui = bytes_u->indices;
+    if (si.size() < 2 || !is_var(si[si.size() - 2], lanes.var) || !is_var(si.back(), bytes.var) || ui.empty() ||
+        !ir::uses_var(ui.back(), bytes.var))
+      continue;
+    if (std::any_of(ui.begin(), ui.end(), [&](const ir::Expr& e) { return ir::uses_var(e, lanes.var); })) continue;
+    return ByteDotProductAxes{lanes.var.name(), bytes.var.name(), bytes_u->tensor};
+  }
+  return std::nullopt;
 }
 
 int64_t spatial_length(const State& state, int stage) {

@@ -3,6 +3,8 @@
 // positions in State::stages(); consumers are found through inlined stages,
 // because an inlined stage is no loop nest of its own.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "schedule/state.h"
@@ -46,6 +48,20 @@ std::vector<StridedInput> strided_inputs(const schedule::State& state, int stage
 // inlined elementwise stages (bias_add inlined into relu). -1 when there is
 // none, or more than one consumer.
 int elementwise_matched_consumer(const schedule::State& state, int stage);
+
+// The int8 inner product of a quantized convolution or matrix product, the
+// pattern x86 computes in one instruction per vector (vpdpbusd; see
+// codegen/byte_dot_product.h): an int32 sum whose innermost reduce axis
+// (`bytes`, extent 4) runs over the 4 bytes of a 32-bit lane and whose
+// innermost spatial axis (`lanes`) over the lanes, of unsigned bytes indexed
+// by the 4 and not the lanes times signed bytes whose last two indices are
+// the lanes and the 4. `unsigned_operand` is the tensor the unsigned bytes
+// come from. nullopt when the stage is not that.
+struct ByteDotProductAxes {
+  std::string lanes, bytes;
+  ir::Tensor unsigned_operand;
+};
+std::optional<ByteDotProductAxes> byte_dot_product_axes(const schedule::State& state, int stage);
 
 // Products of the stage's spatial / reduce axis extents.
 int64_t spatial_length(const schedule::State& state, int stage);

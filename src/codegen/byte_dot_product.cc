@@ -12,14 +12,6 @@ const tir::StmtNode* only_statement(const tir::Stmt& s) {
   return s.get();
 }
 
-// A byte load, through casts to a wider integer.
-const ir::TensorLoadNode* byte_load(ir::Expr e) {
-  while (e.kind() == ir::ExprKind::Cast && ir::is_integer(e.dtype())) e = e.as<ir::CastNode>()->value;
-  const auto* load = e.as<ir::TensorLoadNode>();
-  if (!load || (load->tensor->dtype != ir::DType::UInt8 && load->tensor->dtype != ir::DType::Int8)) return nullptr;
-  return load;
-}
-
 bool strides_are(const ir::TensorLoadNode& load, const ir::VarNode* lane, int64_t along_lane, const ir::VarNode* k,
                  int64_t along_k) {
   return access_stride(load.indices, load.tensor->shape, lane) == along_lane &&
@@ -52,8 +44,8 @@ std::optional<ByteDotProduct> match_byte_dot_product(const tir::ForNode& loop) {
     if (!same || product.kind() != ir::ExprKind::Mul) continue;
     const auto* mul = product.as<ir::BinaryNode>();
     for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
-      m.unsigned_bytes = byte_load(u);
-      m.signed_bytes = byte_load(s);
+      m.unsigned_bytes = ir::byte_load(u);
+      m.signed_bytes = ir::byte_load(s);
       if (m.unsigned_bytes && m.signed_bytes && m.unsigned_bytes->tensor->dtype == ir::DType::UInt8 &&
           m.signed_bytes->tensor->dtype == ir::DType::Int8 && strides_are(*m.unsigned_bytes, lane, 0, k, 1) &&
           strides_are(*m.signed_bytes, lane, 4, k, 1))

@@ -332,15 +332,11 @@ TuneResult tune_network(const graph::Graph& model, const target::Target& target,
     if (!o.graph_tuner.empty())
       throw Error("tune_network: the graph tuner chooses float convolutions' blocks; tune a quantized network "
                   "without it");
-    // Its sketches would schedule the int8 kernels without the byte dot
-    // product, slower than their hand-written schedule.
-    if (o.search == "auto")
-      throw Error("tune_network: a quantized network tunes with search templates (qlinear_conv2d_NCHWc.x86): the "
-                  "auto-scheduler's sketches do not place the byte dot product yet");
     const graph::Graph quantized = quantize_model(model, target, o.quantize, o.calibrate, o.quantization, warnings);
     TuneOptions as_compiled = o;
     as_compiled.winograd = false;  // as compile --quantize builds it: the float convolutions direct
-    return tune_templates(quantized, target, as_compiled, m, out, warnings);
+    return o.search == "auto" ? tune_auto(quantized, target, as_compiled, m, out, warnings)
+                              : tune_templates(quantized, target, as_compiled, m, out, warnings);
   }
   return o.search == "auto" ? tune_auto(model, target, o, m, out, warnings)
                             : tune_templates(model, target, o, m, out, warnings);

@@ -72,6 +72,13 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
   return t;
 }
 
+const TensorLoadNode* byte_load(Expr e) {
+  while (e.kind() == ExprKind::Cast && is_integer(e.dtype())) e = e.as<CastNode>()->value;
+  const auto* load = e.as<TensorLoadNode>();
+  if (!load || (load->tensor->dtype != DType::UInt8 && load->tensor->dtype != DType::Int8)) return nullptr;
+  return load;
+}
+
 Expr load(const Tensor& t, std::vector<Expr> indices) {
   if (indices.size() != t->shape.size())
     throw Error("tensor '" + t->name + "' has " + std::to_string(t->shape.size()) +

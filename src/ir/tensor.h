@@ -76,6 +76,9 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
                std::map<std::string, std::string> attrs = {});
 
 Expr load(const Tensor& t, std::vector<Expr> indices);
+// `e` as a load of 8-bit integers (Int8, UInt8), through casts to wider
+// integers; nullptr when it is not one.
+const TensorLoadNode* byte_load(Expr e);
 Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);
 Expr sum(Expr source, std::vector<IterVar> axes);
 Expr reduce_max(Expr source, std::vector<IterVar> axes);

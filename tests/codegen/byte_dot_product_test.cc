@@ -10,14 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <regex>
 #include <tuple>
 #include <utility>
 
 #include "codegen/llvm_codegen.h"
-#include "codegen/module.h"
-#include "measure/storage_arguments.h"
 #include "ops/conv2d.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_dense.h"
@@ -25,75 +22,22 @@
 #include "schedule/manual_schedule.h"
 #include "target/target.h"
 #include "testing/check.h"
+#include "testing/qlinear_conv_case.h"
 #include "tir/lower.h"
 
 namespace tessera::codegen {
 namespace {
 
 using ops::Shape;
+using Conv = testing::QLinearConvCase;
 
-struct Conv {
-  Shape x;  // N, C, H, W
-  int64_t out_channels, kernel;
-  ops::Conv2dAttrs attrs;
-  int64_t ic_bn, oc_bn;
-};
-
-ops::QLinearConv2dAttrs blocked_attrs(const Conv& c) {
-  ops::QLinearConv2dAttrs a;
-  a.conv = c.attrs;
-  a.conv.data_layout = "NCHW" + std::to_string(c.ic_bn) + "c";
-  a.conv.kernel_layout = ops::int8_kernel_layout(c.ic_bn, c.oc_bn);
-  a.x_scale = 0.02f, a.y_scale = 4.0f;
-  a.x_zero_point = 3, a.y_zero_point = 7;
-  a.relu = true;
-  return a;
-}
-
-// Compiles the convolution for `target`; when this host runs that code, runs
-// it on unsigned bytes over their whole range and weights in [-most, most],
-// and returns the largest difference from the reference (else -1). The
-// assembly goes to *assembly.
+// Under the hand-written schedule (see testing::run_qlinear_conv).
 double compiled_difference(const Conv& c, const target::Target& target, int most, std::string* assembly) {
-  const ops::QLinearConv2dAttrs a = blocked_attrs(c);
-  const Shape xs = {c.x[0], c.x[1] / c.ic_bn, c.x[2], c.x[3], c.ic_bn};
-  const Shape ws = {c.out_channels / c.oc_bn, c.x[1] / c.ic_bn, c.kernel, c.kernel, c.ic_bn / 4, c.oc_bn, 4};
-  const ir::Tensor x = ir::placeholder(xs, "x", ir::DType::UInt8), w = ir::placeholder(ws, "w", ir::DType::Int8);
-  const ir::Tensor scale = ir::placeholder({c.out_channels}, "w_scale");
-  const ir::Tensor bias = ir::placeholder({c.out_channels}, "bias", ir::DType::Int32);
-  const ir::ComputeDAG dag({ops::qlinear_conv2d_nchwc(x, w, scale, bias, a)});
-  const tir::LoweredFunc f =
-      tir::lower(dag, schedule::qlinear_conv2d_nchwc_schedule(dag, target.vector_unit()), "qconv");
-  *assembly = emit_assembly(f, target);
-  if (!target.missing_on(target::Target::host()).empty()) return -1;
-
-  std::mt19937 rng(11);
-  std::uniform_int_distribution<int> bytes(0, 255), weights(-most, most), biases(-5000, 5000);
-  std::uniform_real_distribution<float> scales(0.001f, 0.01f);
-  std::vector<runtime::NDArray> inputs, outputs;
-  const std::vector<ir::Tensor> order = dag.placeholders();  // the kernel's arguments
-  auto value_of = [&](const ir::Tensor& t) -> runtime::NDArray& {
-    return inputs[static_cast<size_t>(std::find(order.begin(), order.end(), t) - order.begin())];
-  };
-  for (const ir::Tensor& p : order) inputs.emplace_back(p->shape);
-  runtime::NDArray &xv = value_of(x), &wv = value_of(w), &scale_v = value_of(scale), &bias_v = value_of(bias);
-  for (int64_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(bytes(rng));
-  for (int64_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(weights(rng));
-  for (int64_t i = 0; i < c.out_channels; ++i) {
-    scale_v[i] = scales(rng);
-    bias_v[i] = static_cast<float>(biases(rng));
-  }
-  outputs.emplace_back(dag.outputs()[0]->shape);
-  Module m = Module::load_object(compile_to_object(f, target));
-  measure::StorageArguments args(dag, inputs, outputs);
-  m.function("qconv")(args.pointers());
-  args.outputs_to_arrays();
-
-  runtime::NDArray want(dag.outputs()[0]->shape);
-  ops::reference::qlinear_conv2d_nchwc(xv.data(), xs, wv.data(), ws, scale_v.data(), bias_v.data(), a, want.data());
-  double most_off = 0;
-  for (int64_t i = 0; i < want.size(); ++i) most_off = std::max<double>(most_off, std::fabs(outputs[0][i] - want[i]));
-  return most_off;
+  const ir::ComputeDAG dag = testing::qlinear_conv_dag(c);
+  const testing::QLinearConvRun run = testing::run_qlinear_conv(
+      c, dag, schedule::qlinear_conv2d_nchwc_schedule(dag, target.vector_unit()), target, most);
+  *assembly = run.assembly;
+  return run.difference;
 }
 
 std::vector<Conv> convolutions(int64_t block) {

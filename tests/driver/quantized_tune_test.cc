@@ -4,7 +4,8 @@
 // their scales; tuned into a log, compile --quantize --records takes a
 // record for every int8 kernel, and the network computes what the
 // hand-written schedules compute, value for value (the int8 kernels are
-// exact whatever their schedule).
+// exact whatever their schedule). The same with the auto-scheduler, whose
+// int8 sketches keep the byte dot product.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "compile/network_check.h"
 #include "driver/compile.h"
 #include "driver/extract_tasks.h"
+#include "driver/tune_network.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
 #include "ops/qlinear_conv2d.h"
@@ -92,6 +94,56 @@ TEST(QuantizedTune, Int8ConvolutionsAreSharedTasksAndTheirRecordsCompileToTheSam
   }
   EXPECT_GT(int8_kernels, 0);
   EXPECT_EQ(int8_tuned, int8_kernels) << notes.str();
+
+  runtime::set_num_threads(2);
+  runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
+  x.fill_random(9);
+  const runtime::NDArray want = run(std::move(untuned), x);
+  const runtime::NDArray got = run(std::move(tuned), x);
+  ASSERT_EQ(want.size(), got.size());
+  for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  std::filesystem::remove(log);
+}
+
+TEST(QuantizedTune, AutoScheduledInt8KernelsKeepTheByteDotProductAndTheirValues) {
+  const graph::Graph model = build::test::narrow_resnet18();
+  target::Target target = target::Target::host();
+  target.threads = 2;
+  const std::string log = "/tmp/tessera-quantized-auto-" + std::to_string(getpid()) + ".log";
+  std::filesystem::remove(log);
+  TuneOptions o;
+  o.log = log;
+  o.search = "auto";
+  o.trials = 2;  // the hand-written schedule, then one sketch's candidate
+  o.quantize = "int8";
+  o.calibrate = "2";
+  o.confirm_leaders = 0;
+  o.evaluate = false;
+  o.seed = 4;
+  std::ostringstream out, notes;
+  const TuneResult tuned_run = tune_network(model, target, o, out, notes);
+  EXPECT_GT(tuned_run.tasks, 5) << out.str();
+  // Every int8 convolution's sketch candidates compute with the dot product.
+  int int8_candidates = 0;
+  for (const records::Record& r : records::load_records(log, notes)) {
+    if (r.trace.dump().find("qlinear_conv2d_NCHWc") == std::string::npos || !r.valid()) continue;
+    ++int8_candidates;
+    EXPECT_NE(r.trace.dump().find("dot_product"), std::string::npos) << r.trace.dump();
+  }
+  EXPECT_GT(int8_candidates, 5) << out.str();
+
+  CompileOptions c;
+  c.shipped_records = false;
+  c.quantize = "int8";
+  c.calibrate = "2";
+  c.warnings = &notes;
+  build::BuildResult untuned = compile(model, target, c);
+  c.records = {log};
+  build::BuildResult tuned = compile(model, target, c);
+  int int8_tuned = 0;
+  for (const build::KernelSummary& k : tuned.kernels)
+    int8_tuned += k.tuned && k.name.find("qlinear_conv2d") != std::string::npos;
+  EXPECT_GT(int8_tuned, 0) << notes.str();
 
   runtime::set_num_threads(2);
   runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
