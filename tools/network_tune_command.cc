@@ -110,8 +110,6 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.quantize = o.quantization.quantize;
   tune.calibrate = o.quantization.calibrate;
   tune.quantization = o.quantization.options();
-  if (!tune.quantize.empty() && !tune.graph_tuner.empty())
-    throw Error("--graph-tuner chooses float convolutions' channel blocks: tune a --quantize int8 network without it");
   tune.transfer_learning = !o.no_transfer_learning;
   tune.winograd = !o.no_winograd;
   tune.evaluate = !o.no_evaluate;

@@ -8,25 +8,24 @@ namespace tessera::build {
 
 using graph::Node;
 
+ir::Tensor stored_as(const ir::Tensor& t, ir::DType stored) {
+  if (t->dtype == stored) return t;
+  return ir::compute(
+      t->shape,
+      [&](const std::vector<ir::Var>& v) {
+        std::vector<ir::Expr> at(v.begin(), v.end());
+        return ir::cast(stored, ir::load(t, at));
+      },
+      t->name + ".stored", "elemwise");
+}
+
 ir::Tensor node_expression(const graph::Graph& g, const Node& n, const std::vector<ir::Tensor>& in) {
   const ops::Operator& op = n.op.definition();
   if (!op.compute) throw Error(n.describe() + ": this operator is not supported by the build yet");
   try {
-    ir::Tensor t = op.compute(graph::operator_call(g, n), in);
-    // An operator that moves quantized values (a layout transform of uint8
-    // data) computes them in int32: they are stored in the graph's type.
+    const ir::Tensor t = op.compute(graph::operator_call(g, n), in);
     const ir::DType stored = graph::storage_type(n.type.dtype);
-    if (stored != ir::DType::Float32 && t->dtype != stored) {
-      const ir::Tensor moved = t;
-      t = ir::compute(
-          moved->shape,
-          [&](const std::vector<ir::Var>& v) {
-            std::vector<ir::Expr> at(v.begin(), v.end());
-            return ir::cast(stored, ir::load(moved, at));
-          },
-          moved->name + ".stored", "elemwise");
-    }
-    return t;
+    return stored == ir::DType::Float32 ? t : stored_as(t, stored);
   } catch (const Error& e) {
     const std::string message = e.what(), prefix = n.describe() + ": ";
     if (message.rfind(prefix, 0) == 0) throw;

@@ -14,6 +14,11 @@ namespace tessera::build {
 // declared for it (e.g. a grouped, non-depthwise convolution).
 ir::Tensor node_expression(const graph::Graph& graph, const graph::Node& node, const std::vector<ir::Tensor>& inputs);
 
+// `t` stored as `stored`: t itself when it computes that type, else a copy
+// cast to it (an operator that moves quantized values, a layout transform of
+// uint8 data, computes them in int32; the graph stores them as they were).
+ir::Tensor stored_as(const ir::Tensor& t, ir::DType stored);
+
 // How a build stores a constant input of `node` (input `index`) for its
 // kernel, when that differs from the graph's value: dense packs its weight
 // (N, K) as (N/bn, K, bn). Returns the value unchanged otherwise.

@@ -14,6 +14,7 @@
 #include "compile/build.h"
 #include "driver/extract_tasks.h"
 #include "compile/fused_kernel.h"
+#include "compile/node_expression.h"
 #include "ops/transform.h"
 #include "records/apply_history_best.h"
 #include "schedule/manual_schedule.h"
@@ -55,12 +56,15 @@ struct Dataflow {
   int from = 0, to = 0;
   bool residual = false;
   graph::Shape nchw;  // the value's shape, NCHW
+  ir::DType dtype = ir::DType::Float32;
 };
 
-// The transform between two channel blocks of one value, as measured.
+// The transform between two channel blocks of one value, as measured (an
+// int8 network's values are bytes: a quarter of a float transform's traffic).
 struct TransformKey {
   graph::Shape nchw;
   int64_t from = 0, to = 0;
+  ir::DType dtype = ir::DType::Float32;
   auto operator<=>(const TransformKey&) const = default;
 };
 
@@ -127,11 +131,13 @@ class GraphTuner {
     graph::PassOptions passes;
     passes.block = width;
     passes.winograd = options_.winograd;
+    passes.int8_weight_limit = build::int8_weight_limit(target_);  // as the build blocks int8 convolutions
     const graph::Graph g = graph::optimize(model_, passes);
     std::map<NodeId, int> conv_of_output;  // a convolution kernel's output node -> conv index
+    const graph::Op qlinear_conv2d = graph::Op::named("qlinear_conv2d");
     for (const graph::FusedGroup& group : graph::fuse_operators(g)) {
       const graph::Node& anchor = g.node(group.anchor());
-      if (anchor.op != graph::Op::kConv2d) continue;
+      if (anchor.op != graph::Op::kConv2d && anchor.op != qlinear_conv2d) continue;
       const std::optional<TunableOperator> op = tunable_operator(g, anchor, target_);
       if (!op) continue;
       const FusedKernel kernel =
@@ -198,7 +204,8 @@ class GraphTuner {
       auto producer = conv_of_output.find(source);
       if (producer == conv_of_output.end()) continue;    // an input, a constant...
       const graph::Shape& s = g.node(value).type.shape;  // (N, C/b, H, W, b)
-      flows_.push_back({producer->second, conv, operand.reader != group.anchor(), {s[0], s[1] * s[4], s[2], s[3]}});
+      flows_.push_back({producer->second, conv, operand.reader != group.anchor(), {s[0], s[1] * s[4], s[2], s[3]},
+                        graph::storage_type(g.node(value).type.dtype)});
     }
   }
 
@@ -260,7 +267,7 @@ class GraphTuner {
       for (const ConvState& su : convs_[f.from].states)
         for (const ConvState& sv : convs_[f.to].states)
           if (int64_t to = f.residual ? sv.blocks.oc_bn : sv.blocks.ic_bn; su.blocks.oc_bn != to)
-            needed.insert({f.nchw, su.blocks.oc_bn, to});
+            needed.insert({f.nchw, su.blocks.oc_bn, to, f.dtype});
     const std::map<TransformKey, double> transform_seconds = measure_transforms(needed);
     for (const Dataflow& f : flows_) {
       auto [it, added] = edge_of.try_emplace({f.from, f.to}, p.edges.size());
@@ -274,7 +281,7 @@ class GraphTuner {
         for (size_t b = 0; b < to.size(); ++b) {
           const int64_t wanted = f.residual ? to[b].blocks.oc_bn : to[b].blocks.ic_bn;
           if (from[a].blocks.oc_bn != wanted)
-            cost[a][b] += transform_seconds.at({f.nchw, from[a].blocks.oc_bn, wanted});
+            cost[a][b] += transform_seconds.at({f.nchw, from[a].blocks.oc_bn, wanted, f.dtype});
         }
     }
     return p;
@@ -284,8 +291,8 @@ class GraphTuner {
     std::vector<measure::MeasureInput> inputs;
     for (const TransformKey& k : keys) {
       const graph::Shape& s = k.nchw;
-      const ir::Tensor in = ir::placeholder({s[0], s[1] / k.from, s[2], s[3], k.from}, "data");
-      ir::ComputeDAG dag({ops::layout_transform(in, blocked(k.from), blocked(k.to))});
+      const ir::Tensor in = ir::placeholder({s[0], s[1] / k.from, s[2], s[3], k.from}, "data", k.dtype);
+      ir::ComputeDAG dag({build::stored_as(ops::layout_transform(in, blocked(k.from), blocked(k.to)), k.dtype)});
       schedule::Trace trace = schedule::best_manual_schedule(dag, target_.vector_unit());
       inputs.push_back({std::move(dag), std::move(trace), target_});
     }
@@ -348,7 +355,7 @@ class GraphTuner {
   void add_other_tasks() {
     for (const NetworkTask& t : extract_tasks(optimize_for_target(model_, target_, {}, options_.winograd), target_)) {
       if (t.task.op == "conv2d" || t.task.op == "conv2d_winograd" || t.task.op == "depthwise_conv2d" ||
-          t.task.op == "group_conv2d")
+          t.task.op == "group_conv2d" || t.task.op == "qlinear_conv2d")
         continue;
       if (auto best = history_.query(t.task.workload_key(), target_)) result_.records.push_back(*best);
     }

@@ -3,6 +3,8 @@
 // convolution's channel blocks (NCHW[x]c) across the whole network. A
 // convolution's blocks decide how fast its kernel runs and whether a layout
 // transform must run between it and its neighbours; the tuner weighs both.
+// Int8 convolutions (qlinear_conv2d) are nodes like float ones: their blocks
+// and kernels (qlinear_conv2d_NCHWc.x86), the transforms of their bytes.
 //
 //   states of a convolution: the blocks it takes when the graph is blocked by
 //     each candidate width (lanes / 2, lanes, 2 x lanes, ...);

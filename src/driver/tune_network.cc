@@ -329,9 +329,6 @@ TuneResult tune_network(const graph::Graph& model, const target::Target& target,
   if (!o.runner || o.evaluate) target::require_runnable_here(target);
   Measurement m(o, target);
   if (!o.quantize.empty()) {
-    if (!o.graph_tuner.empty())
-      throw Error("tune_network: the graph tuner chooses float convolutions' blocks; tune a quantized network "
-                  "without it");
     const graph::Graph quantized = quantize_model(model, target, o.quantize, o.calibrate, o.quantization, warnings);
     TuneOptions as_compiled = o;
     as_compiled.winograd = false;  // as compile --quantize builds it: the float convolutions direct

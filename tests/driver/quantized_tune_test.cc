@@ -5,7 +5,8 @@
 // record for every int8 kernel, and the network computes what the
 // hand-written schedules compute, value for value (the int8 kernels are
 // exact whatever their schedule). The same with the auto-scheduler, whose
-// int8 sketches keep the byte dot product.
+// int8 sketches keep the byte dot product. The graph tuner chooses the int8
+// convolutions' channel blocks as it chooses float ones'.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,6 +20,9 @@
 #include "compile/network_check.h"
 #include "driver/compile.h"
 #include "driver/extract_tasks.h"
+#include "driver/graph_tuner.h"
+#include "compile/graph_choices.h"
+#include "records/apply_history_best.h"
 #include "driver/tune_network.h"
 #include "measure/builder.h"
 #include "measure/runner.h"
@@ -153,6 +157,69 @@ TEST(QuantizedTune, AutoScheduledInt8KernelsKeepTheByteDotProductAndTheirValues)
   ASSERT_EQ(want.size(), got.size());
   for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
   std::filesystem::remove(log);
+}
+
+// The names of the blocked int8 convolutions (not depthwise) of a build.
+std::vector<std::string> int8_conv_names(const graph::Graph& optimized) {
+  std::vector<std::string> names;
+  for (const graph::Node& n : optimized.nodes())
+    if (graph::op_name(n.op) == "qlinear_conv2d" && !n.attrs_as<ops::QLinearConv2dAttrs>().is_depthwise())
+      names.push_back(n.name);
+  return names;
+}
+
+TEST(QuantizedTune, TheGraphTunerChoosesInt8BlocksAndTheyComputeTheSameValues) {
+  const graph::Graph model = build::test::narrow_resnet18();
+  target::Target target = target::Target::host();
+  target.threads = 1;
+  graph::QuantizeOptions every_layer;
+  every_layer.skip_layers = {};  // all integer: any blocks give the same values, exactly
+  std::ostringstream notes;
+  const graph::Graph quantized = quantize_model(model, target, "int8", "2", every_layer, notes);
+  const std::vector<std::string> names = int8_conv_names(build::optimize_for_target(quantized, target));
+  ASSERT_GE(names.size(), 15u);
+
+  measure::LocalBuilder builder;
+  measure::LocalRunner runner;
+  GraphTunerOptions options;
+  options.builder = &builder;
+  options.runner = &runner;
+  options.rounds = 1;
+  options.winograd = false;
+  std::ostringstream out;
+  const GraphTunerResult r = tune_graph(quantized, target, {}, options, out);
+  for (const std::string& name : names) EXPECT_TRUE(r.conv_blocks.contains(name)) << name << "\n" << out.str();
+  EXPECT_GT(r.transforms_measured, 0);
+  EXPECT_LE(r.chosen_seconds, r.default_seconds);
+  EXPECT_EQ(build::graph_choices(r.records), r.conv_blocks);
+
+  runtime::set_num_threads(1);
+  runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
+  x.fill_random(5);
+  const runtime::NDArray want = run(build::build(quantized, target, {}), x);
+  // Every convolution reading blocks of 8 and writing blocks of 4 (both
+  // divide every width of the network; the stem's 3 channels are widened to
+  // one lane of 4): a transform of bytes on every data path. Then the
+  // tuner's choice with its records.
+  build::BuildOptions mixed;
+  for (const std::string& name : names) mixed.conv_blocks[name] = {8, 4};
+  mixed.conv_blocks[names[0]].ic_bn = 4;
+  build::BuildResult mixed_build = build::build(quantized, target, mixed);
+  int transforms = 0;
+  for (const graph::Node& n : mixed_build.optimized.nodes()) transforms += n.op == graph::Op::kLayoutTransform;
+  EXPECT_GE(transforms, 10);
+  records::ApplyHistoryBest history(r.records);
+  build::BuildOptions chosen;
+  chosen.history = &history;
+  chosen.conv_blocks = build::graph_choices(r.records);
+  std::vector<build::BuildResult> builds;
+  builds.push_back(std::move(mixed_build));
+  builds.push_back(build::build(quantized, target, chosen));
+  for (build::BuildResult& built : builds) {
+    const runtime::NDArray got = run(std::move(built), x);
+    ASSERT_EQ(want.size(), got.size());
+    for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  }
 }
 
 }  // namespace
