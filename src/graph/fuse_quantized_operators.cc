@@ -11,6 +11,8 @@
 //   quantize([relu]([bias_add](dense(dequantize(x), dequantize_per_channel(w)), b)))
 //       -> qlinear_dense(x, w, w_scale, the bias in units, x's zero point folded)
 //   quantize([relu](add(dequantize(a), dequantize(b))))  -> qlinear_add(a, b)
+//   quantize(moves([relu](batch_matmul(moves(dequantize(a)), moves(dequantize(b))))))
+//       -> moves(qlinear_batch_matmul(moves(a), moves(b)))    (moves: reshapes, transposes)
 //   quantize(max_pool2d | reshape | flatten(dequantize(x))), the same quantization
 //       -> the operator on x
 //   quantize(dequantize(q)), the same quantization            -> q
@@ -30,6 +32,7 @@
 #include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/qlinear_add.h"
+#include "ops/qlinear_batch_matmul.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_dense.h"
 #include "ops/quantize.h"
@@ -53,6 +56,12 @@ const ops::QuantizeAttrs* dequantized(const Graph& g, NodeId id) {
 
 // Max pooling and the reshapes: stored values moved without arithmetic.
 bool moves_values(const Node& n) { return n.op == Op::kMaxPool2d || n.op == Op::kReshape || n.op == Op::kFlatten; }
+
+// What carries each value to another place unchanged: between a dequantize
+// and a product, the same moves of the stored bytes.
+bool moves_each_value(const Node& n) {
+  return (n.op == Op::kReshape || n.op == Op::kFlatten || n.op == Op::kTranspose) && n.inputs.size() == 1;
+}
 
 bool same(const ops::QuantizeAttrs& a, const ops::QuantizeAttrs& b) {
   return a.scale == b.scale && a.zero_point == b.zero_point && a.dtype == b.dtype;
@@ -102,6 +111,7 @@ class Fuser {
     if (NodeId id = same_values(x, y); id >= 0) return id;
     if (NodeId id = convolution(q.name, x, y); id >= 0) return id;
     if (NodeId id = dense(q.name, x, y); id >= 0) return id;
+    if (NodeId id = batch_product(q.name, x, y); id >= 0) return id;
     return add(q.name, x, y);
   }
 
@@ -195,6 +205,42 @@ class Fuser {
     const auto operands = int8_operands(
         product, e, x->scale, ops::zero_point_share(weight.value->data(), weight.type.shape, x->zero_point), name);
     return operands ? r_.add(Op::named("qlinear_dense"), name + ".int8", *operands, a) : -1;
+  }
+
+  // A dequantized value through moves each read once (the importer's
+  // reshapes and transposes around a MatMul's operands): the same moves of
+  // its stored bytes, and its quantization.
+  std::optional<std::pair<NodeId, ops::QuantizeAttrs>> moved_bytes(NodeId id) {
+    const Node& n = g_.node(id);
+    if (const ops::QuantizeAttrs* q = dequantized(g_, id)) return std::pair{r_.mapped(n.inputs[0]), *q};
+    if (!single(id) || !moves_each_value(n)) return std::nullopt;
+    const auto inner = moved_bytes(n.inputs[0]);
+    if (!inner) return std::nullopt;
+    return std::pair{r_.add(n.op, n.name + ".int8", {inner->first}, n.attrs), inner->second};
+  }
+
+  // A product of two dequantized activations, its result quantized after
+  // moves and a relu (which commute: each value stays itself).
+  NodeId batch_product(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    std::vector<NodeId> moves;  // outermost first
+    bool relu = false;
+    for (const Node* n = &g_.node(id); single(id) && (moves_each_value(*n) || n->op == Op::kRelu); n = &g_.node(id)) {
+      if (n->op == Op::kRelu) relu = true;
+      else moves.push_back(id);
+      id = n->inputs[0];
+    }
+    const Node& product = g_.node(id);
+    if (!single(id) || product.op != Op::kBatchMatmul) return -1;
+    const auto a = moved_bytes(product.inputs[0]);
+    const auto b = moved_bytes(product.inputs[1]);
+    if (!a || !b) return -1;
+    ops::QLinearBatchMatmulAttrs attrs;
+    attrs.a = a->second, attrs.b = b->second;
+    attrs.output = {attrs.a.scale, y.scale, y.zero_point, y.dtype, relu, 0.0f};
+    NodeId out = r_.add(Op::named("qlinear_batch_matmul"), name + ".int8", {a->first, b->first}, attrs);
+    for (auto m = moves.rbegin(); m != moves.rend(); ++m)
+      out = r_.add(g_.node(*m).op, g_.node(*m).name + ".int8", {out}, g_.node(*m).attrs);
+    return out;
   }
 
   NodeId add(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {

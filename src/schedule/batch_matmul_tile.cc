@@ -29,8 +29,8 @@ BatchMatmulPlan batch_matmul_default_plan(int64_t m, int64_t n, const VectorUnit
   return plan;
 }
 
-Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& plan) {
-  const ir::Tensor mm = stage_by_tag(dag, "batch_matmul", "batch_matmul_tile_trace");
+Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& plan, const std::string& tag) {
+  const ir::Tensor mm = stage_by_tag(dag, tag, "batch_matmul_tile_trace");
   const ir::Tensor transposed = stage_by_tag(dag, "batch_matmul_transpose_b", "batch_matmul_tile_trace");
   const ir::Tensor out = dag.outputs().at(0);
   const int64_t ty = plan.ty, tx = plan.tx, tk = plan.tk;

@@ -29,7 +29,10 @@ struct BatchMatmulPlan {
 // Up to 4 rows x two vectors of columns, the largest that divide M and N.
 BatchMatmulPlan batch_matmul_default_plan(int64_t m, int64_t n, const VectorUnit& unit);
 
-// The trace of `plan` for the DAG's stage tagged "batch_matmul".
-Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& plan);
+// The trace of `plan` for the DAG's stage tagged `tag`: "batch_matmul", or
+// "qlinear_batch_matmul" (ops/qlinear_batch_matmul.h: the same loops over
+// bytes, accumulated in int32, its requantization the output stage).
+Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& plan,
+                              const std::string& tag = "batch_matmul");
 
 }  // namespace tessera::schedule

@@ -316,8 +316,9 @@ Trace best_manual_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   if (find_by_tag(dag, "qlinear_dense_pack")) return qlinear_dense_pack_schedule(dag, unit);
   if (dag.outputs().at(0)->tag == "attention") return attention_schedule(dag, unit);
   if (is_rows_operator(dag)) return rows_schedule(dag, unit);
-  if (ir::Tensor mm = find_by_tag(dag, "batch_matmul"))
-    return batch_matmul_tile_trace(dag, batch_matmul_default_plan(mm->shape[1], mm->shape[2], unit));
+  for (const char* tag : {"batch_matmul", "qlinear_batch_matmul"})
+    if (ir::Tensor mm = find_by_tag(dag, tag))
+      return batch_matmul_tile_trace(dag, batch_matmul_default_plan(mm->shape[1], mm->shape[2], unit), tag);
   if (ir::Tensor pool = find_by_tag(dag, "global_pool_sum"); pool && pool->shape.size() == 5)
     return global_pool_nchwc_schedule(dag);
   return default_schedule(dag);

@@ -17,8 +17,12 @@
 #include "ops/conv2d.h"
 #include "ops/pooling.h"
 #include "ops/qlinear_add.h"
+#include "ops/qlinear_batch_matmul.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/quantize.h"
+#include "compile/build.h"
+#include "runtime/graph_executor.h"
+#include "target/target.h"
 
 namespace tessera::graph {
 namespace {
@@ -192,6 +196,69 @@ TEST(FuseQuantizedOperators, WhatTheKernelsCannotTakeStaysFloat) {
   const Graph g = fuse_quantized_operators(q.b.finish({q.dequantize(other, kC1, "out")}));
   EXPECT_EQ(count(g, "quantize"), 2);  // the input's and `other`; `same` was the identity
   EXPECT_EQ(count(g, "dequantize"), 2);
+}
+
+// Attention's product of two run-time tensors as the importer builds an
+// ONNX MatMul in QDQ: a (2, 8, 16) and b (2, 16, 12) dequantized, b's last
+// two axes swapped, reshaped, batch_matmul, reshaped, [relu], quantized (b's
+// bytes transposed by the model, the importer's moves on a). It
+// becomes qlinear_batch_matmul over the stored bytes (b signed with a zero
+// point); interpreted, within one step of the float product (the model's
+// own arithmetic); compiled, the integer reference's values exactly.
+Graph qdq_product(bool relu) {
+  const ops::QuantizeAttrs aq{0.03f, 10, "uint8"}, bq{0.02f, -3, "int8"}, yq{0.04f, 100, "uint8"};
+  QdqBuilder q;
+  GraphBuilder& b = q.b;
+  const NodeId a = q.dequantize(q.quantize(b.input("a", {2, 8, 16}), aq, "a.q"), aq, "a.dq");
+  // b's bytes transposed before their dequantize (a reader other than a
+  // dequantize: they stay int8, activations_as_unsigned).
+  const NodeId b_bytes = b.transpose(q.quantize(b.input("b", {2, 16, 12}), bq, "b.q"), {0, 2, 1}, "b.qT");
+  const NodeId a3 = b.reshape(a, {2, 8, 16}, "mm.a3");
+  const NodeId b3 = b.reshape(q.dequantize(b_bytes, bq, "b.dq"), {2, 12, 16}, "mm.b3");
+  NodeId y = b.reshape(b.batch_matmul(a3, b3, "mm.bmm"), {2, 8, 12}, "mm");
+  if (relu) y = b.relu(y, "mm.relu");
+  return b.finish({q.dequantize(q.quantize(y, yq, "y.q"), yq, "y")});
+}
+
+TEST(FuseQuantizedOperators, AProductOfTwoQuantizedTensorsIsOneInt8Kernel) {
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "relu" : "no relu");
+    const Graph model = qdq_product(relu);
+    const Graph fused = fuse_quantized_operators(model);
+    EXPECT_EQ(count(fused, "qlinear_batch_matmul"), 1);
+    EXPECT_EQ(count(fused, "batch_matmul"), 0);
+    EXPECT_EQ(count(fused, "relu"), 0);
+    for (const Node& n : fused.nodes()) {
+      if (op_name(n.op) == "reshape") EXPECT_NE(n.type.dtype, DataType::kFloat32);  // bytes moved
+      if (op_name(n.op) != "qlinear_batch_matmul") continue;
+      const auto& a = n.attrs_as<ops::QLinearBatchMatmulAttrs>();
+      EXPECT_EQ(a.a.zero_point, 10);
+      EXPECT_EQ(a.b.zero_point, -3);
+      EXPECT_EQ(a.b.dtype, "int8");
+      EXPECT_EQ(a.output.relu, relu);
+    }
+    std::vector<runtime::NDArray> inputs;
+    inputs.emplace_back(Shape{2, 8, 16});
+    inputs.emplace_back(Shape{2, 16, 12});
+    inputs[0].fill_random(5, -0.5f, 8.0f);
+    inputs[1].fill_random(6, -2.5f, 2.5f);
+    const std::vector<runtime::NDArray> float_values = interpret(model, inputs), integer_values = interpret(fused, inputs);
+    const runtime::NDArray &want = float_values[0], &exact = integer_values[0];
+    int64_t equal = 0;
+    for (int64_t i = 0; i < want.size(); ++i) {
+      EXPECT_LE(std::fabs(exact[i] - want[i]), 0.04f * 1.001f) << i;
+      equal += exact[i] == want[i];
+    }
+    EXPECT_GE(equal, want.size() * 95 / 100);
+
+    build::BuildResult built = build::build(model, target::Target::host());
+    runtime::GraphExecutor ex(std::move(built.artifact), "product");
+    ex.set_input(0, inputs[0]);
+    ex.set_input(1, inputs[1]);
+    ex.run();
+    const runtime::NDArray got = ex.get_output(0);
+    for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], exact[i]) << i;
+  }
 }
 
 TEST(FuseQuantizedOperators, FloatModelsAreUntouched) {
