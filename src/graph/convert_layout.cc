@@ -10,6 +10,7 @@
 #include "ops/depthwise_nchwc.h"
 #include "ops/pad.h"
 #include "ops/qlinear_conv2d.h"
+#include "ops/qlinear_batch_matmul.h"
 #include "ops/qlinear_dense.h"
 #include "ops/tensor_layout.h"
 #include "graph/passes.h"
@@ -85,11 +86,13 @@ class LayoutConverter {
         int8_weight_limit_(int8_weight_limit) {}
 
   Graph run() {
-    const Op qlinear_conv2d = Op::named("qlinear_conv2d"), qlinear_dense = Op::named("qlinear_dense");
+    const Op qlinear_conv2d = Op::named("qlinear_conv2d"), qlinear_dense = Op::named("qlinear_dense"),
+             qlinear_batch_matmul = Op::named("qlinear_batch_matmul");
     for (const Node& n : g_.nodes()) {
       if (n.op == Op::kConv2d && convert_conv(n)) continue;
       if (n.op == qlinear_conv2d && convert_int8_conv(n)) continue;
       if (n.op == qlinear_dense && pack_int8_dense(n)) continue;
+      if (n.op == qlinear_batch_matmul && int8_product_takes_byte_dot(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && pool_follows_into_blocks(n)) continue;
       if ((n.op == Op::kMaxPool2d || n.op == Op::kAvgPool2d) && n.attrs_as<Pool2dAttrs>().layout == "NHWC") {
         Pool2dAttrs a = n.attrs_as<Pool2dAttrs>();
@@ -194,6 +197,20 @@ class LayoutConverter {
     Node packed = n;
     packed.attrs = a;
     r_.copy(packed);
+    return true;
+  }
+
+  // A product of two int8 activations: by the byte dot product where the
+  // target's does not saturate pairs (its operands span every byte).
+  bool int8_product_takes_byte_dot(const Node& n) {
+    ops::QLinearBatchMatmulAttrs a = n.attrs_as<ops::QLinearBatchMatmulAttrs>();
+    if (a.byte_dot || int8_weight_limit_ < 127 ||
+        !ops::qlinear_batch_matmul_takes_byte_dot(g_.node(n.inputs[0]).type.shape, a))
+      return false;
+    a.byte_dot = true;
+    Node marked = n;
+    marked.attrs = a;
+    r_.copy(marked);
     return true;
   }
 

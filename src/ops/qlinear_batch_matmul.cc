@@ -9,7 +9,8 @@ constexpr const char* kOp = "qlinear_batch_matmul";
 }  // namespace
 
 std::string QLinearBatchMatmulAttrs::to_string() const {
-  return "a: " + a.to_string() + " b: " + b.to_string() + " " + output.to_string(output.x_scale, a.zero_point, a.dtype);
+  return "a: " + a.to_string() + " b: " + b.to_string() + " " +
+         output.to_string(output.x_scale, a.zero_point, a.dtype) + (byte_dot ? " byte_dot" : "");
 }
 
 void QLinearBatchMatmulAttrs::validate() const {
@@ -29,12 +30,74 @@ Shape qlinear_batch_matmul_output_shape(const Shape& a, const Shape& b) {
   return {a[0], a[1], b[1]};
 }
 
+bool qlinear_batch_matmul_takes_byte_dot(const Shape& a, const QLinearBatchMatmulAttrs& attrs) {
+  return attrs.a.dtype == "uint8" && a.size() == 3 && a[2] % 4 == 0;
+}
+
+namespace {
+
+// The byte_dot form (see the header).
+ir::Tensor byte_dot_product(const ir::Tensor& a, const ir::Tensor& b, const QLinearBatchMatmulAttrs& attrs) {
+  const int64_t batches = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[1];
+  // Signed bytes: uint8 less 128 (its zero point too), int8 as it is.
+  const int64_t shift = attrs.b.dtype == "uint8" ? 128 : 0;
+  const int64_t b_zp = attrs.b.zero_point - shift;
+  const ir::Tensor bt =
+      ir::compute({batches, k / 4, n, 4},
+                  [&](const std::vector<ir::Var>& v) {
+                    const ir::Expr column = ir::Expr(v[1]) * ir::Expr(int64_t{4}) + ir::Expr(v[3]);
+                    return ir::cast(ir::DType::Int8, ir::load(b, {v[0], v[2], column}) - ir::Expr(shift));
+                  },
+                  unique_name("T_batch_matmul_bT", {b}), "batch_matmul_transpose_b", {"b", "k_outer", "j", "k_4"},
+                  {{"layout_copy", "1"}});
+  const ir::IterVar k_outer = ir::reduce_axis(k / 4, "k_outer"), k_4 = ir::reduce_axis(4, "k_4");
+  auto column_of = [&](const ir::IterVar& outer, const ir::IterVar& inner) {
+    return ir::Expr(outer.var) * ir::Expr(int64_t{4}) + ir::Expr(inner.var);
+  };
+  auto products = [&](const std::vector<ir::Var>& v) {
+    return ir::sum(
+        ir::load(a, {v[0], v[1], column_of(k_outer, k_4)}) * ir::load(bt, {v[0], k_outer.var, v[2], k_4.var}),
+        {k_outer, k_4});
+  };
+  const ir::Tensor acc =
+      ir::compute({batches, m, n}, products, unique_name("qlinear_batch_matmul", {a, b}), kOp, {"b", "i", "j"});
+  const ir::IterVar rk = ir::reduce_axis(k, "rk");
+  const ir::Tensor row_sums = ir::compute({batches, m},
+                                          [&](const std::vector<ir::Var>& v) {
+                                            return ir::sum(ir::load(a, {v[0], v[1], rk.var}), {rk});
+                                          },
+                                          unique_name("T_row_sums", {a}), "qlinear_batch_matmul_row_sums", {"b", "i"});
+  const ir::IterVar ck_outer = ir::reduce_axis(k / 4, "ck_outer"), ck_4 = ir::reduce_axis(4, "ck_4");
+  const ir::Tensor column_sums =
+      ir::compute({batches, n},
+                  [&](const std::vector<ir::Var>& v) {
+                    return ir::sum(ir::load(bt, {v[0], ck_outer.var, v[1], ck_4.var}), {ck_outer, ck_4});
+                  },
+                  unique_name("T_column_sums", {b}), "qlinear_batch_matmul_column_sums", {"b", "j"});
+  const int64_t both = k * attrs.a.zero_point * b_zp;
+  auto requantize = [&](const std::vector<ir::Var>& v) {
+    const ir::Expr total = ir::load(acc, to_exprs(v)) - ir::load(row_sums, {v[0], v[1]}) * ir::Expr(b_zp) -
+                           ir::load(column_sums, {v[0], v[2]}) * ir::Expr(attrs.a.zero_point) + ir::Expr(both);
+    return requantized(total, ir::Expr(attrs.b.scale), attrs.output, kOp);
+  };
+  return ir::compute({batches, m, n}, requantize, unique_name("T_requantize", {acc}), "qlinear_batch_matmul_requantize",
+                     {"b", "i", "j"}, {{"quantization", attrs.to_string()}});
+}
+
+}  // namespace
+
 ir::Tensor qlinear_batch_matmul(const ir::Tensor& a, const ir::Tensor& b, const QLinearBatchMatmulAttrs& attrs) {
   attrs.validate();
   const Shape out = qlinear_batch_matmul_output_shape(a->shape, b->shape);
   if (a->dtype != quantized_type(kOp, attrs.a.dtype) || b->dtype != quantized_type(kOp, attrs.b.dtype))
     fail(kOp, "a and b must be stored as " + attrs.a.dtype + " and " + attrs.b.dtype + ", got " +
                   ir::to_string(a->dtype) + " and " + ir::to_string(b->dtype));
+  if (attrs.byte_dot) {
+    if (!qlinear_batch_matmul_takes_byte_dot(a->shape, attrs))
+      fail(kOp,
+           "byte_dot needs unsigned a and K a multiple of 4, got a " + attrs.a.dtype + " " + shape_to_string(a->shape));
+    return byte_dot_product(a, b, attrs);
+  }
   // b's bytes transposed (batch, K, N), as the float product transposes its
   // floats: a vector of columns j is then one contiguous load.
   const ir::Tensor bt = ir::compute({b->shape[0], b->shape[2], b->shape[1]},

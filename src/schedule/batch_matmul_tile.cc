@@ -36,8 +36,14 @@ Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& 
   const int64_t ty = plan.ty, tx = plan.tx, tk = plan.tk;
 
   Trace t;
-  for (const auto& s : dag.tensors())
-    if (!s->is_placeholder() && s != mm && s != out && s != transposed) t.compute_inline(s->name);
+  for (const auto& s : dag.tensors()) {
+    if (s->is_placeholder() || s == mm || s == out || s == transposed) continue;
+    if (s->is_reduction()) {
+      t.parallel(s->name, axis_names(s)[0]);  // an int8 product's row or column sums: once, per batch
+      continue;
+    }
+    t.compute_inline(s->name);
+  }
   t.parallel(transposed->name, axis_names(transposed)[0]);
   std::string acc = mm->name;
   if (plan.cache_write && mm == out) {
@@ -50,7 +56,12 @@ Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& 
   const std::string i0 = split_part(o[1], 0), i1 = split_part(o[1], 1), j0 = split_part(o[2], 0),
                     j1 = split_part(o[2], 1);
   const auto a = axis_names(mm);
-  const std::string k = reduce_names(mm)[0];
+  // An int8 product by the byte dot product (ops/qlinear_batch_matmul.h)
+  // reduces over k_outer and the 4 bytes of a lane, k_4: innermost but for
+  // the vector of columns, annotated dot_product.
+  const std::vector<std::string> reduces = reduce_names(mm);
+  const std::string k = reduces[0];
+  const std::string bytes = reduces.size() == 2 ? reduces[1] : "";
   std::vector<std::string> reduce = {k};
   std::vector<std::string> order = {o[0], i0, j0};
   if (acc == out->name) {  // no cache: the output accumulates in memory, K inside the tile loops
@@ -81,10 +92,13 @@ Trace batch_matmul_tile_trace(const ir::ComputeDAG& dag, const BatchMatmulPlan& 
   }
   std::vector<std::string> acc_order = {a[0]};
   acc_order.insert(acc_order.end(), reduce.begin(), reduce.end());
-  acc_order.insert(acc_order.end(), {a[1], a[2]});
+  acc_order.push_back(a[1]);
+  if (!bytes.empty()) acc_order.push_back(bytes);
+  acc_order.push_back(a[2]);
   t.reorder(acc, acc_order);
   t.unroll(acc, a[1]);
   if (tk > 1 && plan.unroll_k) t.unroll(acc, split_part(k, 1));
+  if (!bytes.empty()) t.annotate(acc, bytes, Annotation::DotProduct);
   t.vectorize(acc, a[2]);
   return t;
 }

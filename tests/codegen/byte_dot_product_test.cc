@@ -16,6 +16,7 @@
 
 #include "codegen/llvm_codegen.h"
 #include "ops/conv2d.h"
+#include "ops/qlinear_batch_matmul.h"
 #include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_dense.h"
 #include "ops/workloads.h"
@@ -124,6 +125,31 @@ TEST(ByteDotProduct, TheInt8MatrixProductIsOneToo) {
       const ir::ComputeDAG dag({ops::qlinear_dense_pack(x, w, scale, bias, ops::QLinearDenseAttrs{})});
       const std::string assembly = emit_assembly(
           tir::lower(dag, schedule::qlinear_dense_pack_schedule(dag, target.vector_unit()), "qdense"), target);
+      EXPECT_TRUE(std::regex_search(assembly, std::regex(instruction))) << target_text << " " << m << "x" << n;
+    }
+}
+
+// The product of two int8 activations (ops/qlinear_batch_matmul.h) by the
+// byte dot product, under its hand-written schedule: attention's 12 heads
+// of 128 x 64 by 64 x 128 (and a ragged 12-column one). Its values are
+// checked against the integer reference in
+// tests/graph/fuse_quantized_operators_test.cc.
+TEST(ByteDotProduct, TheInt8BatchProductIsOneToo) {
+  // (12 columns on AVX-512: a 256-bit and a 128-bit piece.)
+  for (const auto& [target_text, instruction] : {std::pair{"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%[zy]mm)"},
+                                                 std::pair{"llvm -mcpu=alderlake", R"(\{vex\}\s*vpdpbusd\s+.*%ymm)"}})
+    for (const auto& [m, n, k] : {std::tuple{128, 128, 64}, std::tuple{8, 12, 16}}) {
+      const target::Target target = target::Target::parse(target_text);
+      ops::QLinearBatchMatmulAttrs attrs;
+      attrs.a = {0.03f, 10, "uint8"};
+      attrs.b = {0.02f, 128, "uint8"};
+      attrs.output = {0.03f, 0.5f, 100, "uint8", false, 0.0f};
+      attrs.byte_dot = true;
+      const ir::Tensor a = ir::placeholder({12, m, k}, "a", ir::DType::UInt8);
+      const ir::Tensor b = ir::placeholder({12, n, k}, "b", ir::DType::UInt8);
+      const ir::ComputeDAG dag({ops::qlinear_batch_matmul(a, b, attrs)});
+      const std::string assembly =
+          emit_assembly(tir::lower(dag, schedule::best_manual_schedule(dag, target.vector_unit()), "qbmm"), target);
       EXPECT_TRUE(std::regex_search(assembly, std::regex(instruction))) << target_text << " " << m << "x" << n;
     }
 }

@@ -204,17 +204,27 @@ TEST(FuseQuantizedOperators, WhatTheKernelsCannotTakeStaysFloat) {
 // bytes transposed by the model, the importer's moves on a). It
 // becomes qlinear_batch_matmul over the stored bytes (b signed with a zero
 // point); interpreted, within one step of the float product (the model's
-// own arithmetic); compiled, the integer reference's values exactly.
+// own arithmetic); compiled, the integer reference's values exactly, by the
+// byte dot product where the host's does not saturate, and widened.
+// With relu, b is unsigned (zero point 130) and transposed after its
+// dequantize, as the importer does; without, signed.
 Graph qdq_product(bool relu) {
-  const ops::QuantizeAttrs aq{0.03f, 10, "uint8"}, bq{0.02f, -3, "int8"}, yq{0.04f, 100, "uint8"};
+  const ops::QuantizeAttrs aq{0.03f, 10, "uint8"}, bq{0.02f, relu ? 130 : -3, relu ? "uint8" : "int8"},
+      yq{0.04f, 100, "uint8"};
   QdqBuilder q;
   GraphBuilder& b = q.b;
   const NodeId a = q.dequantize(q.quantize(b.input("a", {2, 8, 16}), aq, "a.q"), aq, "a.dq");
-  // b's bytes transposed before their dequantize (a reader other than a
-  // dequantize: they stay int8, activations_as_unsigned).
-  const NodeId b_bytes = b.transpose(q.quantize(b.input("b", {2, 16, 12}), bq, "b.q"), {0, 2, 1}, "b.qT");
   const NodeId a3 = b.reshape(a, {2, 8, 16}, "mm.a3");
-  const NodeId b3 = b.reshape(q.dequantize(b_bytes, bq, "b.dq"), {2, 12, 16}, "mm.b3");
+  NodeId b3;
+  if (relu) {
+    const NodeId w = q.dequantize(q.quantize(b.input("b", {2, 16, 12}), bq, "b.q"), bq, "b.dq");
+    b3 = b.reshape(b.transpose(w, {0, 2, 1}, "mm.bT"), {2, 12, 16}, "mm.b3");
+  } else {
+    // b's bytes transposed before their dequantize (a reader other than a
+    // dequantize: they stay int8, activations_as_unsigned).
+    const NodeId b_bytes = b.transpose(q.quantize(b.input("b", {2, 16, 12}), bq, "b.q"), {0, 2, 1}, "b.qT");
+    b3 = b.reshape(q.dequantize(b_bytes, bq, "b.dq"), {2, 12, 16}, "mm.b3");
+  }
   NodeId y = b.reshape(b.batch_matmul(a3, b3, "mm.bmm"), {2, 8, 12}, "mm");
   if (relu) y = b.relu(y, "mm.relu");
   return b.finish({q.dequantize(q.quantize(y, yq, "y.q"), yq, "y")});
@@ -233,8 +243,8 @@ TEST(FuseQuantizedOperators, AProductOfTwoQuantizedTensorsIsOneInt8Kernel) {
       if (op_name(n.op) != "qlinear_batch_matmul") continue;
       const auto& a = n.attrs_as<ops::QLinearBatchMatmulAttrs>();
       EXPECT_EQ(a.a.zero_point, 10);
-      EXPECT_EQ(a.b.zero_point, -3);
-      EXPECT_EQ(a.b.dtype, "int8");
+      EXPECT_EQ(a.b.zero_point, relu ? 130 : -3);
+      EXPECT_EQ(a.b.dtype, relu ? "uint8" : "int8");
       EXPECT_EQ(a.output.relu, relu);
     }
     std::vector<runtime::NDArray> inputs;
@@ -251,13 +261,23 @@ TEST(FuseQuantizedOperators, AProductOfTwoQuantizedTensorsIsOneInt8Kernel) {
     }
     EXPECT_GE(equal, want.size() * 95 / 100);
 
-    build::BuildResult built = build::build(model, target::Target::host());
-    runtime::GraphExecutor ex(std::move(built.artifact), "product");
-    ex.set_input(0, inputs[0]);
-    ex.set_input(1, inputs[1]);
-    ex.run();
-    const runtime::NDArray got = ex.get_output(0);
-    for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], exact[i]) << i;
+    // By the byte dot product where the target's does not saturate pairs
+    // (graph::convert_layout marks it), else widened (haswell): both exact.
+    for (const target::Target& target : {target::Target::host(), target::Target::parse("llvm -mcpu=haswell")}) {
+      if (!target.missing_on(target::Target::host()).empty()) continue;
+      SCOPED_TRACE(target.str());
+      build::BuildResult built = build::build(model, target);
+      int byte_dot = 0;
+      for (const Node& n : built.optimized.nodes())
+        if (op_name(n.op) == "qlinear_batch_matmul") byte_dot += n.attrs_as<ops::QLinearBatchMatmulAttrs>().byte_dot;
+      EXPECT_EQ(byte_dot, build::int8_weight_limit(target) == 127 ? 1 : 0);
+      runtime::GraphExecutor ex(std::move(built.artifact), "product");
+      ex.set_input(0, inputs[0]);
+      ex.set_input(1, inputs[1]);
+      ex.run();
+      const runtime::NDArray got = ex.get_output(0);
+      for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], exact[i]) << i;
+    }
   }
 }
 
