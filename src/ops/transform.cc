@@ -258,6 +258,13 @@ TESSERA_OPERATOR(concat) {
   Operator op;
   op.name = "concat";
   op.num_inputs = Operator::kVariadic;
+  // Stored values side by side: quantized ones of one type stay so (an int8
+  // convolution's input read twice, graph::convert_layout).
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs&) {
+    for (const auto t : in)
+      if (t != in.at(0)) fail("concat", "inputs stored as " + tessera::ir::to_string(in[0]) + " and " + tessera::ir::to_string(t));
+    return in.at(0);
+  };
   op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
     return concat_shape(in, attrs.as<ConcatAttrs>());
   };

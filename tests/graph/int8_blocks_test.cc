@@ -2,11 +2,13 @@
 // weights go into the int8 kernels' blocks (data NCHW<ic>c, weight
 // OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias, input
 // channels padded to a multiple of 4) and the graph computes exactly what it
-// did; those the blocks cannot take (signed input bytes, weights beyond a
-// saturating target's limit) keep the NCHW kernel. Depthwise ones go into depthwise
-// conv2d's blocks.
+// did; weights beyond a saturating target's limit are split in two within
+// it; what the blocks cannot take (signed input bytes) keeps the NCHW
+// kernel. Depthwise ones go into depthwise conv2d's blocks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "compile/build.h"
@@ -110,10 +112,45 @@ TEST(Int8Blocks, WhatTheBlocksCannotTakeKeepsTheNchwKernel) {
     const Node* conv = find_conv(cancel_layout_transforms(convert_layout(g, 16, {}, false, limit)));
     return conv && conv->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout == "NCHW";
   };
-  EXPECT_TRUE(stays(int8_conv(8, 16, 127, "int8"), 127));   // signed bytes: vpdpbusd reads unsigned
-  EXPECT_TRUE(stays(int8_conv(8, 16, 100), 64));            // a pair of products could saturate
-  EXPECT_FALSE(stays(int8_conv(8, 16, 64), 64));            // within the limit
+  EXPECT_TRUE(stays(int8_conv(8, 16, 127, "int8"), 127));  // signed bytes: vpdpbusd reads unsigned
+  EXPECT_TRUE(stays(int8_conv(8, 16, 100), 40));           // two halves would still saturate
+  EXPECT_FALSE(stays(int8_conv(8, 16, 64), 64));           // within the limit
   EXPECT_FALSE(stays(int8_conv(8, 16, 127), 127));
+}
+
+// Weights beyond a saturating target's limit (onnxruntime's full int8
+// range on AVX2 without VNNI: pmaddubsw sums pairs in 16 bits) are split,
+// w = hi + lo each within +-64, against the input's channels read twice: the
+// same values, exactly, interpreted and compiled for that target.
+TEST(Int8Blocks, WeightsBeyondASaturatingTargetsLimitAreSplitInTwo) {
+  const Graph g = int8_conv(3, 16, 127);  // the stem's 3 channels: a lane of 4, twice
+  const Graph blocked = cancel_layout_transforms(convert_layout(g, 8, {}, false, 64));
+  const Node* conv = find_conv(blocked);
+  ASSERT_TRUE(conv);
+  EXPECT_EQ(conv->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW8c");
+  const Node& packed = blocked.node(conv->inputs[1]);
+  EXPECT_EQ(packed.type.shape, (Shape{2, 1, 3, 3, 2, 8, 4}));
+  float most = 0;
+  for (int64_t i = 0; i < packed.value->size(); ++i) most = std::max(most, std::fabs((*packed.value)[i]));
+  EXPECT_EQ(most, 64.0f);  // 127 = 63 + 64
+  int concats = 0;
+  for (const Node& n : blocked.nodes()) concats += n.op == Op::kConcat && n.type.dtype == DataType::kUInt8;
+  EXPECT_EQ(concats, 1);
+  const auto want = run(g), got = run(blocked);
+  EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
+
+  const target::Target haswell = target::Target::parse("llvm -mcpu=haswell");
+  ASSERT_EQ(build::int8_weight_limit(haswell), 64);
+  if (!haswell.missing_on(target::Target::host()).empty()) GTEST_SKIP() << "this host runs no AVX2";
+  build::BuildResult built = build::build(g, haswell);
+  EXPECT_EQ(find_conv(built.optimized)->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW8c");
+  runtime::GraphExecutor ex(std::move(built.artifact), "split");
+  runtime::NDArray x(g.node(g.input_ids()[0]).type.shape);
+  x.fill_random(7, -1.5f, 1.5f);
+  ex.set_input(0, x);
+  ex.run();
+  const runtime::NDArray compiled = ex.get_output(0);
+  EXPECT_TRUE(std::equal(compiled.data(), compiled.data() + compiled.size(), want[0].data()));
 }
 
 // A convolution whose input channels are no multiple of 4 (a first
