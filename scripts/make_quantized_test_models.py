@@ -5,7 +5,10 @@ downloaded), its float ONNX export, and the same model quantized by
 onnxruntime's quantize_static (QDQ and QOperator formats, per-channel int8
 weights, uint8 activations; QDQ with int8 activations, its default) and
 quantize_dynamic, with the test images,
-their labels, and every model's outputs as onnxruntime computes them. The C++
+their labels, and every model's outputs as onnxruntime computes them; and
+one transformer encoder layer with seeded weights, quantized to QDQ (its
+attention's products of two activations in int8), with an input and
+onnxruntime's output. The C++
 tests check Tessera's own int8 quantization of the float model (top-1 within
 1 point of float32) and its import of onnxruntime's quantized models.
 Files already present are kept (`--force` makes them all again).
@@ -44,6 +47,67 @@ class DigitsCnn(torch.nn.Module):
         x = torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
         x = torch.relu(self.conv3(x))
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class TinyEncoder(torch.nn.Module):
+    """One transformer encoder layer (2 heads of 16 over 32 features, a
+    feed-forward of 64), written out as BERT computes it: attention's two
+    products of run-time tensors (Q.K^T and P.V) are what onnxruntime's
+    quantize_static quantizes into int8 MatMuls of two activations."""
+
+    def __init__(self, d=32, heads=2, ff=64):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.ff1, self.ff2 = torch.nn.Linear(d, ff), torch.nn.Linear(ff, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+
+        def heads(y):
+            return y.view(b, t, self.heads, hd).transpose(1, 2)
+
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        p = torch.softmax((q @ k.transpose(-1, -2)) * hd ** -0.5, dim=-1)
+        c = (p @ v).transpose(1, 2).reshape(b, t, d)
+        x = self.ln1(x + self.o(c))
+        return self.ln2(x + self.ff2(torch.relu(self.ff1(x))))
+
+
+def tiny_encoder(force):
+    """The encoder with seeded weights, exported, quantized by quantize_static
+    (QDQ, per-channel int8 weights, uint8 activations, 8 seeded calibration
+    inputs), with a test input and onnxruntime's output for it."""
+    float_path = os.path.join(OUT, "tiny_encoder.onnx")
+    qdq_path = os.path.join(OUT, "tiny_encoder_qdq.onnx")
+    rng = np.random.default_rng(1)
+    samples = [rng.standard_normal((1, 16, 32)).astype(np.float32) for _ in range(9)]
+    if force or not os.path.exists(float_path):
+        torch.manual_seed(1)
+        net = TinyEncoder().eval()
+        torch.onnx.export(net, torch.from_numpy(samples[0]), float_path, opset_version=17, input_names=["x"],
+                          output_names=["y"], dynamo=False)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.items = iter([{"x": s} for s in samples[:8]])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    if force or not os.path.exists(qdq_path):
+        quantize_static(float_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    x = samples[8]
+    np.save(os.path.join(OUT, "tiny_encoder_input.npy"), x)
+    for name, path in (("tiny_encoder", float_path), ("tiny_encoder_qdq", qdq_path)):
+        expected = os.path.join(OUT, name + ".expected.npy")
+        y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        if force or not os.path.exists(expected):
+            np.save(expected, y.astype(np.float32))
+        print(f"{name}: {os.path.getsize(path)} bytes")
 
 
 def train_and_export(images, labels, train, test, float_path):
@@ -111,6 +175,7 @@ def main():
             np.save(expected, logits.astype(np.float32))
         accuracy = float((logits.argmax(1) == labels[test]).mean())
         print(f"{name}: {os.path.getsize(path)} bytes, onnxruntime top-1 {accuracy:.4f}")
+    tiny_encoder(force)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
 //
 //   quantize([relu|clip(0, M)]([bias_add](conv2d(dequantize(x), dequantize_per_channel(w)), b)))
 //       -> qlinear_conv2d(x, w, w_scale, round(b / (x_scale * w_scale)))
-//   quantize([relu]([bias_add](dense(dequantize(x), dequantize_per_channel(w)), b)))
-//       -> qlinear_dense(x, w, w_scale, the bias in units, x's zero point folded)
+//   quantize(moves([relu]([bias_add](dense(moves(dequantize(x)), dequantize_per_channel(w)), b))))
+//       -> moves(qlinear_dense(moves(x), w, w_scale, the bias in units, x's zero point folded))
 //   quantize([relu](add(dequantize(a), dequantize(b))))  -> qlinear_add(a, b)
 //   quantize(moves([relu](batch_matmul(moves(dequantize(a)), moves(dequantize(b))))))
 //       -> moves(qlinear_batch_matmul(moves(a), moves(b)))    (moves: reshapes, transposes)
@@ -154,8 +154,9 @@ class Fuser {
   // An int8 kernel's operands: x as stored, the weight's integers and
   // scales, and the bias in units of x_scale * w_scale[f] less `share[f]`
   // (x's zero point's, where the kernel folds it), as int32.
-  std::optional<std::vector<NodeId>> int8_operands(const Node& anchor, const Epilogue& e, float x_scale,
-                                                   const std::vector<int64_t>& share, const std::string& name) {
+  std::optional<std::vector<NodeId>> int8_operands(const Node& anchor, NodeId x_bytes, const Epilogue& e,
+                                                   float x_scale, const std::vector<int64_t>& share,
+                                                   const std::string& name) {
     const std::optional<Int8Weight> w = int8_weight(g_, anchor.inputs[1]);
     const int64_t outputs = anchor.type.shape[1];
     std::optional<runtime::NDArray> b;
@@ -166,7 +167,7 @@ class Fuser {
       bias[f] = static_cast<float>(ops::bias_in_units(b ? (*b)[f] : 0.0f, x_scale, (*w->scales)[f]) -
                                    (share.empty() ? 0 : share[static_cast<size_t>(f)]));
     const Node& weight = g_.node(w->values);
-    return std::vector<NodeId>{r_.mapped(g_.node(anchor.inputs[0]).inputs[0]),
+    return std::vector<NodeId>{x_bytes,
                                r_.add_constant(weight.name, runtime::copy_of(*weight.value), DataType::kInt8),
                                r_.add_constant(name + ".weight_scale", runtime::copy_of(*w->scales)),
                                r_.add_constant(name + ".bias.int32", std::move(bias), DataType::kInt32)};
@@ -186,25 +187,41 @@ class Fuser {
     const ops::QuantizeAttrs* x = dequantized(g_, conv.inputs[0]);
     if (!x) return -1;
     a.x_scale = x->scale, a.x_zero_point = x->zero_point, a.x_dtype = x->dtype;
-    const auto operands = int8_operands(conv, e, a.x_scale, {}, name);
+    const auto operands = int8_operands(conv, r_.mapped(g_.node(conv.inputs[0]).inputs[0]), e, a.x_scale, {}, name);
     return operands ? r_.add(Op::named("qlinear_conv2d"), name + ".int8", *operands, a) : -1;
   }
 
+  // A MatMul of 3-D activations by a weight imports as reshape(dense(reshape(x))):
+  // the reshapes are moves of the bytes around the int8 kernel.
   NodeId dense(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
+    std::vector<NodeId> moves;  // outermost first
+    while (single(id) && moves_each_value(g_.node(id))) {
+      moves.push_back(id);
+      id = g_.node(id).inputs[0];
+    }
     const Epilogue e = epilogue(id);
     if (e.anchor < 0 || g_.node(e.anchor).op != Op::kDense || e.clip_max > 0) return -1;
     const Node& product = g_.node(e.anchor);
-    const ops::QuantizeAttrs* x = dequantized(g_, product.inputs[0]);
     const std::optional<Int8Weight> w = int8_weight(g_, product.inputs[1]);
-    if (!x || !w) return -1;
+    if (!w) return -1;
+    const auto x = moved_bytes(product.inputs[0]);
+    if (!x) return -1;
     ops::QLinearDenseAttrs a;
-    a.x_dtype = x->dtype;
-    a.output = {x->scale, y.scale, y.zero_point, y.dtype, e.relu, 0.0f};
+    a.x_dtype = x->second.dtype;
+    a.output = {x->second.scale, y.scale, y.zero_point, y.dtype, e.relu, 0.0f};
     // qlinear_dense's bias has x's zero point's share folded in.
     const Node& weight = g_.node(w->values);
-    const auto operands = int8_operands(
-        product, e, x->scale, ops::zero_point_share(weight.value->data(), weight.type.shape, x->zero_point), name);
-    return operands ? r_.add(Op::named("qlinear_dense"), name + ".int8", *operands, a) : -1;
+    const auto operands =
+        int8_operands(product, x->first, e, x->second.scale,
+                      ops::zero_point_share(weight.value->data(), weight.type.shape, x->second.zero_point), name);
+    return operands ? moved_back(r_.add(Op::named("qlinear_dense"), name + ".int8", *operands, a), moves) : -1;
+  }
+
+  // `id` through `moves` (outermost first) as the graph moved what it replaces.
+  NodeId moved_back(NodeId id, const std::vector<NodeId>& moves) {
+    for (auto m = moves.rbegin(); m != moves.rend(); ++m)
+      id = r_.add(g_.node(*m).op, g_.node(*m).name + ".int8", {id}, g_.node(*m).attrs);
+    return id;
   }
 
   // A dequantized value through moves each read once (the importer's
@@ -237,10 +254,7 @@ class Fuser {
     ops::QLinearBatchMatmulAttrs attrs;
     attrs.a = a->second, attrs.b = b->second;
     attrs.output = {attrs.a.scale, y.scale, y.zero_point, y.dtype, relu, 0.0f};
-    NodeId out = r_.add(Op::named("qlinear_batch_matmul"), name + ".int8", {a->first, b->first}, attrs);
-    for (auto m = moves.rbegin(); m != moves.rend(); ++m)
-      out = r_.add(g_.node(*m).op, g_.node(*m).name + ".int8", {out}, g_.node(*m).attrs);
-    return out;
+    return moved_back(r_.add(Op::named("qlinear_batch_matmul"), name + ".int8", {a->first, b->first}, attrs), moves);
   }
 
   NodeId add(const std::string& name, NodeId id, const ops::QuantizeAttrs& y) {
