@@ -65,6 +65,46 @@ std::vector<std::pair<SketchBuilder, int>> AddRfactor::apply(const SketchContext
   return {{std::move(n), stage - 1}};
 }
 
+namespace {
+
+// Multi-level tiling of producer `stage` fused into its elementwise consumer
+// at `level` (1 or 2): each of the producer's spatial axes `psp` (the
+// consumer's `csp`) tiled (l1, l2, l3), the consumer's loops the outer
+// `level` of them (then `consumer_tail`, axes it keeps whole), the producer
+// computed in one of its tiles and split by the inner ones, its reduce axes
+// `prd` split once; the producer's loops in the order SRSRS (level 1) or
+// RSRS (level 2), then `producer_tail`. Adds the consumer's parallel site;
+// the caller adds the rest.
+void fuse_into_consumer(SketchBuilder& n, const SketchBuilder& b, int stage, int consumer,
+                        const std::vector<std::string>& psp, const std::vector<std::string>& prd,
+                        const std::vector<std::string>& csp, const std::vector<std::string>& consumer_tail,
+                        const std::vector<std::string>& producer_tail, int level) {
+  const std::string p = b.stage(stage).name(), c = b.stage(consumer).name();
+  for (size_t i = 0; i < psp.size(); ++i) {
+    const auto& it = b.stage(stage).iters[b.stage(stage).iter_index(psp[i])];
+    const int slot = n.add_slot(TileSlot{p, psp[i], it.extent, 3, false});
+    n.follow(c, csp[i], slot, level == 1 ? std::vector<int>{3} : std::vector<int>{1, 2});
+    n.follow(p, psp[i], slot, level == 1 ? std::vector<int>{1, 1} : std::vector<int>{1}, level);
+  }
+  for (const auto& r : prd) n.tile(p, r, 1);
+  std::vector<std::string> consumer_order, parallel;
+  for (int part = 0; part <= level; ++part) {
+    const auto loops = parts(csp, part);
+    consumer_order.insert(consumer_order.end(), loops.begin(), loops.end());
+    if (part < level) parallel.insert(parallel.end(), loops.begin(), loops.end());
+  }
+  n.add(schedule::ReorderStep{c, concat({consumer_order, consumer_tail})});
+  const auto producer_order =
+      level == 1 ? concat({parts(psp, 0), parts(prd, 0), parts(psp, 1), parts(prd, 1), parts(psp, 2), producer_tail})
+                 : concat({parts(prd, 0), parts(psp, 0), parts(prd, 1), parts(psp, 1), producer_tail});
+  n.add(schedule::ReorderStep{p, producer_order});
+  n.add(schedule::ComputeAtStep{p, c, split_part(csp.back(), level - 1)});
+  n.sites().parallel.push_back({c, parallel});
+  n.sites().unroll.push_back({p, producer_order.front()});
+}
+
+}  // namespace
+
 SketchRule::Condition MultiLevelTilingWithByteDotProduct::condition(const SketchContext&, const SketchBuilder& b,
                                                                      int stage) const {
   const auto& state = b.state();
@@ -110,33 +150,11 @@ std::vector<std::pair<SketchBuilder, int>> MultiLevelTilingWithByteDotProduct::a
   // As MultiLevelTilingWithFusion, the consumer's lanes whole too.
   const std::string c = b.stage(consumer).name();
   const auto all_csp = names_of(b.stage(consumer), ir::IterKind::Spatial);
-  const auto csp = without_last(all_csp);
   for (int level : {1, 2}) {
     SketchBuilder n = b;
-    for (size_t i = 0; i < psp.size(); ++i) {
-      const auto& it = b.stage(stage).iters[b.stage(stage).iter_index(psp[i])];
-      const int slot = n.add_slot(TileSlot{p, psp[i], it.extent, 3, false});
-      n.follow(c, csp[i], slot, level == 1 ? std::vector<int>{3} : std::vector<int>{1, 2});
-      n.follow(p, psp[i], slot, level == 1 ? std::vector<int>{1, 1} : std::vector<int>{1}, level);
-    }
-    for (const auto& r : prd) n.tile(p, r, 1);
-    std::vector<std::string> consumer_order, parallel;
-    for (int part = 0; part <= level; ++part) {
-      const auto loops = parts(csp, part);
-      consumer_order.insert(consumer_order.end(), loops.begin(), loops.end());
-      if (part < level) parallel.insert(parallel.end(), loops.begin(), loops.end());
-    }
-    consumer_order.push_back(all_csp.back());
-    n.add(schedule::ReorderStep{c, consumer_order});
-    const auto producer_order =
-        level == 1 ? concat({parts(psp, 0), parts(prd, 0), parts(psp, 1), parts(prd, 1), parts(psp, 2),
-                             {dot.bytes, dot.lanes}})
-                   : concat({parts(prd, 0), parts(psp, 0), parts(prd, 1), parts(psp, 1), {dot.bytes, dot.lanes}});
-    n.add(schedule::ReorderStep{p, producer_order});
-    n.add(schedule::ComputeAtStep{p, c, split_part(csp.back(), level - 1)});
+    fuse_into_consumer(n, b, stage, consumer, psp, prd, without_last(all_csp), {all_csp.back()},
+                       {dot.bytes, dot.lanes}, level);
     n.add(schedule::AnnotateStep{c, all_csp.back(), schedule::Annotation::Vectorize});
-    n.sites().parallel.push_back({c, parallel});
-    n.sites().unroll.push_back({p, producer_order.front()});
     place_dot_product(n);
     n.mark_structured(c);
     n.note(p + ": multi-level tiling around the byte dot product, computed in " + c + "'s level-" +
@@ -216,33 +234,10 @@ std::vector<std::pair<SketchBuilder, int>> MultiLevelTilingWithFusion::apply(con
   std::vector<std::pair<SketchBuilder, int>> out;
   for (int level : {1, 2}) {
     SketchBuilder n = b;
-    // Tiles (l1, l2, l3) per spatial axis: the consumer's loops are the
-    // outer `level` of them, the producer computes what one of its tiles
-    // covers and splits it by the inner ones.
-    for (size_t i = 0; i < psp.size(); ++i) {
-      const auto& it = b.stage(stage).iters[b.stage(stage).iter_index(psp[i])];
-      const int slot = n.add_slot(TileSlot{p, psp[i], it.extent, 3, false});
-      n.follow(c, csp[i], slot, level == 1 ? std::vector<int>{3} : std::vector<int>{1, 2});
-      n.follow(p, psp[i], slot, level == 1 ? std::vector<int>{1, 1} : std::vector<int>{1}, level);
-    }
-    for (const auto& r : prd) n.tile(p, r, 1);
-    std::vector<std::string> consumer_order, parallel;
-    for (int part = 0; part <= level; ++part) {
-      const auto loops = parts(csp, part);
-      consumer_order.insert(consumer_order.end(), loops.begin(), loops.end());
-      if (part < level) parallel.insert(parallel.end(), loops.begin(), loops.end());
-    }
-    n.add(schedule::ReorderStep{c, consumer_order});
-    const auto producer_order =
-        level == 1 ? concat({parts(psp, 0), parts(prd, 0), parts(psp, 1), parts(prd, 1), parts(psp, 2)})
-                   : concat({parts(prd, 0), parts(psp, 0), parts(prd, 1), parts(psp, 1)});
-    n.add(schedule::ReorderStep{p, producer_order});
-    n.add(schedule::ComputeAtStep{p, c, split_part(csp.back(), level - 1)});
+    fuse_into_consumer(n, b, stage, consumer, psp, prd, csp, {}, {}, level);
     Sketch& sites = n.sites();
-    sites.parallel.push_back({c, parallel});
     sites.vectorize.push_back({c, split_part(csp.back(), level)});
     sites.vectorize.push_back({p, split_part(psp.back(), level == 1 ? 2 : 1)});
-    sites.unroll.push_back({p, producer_order.front()});
     n.mark_structured(p);
     n.mark_structured(c);
     n.note(p + ": multi-level tiling, computed in " + c + "'s level-" + std::to_string(level) + " tiles");

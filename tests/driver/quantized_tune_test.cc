@@ -34,6 +34,16 @@
 namespace tessera::driver {
 namespace {
 
+// compile --quantize int8 --calibrate 2 without shipped records.
+CompileOptions quantized_compile(std::ostream& notes) {
+  CompileOptions o;
+  o.shipped_records = false;
+  o.quantize = "int8";
+  o.calibrate = "2";
+  o.warnings = &notes;
+  return o;
+}
+
 runtime::NDArray run(build::BuildResult built, const runtime::NDArray& x) {
   runtime::GraphExecutor ex(std::move(built.artifact), "quantized");
   ex.set_input(0, x);
@@ -81,11 +91,7 @@ TEST(QuantizedTune, Int8ConvolutionsAreSharedTasksAndTheirRecordsCompileToTheSam
   autotvm::tune_tasks(int8_tasks, options, {&builder, &runner}, out, warnings);
   EXPECT_GE(records::load_records(log, warnings).size(), int8_tasks.size());
 
-  CompileOptions o;
-  o.shipped_records = false;
-  o.quantize = "int8";
-  o.calibrate = "2";
-  o.warnings = &notes;
+  CompileOptions o = quantized_compile(notes);
   build::BuildResult untuned = compile(model, target, o);
   o.records = {log};
   build::BuildResult tuned = compile(model, target, o);
@@ -136,11 +142,7 @@ TEST(QuantizedTune, AutoScheduledInt8KernelsKeepTheByteDotProductAndTheirValues)
   }
   EXPECT_GT(int8_candidates, 5) << out.str();
 
-  CompileOptions c;
-  c.shipped_records = false;
-  c.quantize = "int8";
-  c.calibrate = "2";
-  c.warnings = &notes;
+  CompileOptions c = quantized_compile(notes);
   build::BuildResult untuned = compile(model, target, c);
   c.records = {log};
   build::BuildResult tuned = compile(model, target, c);
