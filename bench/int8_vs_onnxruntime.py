@@ -22,7 +22,11 @@ own kernels for the host in every row. Tessera keeps the first convolution in
 float32 (its default, seed 003's skip_conv_layers=[0]); `--quantize-all`
 quantizes it too, as onnxruntime's quantize_static does.
 
-    bench/int8_vs_onnxruntime.py [--models resnet-18,resnet-50,mobilenet-v2]
+bert-base (and the other transformers of network_vs_frameworks.py) have no
+convolution for `--quantize int8`: their rows time onnxruntime's quantized
+file in Tessera (qdq) against Tessera fp32 and onnxruntime int8.
+
+    bench/int8_vs_onnxruntime.py [--models resnet-18,resnet-50,mobilenet-v2,bert-base]
         [--threads 1,2] [--isas host,avx2] [--rounds 5] [--calibrate 8] [--activations uint8|int8]
 """
 import argparse
@@ -39,8 +43,17 @@ import network_vs_frameworks as frameworks  # noqa: E402  (its venv, models and 
 ISA_TARGETS = {"host": "llvm", "avx2": "llvm -isa=avx2", "haswell": "llvm -mcpu=haswell"}
 
 
-def ort_int8(onnx_path, x_shape, samples, activations="uint8"):
-    """onnxruntime's quantize_static of `onnx_path` (QDQ, per channel, `activations` uint8 or int8): the path."""
+def calibration_sample(rng, x):
+    """A seeded input like `x`: token ids for a text model (int64), else uniform in [-1, 1]."""
+    import numpy as np
+    if x.dtype == np.int64:
+        return rng.integers(0, 30000, x.shape).astype(np.int64)
+    return rng.uniform(-1, 1, x.shape).astype(np.float32)
+
+
+def ort_int8(onnx_path, x, samples, activations="uint8"):
+    """onnxruntime's quantize_static of `onnx_path` (QDQ, per channel, `activations` uint8 or int8), calibrated on
+    `samples` seeded inputs like `x` (a numpy array): the path."""
     import numpy as np
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -52,7 +65,7 @@ def ort_int8(onnx_path, x_shape, samples, activations="uint8"):
     class Reader(CalibrationDataReader):
         def __init__(self):
             rng = np.random.default_rng(42)
-            self.items = iter([{"data": rng.uniform(-1, 1, x_shape).astype(np.float32)} for _ in range(samples)])
+            self.items = iter([{"data": calibration_sample(rng, x)} for _ in range(samples)])
 
         def get_next(self):
             return next(self.items, None)
@@ -93,8 +106,10 @@ def main():
         onnx_path = os.path.join(args.artifacts, f"{model}.onnx")
         if not os.path.exists(onnx_path):
             torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
-        quantized = ort_int8(onnx_path, tuple(x.shape), args.calibrate, args.activations)
+        quantized = ort_int8(onnx_path, x.numpy(), args.calibrate, args.activations)
         feed = {"data": x.numpy()}
+        # A transformer has no convolution for --quantize int8: its int8 side is onnxruntime's file (qdq).
+        sides_of_tessera = ("fp32", "qdq") if model in frameworks.TRANSFORMERS else ("fp32", "int8", "qdq")
         for threads in [int(t) for t in args.threads.split(",")]:
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
@@ -105,7 +120,10 @@ def main():
                 target = ISA_TARGETS[isa]
                 int8 = ["--quantize", "int8", "--calibrate", str(args.calibrate)] + \
                     (["--skip-layers", ""] if args.quantize_all else [])
-                for label, source, extra in (("fp32", model, []), ("int8", model, int8), ("qdq", quantized, [])):
+                for label, source, extra in (("fp32", onnx_path if model in frameworks.TRANSFORMERS else model, []),
+                                             ("int8", model, int8), ("qdq", quantized, [])):
+                    if label not in sides_of_tessera:
+                        continue
                     artifact = os.path.join(args.artifacts, f"{model}.t{threads}.{isa}.{label}.tsr")
                     if os.path.exists(artifact):
                         os.remove(artifact)
@@ -125,7 +143,7 @@ def main():
             ort_best = min(times["onnxruntime int8"])
             for isa in args.isas.split(","):
                 fp32 = min(times[f"tessera {isa} fp32"])
-                int8 = min(times[f"tessera {isa} int8"])
+                int8 = min(times.get(f"tessera {isa} int8", [float("nan")]))
                 qdq = min(times[f"tessera {isa} qdq"])
                 rows.append((model, threads, isa, fp32 * 1e3, int8 * 1e3, qdq * 1e3, ort_best * 1e3, fp32 / int8,
                              int8 / ort_best, qdq / ort_best))
@@ -141,7 +159,7 @@ def qdq_error(tessera, artifact, session, feed):
     import numpy as np
     want = session.run(None, feed)[0]
     with tempfile.TemporaryDirectory() as d:
-        np.save(os.path.join(d, "x.npy"), feed["data"])
+        np.save(os.path.join(d, "x.npy"), feed["data"].astype(np.float32))  # token ids too: Tessera reads float npy
         subprocess.run([tessera, "run", artifact, "--input", os.path.join(d, "x.npy"), "--output", os.path.join(d, "y.npy")],
                        check=True, capture_output=True)
         got = np.load(os.path.join(d, "y.npy"))
