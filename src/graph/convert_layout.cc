@@ -258,11 +258,12 @@ class LayoutConverter {
           halves[(2 * f) * per_output + i] = hi;
           halves[(2 * f + 1) * per_output + i] = v - hi;
         }
-      data = r_.add(Op::kConcat, n.name + ".halves", {data, data}, ops::ConcatAttrs{1});
     }
     const runtime::NDArray& oihw_weight = split ? halves : whole;
     const Shape& oihw = oihw_weight.shape();
-    int64_t ic_bn = block_for(oihw[1], block_), oc_bn = block_for(oihw[0], block_);
+    // Split: blocks of the input's own channels, so that it is read twice as
+    // two copies of its blocks (no transform to NCHW and back around the copy).
+    int64_t ic_bn = block_for(split ? lanes : oihw[1], block_), oc_bn = block_for(oihw[0], block_);
     if (auto chosen = conv_blocks_.find(n.name); chosen != conv_blocks_.end()) {
       ic_bn = chosen->second.ic_bn;
       oc_bn = chosen->second.oc_bn;
@@ -278,15 +279,18 @@ class LayoutConverter {
     runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
     const std::vector<float> values = ops::pack_int8_kernel(oihw_weight.data(), oihw, ic_bn, oc_bn);
     std::copy(values.begin(), values.end(), packed.data());
-    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), data, ic_bn, oc_bn);
+    const bool blocks_twice = split && lanes % ic_bn == 0;
+    if (split && !blocks_twice) data = r_.add(Op::kConcat, n.name + ".halves", {data, data}, ops::ConcatAttrs{1});
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), data, ic_bn, oc_bn, blocks_twice);
     return true;
   }
 
-  // n computed by its blocked form (`attrs`) of `data` (n's input, in NCHW),
-  // on its weight packed, its bias less the zero point's share of each output
-  // channel (bias[f] - x_zp * sum(w[f])), layout transforms around it.
+  // n computed by its blocked form (`attrs`) of `data` (n's input, in NCHW;
+  // `twice`: its blocks then copied twice side by side), on its weight
+  // packed, its bias less the zero point's share of each output channel
+  // (bias[f] - x_zp * sum(w[f])), layout transforms around it.
   void add_blocked_int8_conv(const Node& n, const ops::QLinearConv2dAttrs& attrs, runtime::NDArray packed,
-                             NodeId data, int64_t in_block, int64_t out_block) {
+                             NodeId data, int64_t in_block, int64_t out_block, bool twice = false) {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
     const std::vector<int64_t> share =
@@ -296,7 +300,8 @@ class LayoutConverter {
       folded.data()[f] = static_cast<float>(static_cast<int64_t>(bias.value->data()[f]) - share[f]);
     const NodeId wb = r_.add_constant(weight.name + "." + attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
     const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
-    const NodeId x = transform(data, "NCHW", blocked(in_block), n.name + ".in");
+    NodeId x = transform(data, "NCHW", blocked(in_block), n.name + ".in");
+    if (twice) x = r_.add(Op::kConcat, n.name + ".halves", {x, x}, ops::ConcatAttrs{1});
     const NodeId conv = r_.add(n.op, n.name, {x, wb, r_.mapped(n.inputs[2]), bb}, attrs);
     r_.replace(n.id, transform(conv, blocked(out_block), "NCHW", n.name + ".out"));
   }
