@@ -51,6 +51,17 @@ runtime::NDArray run(build::BuildResult built, const runtime::NDArray& x) {
   return ex.get_output(0);
 }
 
+// Both builds of `model` on one seeded input, at 2 threads: the same values, exactly.
+void expect_same_values(const graph::Graph& model, build::BuildResult untuned, build::BuildResult tuned) {
+  runtime::set_num_threads(2);
+  runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
+  x.fill_random(9);
+  const runtime::NDArray want = run(std::move(untuned), x);
+  const runtime::NDArray got = run(std::move(tuned), x);
+  ASSERT_EQ(want.size(), got.size());
+  for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+}
+
 TEST(QuantizedTune, Int8ConvolutionsAreSharedTasksAndTheirRecordsCompileToTheSameValues) {
   const graph::Graph model = build::test::narrow_resnet18();
   target::Target target = target::Target::host();
@@ -105,13 +116,7 @@ TEST(QuantizedTune, Int8ConvolutionsAreSharedTasksAndTheirRecordsCompileToTheSam
   EXPECT_GT(int8_kernels, 0);
   EXPECT_EQ(int8_tuned, int8_kernels) << notes.str();
 
-  runtime::set_num_threads(2);
-  runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
-  x.fill_random(9);
-  const runtime::NDArray want = run(std::move(untuned), x);
-  const runtime::NDArray got = run(std::move(tuned), x);
-  ASSERT_EQ(want.size(), got.size());
-  for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  expect_same_values(model, std::move(untuned), std::move(tuned));
   std::filesystem::remove(log);
 }
 
@@ -151,13 +156,7 @@ TEST(QuantizedTune, AutoScheduledInt8KernelsKeepTheByteDotProductAndTheirValues)
     int8_tuned += k.tuned && k.name.find("qlinear_conv2d") != std::string::npos;
   EXPECT_GT(int8_tuned, 0) << notes.str();
 
-  runtime::set_num_threads(2);
-  runtime::NDArray x(model.node(model.input_ids()[0]).type.shape);
-  x.fill_random(9);
-  const runtime::NDArray want = run(std::move(untuned), x);
-  const runtime::NDArray got = run(std::move(tuned), x);
-  ASSERT_EQ(want.size(), got.size());
-  for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+  expect_same_values(model, std::move(untuned), std::move(tuned));
   std::filesystem::remove(log);
 }
 
