@@ -170,22 +170,15 @@ std::optional<ByteDotProductAxes> byte_dot_product_axes(const State& state, int 
   if (!reduce || reduce->combiner != ir::ReduceKind::Sum || bytes.extent != 4 || lanes.extent < 2) return std::nullopt;
   ir::Expr product = reduce->source;
   while (product.kind() == ir::ExprKind::Cast) product = product.as<ir::CastNode>()->value;
-  if (product.kind() != ir::ExprKind::Mul) return std::nullopt;
-  const auto* mul = product.as<ir::BinaryNode>();
-  for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
-    const ir::TensorLoadNode* bytes_u = ir::byte_load(u);
-    const ir::TensorLoadNode* bytes_s = ir::byte_load(s);
-    if (!bytes_u || !bytes_s || bytes_u->tensor->dtype != ir::DType::UInt8 || bytes_s->tensor->dtype != ir::DType::Int8)
-      continue;
-    const auto& si = bytes_s->indices;
-    const auto& ui = bytes_u->indices;
-    if (si.size() < 2 || !is_var(si[si.size() - 2], lanes.var) || !is_var(si.back(), bytes.var) || ui.empty() ||
-        !ir::uses_var(ui.back(), bytes.var))
-      continue;
-    if (std::any_of(ui.begin(), ui.end(), [&](const ir::Expr& e) { return ir::uses_var(e, lanes.var); })) continue;
-    return ByteDotProductAxes{lanes.var.name(), bytes.var.name(), bytes_u->tensor};
-  }
-  return std::nullopt;
+  const std::optional<ir::BytesProduct> loads = ir::unsigned_times_signed(product);
+  if (!loads) return std::nullopt;
+  const auto& si = loads->signed_bytes->indices;
+  const auto& ui = loads->unsigned_bytes->indices;
+  if (si.size() < 2 || !is_var(si[si.size() - 2], lanes.var) || !is_var(si.back(), bytes.var) || ui.empty() ||
+      !ir::uses_var(ui.back(), bytes.var) ||
+      std::any_of(ui.begin(), ui.end(), [&](const ir::Expr& e) { return ir::uses_var(e, lanes.var); }))
+    return std::nullopt;
+  return ByteDotProductAxes{lanes.var.name(), bytes.var.name(), loads->unsigned_bytes->tensor};
 }
 
 int64_t spatial_length(const State& state, int stage) {

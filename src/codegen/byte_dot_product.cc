@@ -41,16 +41,12 @@ std::optional<ByteDotProduct> match_byte_dot_product(const tir::ForNode& loop) {
     if (!acc || acc->tensor != m.store->buffer || acc->indices.size() != m.store->indices.size()) continue;
     bool same = true;
     for (size_t i = 0; i < acc->indices.size(); ++i) same = same && ir::structural_equal(acc->indices[i], m.store->indices[i]);
-    if (!same || product.kind() != ir::ExprKind::Mul) continue;
-    const auto* mul = product.as<ir::BinaryNode>();
-    for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
-      m.unsigned_bytes = ir::byte_load(u);
-      m.signed_bytes = ir::byte_load(s);
-      if (m.unsigned_bytes && m.signed_bytes && m.unsigned_bytes->tensor->dtype == ir::DType::UInt8 &&
-          m.signed_bytes->tensor->dtype == ir::DType::Int8 && strides_are(*m.unsigned_bytes, lane, 0, k, 1) &&
-          strides_are(*m.signed_bytes, lane, 4, k, 1))
-        return m;
-    }
+    const std::optional<ir::BytesProduct> bytes = same ? ir::unsigned_times_signed(product) : std::nullopt;
+    if (!bytes || !strides_are(*bytes->unsigned_bytes, lane, 0, k, 1) || !strides_are(*bytes->signed_bytes, lane, 4, k, 1))
+      continue;
+    m.unsigned_bytes = bytes->unsigned_bytes;
+    m.signed_bytes = bytes->signed_bytes;
+    return m;
   }
   return std::nullopt;
 }

@@ -195,10 +195,15 @@ class LayoutConverter {
     if (a.packed || a.x_dtype != "uint8" || weight.op != Op::kConstant || !within_weight_limit(*weight.value))
       return false;
     a.packed = true;
-    Node packed = n;
-    packed.attrs = a;
-    r_.copy(packed);
+    copy_with(n, a);
     return true;
+  }
+
+  // `n` as it is but for its attributes.
+  void copy_with(const Node& n, ops::Attrs attrs) {
+    Node changed = n;
+    changed.attrs = std::move(attrs);
+    r_.copy(changed);
   }
 
   // A product of two int8 activations: by the byte dot product where the
@@ -209,9 +214,7 @@ class LayoutConverter {
         !ops::qlinear_batch_matmul_takes_byte_dot(g_.node(n.inputs[0]).type.shape, a))
       return false;
     a.byte_dot = true;
-    Node marked = n;
-    marked.attrs = a;
-    r_.copy(marked);
+    copy_with(n, a);
     return true;
   }
 

@@ -72,11 +72,25 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
   return t;
 }
 
-const TensorLoadNode* byte_load(Expr e) {
+namespace {
+
+// `e` as a load of a `storage` tensor, through casts to wider integers.
+const TensorLoadNode* load_of(Expr e, DType storage) {
   while (e.kind() == ExprKind::Cast && is_integer(e.dtype())) e = e.as<CastNode>()->value;
   const auto* load = e.as<TensorLoadNode>();
-  if (!load || (load->tensor->dtype != DType::UInt8 && load->tensor->dtype != DType::Int8)) return nullptr;
-  return load;
+  return load && load->tensor->dtype == storage ? load : nullptr;
+}
+
+}  // namespace
+
+std::optional<BytesProduct> unsigned_times_signed(const Expr& product) {
+  const auto* mul = product.as<BinaryNode>();
+  if (!mul || product.kind() != ExprKind::Mul) return std::nullopt;
+  for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+    const BytesProduct p{load_of(u, DType::UInt8), load_of(s, DType::Int8)};
+    if (p.unsigned_bytes && p.signed_bytes) return p;
+  }
+  return std::nullopt;
 }
 
 Expr load(const Tensor& t, std::vector<Expr> indices) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,9 +77,14 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
                std::map<std::string, std::string> attrs = {});
 
 Expr load(const Tensor& t, std::vector<Expr> indices);
-// `e` as a load of 8-bit integers (Int8, UInt8), through casts to wider
-// integers; nullptr when it is not one.
-const TensorLoadNode* byte_load(Expr e);
+// A product of unsigned bytes and signed bytes, each a load (through casts
+// to wider integers) of a UInt8 and an Int8 tensor, in either order: the
+// operands of x86's byte dot product. nullopt when `product` is not one.
+struct BytesProduct {
+  const TensorLoadNode* unsigned_bytes = nullptr;
+  const TensorLoadNode* signed_bytes = nullptr;
+};
+std::optional<BytesProduct> unsigned_times_signed(const Expr& product);
 Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);
 Expr sum(Expr source, std::vector<IterVar> axes);
 Expr reduce_max(Expr source, std::vector<IterVar> axes);

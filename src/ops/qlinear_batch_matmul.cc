@@ -5,7 +5,17 @@
 namespace tessera::ops {
 
 namespace {
+
 constexpr const char* kOp = "qlinear_batch_matmul";
+
+// The output's storage type, once a and b are stored as the attributes say.
+ir::DType output_type(const QLinearBatchMatmulAttrs& attrs, ir::DType a, ir::DType b) {
+  if (a != quantized_type(kOp, attrs.a.dtype) || b != quantized_type(kOp, attrs.b.dtype))
+    fail(kOp, "a and b must be stored as " + attrs.a.dtype + " and " + attrs.b.dtype + ", got " + ir::to_string(a) +
+                  " and " + ir::to_string(b));
+  return quantized_type(kOp, attrs.output.y_dtype);
+}
+
 }  // namespace
 
 std::string QLinearBatchMatmulAttrs::to_string() const {
@@ -89,9 +99,7 @@ ir::Tensor byte_dot_product(const ir::Tensor& a, const ir::Tensor& b, const QLin
 ir::Tensor qlinear_batch_matmul(const ir::Tensor& a, const ir::Tensor& b, const QLinearBatchMatmulAttrs& attrs) {
   attrs.validate();
   const Shape out = qlinear_batch_matmul_output_shape(a->shape, b->shape);
-  if (a->dtype != quantized_type(kOp, attrs.a.dtype) || b->dtype != quantized_type(kOp, attrs.b.dtype))
-    fail(kOp, "a and b must be stored as " + attrs.a.dtype + " and " + attrs.b.dtype + ", got " +
-                  ir::to_string(a->dtype) + " and " + ir::to_string(b->dtype));
+  output_type(attrs, a->dtype, b->dtype);
   if (attrs.byte_dot) {
     if (!qlinear_batch_matmul_takes_byte_dot(a->shape, attrs))
       fail(kOp,
@@ -153,11 +161,7 @@ TESSERA_OPERATOR(qlinear_batch_matmul) {
     return qlinear_batch_matmul_output_shape(in[0], in[1]);
   };
   op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
-    const auto& a = attrs.as<QLinearBatchMatmulAttrs>();
-    if (in.at(0) != quantized_type("qlinear_batch_matmul", a.a.dtype) ||
-        in.at(1) != quantized_type("qlinear_batch_matmul", a.b.dtype))
-      fail("qlinear_batch_matmul", "a and b must be stored as " + a.a.dtype + " and " + a.b.dtype);
-    return quantized_type("qlinear_batch_matmul", a.output.y_dtype);
+    return output_type(attrs.as<QLinearBatchMatmulAttrs>(), in.at(0), in.at(1));
   };
   op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
     reference::qlinear_batch_matmul(in[0], in[1], call.input_shapes[0], call.input_shapes[1],
