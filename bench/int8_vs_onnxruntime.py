@@ -17,8 +17,11 @@ For each model, thread count and ISA the sides are timed in alternating rounds
 in this one run; each keeps the minimum and median of its per-round medians.
 `--isas host,avx2` compiles Tessera's sides for this host and for it capped at
 AVX2 (`--target "llvm -isa=avx2"`; AVX-VNNI stays where the host has it), plus
-`haswell` for AVX2 without any VNNI (`-mcpu=haswell`). onnxruntime picks its
-own kernels for the host in every row. Tessera keeps the first convolution in
+`haswell` for AVX2 without any VNNI (`-mcpu=haswell`). onnxruntime has no
+option to cap its ISA: each row's onnxruntime runs in a process of its own that
+sees the CPU without AVX-512 and AMX ("avx2") and without AVX-VNNI too
+("haswell"), through hide_cpu_features.c (CPUID faulting; Linux on a CPU with
+`cpuid_fault`), so both sides of a row compute with the same instructions. Tessera keeps the first convolution in
 float32 (its default, seed 003's skip_conv_layers=[0]); `--quantize-all`
 quantizes it too, as onnxruntime's quantize_static does.
 
@@ -41,6 +44,64 @@ sys.path.insert(0, HERE)
 import network_vs_frameworks as frameworks  # noqa: E402  (its venv, models and timing)
 
 ISA_TARGETS = {"host": "llvm", "avx2": "llvm -isa=avx2", "haswell": "llvm -mcpu=haswell"}
+# What onnxruntime's process must not see of the CPU for each ISA (hide_cpu_features.c).
+ISA_HIDDEN = {"host": "", "avx2": "avx512", "haswell": "avx512,avxvnni"}
+
+
+def hide_cpu_features_library(directory):
+    """bench/hide_cpu_features.c built into `directory` (once): the library's path."""
+    out = os.path.join(directory, "hide_cpu_features.so")
+    source = os.path.join(HERE, "hide_cpu_features.c")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(source):
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, source], check=True)
+    return out
+
+
+class OrtWorker:
+    """onnxruntime timing `model` in a process of its own that sees the CPU without the features `hidden`
+    names (\"\": all of them), so that it picks the kernels it would pick on such a CPU."""
+
+    def __init__(self, model, feed_path, threads, number, hidden, library):
+        env = dict(os.environ)
+        if hidden:
+            env.update(LD_PRELOAD=library, HIDE_CPU_FEATURES=hidden)
+        self.process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--ort-worker", model, feed_path,
+                                         str(threads), str(number), library if hidden else ""],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        ready = self.process.stdout.readline()
+        if not ready.startswith("ready"):
+            raise RuntimeError(f"onnxruntime worker for {model} ({hidden or 'all features'}) did not start")
+
+    def time(self):
+        self.process.stdin.write("time\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def ort_worker_main(model, feed_path, threads, number, library):
+    """The worker's side: checks that the features are hidden, then times a run per line read."""
+    import ctypes
+
+    import numpy as np
+    import onnxruntime as ort
+    if library:
+        leaf7 = ctypes.CDLL(library).hide_cpu_features_leaf7
+        leaf7.restype = ctypes.c_uint64
+        seen = leaf7()
+        if seen & (1 << 16) or ("avxvnni" in os.environ["HIDE_CPU_FEATURES"] and seen >> 32 & (1 << 4)):
+            sys.exit(f"hide_cpu_features: {os.environ['HIDE_CPU_FEATURES']} still visible")
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    feed = dict(np.load(feed_path))
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(frameworks.time_callable(lambda: session.run(None, feed), number), flush=True)
 
 
 def calibration_sample(rng, x):
@@ -79,7 +140,10 @@ def ort_int8(onnx_path, x, samples, activations="uint8"):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--ort-worker":
+        return ort_worker_main(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     frameworks.ensure_venv()
+    import numpy as np
     import onnxruntime as ort
     import torch
     import torchvision
@@ -99,6 +163,7 @@ def main():
     p.add_argument("--artifacts", default="/tmp/tessera-bench", help="where compiled models are kept")
     args = p.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
+    library = hide_cpu_features_library(args.artifacts) if any(ISA_HIDDEN[i] for i in args.isas.split(",")) else ""
     print(f"onnxruntime {ort.__version__}, cpu: {frameworks.cpu_name()}")
     rows = []
     for model in args.models.split(","):
@@ -108,6 +173,8 @@ def main():
             torch.onnx.export(net, x, onnx_path, opset_version=17, input_names=["data"], dynamo=False)
         quantized = ort_int8(onnx_path, x.numpy(), args.calibrate, args.activations)
         feed = {"data": x.numpy()}
+        feed_path = os.path.join(args.artifacts, f"{model}.feed.npz")
+        np.savez(feed_path, **feed)
         # A transformer has no convolution for --quantize int8: its int8 side is onnxruntime's file (qdq).
         sides_of_tessera = ("fp32", "qdq") if model in frameworks.TRANSFORMERS else ("fp32", "int8", "qdq")
         for threads in [int(t) for t in args.threads.split(",")]:
@@ -115,9 +182,11 @@ def main():
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
             session = ort.InferenceSession(quantized, opts, providers=["CPUExecutionProvider"])
-            sides = {"onnxruntime int8": lambda: frameworks.time_callable(lambda: session.run(None, feed), args.number)}
+            sides, workers = {}, []
             for isa in args.isas.split(","):
                 target = ISA_TARGETS[isa]
+                workers.append(OrtWorker(quantized, feed_path, threads, args.number, ISA_HIDDEN[isa], library))
+                sides[f"onnxruntime {isa} int8"] = workers[-1].time
                 int8 = ["--quantize", "int8", "--calibrate", str(args.calibrate)] + \
                     (["--skip-layers", ""] if args.quantize_all else [])
                 for label, source, extra in (("fp32", onnx_path if model in frameworks.TRANSFORMERS else model, []),
@@ -140,8 +209,10 @@ def main():
                 for name in order:
                     time.sleep(1.0)  # onnxruntime's pool spins after its last call: let it go idle
                     times[name].append(sides[name]())
-            ort_best = min(times["onnxruntime int8"])
+            for worker in workers:
+                worker.close()
             for isa in args.isas.split(","):
+                ort_best = min(times[f"onnxruntime {isa} int8"])
                 fp32 = min(times[f"tessera {isa} fp32"])
                 int8 = min(times.get(f"tessera {isa} int8", [float("nan")]))
                 qdq = min(times[f"tessera {isa} qdq"])

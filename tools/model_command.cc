@@ -114,7 +114,7 @@ void print_profile(runtime::GraphExecutor& ex, int runs) {
     fmt::print("{:>9.3f} {:>5.1f}%  {:<28} {} {}\n", seconds[i] * 1e3, 100 * seconds[i] / total, call.kernel, out.name,
                fmt::join(out.shape, "x"));
   }
-  fmt::print("{:>9.3f}         total of the calls\n", total * 1e3);
+  fmt::print("{:>9.3f}         total of the calls (their minima)\n", total * 1e3);
 }
 
 void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
@@ -176,7 +176,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   add_threads_flag(c.bench, o);
   c.bench->add_option("--number", o.number, "runs per measurement")->check(at_least(1))->capture_default_str();
   c.bench->add_option("--repeat", o.repeat, "measurements")->check(at_least(1))->capture_default_str();
-  c.bench->add_flag("--profile", o.profile, "also time each kernel call, slowest first");
+  c.bench->add_flag("--profile", o.profile, "also time each kernel call (the fastest of --number runs), slowest first");
   c.bench->add_option("--sizes", o.sizes,
                       "an artifact compiled for a range: the sizes of its dimension to time (default: its buckets)")
       ->delimiter(',')

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "runtime/host_cpu.h"
@@ -356,13 +357,13 @@ BenchmarkResult GraphExecutor::benchmark(int number, int repeat) {
 std::vector<double> GraphExecutor::profile(int runs) {
   if (runs < 1) throw Error("profile: runs must be at least 1");
   run();
-  std::vector<double> seconds(calls_.size(), 0.0);
+  std::vector<double> seconds(calls_.size(), std::numeric_limits<double>::infinity());
   for (int r = 0; r < runs; ++r)
     for (size_t i = 0; i < calls_.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
       if (calls_[i].kernel(calls_[i].args.data()) != 0)
         throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
-      seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+      seconds[i] = std::min(seconds[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   return seconds;
 }

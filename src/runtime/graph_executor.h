@@ -93,8 +93,10 @@ class GraphExecutor {
   // (at least one, for at least 0.1 s).
   BenchmarkResult benchmark(int number = 10, int repeat = 3);
 
-  // Seconds per call of each kernel call (graph().calls order): the mean
-  // over `runs` runs of the whole graph, after one warm-up run.
+  // Seconds per call of each kernel call (graph().calls order): the fastest
+  // of `runs` runs of the whole graph, after one warm-up run (the minimum,
+  // as the benchmarks quote: a neighbour's burst lengthens a call, never
+  // shortens it).
   std::vector<double> profile(int runs = 10);
 
   const std::string& target() const { return target_; }

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <map>
 #include <random>
 
 #include <fstream>
@@ -165,6 +167,24 @@ TEST(GraphExecutor, BenchmarkReportsInTheSeedsWords) {
   EXPECT_THROW(ex.benchmark(0, 1), Error);
   BenchmarkResult fixed{{0.001, 0.003}};
   EXPECT_EQ(fixed.summary(), "Mean inference time (std dev): 2.00 ms (1.00 ms)");
+}
+
+// `bench --profile`'s numbers: each call's fastest run; the 3x3 convolution
+// does 70 times the relu's arithmetic, which no neighbour's noise reverses in
+// a minimum of 20 runs.
+TEST(GraphExecutor, ProfileTimesEachCallByItsFastestRun) {
+  TinyModel model;
+  GraphExecutor ex(std::move(model.artifact), "tiny");
+  const std::vector<double> seconds = ex.profile(20);
+  ASSERT_EQ(seconds.size(), ex.graph().calls.size());
+  std::map<std::string, double> by_kernel;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(seconds[i]) && seconds[i] > 0) << ex.graph().calls[i].kernel;
+    by_kernel[ex.graph().calls[i].kernel] = seconds[i];
+  }
+  ASSERT_TRUE(by_kernel.count("conv_3x3") && by_kernel.count("relu"));
+  EXPECT_GT(by_kernel["conv_3x3"], by_kernel["relu"]);
+  EXPECT_THROW(ex.profile(0), Error);
 }
 
 // Models loaded side by side each run their own library: their in-memory
