@@ -16,6 +16,10 @@ DIR/MODEL.tTHREADS.log (kernel records), e.g. from
 `tessera tune resnet-18 --threads 2 --log DIR/resnet-18.t2.log --graph-tuner dp
 --graph-log DIR/resnet-18.t2_graph.log`.
 
+--json FILE writes the rows (model, threads, side, min and median ms) with
+the host and the frameworks' versions: `tessera report --baseline FILE` draws
+a model's latency beside them.
+
 --baseline-tessera BIN adds the side "tessera before": the same model compiled
 and timed by another tessera binary (an earlier commit's build), so a refactor
 shows it loses no speed in the same run.
@@ -176,6 +180,7 @@ def main():
     p.add_argument("--records-dir", help="tuning logs MODEL.tTHREADS[_graph].log to build Tessera's side with")
     p.add_argument("--extra-tessera", action="append", default=[],
                    help="LABEL=ARGS: another Tessera side, compiled with ARGS ({model}, {threads} filled in)")
+    p.add_argument("--json", help="also write the rows to this file, for `tessera report --baseline`")
     p.add_argument("--baseline-tessera",
                    help="another tessera binary (e.g. an earlier commit's build) as a side 'tessera before', "
                         "compiled and timed by itself: a change shows it loses no speed")
@@ -247,6 +252,12 @@ def main():
     print(f"\n{'model':<14} {'thr':>3} {'side':<18} {'min ms':>9} {'median ms':>10} {'/ fastest framework':>20}")
     for row in rows:
         print_row(*row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"host": cpu_name(), "versions": {"torch": torch.__version__, "onnxruntime": ort.__version__},
+                       "rows": [{"model": m, "threads": t, "side": side, "min_ms": lo, "median_ms": med}
+                                for m, t, side, lo, med, _ in rows]}, f, indent=1)
+        print(f"wrote {args.json}")
 
 
 def print_row(model, threads, name, lo, med, ratio):

@@ -6,6 +6,7 @@
 //   tessera compile | run | bench | show   whole networks (model_command.h)
 //   tessera autoschedule sketches   the auto-scheduler's sketches of an operator (autoschedule_command.h)
 //   tessera rpc keygen | tracker | server | query   measuring on many devices (rpc_command.h)
+//   tessera report    one HTML page of a tuning run and a model (report_command.h)
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 #include "network_tune_command.h"
 #include "op_command.h"
 #include "records_command.h"
+#include "report_command.h"
 #include "rpc_command.h"
 #include "tessera/error.h"
 #include "tune_command.h"
@@ -35,9 +37,11 @@ int main(int argc, char** argv) {
   cli::NetworkTuneOptions network_tune_options;
   cli::AutoscheduleCommandOptions autoschedule_options;
   cli::RpcCommandOptions rpc_options;
+  cli::ReportCommandOptions report_options;
   CLI::App* op = cli::add_op_command(app, op_options);
   CLI::App* tune = cli::add_tune_command(app, tune_options);
   CLI::App* records = cli::add_records_command(app, records_options);
+  CLI::App* report = cli::add_report_command(app, report_options);
   const cli::ModelCommands model = cli::add_model_commands(app, model_options);
   CLI::App* network_tune = cli::add_network_tune_command(app, network_tune_options);
   const cli::AutoscheduleCommands autoschedule = cli::add_autoschedule_commands(app, autoschedule_options);
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
     if (op->parsed()) return cli::run_op(op_options);
     if (tune->parsed()) return cli::run_tune(tune_options);
     if (records->parsed()) return cli::run_records(*records, records_options);
+    if (report->parsed()) return cli::run_report(report_options, argc, argv);
     if (network_tune->parsed()) return cli::run_network_tune(network_tune_options);
     if (model.compile->parsed()) return cli::run_compile(model_options);
     if (model.run->parsed()) return cli::run_model(model_options);

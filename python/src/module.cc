@@ -37,8 +37,10 @@
 #include "ops/operator.h"
 #include "ops/unary_math.h"
 #include "driver/compile.h"
+#include "driver/report.h"
 #include "driver/tune_network.h"
 #include "records/pick_best.h"
+#include "support/write_file.h"
 #include "runtime/artifact.h"
 #include "runtime/graph_executor.h"
 #include "runtime/varying_executor.h"
@@ -592,6 +594,25 @@ PYBIND11_MODULE(_tessera, m) {
         return records::pick_best_file(log, out, std::cerr);
       },
       py::arg("log"), py::arg("out"));
+  m.def(
+      "report",
+      [](const std::vector<std::string>& logs, const std::string& out, const std::string& model,
+         const std::string& baseline, const std::string& target, int threads) {
+        driver::ReportOptions o;
+        o.logs = logs;
+        o.model = model;
+        o.baseline = baseline;
+        o.target = target;
+        o.threads = threads;
+        o.command = "tessera.report(...)";
+        {
+          py::gil_scoped_release release;
+          support::write_file_atomically(out, driver::make_report(o, std::cerr));
+        }
+        return out;
+      },
+      py::arg("logs"), py::arg("out"), py::arg("model") = "", py::arg("baseline") = "", py::arg("target") = "",
+      py::arg("threads") = 0);
 
   m.def(
       "tune",

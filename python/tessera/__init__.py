@@ -9,6 +9,7 @@
 
     tessera.tune(model, log="r18.log", trials=300)      # the seed's progress lines
     tessera.pick_best("r18.log", "r18.best.log")        # the best record per task
+    tessera.report(["r18.log"], "r18.html", model="resnet-18")  # one HTML page: tuning, kernels, roofline
     fast = tessera.jit(model, mode="reduce-overhead")   # compiles on its first call
     anybatch = tessera.jit(model, dynamic=True)          # a batch seen at two sizes: one artifact for a range
 
@@ -24,10 +25,10 @@ outputs are views that the next call overwrites. Errors are tessera.Error
 (a RuntimeError) with a message that names the input.
 """
 from ._tessera import (Error, GpuModule, GraphBuilder, Jit, Model, Module, VaryingModule, compile, jit, load,
-                       load_model, pick_best, tune)
+                       load_model, pick_best, report, tune)
 
 __all__ = ["Error", "GpuModule", "GraphBuilder", "Jit", "Model", "Module", "VaryingModule", "compile", "explain", "jit",
-           "load", "load_model", "pick_best", "tune"]
+           "load", "load_model", "pick_best", "report", "tune"]
 
 
 def explain(model, *example_inputs):

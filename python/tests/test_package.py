@@ -2,6 +2,7 @@
 run them on numpy, and compare with what the C++ side computes (the `tessera`
 command line on the same inputs). Run by ctest with the build's package on
 PYTHONPATH: python3 python/tests/test_package.py BUILD_DIR SOURCE_DIR."""
+import json
 import os
 import subprocess
 import sys
@@ -66,6 +67,21 @@ class Package(unittest.TestCase):
         untuned = tessera.compile(model, threads=2, quantize="int8", calibrate=calibration)(images)
         tuned = tessera.compile(model, threads=2, quantize="int8", calibrate=calibration, records=log)(images)
         np.testing.assert_array_equal(tuned, untuned)  # the int8 kernels are exact whatever their schedule
+
+    def test_report_draws_a_tuning_and_the_model_it_compiles(self):
+        path = os.path.join(SOURCE, "tests", "data", "quantized", "digits_cnn.onnx")
+        log = os.path.join(self.dir, "digits_report.log")
+        done = tessera.tune(tessera.load_model(path), log=log, trials=2, tuner="random", threads=1)
+        page = os.path.join(self.dir, "digits.html")
+        self.assertEqual(tessera.report([log], page, model=path, threads=1), page)
+        with open(page) as f:
+            html = f.read()
+        data = json.loads(html.split('id="tessera-report">')[1].split("</script>")[0])
+        self.assertEqual(len(data["tuning"]["tasks"]), done["tasks_tuned"])
+        self.assertEqual(data["model"]["threads"], 1)
+        self.assertGreater(data["model"]["tuned_kernels"], 0)
+        with self.assertRaisesRegex(tessera.Error, "no-such.log"):
+            tessera.report([os.path.join(self.dir, "no-such.log")], page)
 
     def test_onnx_file_compiles_runs_and_equals_the_cli(self):
         model = tessera.load_model(NARROW)

@@ -62,6 +62,8 @@ class Builder {
     for (NodeId out : g_.outputs()) result_.artifact.graph.outputs.push_back(value_tensor(out, nullptr, 0));
     result_.artifact.target = target_.str();
     result_.artifact.instruction_sets = target_.instruction_sets();
+    for (const KernelSummary& k : result_.kernels)
+      result_.artifact.kernel_info.push_back({k.name, k.nodes, k.dag.flop_count(), k.tuned, k.workload_key, k.task_key});
     if (options_.compile && gpu_) result_.artifact.gpu = gpu_->finish();
     else if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
     result_.artifact.graph.validate();
@@ -162,11 +164,12 @@ class Builder {
     } else {
       name = "tessera_k" + std::to_string(result_.kernels.size()) + "_" + kernel_name_of(g_.node(group.anchor()));
       bool tuned = false;
-      const schedule::Trace trace = schedule_of(group, kernel, tuned);
+      std::string task_key;
+      const schedule::Trace trace = schedule_of(group, kernel, tuned, task_key);
       if (options_.compile && gpu_) gpu_->add(tir::lower(kernel.dag, trace, name));
       else if (options_.compile) objects_.push_back(codegen::compile_to_object(tir::lower(kernel.dag, trace, name), target_));
       kernel_of_key_[key] = result_.kernels.size();
-      result_.kernels.push_back({name, key, kernel.described, 1, tuned, kernel.dag});
+      result_.kernels.push_back({name, key, kernel.described, 1, tuned, kernel.dag, task_key});
     }
 
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
@@ -180,7 +183,9 @@ class Builder {
   // The kernel's schedule: the auto-scheduler's best record of its own DAG,
   // else its template task's best record when the build has a log (the
   // seed's warning once per task without one), else the hand-written one.
-  schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned) {
+  // `task_key`: the template task's record key, when the build looked one up.
+  schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned,
+                              std::string& task_key) {
     if (options_.history != nullptr)
       for (records::Record& r : options_.history->ranked(kernel.dag.workload_key(), target_))
         if (r.task_name == records::kAutoScheduleTaskName) {
@@ -192,6 +197,7 @@ class Builder {
     if (options_.history != nullptr && !options_.half_storage)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
         std::ostream quiet(nullptr);
+        task_key = task->workload_key();
         autotvm::Dispatched d =
             autotvm::dispatch(*task, *options_.history, options_.warn_untuned ? *options_.warnings : quiet);
         tuned = d.record.has_value();

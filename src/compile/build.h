@@ -24,6 +24,7 @@ struct KernelSummary {
   int calls = 0;             // how many times the graph calls it
   bool tuned = false;        // scheduled by a tuning record (else hand-written)
   ir::ComputeDAG dag;        // what it computes (the auto-scheduler's task)
+  std::string task_key;      // its template task's record key, when the build had records to look in
 };
 
 struct BuildOptions {

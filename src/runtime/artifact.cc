@@ -346,6 +346,27 @@ ArtifactBucket bucket_from(std::map<std::string, std::string>& sections, size_t 
   return b;
 }
 
+nlohmann::json kernel_info_json(const std::vector<KernelInfo>& kernels) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const KernelInfo& k : kernels)
+    j.push_back({{"name", k.name}, {"nodes", k.nodes}, {"flop", k.flop}, {"tuned", k.tuned},
+                 {"workload_key", k.workload_key}, {"task_key", k.task_key}});
+  return j;
+}
+
+std::vector<KernelInfo> kernel_info_from(const std::string& bytes, const std::string& path) {
+  try {
+    std::vector<KernelInfo> kernels;
+    for (const nlohmann::json& k : nlohmann::json::parse(bytes))
+      kernels.push_back({k.at("name").get<std::string>(), k.at("nodes").get<std::string>(), k.at("flop").get<double>(),
+                         k.at("tuned").get<bool>(), k.at("workload_key").get<std::string>(),
+                         k.at("task_key").get<std::string>()});
+    return kernels;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("artifact '" + path + "': its 'kernel_info' section is not what Tessera writes (" + e.what() + ")");
+  }
+}
+
 }  // namespace
 
 void write_artifact(const Artifact& artifact, const std::string& path) {
@@ -357,13 +378,16 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
     throw Error("write_artifact: " + std::to_string(artifact.varying->buckets.size()) + " buckets for " +
                 std::to_string(smaller + 1) + " graphs");
   const size_t gpu_sections = artifact.gpu ? 3 : 0;
-  put<uint32_t>(out, static_cast<uint32_t>(5 + gpu_sections + (artifact.varying ? 1 + (4 + gpu_sections) * smaller : 0)));
+  const size_t info_sections = artifact.kernel_info.empty() ? 0 : 1;
+  put<uint32_t>(out, static_cast<uint32_t>(5 + gpu_sections + info_sections +
+                                           (artifact.varying ? 1 + (4 + gpu_sections) * smaller : 0)));
   put_section(out, "target", artifact.target);
   put_section(out, "instruction_sets", joined(artifact.instruction_sets));
   put_section(out, "graph", artifact.graph.to_json().dump());
   put_section(out, "params", params_bytes(artifact));
   put_section(out, "kernels", artifact.shared_object);
   if (artifact.gpu) put_gpu_sections(out, "gpu", *artifact.gpu);
+  if (info_sections) put_section(out, "kernel_info", kernel_info_json(artifact.kernel_info).dump());
   if (artifact.varying) {
     put_section(out, "varying", varying_json(*artifact.varying).dump());
     for (size_t i = 0; i < smaller; ++i) {
@@ -435,6 +459,7 @@ Artifact read_artifact(const std::string& path) {
   a.instruction_sets = split(sections["instruction_sets"]);
   a.shared_object = std::move(sections["kernels"]);
   a.gpu = gpu_from(sections, "gpu", "artifact '" + path + "'");
+  if (sections.count("kernel_info")) a.kernel_info = kernel_info_from(sections["kernel_info"], path);
   if (sections.count("varying")) {
     size_t smaller = 0;
     while (sections.count(bucket_section(smaller, "graph"))) ++smaller;
@@ -445,7 +470,7 @@ Artifact read_artifact(const std::string& path) {
 }
 
 Artifact copy_artifact(const Artifact& a) {
-  Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu};
+  Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu, a.kernel_info};
   for (const auto& p : a.params) c.params.push_back(copy_of(p));
   for (const auto& b : a.smaller) {
     ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}, b.gpu};

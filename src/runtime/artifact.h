@@ -7,7 +7,8 @@
 // size, a u32 CRC-32 of the bytes, and the bytes. Sections: "target" (text),
 // "instruction_sets" (those the kernels use, space-separated: "avx2 fma"),
 // "graph" (ExecutableGraph as JSON), "params" (the constants' fp32 values in
-// graph.constants order, back to back), "kernels" (the shared object); a
+// graph.constants order, back to back), "kernels" (the shared object),
+// "kernel_info" (JSON: what each kernel computes, for reports; optional); a
 // model compiled over a range of one dimension adds "varying" (JSON: the
 // dimension, its buckets, which inputs and outputs vary along which axes)
 // and per smaller bucket i "bucket.i.graph", "bucket.i.kernels",
@@ -63,6 +64,18 @@ struct ArtifactBucket {
   std::optional<GpuCode> gpu;  // a GPU target's kernels, as Artifact::gpu
 };
 
+// What the compiler knew of a kernel, for reading a model's profile
+// (`tessera report`): section "kernel_info" (JSON), absent from artifacts
+// written before it and never needed to run.
+struct KernelInfo {
+  std::string name;          // the kernel's symbol
+  std::string nodes;         // the graph nodes it computes, e.g. "layer1.0.conv1 + relu"
+  double flop = 0;           // arithmetic per call (ir::ComputeDAG::flop_count)
+  bool tuned = false;        // scheduled by a tuning record, else by the hand-written schedule
+  std::string workload_key;  // its DAG's key: the auto-scheduler's task
+  std::string task_key;      // the template task's key its records are filed under; empty: none
+};
+
 struct Artifact {
   std::string target;  // e.g. "llvm -mcpu=znver3 -threads=2"
   ExecutableGraph graph;
@@ -78,6 +91,8 @@ struct Artifact {
   // A GPU target's kernels (then shared_object is empty): sections "gpu",
   // "gpu.cubin", "gpu.ptx".
   std::optional<GpuCode> gpu;
+  // The largest bucket's kernels, in the order they were made.
+  std::vector<KernelInfo> kernel_info;
 };
 
 // A copy that owns its own weights (NDArray memory is not shared): what a

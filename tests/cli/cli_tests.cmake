@@ -399,3 +399,11 @@ add_test(NAME Cli.TuneOpOnOpenClWithColdCaches
          COMMAND sh -c "rm -f cli_gpu_cold.log && $<TARGET_FILE:tessera_cli> tune-op dense --input 64x32 --weight 64x32 --target opencl --tuner random --trials 2 --number 2 --repeat 1 --confirm-leaders 0 --flush-cache --log cli_gpu_cold.log && test $(grep -c '\"error\":\"none\"' cli_gpu_cold.log) -ge 1 && echo cold-records-logged")
 set_tests_properties(Cli.TuneOpOnOpenClWithColdCaches PROPERTIES
                      PASS_REGULAR_EXPRESSION "task: dense.gpu.*Done\\..*cold-records-logged" TIMEOUT 240)
+
+# tessera report: a page from a fresh tuning log (with a damaged line) and a
+# model compiled with its records: every section, the damage counted, and
+# a model that does not load named in one line.
+add_test(NAME Cli.ReportMakesOnePageOfATuningAndItsModel
+         COMMAND sh -c "rm -f cli_report.log cli_report.html && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 4 --confirm-leaders 1 --threads 1 --log cli_report.log > /dev/null && printf 'garbage\\n' >> cli_report.log && $<TARGET_FILE:tessera_cli> report cli_report.log --model ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --number 2 --repeat 1 --no-roofline -o cli_report.html && grep -c 'id=\"task-0\"' cli_report.html && grep -o '\"damaged\":[0-9]*' cli_report.html && grep -c 'id=\"kernels\"' cli_report.html && ! $<TARGET_FILE:tessera_cli> report cli_report.log --model no-such-model -o cli_report_bad.html")
+set_tests_properties(Cli.ReportMakesOnePageOfATuningAndItsModel PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "wrote cli_report.html \\([0-9]+ KB\\)\n1\n\"damaged\":1\n1\n.*no-such-model")

@@ -380,6 +380,30 @@ long run_artifact_peak_kb(const std::string& path) {
 // Loading held the weights two or three times over (the file's bytes, the
 // arrays read from them, the executor's buffer); it holds them once now, and
 // a weight only twice while it is being copied into place.
+// What the compiler knew of each kernel survives the file (a report reads it
+// back); an artifact written without it reads as one that has none.
+TEST(Artifact, KernelInfoRoundTripsAndIsOptional) {
+  TinyModel model;
+  const std::string path = temp_path("info.tsr");
+  write_artifact(model.artifact, path);
+  EXPECT_TRUE(read_artifact(path).kernel_info.empty());
+  model.artifact.kernel_info = {{"conv_3x3", "conv1 + relu", 230400.5, true, "abcd", "ef01"},
+                                {"relu", "relu", 1600, false, "2345", ""}};
+  write_artifact(model.artifact, path);
+  const Artifact back = read_artifact(path);
+  ASSERT_EQ(back.kernel_info.size(), 2u);
+  EXPECT_EQ(back.kernel_info[0].name, "conv_3x3");
+  EXPECT_EQ(back.kernel_info[0].nodes, "conv1 + relu");
+  EXPECT_EQ(back.kernel_info[0].flop, 230400.5);
+  EXPECT_TRUE(back.kernel_info[0].tuned);
+  EXPECT_EQ(back.kernel_info[0].workload_key, "abcd");
+  EXPECT_EQ(back.kernel_info[0].task_key, "ef01");
+  EXPECT_FALSE(back.kernel_info[1].tuned);
+  EXPECT_EQ(copy_artifact(back).kernel_info.size(), 2u);
+  GraphExecutor ex(read_artifact(path), "info");  // it still runs
+  unlink(path.c_str());
+}
+
 TEST(Artifact, LoadingHoldsTheWeightsOnce) {
   TinyModel tiny;
   const std::string tiny_path = temp_path("tiny-rss.tsr"), big_path = temp_path("big-rss.tsr");
