@@ -166,8 +166,9 @@ class LayoutConverter {
     if (winograd_ && !depthwise) {
       const Shape& w = weight.value->shape();  // OIHW or HWIO
       const Shape& o = n.type.shape;            // NCHW or NHWC
-      blocked_attrs.winograd_tile = winograd_tile_for(a, nhwc ? Shape{w[3], w[2], w[0], w[1]} : w,
-                                                      nhwc ? Shape{o[0], o[3], o[1], o[2]} : o);
+      const Shape nchw_output = nhwc ? Shape{o[0], o[3], o[1], o[2]} : o;
+      if (winograd_reuses_weights(nchw_output))
+        blocked_attrs.winograd_tile = winograd_tile_for(a, nhwc ? Shape{w[3], w[2], w[0], w[1]} : w, nchw_output);
     }
     NodeId x = transform(r_.mapped(n.inputs[0]), a.data_layout, blocked(ic_bn), n.name + ".in");
     NodeId conv = r_.add(Op::kConv2d, n.name, {x, w}, blocked_attrs);
@@ -489,6 +490,13 @@ int64_t winograd_tile_for(const Conv2dAttrs& a, const Shape& oihw_weight, const 
   if (!three_by_three || !unit_steps || a.groups != 1 || out.size() < 4) return 0;
   if (w[0] < 16 || w[1] < 16 || out[2] < 6 || out[3] < 6) return 0;
   return 4;
+}
+
+bool winograd_reuses_weights(const Shape& nchw_output) {
+  // The transformed weights (36 values per channel pair against the direct
+  // 9) are read once a call and reused once per output tile.
+  const Shape& out = nchw_output;
+  return out.size() >= 4 && out[0] * ((out[2] + 3) / 4) * ((out[3] + 3) / 4) >= 16;
 }
 
 }  // namespace tessera::graph

@@ -75,10 +75,17 @@ struct ConvBlocks {
 // stride-1 convolutions of one group with at least 16 input and output
 // channels and an output of at least 6x6, where the transforms cost little
 // against the 4x fewer multiplications. Measured on Zen 3 (AVX2, 1 thread),
-// F(4x4, 3x3) against the direct schedule on ResNet's 3x3 layers: 64ch 56x56
-// 2.2x, 128ch 28x28 2.5x, 256ch 14x14 1.3x, 512ch 7x7 1.2x faster; F(2x2,
-// 3x3) less so on all four.
+// F(4x4, 3x3) against the direct schedule on ResNet's 3x3 layers alone: 64ch
+// 56x56 2.2x, 128ch 28x28 2.5x, 256ch 14x14 1.3x, 512ch 7x7 1.2x faster;
+// F(2x2, 3x3) less so on all four.
 int64_t winograd_tile_for(const Conv2dAttrs& attrs, const Shape& oihw_weight, const Shape& nchw_output);
+// Whether a CPU Winograd kernel reuses its transformed weights over enough
+// output tiles (16 of 4x4 over the batch) to pay for reading them: they are
+// 4x the direct weights and, in a network, cold. ResNet's 7x7 layers at
+// batch 1 have 4 tiles and lose (512 channels, 38 MB: 3.2 ms Winograd
+// against 2.4-2.5 ms direct in ResNet-18 at 1 thread on Emerald Rapids);
+// batch 4 brings them to 16. GPUs, with their bandwidth, do not ask.
+bool winograd_reuses_weights(const Shape& nchw_output);
 
 // `winograd`: convolutions that winograd_tile_for picks
 // are marked to run as Winograd.

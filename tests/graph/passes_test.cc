@@ -351,6 +351,21 @@ TEST(GraphPasses, ConvertLayoutBlocksConvolutionsAndTheirEpilogues) {
   expect_same_outputs(g, cancelled);
 }
 
+// Winograd only where its transformed weights (4x the direct ones) are
+// reused over at least 16 output tiles: ResNet's 56x56, 28x28 and 14x14 3x3
+// layers at batch 1, its 7x7 layer4 only from batch 4 (4 tiles an image).
+TEST(GraphPasses, WinogradIsChosenWhereItsWeightsAreReusedOverEnoughTiles) {
+  const Conv2dAttrs a = Conv2dAttrs::symmetric(1, 1);
+  EXPECT_EQ(winograd_tile_for(a, {64, 64, 3, 3}, {1, 64, 56, 56}), 4);
+  EXPECT_EQ(winograd_tile_for(a, {8, 8, 3, 3}, {1, 8, 56, 56}), 0);  // too few channels
+  EXPECT_EQ(winograd_tile_for(Conv2dAttrs::symmetric(2, 1), {64, 64, 3, 3}, {1, 64, 28, 28}), 0);
+  EXPECT_TRUE(winograd_reuses_weights({1, 64, 56, 56}));
+  EXPECT_TRUE(winograd_reuses_weights({1, 256, 14, 14}));   // 16 tiles
+  EXPECT_FALSE(winograd_reuses_weights({1, 512, 7, 7}));    // 4
+  EXPECT_FALSE(winograd_reuses_weights({2, 512, 7, 7}));    // 8
+  EXPECT_TRUE(winograd_reuses_weights({4, 512, 7, 7}));     // 16
+}
+
 // A grouped convolution between two plain ones (ResNeXt's bottleneck):
 // blocked like them, its blocks dividing one group's channels, and its weight
 // packed group by group. 24 per group: blocks of 24 where the vector holds 16
