@@ -15,6 +15,14 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// An element from DRAM, or zeros where a LOAD pads its block (`src` null).
+void copy_or_zero(void* dst, const uint8_t* src, int64_t bytes) {
+  if (src)
+    std::memcpy(dst, src, bytes);
+  else
+    std::memset(dst, 0, bytes);
+}
+
 std::string where(const Instruction& insn, size_t index) {
   return fmt::format("VTA instruction {} ({})", index, insn.describe());
 }
@@ -157,24 +165,9 @@ int64_t Simulator::load(const Instruction& insn, size_t index, const std::vector
           uop_[sram] = Uop::decode(word);
           break;
         }
-        case BufferId::Inp:
-          if (src)
-            std::memcpy(&inp_[sram * element], src, element);
-          else
-            std::memset(&inp_[sram * element], 0, element);
-          break;
-        case BufferId::Wgt:
-          if (src)
-            std::memcpy(&wgt_[sram * element], src, element);
-          else
-            std::memset(&wgt_[sram * element], 0, element);
-          break;
-        case BufferId::Acc:
-          if (src)
-            std::memcpy(&acc_[sram * (element / 4)], src, element);
-          else
-            std::memset(&acc_[sram * (element / 4)], 0, element);
-          break;
+        case BufferId::Inp: copy_or_zero(&inp_[sram * element], src, element); break;
+        case BufferId::Wgt: copy_or_zero(&wgt_[sram * element], src, element); break;
+        case BufferId::Acc: copy_or_zero(&acc_[sram * (element / 4)], src, element); break;
         case BufferId::Out: break;
       }
     }
