@@ -15,6 +15,21 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The micro-op loop GEMM and ALU share (isa.h): `step(i, j, u, dst, src,
+// wgt)` for each step, with its tile indices; returns the number of steps.
+template <typename Step>
+int64_t for_each_step(const LoopOp& l, const std::vector<Uop>& uops, Step&& step) {
+  int64_t steps = 0;
+  for (int64_t i = 0; i < l.iter_out; ++i)
+    for (int64_t j = 0; j < l.iter_in; ++j)
+      for (uint32_t u = l.uop_begin; u < l.uop_end; ++u, ++steps) {
+        const Uop& op = uops[u];
+        step(i, j, u, op.dst + i * l.dst_factor_out + j * l.dst_factor_in,
+             op.src + i * l.src_factor_out + j * l.src_factor_in, op.wgt + i * l.wgt_factor_out + j * l.wgt_factor_in);
+      }
+  return steps;
+}
+
 // An element from DRAM, or zeros where a LOAD pads its block (`src` null).
 void copy_or_zero(void* dst, const uint8_t* src, int64_t bytes) {
   if (src)
@@ -208,14 +223,8 @@ void Simulator::narrow(int64_t tile) {
 int64_t Simulator::gemm(const Instruction& insn, size_t index, SimulationStats& stats) {
   const LoopOp& l = insn.loop;
   const int batch = config_.batch(), bin = config_.block_in(), bout = config_.block_out();
-  int64_t steps = 0;
-  for (int64_t i = 0; i < l.iter_out; ++i)
-    for (int64_t j = 0; j < l.iter_in; ++j)
-      for (uint32_t u = l.uop_begin; u < l.uop_end; ++u) {
-        const Uop& op = uop_[u];
-        const int64_t dst = op.dst + i * l.dst_factor_out + j * l.dst_factor_in;
-        const int64_t src = op.src + i * l.src_factor_out + j * l.src_factor_in;
-        const int64_t wgt = op.wgt + i * l.wgt_factor_out + j * l.wgt_factor_in;
+  const int64_t steps =
+      for_each_step(l, uop_, [&](int64_t i, int64_t j, uint32_t u, int64_t dst, int64_t src, int64_t wgt) {
         if (dst >= config_.acc_depth() || src >= config_.inp_depth() || wgt >= config_.wgt_depth())
           throw Error(
               fmt::format("{}: step ({}, {}, uop {}) reaches acc[{}] inp[{}] wgt[{}], past the buffers' {}, {}, {}",
@@ -236,8 +245,7 @@ int64_t Simulator::gemm(const Instruction& insn, size_t index, SimulationStats& 
           stats.gemm_macs += config_.macs_per_gemm();
         }
         narrow(dst);
-        ++steps;
-      }
+      });
   stats.gemm_steps += steps;
   stats.gemm_cycles += l.reset ? 0 : steps;
   return model_.pipeline_fill + steps;
@@ -246,13 +254,8 @@ int64_t Simulator::gemm(const Instruction& insn, size_t index, SimulationStats& 
 int64_t Simulator::alu(const Instruction& insn, size_t index, SimulationStats& stats) {
   const LoopOp& l = insn.loop;
   const int64_t n = int64_t{config_.batch()} * config_.block_out();
-  int64_t steps = 0;
-  for (int64_t i = 0; i < l.iter_out; ++i)
-    for (int64_t j = 0; j < l.iter_in; ++j)
-      for (uint32_t u = l.uop_begin; u < l.uop_end; ++u) {
-        const Uop& op = uop_[u];
-        const int64_t dst = op.dst + i * l.dst_factor_out + j * l.dst_factor_in;
-        const int64_t src = op.src + i * l.src_factor_out + j * l.src_factor_in;
+  const int64_t steps =
+      for_each_step(l, uop_, [&](int64_t i, int64_t j, uint32_t u, int64_t dst, int64_t src, int64_t) {
         if (dst >= config_.acc_depth() || (!l.use_imm && src >= config_.acc_depth()))
           throw Error(fmt::format("{}: step ({}, {}, uop {}) reaches acc[{}] and acc[{}], past the buffer's {}",
                                   where(insn, index), i, j, u, dst, src, config_.acc_depth()));
@@ -275,8 +278,7 @@ int64_t Simulator::alu(const Instruction& insn, size_t index, SimulationStats& s
           }
         }
         narrow(dst);
-        ++steps;
-      }
+      });
   stats.alu_steps += steps;
   return model_.pipeline_fill + steps * (l.use_imm || l.reset ? 1 : 2);
 }
