@@ -63,8 +63,6 @@ void attach_model(report::TuningHistory& history, const report::ModelProfile& mo
   }
 }
 
-bool is_artifact_path(const std::string& model) { return runtime::is_artifact_file(model); }
-
 }  // namespace
 
 std::string make_report(const ReportOptions& o, std::ostream& log) {
@@ -74,10 +72,12 @@ std::string make_report(const ReportOptions& o, std::ostream& log) {
   log << fmt::format("reading {} log{}\n", o.logs.size(), o.logs.size() == 1 ? "" : "s");
   in.tuning = report::read_tuning_history(o.logs);
   if (in.tuning.damaged > 0) log << fmt::format("{} damaged lines skipped\n", in.tuning.damaged);
+  // Every input is read before the model's compile and timing, which take a while.
+  if (!o.baseline.empty()) in.baselines = report::read_baselines(o.baseline);
 
   if (!o.model.empty()) {
     runtime::Artifact artifact;
-    if (is_artifact_path(o.model)) {
+    if (runtime::is_artifact_file(o.model)) {
       artifact = runtime::read_artifact(o.model);
       log << fmt::format("profiling {} (compiled for {})\n", o.model, artifact.target);
     } else {
@@ -104,7 +104,6 @@ std::string make_report(const ReportOptions& o, std::ostream& log) {
   } else if (!o.target.empty()) {
     in.target = parse_target(o.target).str();
   }
-  if (!o.baseline.empty()) in.baselines = report::read_baselines(o.baseline);
   return report::render_report(in);
 }
 
