@@ -69,9 +69,8 @@ std::string tuning_section(const ReportInput& in, const std::optional<target::Ta
   const TuningHistory& t = in.tuning;
   std::string out = "<h2 id=\"tuning\">Tuning</h2>\n";
   out += fmt::format(
-      "<p>{} log{}: {} records, {} damaged line{} skipped; {} task{}, {} trials in {:.1f} min.</p>\n", t.logs.size(),
-      t.logs.size() == 1 ? "" : "s", t.records, t.damaged, t.damaged == 1 ? "" : "s", t.tasks.size(),
-      t.tasks.size() == 1 ? "" : "s",
+      "<p>{}: {} records, {} skipped; {}, {} trials in {:.1f} min.</p>\n", plural(t.logs.size(), "log"), t.records,
+      plural(t.damaged, "damaged line"), plural(t.tasks.size(), "task"),
       [&] {
         size_t n = 0;
         for (const auto& task : t.tasks) n += task.trials.size();
@@ -84,10 +83,13 @@ std::string tuning_section(const ReportInput& in, const std::optional<target::Ta
     if (t.damage.size() < t.damaged) out += fmt::format("... and {} more", t.damaged - t.damage.size());
     out += "</div>\n";
   }
+  // Whether each task's records apply, decided once: a target is parsed by asking LLVM.
+  std::vector<bool> applies_here;
+  for (const TaskHistory& task : t.tasks) applies_here.push_back(applies(task, wanted));
   std::vector<std::string> foreign;
-  for (const TaskHistory& task : t.tasks)
-    if (!applies(task, wanted) && std::find(foreign.begin(), foreign.end(), task.target) == foreign.end())
-      foreign.push_back(task.target);
+  for (size_t i = 0; i < t.tasks.size(); ++i)
+    if (!applies_here[i] && std::find(foreign.begin(), foreign.end(), t.tasks[i].target) == foreign.end())
+      foreign.push_back(t.tasks[i].target);
   for (const std::string& f : foreign)
     out += fmt::format(
         "<div class=\"note\" id=\"other-target\">Records for another target: <b>{}</b> (this report is for {}); "
@@ -101,13 +103,10 @@ std::string tuning_section(const ReportInput& in, const std::optional<target::Ta
   if (t.tasks.empty()) return out + "<p>No records.</p>\n";
 
   // The task scheduler's view: the estimate and the trials each task got.
+  // Its tasks are the first target's that applies (the log's first without a report target).
+  const auto first_applying = std::find(applies_here.begin(), applies_here.end(), true);
   const std::string scheduled_target =
-      wanted ? [&] {
-        for (const TaskHistory& task : t.tasks)
-          if (applies(task, wanted)) return task.target;
-        return t.targets.front();
-      }()
-             : t.targets.front();
+      first_applying == applies_here.end() ? t.targets.front() : t.tasks[first_applying - applies_here.begin()].target;
   const auto estimate = t.estimated_latency(scheduled_target);
   Chart latency{"Estimated network latency (task scheduler)", {"trials"}, {"ms"}, {}};
   Series est = line_series("sum of weight x best");
@@ -128,13 +127,12 @@ std::string tuning_section(const ReportInput& in, const std::optional<target::Ta
         "<tr><td>{}</td><td class=\"text\"><a href=\"#task-{}\">{}</a></td><td class=\"text\">{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}{}</td></tr>\n",
         i, i, h(task.task_name), h(task.description), task.weight, task.trials.size(), cell(task.best_seconds * 1e3),
-        cell(task.gflops(task.best_seconds), 1), errors, h(task.target),
-        applies(task, wanted) ? "" : " (another target)");
+        cell(task.gflops(task.best_seconds), 1), errors, h(task.target), applies_here[i] ? "" : " (another target)");
     tasks_json.push_back({{"index", i},
                           {"task", task.task_name},
                           {"workload_key", task.workload_key},
                           {"target", task.target},
-                          {"applies", applies(task, wanted)},
+                          {"applies", bool(applies_here[i])},
                           {"description", task.description},
                           {"weight", task.weight},
                           {"flop", task.flop},

@@ -10,19 +10,6 @@
 
 namespace tessera::report {
 
-namespace {
-
-// Bytes a tensor occupies as the kernels read and write it.
-double stored_bytes(const runtime::ExecutableGraph::Tensor& t) {
-  double n = 1;
-  for (int64_t d : t.shape) n *= static_cast<double>(d);
-  if (t.stored_as == "int8" || t.stored_as == "uint8") return n;
-  if (t.half) return 2 * n;
-  return 4 * n;
-}
-
-}  // namespace
-
 ModelProfile profile_model(runtime::Artifact artifact, const std::string& source, int threads, int number, int repeat) {
   if (artifact.gpu) throw Error("report: '" + source + "' is compiled for a GPU; its profile needs a CPU model");
   if (artifact.varying)
@@ -51,8 +38,9 @@ ModelProfile profile_model(runtime::Artifact artifact, const std::string& source
     if (added) {
       KernelProfile k;
       k.name = call.kernel;
-      for (int t : call.inputs) k.bytes += stored_bytes(g.tensors[t]);
-      for (int t : call.outputs) k.bytes += stored_bytes(g.tensors[t]);
+      // The tensors it reads and writes, as stored (int8, half or float32 elements).
+      for (const std::vector<int>* tensors : {&call.inputs, &call.outputs})
+        for (int t : *tensors) k.bytes += double(g.num_elements(t)) * double(g.element_bytes(t));
       if (auto known = info.find(call.kernel); known != info.end()) {
         k.known = true;
         k.nodes = known->second.nodes;
