@@ -169,10 +169,10 @@ TEST(GraphExecutor, BenchmarkReportsInTheSeedsWords) {
   EXPECT_EQ(fixed.summary(), "Mean inference time (std dev): 2.00 ms (1.00 ms)");
 }
 
-// `bench --profile`'s numbers: each call's fastest run; the 3x3 convolution
-// does 70 times the relu's arithmetic, which no neighbour's noise reverses in
-// a minimum of 20 runs.
-TEST(GraphExecutor, ProfileTimesEachCallByItsFastestRun) {
+// `bench --profile`'s numbers: one finite, positive time for each call of
+// the graph, by kernel; no runs is an error. (Which kernel is slower is a
+// timing, asserted nowhere in the suite.)
+TEST(GraphExecutor, ProfileGivesEveryCallAPositiveTime) {
   TinyModel model;
   GraphExecutor ex(std::move(model.artifact), "tiny");
   const std::vector<double> seconds = ex.profile(20);
@@ -182,8 +182,8 @@ TEST(GraphExecutor, ProfileTimesEachCallByItsFastestRun) {
     EXPECT_TRUE(std::isfinite(seconds[i]) && seconds[i] > 0) << ex.graph().calls[i].kernel;
     by_kernel[ex.graph().calls[i].kernel] = seconds[i];
   }
-  ASSERT_TRUE(by_kernel.count("conv_3x3") && by_kernel.count("relu"));
-  EXPECT_GT(by_kernel["conv_3x3"], by_kernel["relu"]);
+  EXPECT_EQ(by_kernel.size(), 3u);
+  EXPECT_TRUE(by_kernel.count("conv_3x3") && by_kernel.count("relu") && by_kernel.count("conv_1x1"));
   EXPECT_THROW(ex.profile(0), Error);
 }
 
