@@ -20,6 +20,7 @@ void for_each_field(Config& c, Visit&& visit) {
   visit("LOG_INP_BUFF_SIZE", c.log_inp_buff_size);
   visit("LOG_WGT_BUFF_SIZE", c.log_wgt_buff_size);
   visit("LOG_ACC_BUFF_SIZE", c.log_acc_buff_size);
+  visit("HW_FREQ", c.hw_freq_mhz);
 }
 
 }  // namespace
@@ -47,7 +48,7 @@ VtaConfig VtaConfig::from_json(const std::string& text, const std::string& where
     if (!j.contains(key)) return;  // the default's
     if (!j[key].is_number_integer()) throw Error(where + ": " + key + " must be an integer");
     const int64_t v = j[key].get<int64_t>();
-    if (v < 0 || v > 30) throw Error(where + ": " + key + " = " + std::to_string(v) + " is out of range");
+    if (v < 0 || v > (std::string(key) == "HW_FREQ" ? 10000 : 30)) throw Error(where + ": " + key + " = " + std::to_string(v) + " is out of range");
     value = static_cast<int>(v);
   });
   c.validate(where);
@@ -55,6 +56,7 @@ VtaConfig VtaConfig::from_json(const std::string& text, const std::string& where
 }
 
 void VtaConfig::validate(const std::string& where) const {
+  if (hw_freq_mhz < 1) throw Error(where + ": HW_FREQ (MHz) must be positive");
   if (log_inp_width != 3 || log_wgt_width != 3)
     throw Error(where +
                 ": inputs and weights are 8-bit (LOG_INP_WIDTH = LOG_WGT_WIDTH = 3); this simulator "

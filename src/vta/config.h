@@ -24,6 +24,7 @@ struct VtaConfig {
   int log_inp_buff_size = 15;
   int log_wgt_buff_size = 18;
   int log_acc_buff_size = 17;
+  int hw_freq_mhz = 100;       // the core's clock ("HW_FREQ"; the PYNQ design's 100 MHz): cycles to seconds
 
   int batch() const { return 1 << log_batch; }
   int block_in() const { return 1 << log_block; }
@@ -46,6 +47,8 @@ struct VtaConfig {
   int64_t acc_depth() const { return (int64_t{1} << log_acc_buff_size) / acc_element_bytes(); }
   int64_t out_depth() const { return acc_depth(); }  // the narrowed copy of the accumulators
   int64_t uop_depth() const { return (int64_t{1} << log_uop_buff_size) / kUopBytes; }
+
+  double seconds(int64_t cycles) const { return static_cast<double>(cycles) / (hw_freq_mhz * 1e6); }
 
   // Multiply-accumulates of one GEMM step (one micro-op, one cycle).
   int64_t macs_per_gemm() const { return int64_t{batch()} * block_in() * block_out(); }

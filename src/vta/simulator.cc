@@ -59,7 +59,9 @@ std::vector<int32_t> Simulator::accumulator(int64_t index) const {
   return std::vector<int32_t>(acc_.begin() + index * n, acc_.begin() + (index + 1) * n);
 }
 
-SimulationStats Simulator::run(const std::vector<Instruction>& program, std::vector<uint8_t>& dram) {
+SimulationStats Simulator::run(const std::vector<Instruction>& program, std::vector<uint8_t>& dram,
+                               Execution execution) {
+  functional_ = execution == Execution::Functional;
   std::vector<size_t> queue[3];
   for (size_t i = 0; i < program.size(); ++i) {
     check_fields(program[i], i, config_);
@@ -164,12 +166,14 @@ int64_t Simulator::load(const Instruction& insn, size_t index, const std::vector
       throw Error(fmt::format("{}: reads DRAM bytes up to {}, past its {}", where(insn, index), last, dram.size()));
   }
   int64_t padded = 0;
+  const bool copies = functional_ || m.buffer == BufferId::Uop;
   for (int64_t y = 0; y < rows; ++y)
     for (int64_t x = 0; x < row; ++x) {
       const int64_t sram = m.sram_base + y * row + x;
       const bool pad =
           y < m.y_pad_top || y >= m.y_pad_top + m.y_size || x < m.x_pad_left || x >= m.x_pad_left + m.x_size;
       padded += pad;
+      if (!copies) continue;
       const uint8_t* src =
           pad ? nullptr
               : dram.data() + ((m.dram_base + (y - m.y_pad_top) * int64_t{m.x_stride} + (x - m.x_pad_left)) * element);
@@ -205,7 +209,7 @@ int64_t Simulator::store(const Instruction& insn, size_t index, std::vector<uint
     if (last > static_cast<int64_t>(dram.size()))
       throw Error(fmt::format("{}: writes DRAM bytes up to {}, past its {}", where(insn, index), last, dram.size()));
   }
-  for (int64_t y = 0; y < m.y_size; ++y)
+  for (int64_t y = 0; functional_ && y < m.y_size; ++y)
     for (int64_t x = 0; x < m.x_size; ++x)
       std::memcpy(dram.data() + (m.dram_base + y * m.x_stride + x) * element,
                   &out_[(m.sram_base + y * m.x_size + x) * element], element);
@@ -230,6 +234,8 @@ int64_t Simulator::gemm(const Instruction& insn, size_t index, SimulationStats& 
               fmt::format("{}: step ({}, {}, uop {}) reaches acc[{}] inp[{}] wgt[{}], past the buffers' {}, {}, {}",
                           where(insn, index), i, j, u, dst, src, wgt, config_.acc_depth(), config_.inp_depth(),
                           config_.wgt_depth()));
+        if (!l.reset) stats.gemm_macs += config_.macs_per_gemm();
+        if (!functional_) return;
         int32_t* acc = &acc_[dst * batch * bout];
         if (l.reset) {
           std::fill(acc, acc + batch * bout, 0);
@@ -242,7 +248,6 @@ int64_t Simulator::gemm(const Instruction& insn, size_t index, SimulationStats& 
               for (int k = 0; k < bin; ++k) sum += int32_t{a[b * bin + k]} * int32_t{w[o * bin + k]};
               acc[b * bout + o] += sum;
             }
-          stats.gemm_macs += config_.macs_per_gemm();
         }
         narrow(dst);
       });
@@ -259,6 +264,7 @@ int64_t Simulator::alu(const Instruction& insn, size_t index, SimulationStats& s
         if (dst >= config_.acc_depth() || (!l.use_imm && src >= config_.acc_depth()))
           throw Error(fmt::format("{}: step ({}, {}, uop {}) reaches acc[{}] and acc[{}], past the buffer's {}",
                                   where(insn, index), i, j, u, dst, src, config_.acc_depth()));
+        if (!functional_) return;
         int32_t* a = &acc_[dst * n];
         const int32_t* b = l.use_imm ? nullptr : &acc_[src * n];
         for (int64_t k = 0; k < n; ++k) {

@@ -57,6 +57,12 @@ struct SimulationStats {
   double gemm_utilisation() const { return cycles > 0 ? double(gemm_cycles) / double(cycles) : 0; }
 };
 
+// Functional: computes every value, as the device would. TimingOnly: the
+// same instructions, checks and statistics, but only micro-ops are loaded
+// and nothing is computed or stored: a tuner's cost (cycles do not depend
+// on the values) at a small fraction of the time.
+enum class Execution { Functional, TimingOnly };
+
 class Simulator {
  public:
   explicit Simulator(VtaConfig config, CycleModel model = {});
@@ -67,7 +73,8 @@ class Simulator {
   // Throws tessera::Error naming the instruction for a field out of range,
   // an access outside DRAM or a buffer, or a token never pushed (the
   // program would hang on the device).
-  SimulationStats run(const std::vector<Instruction>& program, std::vector<uint8_t>& dram);
+  SimulationStats run(const std::vector<Instruction>& program, std::vector<uint8_t>& dram,
+                      Execution execution = Execution::Functional);
 
   const VtaConfig& config() const { return config_; }
   // The accumulator buffer's tile `index` (batch x block_out int32), for tests.
@@ -83,6 +90,7 @@ class Simulator {
 
   VtaConfig config_;
   CycleModel model_;
+  bool functional_ = true;
   std::vector<Uop> uop_;
   std::vector<int8_t> inp_, wgt_, out_;
   std::vector<int32_t> acc_;

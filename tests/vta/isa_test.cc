@@ -32,6 +32,9 @@ TEST(VtaConfig, TheDefaultIsTheSeedsAndRoundTripsThroughItsJson) {
   EXPECT_EQ(batch2.target, "pynq");
   EXPECT_EQ(batch2.batch(), 2);
   EXPECT_EQ(batch2.acc_depth(), 1024);
+  EXPECT_EQ(batch2.hw_freq_mhz, 100);
+  EXPECT_DOUBLE_EQ(batch2.seconds(31'000'000), 0.31);
+  EXPECT_EQ(VtaConfig::from_json(R"({"HW_FREQ": 250})", "fast.json").hw_freq_mhz, 250);
 }
 
 TEST(VtaConfig, BadFilesAreNamedWithTheirKey) {
@@ -49,6 +52,7 @@ TEST(VtaConfig, BadFilesAreNamedWithTheirKey) {
   EXPECT_NE(message(R"({"LOG_WGT_BUFF_SIZE": 7})").find("LOG_WGT_BUFF_SIZE = 7 holds no element of 256 bytes"),
             std::string::npos);
   EXPECT_NE(message(R"({"LOG_INP_BUFF_SIZE": 20})").find("micro-op's indices"), std::string::npos);
+  EXPECT_NE(message(R"({"HW_FREQ": 0})").find("my.json: HW_FREQ (MHz) must be positive"), std::string::npos);
 }
 
 Instruction random_instruction(std::mt19937& rng) {

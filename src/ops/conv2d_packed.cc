@@ -1,0 +1,102 @@
+#include "ops/conv2d_packed.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tessera::ops {
+
+namespace {
+
+constexpr const char* kOp = "conv2d_packed";
+
+}  // namespace
+
+Shape Conv2dPackedAttrs::data_shape() const {
+  return {batch / block_batch, in_channels / block_in, height, width, block_batch, block_in};
+}
+
+Shape Conv2dPackedAttrs::weight_shape() const {
+  return {out_channels / block_out, in_channels / block_in, kernel_h, kernel_w, block_out, block_in};
+}
+
+Shape Conv2dPackedAttrs::output_shape() const {
+  return {batch / block_batch, out_channels / block_out, out_height(), out_width(), block_batch, block_out};
+}
+
+int64_t Conv2dPackedAttrs::macs() const {
+  return batch * out_channels * out_height() * out_width() * in_channels * kernel_h * kernel_w;
+}
+
+void Conv2dPackedAttrs::validate() const {
+  for (auto [name, v] : {std::pair{"batch", batch}, {"in_channels", in_channels}, {"height", height},
+                         {"width", width}, {"out_channels", out_channels}, {"kernel_h", kernel_h},
+                         {"kernel_w", kernel_w}, {"stride_h", stride_h}, {"stride_w", stride_w},
+                         {"block_batch", block_batch}, {"block_in", block_in}, {"block_out", block_out}})
+    check_positive(kOp, name, v);
+  check_non_negative(kOp, "pad_h", pad_h);
+  check_non_negative(kOp, "pad_w", pad_w);
+  if (batch % block_batch || in_channels % block_in || out_channels % block_out)
+    fail(kOp, fmt::format("batch {}, input channels {} and output channels {} must be multiples of their blocks "
+                          "{}, {} and {}",
+                          batch, in_channels, out_channels, block_batch, block_in, block_out));
+  if (pad_h >= kernel_h || pad_w >= kernel_w)
+    fail(kOp, fmt::format("padding ({}, {}) must be narrower than the kernel ({}, {})", pad_h, pad_w, kernel_h,
+                          kernel_w));
+  if (height + 2 * pad_h < kernel_h || width + 2 * pad_w < kernel_w)
+    fail(kOp, fmt::format("a {}x{} kernel does not fit the padded {}x{} image", kernel_h, kernel_w, height + 2 * pad_h,
+                          width + 2 * pad_w));
+  if (shift < 0 || shift > 15) fail(kOp, fmt::format("shift {} must be 0..15", shift));
+  if (clip_min < -128 || clip_max > 127 || clip_min > clip_max)
+    fail(kOp, fmt::format("clip bounds [{}, {}] must lie in int8's [-128, 127], lower first", clip_min, clip_max));
+}
+
+std::string Conv2dPackedAttrs::to_string() const {
+  return fmt::format("{} data={} weight={} strides=({}, {}) padding=({}, {}){} shift={} clip=[{}, {}]", kOp,
+                     shape_to_string(data_shape()), shape_to_string(weight_shape()), stride_h, stride_w, pad_h, pad_w,
+                     residual ? " residual" : "", shift, clip_min, clip_max);
+}
+
+std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const std::vector<int8_t>& data,
+                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& residual) {
+  a.validate();
+  const Shape ds = a.data_shape(), ws = a.weight_shape(), os = a.output_shape();
+  if (static_cast<int64_t>(data.size()) != num_elements(ds))
+    fail(kOp, fmt::format("data holds {} values, its shape {} needs {}", data.size(), shape_to_string(ds),
+                          num_elements(ds)));
+  if (static_cast<int64_t>(weight.size()) != num_elements(ws))
+    fail(kOp, fmt::format("weight holds {} values, its shape {} needs {}", weight.size(), shape_to_string(ws),
+                          num_elements(ws)));
+  if (a.residual && static_cast<int64_t>(residual.size()) != num_elements(os))
+    fail(kOp, fmt::format("residual holds {} values, the output's shape {} needs {}", residual.size(),
+                          shape_to_string(os), num_elements(os)));
+  const int64_t bn = a.block_batch, bi = a.block_in, bo = a.block_out;
+  const int64_t CB = ds[1], OB = os[1], OH = os[2], OW = os[3];
+  std::vector<int8_t> out(num_elements(os));
+  for (int64_t nb = 0; nb < os[0]; ++nb)
+    for (int64_t ob = 0; ob < OB; ++ob)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t x = 0; x < OW; ++x)
+          for (int64_t b = 0; b < bn; ++b)
+            for (int64_t o = 0; o < bo; ++o) {
+              uint32_t acc = 0;  // two's complement: wraps as the hardware's adders do
+              for (int64_t cb = 0; cb < CB; ++cb)
+                for (int64_t ky = 0; ky < a.kernel_h; ++ky)
+                  for (int64_t kx = 0; kx < a.kernel_w; ++kx) {
+                    const int64_t iy = y * a.stride_h - a.pad_h + ky, ix = x * a.stride_w - a.pad_w + kx;
+                    if (iy < 0 || iy >= a.height || ix < 0 || ix >= a.width) continue;
+                    const int8_t* d = &data[((((nb * CB + cb) * a.height + iy) * a.width + ix) * bn + b) * bi];
+                    const int8_t* w = &weight[((((ob * CB + cb) * a.kernel_h + ky) * a.kernel_w + kx) * bo + o) * bi];
+                    for (int64_t i = 0; i < bi; ++i)
+                      acc += static_cast<uint32_t>(int32_t{d[i]} * int32_t{w[i]});
+                  }
+              const int64_t index = ((((nb * OB + ob) * OH + y) * OW + x) * bn + b) * bo + o;
+              if (a.residual) acc += static_cast<uint32_t>(residual[index]);
+              if (a.shift > 0) acc += uint32_t{1} << (a.shift - 1);
+              const int32_t shifted = static_cast<int32_t>(acc) >> a.shift;
+              out[index] = static_cast<int8_t>(std::min(std::max(shifted, a.clip_min), a.clip_max));
+            }
+  return out;
+}
+
+}  // namespace tessera::ops

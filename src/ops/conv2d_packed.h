@@ -1,0 +1,62 @@
+#pragma once
+// A quantized 2-D convolution in the layouts of a GEMM accelerator (VTA's
+// conv2d_packed): batch and channels cut into the core's blocks,
+//
+//   data   (N/bn, C/bi, H, W, bn, bi)   int8   ("NCHW1n16c" with bn = 1, bi = 16)
+//   weight (O/bo, C/bi, KH, KW, bo, bi) int8   (each [bo][bi] block one GEMM tile)
+//   output (N/bn, O/bo, OH, OW, bn, bo) int8
+//
+// computed as the accelerator does, in 32-bit two's-complement arithmetic
+// (sums wrap, as the hardware's do):
+//
+//   acc = sum_{c,ky,kx} data[n, c, y*s - p + ky, x*s - p + kx] * weight[f, c, ky, kx]   (zero outside)
+//   acc += residual[n, f, y, x]                     when `residual` (int32, the output's packed shape)
+//   acc = (acc + 2^(shift-1)) >> shift              arithmetic; rounds halves up (no rounding when shift = 0)
+//   out = min(max(acc, clip_min), clip_max)         then stored as int8
+//
+// which is what a power-of-two requantisation (the seed's global_scale
+// quantisation) leaves after a convolution: every step is one of the
+// accelerator's ALU operations, so the compiled program equals this
+// reference bit for bit.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/common.h"
+
+namespace tessera::ops {
+
+struct Conv2dPackedAttrs {
+  // The convolution, in unpacked sizes (channels and batch are multiples of the blocks).
+  int64_t batch = 1, in_channels = 16, height = 1, width = 1, out_channels = 16;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int64_t block_batch = 1, block_in = 16, block_out = 16;
+  // The epilogue above.
+  bool residual = false;
+  int shift = 0;  // 0..15: the rounding term is an ALU immediate (16 bits, signed)
+  int32_t clip_min = -128, clip_max = 127;
+
+  int64_t out_height() const { return (height + 2 * pad_h - kernel_h) / stride_h + 1; }
+  int64_t out_width() const { return (width + 2 * pad_w - kernel_w) / stride_w + 1; }
+  Shape data_shape() const;    // (N/bn, C/bi, H, W, bn, bi)
+  Shape weight_shape() const;  // (O/bo, C/bi, KH, KW, bo, bi)
+  Shape output_shape() const;  // (N/bn, O/bo, OH, OW, bn, bo); also the residual's
+  // Multiply-accumulates of one inference, and twice that in operations.
+  int64_t macs() const;
+  double flop() const { return 2.0 * static_cast<double>(macs()); }
+  // Throws tessera::Error naming conv2d_packed: channels or batch not a
+  // multiple of their block, a padding as wide as the kernel (a window
+  // entirely outside the image), an empty output, a shift outside 0..15,
+  // clip bounds outside int8 or crossed.
+  void validate() const;
+  // "conv2d_packed data=[1, 4, 56, 56, 1, 16] weight=[8, 4, 3, 3, 16, 16] strides=(2, 2) padding=(1, 1) shift=8
+  // clip=[0, 127]"
+  std::string to_string() const;
+};
+
+// The reference: `data`, `weight` as above (row-major), `residual` the
+// output's shape when attrs.residual (else ignored, may be empty).
+std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& attrs, const std::vector<int8_t>& data,
+                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& residual);
+
+}  // namespace tessera::ops

@@ -1,0 +1,52 @@
+#pragma once
+// conv2d_packed (ops/conv2d_packed.h) lowered to a VTA program.
+//
+// The output is cut into tiles of tile_co channel blocks x tile_h rows x
+// tile_w columns. A tile's accumulators stay on chip while the reduction
+// runs over the input channels tile_ci blocks at a time: for each chunk the
+// load module brings the input window (zero-padded at the image's border)
+// and the weights into their buffers, and one GEMM instruction runs the
+// chunk's tile products through a micro-op kernel
+//   for co in tile_co: for y in tile_h:            (the instruction's two loops)
+//     for ci in tile_ci, ky, kx, x in tile_w:      (micro-ops)
+//       acc[co, y, x] += inp[ci, y*s + ky, x*s + kx] x wgt[co, ci, ky, kx]
+// Then ALU instructions apply the epilogue to the accumulators in place
+// (residual add, rounding add, shift, max, min: each one instruction over
+// the tile), and STORE writes the int8 tile out, one channel block a row block.
+//
+// Virtual threads: oc_nthread x h_nthread neighbouring tiles (along the
+// channels and the rows) run as interleaved streams, each with its own part
+// of every buffer. Dependency tokens let the load module fill one stream's
+// buffers while the compute module works on the other's, and let compute
+// reset one stream's accumulators while the store module still writes the
+// other's tile: VTA's double buffering, which hides DMA behind the GEMM.
+#include <string>
+
+#include "ops/conv2d_packed.h"
+#include "vta/config.h"
+#include "vta/program.h"
+
+namespace tessera::vta {
+
+// The conv2d_packed.vta template's knobs, in the units above.
+struct Conv2dPackedSchedule {
+  int64_t tile_h = 1, tile_w = 1, tile_co = 1, tile_ci = 1;
+  int64_t oc_nthread = 1, h_nthread = 1;
+  std::string to_string() const;  // "tile_h=14 tile_w=14 tile_co=1 tile_ci=4 oc_nthread=2 h_nthread=1"
+};
+
+// Why the schedule cannot run this convolution on this configuration (a
+// tile that does not divide its axis, buffers or micro-op fields too small),
+// or "" when it can.
+std::string conv2d_packed_misfit(const ops::Conv2dPackedAttrs& attrs, const Conv2dPackedSchedule& schedule,
+                                 const VtaConfig& config);
+
+// The program, with DRAM tensors "data", "weight", "output" and, when
+// attrs.residual, "residual", laid out as ops/conv2d_packed.h says (int8;
+// the residual int32). Throws tessera::Error naming the convolution and the
+// schedule when conv2d_packed_misfit is not empty, or the attrs' blocks are
+// not the configuration's.
+Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPackedSchedule& schedule,
+                            const VtaConfig& config);
+
+}  // namespace tessera::vta
