@@ -117,14 +117,19 @@ struct QuantizedWeight {
   runtime::NDArray values, scales;
 };
 
-QuantizedWeight quantize_weight(const runtime::NDArray& w, int most) {
+// power_of_two: one scale for the tensor, 2^ceil(log2(max |w| / most)).
+QuantizedWeight quantize_weight(const runtime::NDArray& w, int most, bool power_of_two) {
   const auto m = static_cast<float>(most);
   const int64_t channels = w.shape()[0], per = w.size() / channels;
   QuantizedWeight q{runtime::NDArray(w.shape()), runtime::NDArray({channels})};
+  float tensor_largest = 0;
+  for (int64_t i = 0; i < w.size(); ++i) tensor_largest = std::max(tensor_largest, std::fabs(w.data()[i]));
+  const float tensor_scale =
+      tensor_largest > 0 ? std::exp2(std::ceil(std::log2(static_cast<double>(tensor_largest) / most))) : 1.0f;
   for (int64_t f = 0; f < channels; ++f) {
     float largest = 0;
     for (int64_t i = 0; i < per; ++i) largest = std::max(largest, std::fabs(w.data()[f * per + i]));
-    const float scale = largest > 0 ? largest / m : 1.0f;
+    const float scale = power_of_two ? tensor_scale : largest > 0 ? largest / m : 1.0f;
     q.scales.data()[f] = scale;
     for (int64_t i = 0; i < per; ++i)
       q.values.data()[f * per + i] = std::clamp(std::nearbyint(w.data()[f * per + i] / scale), -m, m);
@@ -153,7 +158,14 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
   std::set<NodeId> observed;
   for (const ConvChain& c : chosen) observed.insert({g.node(c.conv).inputs[0], c.last});
   for (const ResidualAdd& a : adds) observed.insert({g.node(a.add).inputs[0], g.node(a.add).inputs[1], a.last});
-  if (options.global_scale > 0) {
+  if (options.power_of_two) {
+    const double scale = options.global_scale / 128.0;
+    int exponent = 0;
+    if (options.global_scale <= 0 || std::frexp(scale, &exponent) != 0.5)
+      throw Error("quantize: power-of-two scales need a global scale that is a power of two (seed 003's 8.0), got " +
+                  ops::number_to_string(options.global_scale));
+    for (NodeId id : observed) quantization[id] = {static_cast<float>(scale), 0, "int8"};
+  } else if (options.global_scale > 0) {
     const auto scale = static_cast<float>(options.global_scale / 127.0);
     for (NodeId id : observed) quantization[id] = {scale, 128, "uint8"};
   } else if (!chosen.empty()) {
@@ -214,7 +226,7 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     const NodeId x = n.inputs[0];
     const ops::QuantizeAttrs& xq = quantization.at(x);
     const ops::QuantizeAttrs& yq = quantization.at(c.last);
-    QuantizedWeight w = quantize_weight(*g.node(n.inputs[1]).value, options.weight_max);
+    QuantizedWeight w = quantize_weight(*g.node(n.inputs[1]).value, options.weight_max, options.power_of_two);
     const int64_t channels = n.type.shape[1];
     runtime::NDArray bias({channels});
     for (int64_t f = 0; f < channels; ++f) {
@@ -230,6 +242,7 @@ Graph quantize_network(const Graph& g, const std::vector<std::vector<runtime::ND
     a.x_scale = xq.scale, a.x_zero_point = xq.zero_point, a.x_dtype = xq.dtype;
     a.y_scale = yq.scale, a.y_zero_point = yq.zero_point, a.y_dtype = yq.dtype;
     a.relu = c.relu >= 0;
+    a.power_of_two = options.power_of_two;
     if (a.relu && g.node(c.relu).op == Op::kClip) a.clip_max = g.node(c.relu).attrs_as<ops::ClipAttrs>().max;
     const std::string& name = g.node(c.last).name;
     const NodeId q = r.add(Op::named("qlinear_conv2d"), name + ".int8",

@@ -30,6 +30,13 @@ struct QuantizeOptions {
   // (seed 003's global_scale), no calibration: stored as uint8 with zero
   // point 128, the same values, as the byte dot product reads them.
   double global_scale = 0;
+  // Seed 003's quantization for VTA, whose ALU requantizes by shifts only:
+  // every scale a power of two. Activations int8 with zero point 0 and scale
+  // global_scale / 128 (which must be a power of two: the seed's 8.0 gives
+  // 2^-4); each weight tensor one scale, the power of two at or above
+  // max |w| / 127; convolutions requantize by a rounding shift
+  // (QLinearConv2dAttrs::power_of_two). Needs a global scale.
+  bool power_of_two = false;
   // The weights' largest magnitude: 127, or 63 (7 bits) for a target whose
   // byte dot product saturates pairs of products (build::int8_weight_limit),
   // as onnxruntime's reduce_range does.

@@ -85,7 +85,7 @@ std::string QLinearConv2dAttrs::to_string() const {
   return conv.to_string() + " x_scale=" + number_to_string(x_scale) + " x_zero_point=" + std::to_string(x_zero_point) +
          " x_dtype=" + x_dtype + " y_scale=" + number_to_string(y_scale) +
          " y_zero_point=" + std::to_string(y_zero_point) + " y_dtype=" + y_dtype + (relu ? " relu" : "") +
-         (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "");
+         (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "") + (power_of_two ? " power_of_two" : "");
 }
 
 void QLinearConv2dAttrs::validate() const {

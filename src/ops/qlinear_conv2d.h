@@ -55,8 +55,13 @@ struct QLinearConv2dAttrs {
   // 6): quantizing clip(v, 0, M) is clamping v's quantized value between
   // those of 0 and M, rounding being monotone.
   float clip_max = 0.0f;
+  // Every channel's x_scale * w_scale / y_scale is 2^-k: requantized by a
+  // rounding shift in integers (ops/requantize.h; seed 003's VTA quantization).
+  bool power_of_two = false;
   bool is_blocked() const { return conv.data_layout != "NCHW"; }
-  Requantization requantization() const { return {x_scale, y_scale, y_zero_point, y_dtype, relu, clip_max}; }
+  Requantization requantization() const {
+    return {x_scale, y_scale, y_zero_point, y_dtype, relu, clip_max, power_of_two};
+  }
   // Depthwise (groups == channels, one weight channel each): weight (C, 1,
   // KH, KW), blocked as depthwise conv2d's (C/bn, 1, KH, KW, 1, bn) with
   // kernel layout OIHW1i<bn>o. No dot product: each channel sums its window.

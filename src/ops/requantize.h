@@ -6,7 +6,13 @@
 //   y = saturate(round(total * (x_scale * w_scale / y_scale)) + y_zero_point)    halves to even
 //
 // the multiplier and product in float, in this order on every side (kernel
-// and reference agree exactly). Saturating below at y_zero_point is a fused
+// and reference agree exactly). Where every channel's multiplier is a power
+// of two, 2^-k (power_of_two: seed 003's quantization for VTA, whose ALU
+// only shifts), the total is requantized in integers instead:
+//
+//   y = saturate(floor((total + 2^k / 2) / 2^k) + y_zero_point)    halves up: (total + 2^(k-1)) >> k
+//
+// exactly what the accelerator's add-then-shift computes (TVM's "UPWARD"). Saturating below at y_zero_point is a fused
 // ReLU; also above at clip_max quantized, a ReLU6.
 #include <cstdint>
 #include <string>
@@ -23,6 +29,7 @@ struct Requantization {
   std::string y_dtype = "uint8";
   bool relu = false;
   float clip_max = 0.0f;  // > 0 with relu: the ReLU6's 6
+  bool power_of_two = false;  // the multiplier is 2^-k (k >= 0): requantized by a rounding shift
   // The output's range: its type's, from y_zero_point up with a ReLU, up to
   // clip_max quantized (as quantize computes it). Throws naming `op` for a
   // bad y_dtype.
@@ -41,6 +48,10 @@ int64_t bias_in_units(float bias, float x_scale, float w_scale);
 // (`y_dtype`). Throws naming `op` and the operand that differs.
 ir::DType int8_anchor_dtype(const std::string& op, const std::string& x_dtype, const std::string& y_dtype,
                             const std::vector<ir::DType>& inputs);
+
+// 2^k = y_scale / (x_scale * w_scale) of a power-of-two requantization;
+// throws tessera::Error naming `op` when the ratio is no such power.
+int64_t power_of_two_divisor(float x_scale, float w_scale, float y_scale, const std::string& op);
 
 // The requantized value of `total` as an expression (stored as y_dtype).
 ir::Expr requantized(const ir::Expr& total, const ir::Expr& w_scale, const Requantization& q, const std::string& op);

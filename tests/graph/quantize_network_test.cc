@@ -140,6 +140,60 @@ TEST(QuantizeNetwork, WeightsPerChannelAndAGlobalScaleForEveryActivation) {
   EXPECT_EQ(checked, 3);
 }
 
+// Seed 003's quantization for VTA: activations int8 at 8 / 128 = 2^-4 with
+// zero point 0, one power-of-two scale per weight tensor (the smallest that
+// holds its largest weight in 127), and every convolution requantizing by a
+// shift; the residual add's operands share the output's scale, so it adds.
+TEST(QuantizeNetwork, PowerOfTwoScalesForAnAcceleratorThatOnlyShifts) {
+  const Graph model = optimize(small_cnn(), PassOptions{.block = 0, .winograd = false});
+  QuantizeOptions o;
+  o.skip_layers = {};
+  o.global_scale = 8.0;
+  o.power_of_two = true;
+  const Graph q = quantize_network(model, {}, o);
+  int checked = 0;
+  for (const Node& n : q.nodes()) {
+    if (op_name(n.op) == "qlinear_add") {
+      const auto& a = n.attrs_as<ops::QLinearAddAttrs>();
+      EXPECT_EQ(a.a.scale, 0.0625f);
+      EXPECT_EQ(a.y.scale, 0.0625f);
+      EXPECT_EQ(a.y.dtype, "int8");
+    }
+    if (op_name(n.op) != "qlinear_conv2d") continue;
+    const auto& a = n.attrs_as<ops::QLinearConv2dAttrs>();
+    EXPECT_TRUE(a.power_of_two);
+    EXPECT_EQ(a.x_scale, 0.0625f);
+    EXPECT_EQ(a.x_dtype, "int8");
+    EXPECT_EQ(a.x_zero_point, 0);
+    EXPECT_EQ(a.y_scale, 0.0625f);
+    const runtime::NDArray& w = *q.node(n.inputs[1]).value;
+    const runtime::NDArray& s = *q.node(n.inputs[2]).value;
+    float largest = 0;
+    for (int64_t i = 0; i < w.size(); ++i) largest = std::max(largest, std::fabs(w.data()[i]));
+    EXPECT_LE(largest, 127.0f);
+    EXPECT_GT(largest, 63.0f) << n.name;  // the power of two at or above max |w| / 127: at most twice too coarse
+    int exponent = 0;
+    for (int64_t f = 0; f < s.size(); ++f) {
+      EXPECT_EQ(s.data()[f], s.data()[0]) << n.name << " channel " << f;
+      EXPECT_EQ(std::frexp(s.data()[f], &exponent), 0.5f) << n.name;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+  // The interpreted network stays near the float one (scales twice as coarse as calibrated ones at worst).
+  const std::vector<std::vector<runtime::NDArray>> in = samples(model, 1);
+  const std::vector<runtime::NDArray> want_all = interpret(model, in[0]), got_all = interpret(q, in[0]);
+  const runtime::NDArray &want = want_all[0], &got = got_all[0];
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    err = std::max<double>(err, std::fabs(got.data()[i] - want.data()[i]));
+    norm = std::max<double>(norm, std::fabs(want.data()[i]));
+  }
+  EXPECT_LT(err, 0.15 * norm);
+  o.global_scale = 6.0;  // 6 / 128 is no power of two
+  EXPECT_THROW(quantize_network(model, {}, o), Error);
+}
+
 TEST(QuantizeNetwork, ActivationRangesMapToUint8WithAZeroPoint) {
   const ops::QuantizeAttrs relu = activation_quantization({0.0f, 5.1f});
   EXPECT_EQ(relu.dtype, "uint8");

@@ -230,6 +230,59 @@ TEST(QLinearConv2d, CompiledForTheHostEqualsTheReferenceExactly) {
   }
 }
 
+// Seed 003's VTA quantization: every scale a power of two, so the multiplier
+// is 2^-7 here and the total is requantized by (total + 64) >> 7, halves
+// rounded up (not to even), in the reference and the compiled kernel alike;
+// both against that formula computed here.
+TEST(QLinearConv2d, PowerOfTwoScalesRequantizeByARoundingShift) {
+  QLinearConv2dAttrs a;
+  a.conv = Conv2dAttrs::symmetric(1, 1);
+  a.x_scale = a.y_scale = 0.0625f;  // 2^-4: the seed's global scale 8 over 128
+  a.x_dtype = a.y_dtype = "int8";
+  a.power_of_two = true;
+  const Shape xs{1, 16, 12, 12}, ws{16, 16, 3, 3};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(-128, 127), bq(-3000, 3000);
+  runtime::NDArray x(xs), w(ws), w_scale(Shape{16}), bias(Shape{16});
+  for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(byte(rng));
+  for (int64_t i = 0; i < w.size(); ++i) w.data()[i] = static_cast<float>(std::max(-127, byte(rng)) / 4);
+  for (int64_t i = 0; i < 16; ++i) w_scale.data()[i] = 0.0078125f, bias.data()[i] = static_cast<float>(bq(rng));
+  const Shape os = qlinear_conv2d_output_shape(xs, ws, {16}, {16}, a);
+  std::vector<float> reference_out(num_elements(os));
+  reference::qlinear_conv2d_nchw(x.data(), xs, w.data(), ws, w_scale.data(), bias.data(), a, reference_out.data());
+
+  const Workload wl = call_workload("qlinear_conv2d", a, {xs, ws, {16}, {16}},
+                                    {ir::DType::Int8, ir::DType::Int8, ir::DType::Float32, ir::DType::Int32});
+  codegen::Module m = codegen::Module::load_object(codegen::compile_to_object(
+      tir::lower(wl.dag, tir::hand_written_schedule(wl.dag, target::Target::host()), "qconv"), target::Target::host()));
+  std::vector<runtime::NDArray> in, out;
+  const runtime::NDArray* by_name[] = {&x, &w, &w_scale, &bias};  // in0..in3, in the DAG's placeholder order
+  for (const ir::Tensor& t : wl.dag.placeholders()) in.push_back(runtime::copy_of(*by_name[t->name.back() - '0']));
+  out.emplace_back(os);
+  measure::StorageArguments args(wl.dag, in, out);
+  m.function("qconv")(args.pointers());
+  args.outputs_to_arrays();
+
+  std::vector<float> real(reference_out.size());
+  reference::conv2d_nchw(x.data(), xs, w.data(), ws, a.conv, real.data());
+  int halves = 0, negative_halves = 0;
+  for (size_t i = 0; i < real.size(); ++i) {
+    const auto total = static_cast<int64_t>(real[i]) + static_cast<int64_t>(bias.data()[i / (os[2] * os[3])]);
+    const double want = std::clamp<double>(std::floor((total + 64) / 128.0), -128, 127);
+    halves += total % 128 == 64 || total % 128 == -64;
+    negative_halves += total < 0 && total % 128 == -64 && want > -128;
+    ASSERT_EQ(reference_out[i], want) << "element " << i << ", total " << total;
+    ASSERT_EQ(out[0].data()[i], want) << "element " << i << ", total " << total;
+  }
+  EXPECT_GT(negative_halves, 0);  // where halves to even would round down (-1.5 -> -2, not -1)
+  EXPECT_GT(halves, negative_halves);
+  a.x_scale = 0.05f;  // no longer a power of two
+  std::vector<float> refused(reference_out.size());
+  EXPECT_THROW(
+      reference::qlinear_conv2d_nchw(x.data(), xs, w.data(), ws, w_scale.data(), bias.data(), a, refused.data()),
+      Error);
+}
+
 TEST(QLinearConv2d, RefusesWhatItCannotCompute) {
   QLinearConv2dAttrs a;
   a.conv.groups = 2;
