@@ -39,7 +39,7 @@ ops::Conv2dPackedAttrs attrs_of(const Task& t) {
   ops::Conv2dPackedAttrs a;
   a.in_channels = t.in_blocks * 16, a.height = a.width = t.size, a.out_channels = t.out_blocks * 16;
   a.kernel_h = a.kernel_w = t.kernel, a.stride_h = a.stride_w = t.stride, a.pad_h = a.pad_w = t.kernel / 2;
-  a.shift = 8, a.clip_min = 0;  // the quantized network's requantisation and ReLU
+  a.bias = true, a.shift = 8, a.clip_min = 0;  // the quantized network's bias, requantisation and ReLU
   return a;
 }
 

@@ -47,18 +47,21 @@ void Conv2dPackedAttrs::validate() const {
     fail(kOp, fmt::format("a {}x{} kernel does not fit the padded {}x{} image", kernel_h, kernel_w, height + 2 * pad_h,
                           width + 2 * pad_w));
   if (shift < 0 || shift > 15) fail(kOp, fmt::format("shift {} must be 0..15", shift));
-  if (clip_min < -128 || clip_max > 127 || clip_min > clip_max)
-    fail(kOp, fmt::format("clip bounds [{}, {}] must lie in int8's [-128, 127], lower first", clip_min, clip_max));
+  for (auto [lo, hi] : {std::pair{clip_min, clip_max}, {residual_clip_min, residual_clip_max}})
+    if (lo < -128 || hi > 127 || lo > hi)
+      fail(kOp, fmt::format("clip bounds [{}, {}] must lie in int8's [-128, 127], lower first", lo, hi));
 }
 
 std::string Conv2dPackedAttrs::to_string() const {
-  return fmt::format("{} data={} weight={} strides=({}, {}) padding=({}, {}){} shift={} clip=[{}, {}]", kOp,
+  return fmt::format("{} data={} weight={} strides=({}, {}) padding=({}, {}){} shift={} clip=[{}, {}]{}", kOp,
                      shape_to_string(data_shape()), shape_to_string(weight_shape()), stride_h, stride_w, pad_h, pad_w,
-                     residual ? " residual" : "", shift, clip_min, clip_max);
+                     bias ? " bias" : "", shift, clip_min, clip_max,
+                     residual ? fmt::format(" residual clip=[{}, {}]", residual_clip_min, residual_clip_max) : "");
 }
 
 std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const std::vector<int8_t>& data,
-                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& residual) {
+                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& bias,
+                                            const std::vector<int8_t>& residual) {
   a.validate();
   const Shape ds = a.data_shape(), ws = a.weight_shape(), os = a.output_shape();
   if (static_cast<int64_t>(data.size()) != num_elements(ds))
@@ -67,6 +70,8 @@ std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const st
   if (static_cast<int64_t>(weight.size()) != num_elements(ws))
     fail(kOp, fmt::format("weight holds {} values, its shape {} needs {}", weight.size(), shape_to_string(ws),
                           num_elements(ws)));
+  if (a.bias && static_cast<int64_t>(bias.size()) != a.out_channels)
+    fail(kOp, fmt::format("bias holds {} values for {} output channels", bias.size(), a.out_channels));
   if (a.residual && static_cast<int64_t>(residual.size()) != num_elements(os))
     fail(kOp, fmt::format("residual holds {} values, the output's shape {} needs {}", residual.size(),
                           shape_to_string(os), num_elements(os)));
@@ -91,10 +96,11 @@ std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const st
                       acc += static_cast<uint32_t>(int32_t{d[i]} * int32_t{w[i]});
                   }
               const int64_t index = ((((nb * OB + ob) * OH + y) * OW + x) * bn + b) * bo + o;
-              if (a.residual) acc += static_cast<uint32_t>(residual[index]);
+              if (a.bias) acc += static_cast<uint32_t>(bias[ob * bo + o]);
               if (a.shift > 0) acc += uint32_t{1} << (a.shift - 1);
-              const int32_t shifted = static_cast<int32_t>(acc) >> a.shift;
-              out[index] = static_cast<int8_t>(std::min(std::max(shifted, a.clip_min), a.clip_max));
+              int32_t v = std::min(std::max(static_cast<int32_t>(acc) >> a.shift, a.clip_min), a.clip_max);
+              if (a.residual) v = std::min(std::max(v + residual[index], a.residual_clip_min), a.residual_clip_max);
+              out[index] = static_cast<int8_t>(v);
             }
   return out;
 }

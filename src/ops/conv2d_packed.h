@@ -10,14 +10,18 @@
 // (sums wrap, as the hardware's do):
 //
 //   acc = sum_{c,ky,kx} data[n, c, y*s - p + ky, x*s - p + kx] * weight[f, c, ky, kx]   (zero outside)
-//   acc += residual[n, f, y, x]                     when `residual` (int32, the output's packed shape)
+//   acc += bias[f]                                  when `bias` (int32, one per output channel)
 //   acc = (acc + 2^(shift-1)) >> shift              arithmetic; rounds halves up (no rounding when shift = 0)
-//   out = min(max(acc, clip_min), clip_max)         then stored as int8
+//   acc = min(max(acc, clip_min), clip_max)
+//   acc = min(max(acc + residual[n, f, y, x], residual_clip_min), residual_clip_max)
+//                                                   when `residual` (int8, the output's packed shape:
+//                                                   a residual block's shortcut, added at the same scale)
+//   out = acc                                       stored as int8
 //
-// which is what a power-of-two requantisation (the seed's global_scale
-// quantisation) leaves after a convolution: every step is one of the
-// accelerator's ALU operations, so the compiled program equals this
-// reference bit for bit.
+// which is a convolution with a power-of-two requantisation (the seed's
+// global_scale quantisation; ops/requantize.h's power_of_two) and the
+// residual add after it: every step is one of the accelerator's ALU
+// operations, so the compiled program equals this reference bit for bit.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,31 +36,37 @@ struct Conv2dPackedAttrs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
   int64_t block_batch = 1, block_in = 16, block_out = 16;
   // The epilogue above.
-  bool residual = false;
+  bool bias = false;
   int shift = 0;  // 0..15: the rounding term is an ALU immediate (16 bits, signed)
   int32_t clip_min = -128, clip_max = 127;
+  bool residual = false;
+  int32_t residual_clip_min = -128, residual_clip_max = 127;
 
   int64_t out_height() const { return (height + 2 * pad_h - kernel_h) / stride_h + 1; }
   int64_t out_width() const { return (width + 2 * pad_w - kernel_w) / stride_w + 1; }
   Shape data_shape() const;    // (N/bn, C/bi, H, W, bn, bi)
   Shape weight_shape() const;  // (O/bo, C/bi, KH, KW, bo, bi)
   Shape output_shape() const;  // (N/bn, O/bo, OH, OW, bn, bo); also the residual's
+  Shape bias_shape() const { return {out_channels}; }
   // Multiply-accumulates of one inference, and twice that in operations.
   int64_t macs() const;
   double flop() const { return 2.0 * static_cast<double>(macs()); }
   // Throws tessera::Error naming conv2d_packed: channels or batch not a
   // multiple of their block, a padding as wide as the kernel (a window
   // entirely outside the image), an empty output, a shift outside 0..15,
-  // clip bounds outside int8 or crossed.
+  // clip bounds (either pair) outside int8 or crossed.
   void validate() const;
   // "conv2d_packed data=[1, 4, 56, 56, 1, 16] weight=[8, 4, 3, 3, 16, 16] strides=(2, 2) padding=(1, 1) shift=8
   // clip=[0, 127]"
   std::string to_string() const;
 };
 
-// The reference: `data`, `weight` as above (row-major), `residual` the
-// output's shape when attrs.residual (else ignored, may be empty).
+// The reference: `data`, `weight` as above (row-major); `bias` (out_channels)
+// when attrs.bias and `residual` (the output's shape) when attrs.residual,
+// else ignored (may be empty). Throws tessera::Error naming conv2d_packed
+// for a tensor of the wrong size.
 std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& attrs, const std::vector<int8_t>& data,
-                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& residual);
+                                            const std::vector<int8_t>& weight, const std::vector<int32_t>& bias,
+                                            const std::vector<int8_t>& residual);
 
 }  // namespace tessera::ops

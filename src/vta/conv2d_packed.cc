@@ -18,6 +18,7 @@ struct Geometry {
   int64_t rows_in, cols_in;  // a tile's input window, padding included
   int64_t inp_part, wgt_part, acc_tile, acc_part;
   int64_t gemm_uops, uops_per_thread;
+  bool bias, residual;
 
   Geometry(const ops::Conv2dPackedAttrs& a, const Conv2dPackedSchedule& s) {
     const ops::Shape os = a.output_shape();
@@ -28,18 +29,22 @@ struct Geometry {
     rows_in = (th - 1) * sh + KH, cols_in = (tw - 1) * sw + KW;
     inp_part = tci * rows_in * cols_in;
     wgt_part = tco * tci * KH * KW;
+    bias = a.bias, residual = a.residual;
     acc_tile = tco * th * tw;
-    acc_part = acc_tile * (a.residual ? 2 : 1);  // the residual's tile beside the accumulators
+    // Beside the accumulators: the residual's tile and one bias element per channel block.
+    acc_part = acc_tile * (residual ? 2 : 1) + (bias ? tco : 0);
     gemm_uops = tci * KH * KW * tw;
-    uops_per_thread = 2 * tw + gemm_uops;  // reset kernel, epilogue kernel, GEMM kernel
+    uops_per_thread = 3 * tw + gemm_uops;  // reset, residual and bias kernels, GEMM kernel
   }
   int64_t inp_base(int64_t v) const { return v * inp_part; }
   int64_t wgt_base(int64_t v) const { return v * wgt_part; }
   int64_t acc_base(int64_t v) const { return v * acc_part; }
   int64_t res_base(int64_t v) const { return acc_base(v) + acc_tile; }
+  int64_t bias_base(int64_t v) const { return acc_base(v) + acc_tile * (residual ? 2 : 1); }
   int64_t reset_uops(int64_t v) const { return v * uops_per_thread; }
   int64_t alu_uops(int64_t v) const { return reset_uops(v) + tw; }
-  int64_t gemm_uops_begin(int64_t v) const { return reset_uops(v) + 2 * tw; }
+  int64_t bias_uops(int64_t v) const { return reset_uops(v) + 2 * tw; }
+  int64_t gemm_uops_begin(int64_t v) const { return reset_uops(v) + 3 * tw; }
 };
 
 // A GEMM or ALU loop over one stream's tile: tile_co x tile_h outer
@@ -55,17 +60,34 @@ LoopOp tile_loop(const Geometry& g, int64_t begin, int64_t count) {
   return l;
 }
 
-Instruction alu(const Geometry& g, int64_t v, AluOp op, bool use_imm, int32_t imm) {
+// An ALU operation with an immediate over stream v's accumulators.
+Instruction alu(const Geometry& g, int64_t v, AluOp op, int32_t imm) {
   Instruction i;
   i.op = Opcode::Alu;
   i.loop = tile_loop(g, g.alu_uops(v), g.tw);
   i.loop.alu = op;
-  i.loop.use_imm = use_imm;
+  i.loop.use_imm = true;
   i.loop.imm = imm;
-  if (!use_imm) {  // reads the residual's tile, laid out as the accumulators'
-    i.loop.src_factor_out = i.loop.dst_factor_out;
-    i.loop.src_factor_in = i.loop.dst_factor_in;
-  }
+  return i;
+}
+
+// acc += the residual's tile (laid out as the accumulators').
+Instruction add_residual(const Geometry& g, int64_t v) {
+  Instruction i = alu(g, v, AluOp::Add, 0);
+  i.loop.use_imm = false;
+  i.loop.src_factor_out = i.loop.dst_factor_out;
+  i.loop.src_factor_in = i.loop.dst_factor_in;
+  return i;
+}
+
+// acc += the bias of each channel block: one element per block, the same for every row and column.
+Instruction add_bias(const Geometry& g, int64_t v) {
+  Instruction i = alu(g, v, AluOp::Add, 0);
+  i.loop.uop_begin = static_cast<uint32_t>(g.bias_uops(v));
+  i.loop.uop_end = static_cast<uint32_t>(g.bias_uops(v) + g.tw);
+  i.loop.use_imm = false;
+  i.loop.src_factor_out = 1;
+  i.loop.src_factor_in = 0;
   return i;
 }
 
@@ -132,6 +154,8 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
     for (int64_t x = 0; x < g.tw; ++x) uops.push_back({static_cast<uint32_t>(g.acc_base(v) + x), 0, 0});
     for (int64_t x = 0; x < g.tw; ++x)
       uops.push_back({static_cast<uint32_t>(g.acc_base(v) + x), static_cast<uint32_t>(g.res_base(v) + x), 0});
+    for (int64_t x = 0; x < g.tw; ++x)
+      uops.push_back({static_cast<uint32_t>(g.acc_base(v) + x), static_cast<uint32_t>(g.bias_base(v)), 0});
     for (int64_t ci = 0; ci < g.tci; ++ci)
       for (int64_t ky = 0; ky < g.KH; ++ky)
         for (int64_t kx = 0; kx < g.KW; ++kx)
@@ -148,6 +172,7 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
   const int64_t out_elements = ops::num_elements(attrs.output_shape());
   p.tensors.emplace_back("data", p.allocate(ops::num_elements(attrs.data_shape())));
   p.tensors.emplace_back("weight", p.allocate(ops::num_elements(attrs.weight_shape())));
+  if (attrs.bias) p.tensors.emplace_back("bias", p.allocate(g.OB * config.acc_element_bytes()));
   if (attrs.residual) p.tensors.emplace_back("residual", p.allocate(out_elements * 4));
   p.tensors.emplace_back("output", p.allocate(out_elements));
   // DRAM addresses in elements of the buffer a LOAD or STORE fills.
@@ -156,6 +181,7 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
   };
   const int64_t data_at = elements_at("data", config.inp_element_bytes());
   const int64_t weight_at = elements_at("weight", config.wgt_element_bytes());
+  const int64_t bias_at = attrs.bias ? elements_at("bias", config.acc_element_bytes()) : 0;
   const int64_t residual_at = attrs.residual ? elements_at("residual", config.acc_element_bytes()) : 0;
   const int64_t output_at = elements_at("output", config.out_element_bytes());
 
@@ -209,18 +235,24 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
             }
           for (int64_t v = 0; v < g.threads; ++v) {
             const int64_t out_row = (nb * g.OB + co0(v)) * g.OH + y0(v);  // in rows of OW elements
+            if (attrs.bias) {
+              code.push_back(memory(Opcode::Load, BufferId::Acc, g.bias_base(v), bias_at + co0(v), 1, g.tco, g.tco));
+              code.push_back(add_bias(g, v));
+            }
+            if (attrs.shift > 0) {
+              code.push_back(alu(g, v, AluOp::Add, int32_t{1} << (attrs.shift - 1)));
+              code.push_back(alu(g, v, AluOp::Shr, attrs.shift));
+            }
+            code.push_back(alu(g, v, AluOp::Max, attrs.clip_min));
+            code.push_back(alu(g, v, AluOp::Min, attrs.clip_max));
             if (attrs.residual) {
               for (int64_t co = 0; co < g.tco; ++co)
                 code.push_back(memory(Opcode::Load, BufferId::Acc, g.res_base(v) + co * g.th * g.tw,
                                       residual_at + (out_row + co * g.OH) * g.OW + x0, g.th, g.tw, g.OW));
-              code.push_back(alu(g, v, AluOp::Add, false, 0));
+              code.push_back(add_residual(g, v));
+              code.push_back(alu(g, v, AluOp::Max, attrs.residual_clip_min));
+              code.push_back(alu(g, v, AluOp::Min, attrs.residual_clip_max));
             }
-            if (attrs.shift > 0) {
-              code.push_back(alu(g, v, AluOp::Add, true, int32_t{1} << (attrs.shift - 1)));
-              code.push_back(alu(g, v, AluOp::Shr, true, attrs.shift));
-            }
-            code.push_back(alu(g, v, AluOp::Max, true, attrs.clip_min));
-            code.push_back(alu(g, v, AluOp::Min, true, attrs.clip_max));
             code.back().deps.push_next = true;  // the tile is ready to store
             for (int64_t co = 0; co < g.tco; ++co) {
               Instruction st = memory(Opcode::Store, BufferId::Out, g.acc_base(v) + co * g.th * g.tw,
@@ -235,6 +267,27 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
   finish.op = Opcode::Finish;
   code.push_back(finish);
   return p;
+}
+
+void write_conv2d_packed_inputs(Program& program, const ops::Conv2dPackedAttrs& attrs, const VtaConfig& config,
+                                const int8_t* data, const int8_t* weight, const int32_t* bias,
+                                const int8_t* residual) {
+  program.write("data", data, ops::num_elements(attrs.data_shape()));
+  program.write("weight", weight, ops::num_elements(attrs.weight_shape()));
+  if (attrs.bias) {
+    // One accumulator element per output block: its batch rows each hold the block's biases.
+    const int64_t bn = config.batch(), bo = config.block_out(), blocks = attrs.out_channels / bo;
+    std::vector<int32_t> tiles(blocks * bn * bo);
+    for (int64_t ob = 0; ob < blocks; ++ob)
+      for (int64_t b = 0; b < bn; ++b)
+        for (int64_t o = 0; o < bo; ++o) tiles[(ob * bn + b) * bo + o] = bias[ob * bo + o];
+    program.write("bias", tiles.data(), static_cast<int64_t>(tiles.size() * 4));
+  }
+  if (attrs.residual) {
+    // The accelerator loads accumulators as 32-bit words.
+    const std::vector<int32_t> wide(residual, residual + ops::num_elements(attrs.output_shape()));
+    program.write("residual", wide.data(), static_cast<int64_t>(wide.size() * 4));
+  }
 }
 
 }  // namespace tessera::vta

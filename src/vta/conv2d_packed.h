@@ -11,8 +11,9 @@
 //     for ci in tile_ci, ky, kx, x in tile_w:      (micro-ops)
 //       acc[co, y, x] += inp[ci, y*s + ky, x*s + kx] x wgt[co, ci, ky, kx]
 // Then ALU instructions apply the epilogue to the accumulators in place
-// (residual add, rounding add, shift, max, min: each one instruction over
-// the tile), and STORE writes the int8 tile out, one channel block a row block.
+// (bias add, rounding add, shift, max, min, residual add, max, min: each one
+// instruction over the tile; the bias and residual loaded beside the
+// accumulators), and STORE writes the int8 tile out, a channel block at a time.
 //
 // Virtual threads: oc_nthread x h_nthread neighbouring tiles (along the
 // channels and the rows) run as interleaved streams, each with its own part
@@ -41,12 +42,21 @@ struct Conv2dPackedSchedule {
 std::string conv2d_packed_misfit(const ops::Conv2dPackedAttrs& attrs, const Conv2dPackedSchedule& schedule,
                                  const VtaConfig& config);
 
-// The program, with DRAM tensors "data", "weight", "output" and, when
-// attrs.residual, "residual", laid out as ops/conv2d_packed.h says (int8;
-// the residual int32). Throws tessera::Error naming the convolution and the
+// The program, with DRAM tensors "data", "weight", "output" and, when the
+// attrs have them, "bias" and "residual" (write_conv2d_packed_inputs fills
+// them). Throws tessera::Error naming the convolution and the
 // schedule when conv2d_packed_misfit is not empty, or the attrs' blocks are
 // not the configuration's.
 Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPackedSchedule& schedule,
                             const VtaConfig& config);
+
+// The inputs into the program's DRAM, from ops/conv2d_packed.h's layouts:
+// data and weight as they are, the bias (out_channels int32) as one
+// accumulator element per output block, the residual (int8, the output's
+// shape) widened to the 32-bit words an accumulator LOAD reads. `bias` and
+// `residual` are read only when the attrs have them. The output is
+// program.read("output", ...), int8 in the output's packed shape.
+void write_conv2d_packed_inputs(Program& program, const ops::Conv2dPackedAttrs& attrs, const VtaConfig& config,
+                                const int8_t* data, const int8_t* weight, const int32_t* bias, const int8_t* residual);
 
 }  // namespace tessera::vta

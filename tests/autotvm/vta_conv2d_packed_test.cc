@@ -47,15 +47,17 @@ TEST(VtaConv2dPackedTemplate, TheSpaceHasTheSeedsKnobsAndAFallbackThatFits) {
 TEST(VtaConv2dPackedTemplate, EveryConfigComputesTheReferenceExactlyOrIsRefusedWithItsReason) {
   const VtaConfig config;
   ops::Conv2dPackedAttrs a = conv(32, 8, 32, 3, 1);
-  a.residual = true;
+  a.bias = a.residual = true;
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> byte(-127, 127), wide(-9000, 9000);
   std::vector<int8_t> data(ops::num_elements(a.data_shape())), weight(ops::num_elements(a.weight_shape()));
-  std::vector<int32_t> residual(ops::num_elements(a.output_shape()));
+  std::vector<int8_t> residual(ops::num_elements(a.output_shape()));
+  std::vector<int32_t> bias(a.out_channels);
   for (auto& v : data) v = static_cast<int8_t>(byte(rng));
   for (auto& v : weight) v = static_cast<int8_t>(byte(rng));
-  for (auto& v : residual) v = wide(rng);
-  const std::vector<int8_t> want = ops::conv2d_packed_reference(a, data, weight, residual);
+  for (auto& v : residual) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : bias) v = wide(rng);
+  const std::vector<int8_t> want = ops::conv2d_packed_reference(a, data, weight, bias, residual);
 
   const ConfigSpace space = conv2d_packed_space(a, config);
   int64_t ran = 0, refused = 0;
@@ -69,9 +71,7 @@ TEST(VtaConv2dPackedTemplate, EveryConfigComputesTheReferenceExactlyOrIsRefusedW
       continue;
     }
     tessera::vta::Program p = tessera::vta::lower_conv2d_packed(a, s, config);
-    p.write("data", data.data(), static_cast<int64_t>(data.size()));
-    p.write("weight", weight.data(), static_cast<int64_t>(weight.size()));
-    p.write("residual", residual.data(), static_cast<int64_t>(residual.size() * 4));
+    tessera::vta::write_conv2d_packed_inputs(p, a, config, data.data(), weight.data(), bias.data(), residual.data());
     tessera::vta::Simulator(config).run(p.instructions, p.dram);
     std::vector<int8_t> got(want.size());
     p.read("output", got.data(), static_cast<int64_t>(got.size()));

@@ -29,21 +29,25 @@ ops::Conv2dPackedAttrs conv(int64_t c, int64_t hw, int64_t o, int64_t k, int64_t
 
 struct Tensors {
   std::vector<int8_t> data, weight;
-  std::vector<int32_t> residual;
+  std::vector<int32_t> bias;
+  std::vector<int8_t> residual;
 };
 
-Tensors random_tensors(const Conv2dPackedAttrs& a, int magnitude, uint32_t seed) {
+// Data and weights in [-magnitude, magnitude], biases of about the sums'
+// size (`bias_magnitude`), residuals over all of int8.
+Tensors random_tensors(const Conv2dPackedAttrs& a, int magnitude, int bias_magnitude, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(-magnitude, magnitude), wide(-40000, 40000);
+  std::uniform_int_distribution<int> byte(-magnitude, magnitude), wide(-bias_magnitude, bias_magnitude),
+      any(-128, 127);
   Tensors t;
   t.data.resize(ops::num_elements(a.data_shape()));
   t.weight.resize(ops::num_elements(a.weight_shape()));
   for (auto& v : t.data) v = static_cast<int8_t>(byte(rng));
   for (auto& v : t.weight) v = static_cast<int8_t>(byte(rng));
-  if (a.residual) {
-    t.residual.resize(ops::num_elements(a.output_shape()));
-    for (auto& v : t.residual) v = wide(rng);
-  }
+  t.bias.resize(a.out_channels);
+  for (auto& v : t.bias) v = wide(rng);
+  t.residual.resize(ops::num_elements(a.output_shape()));
+  for (auto& v : t.residual) v = static_cast<int8_t>(any(rng));
   return t;
 }
 
@@ -55,9 +59,7 @@ struct SimulatedRun {
 SimulatedRun simulate(const Conv2dPackedAttrs& a, const Conv2dPackedSchedule& s, const Tensors& t) {
   const VtaConfig config;
   Program p = lower_conv2d_packed(a, s, config);
-  p.write("data", t.data.data(), static_cast<int64_t>(t.data.size()));
-  p.write("weight", t.weight.data(), static_cast<int64_t>(t.weight.size()));
-  if (a.residual) p.write("residual", t.residual.data(), static_cast<int64_t>(t.residual.size() * 4));
+  write_conv2d_packed_inputs(p, a, config, t.data.data(), t.weight.data(), t.bias.data(), t.residual.data());
   SimulatedRun r;
   r.stats = Simulator(config).run(p.instructions, p.dram);
   r.output.resize(ops::num_elements(a.output_shape()));
@@ -92,14 +94,16 @@ std::vector<float> unpack_weight(const std::vector<int8_t>& packed, const ops::S
 TEST(Conv2dPacked, ReferenceIsTheConvolutionShiftedAndClipped) {
   // Small values keep every sum exact in fp32, so the registry's convolution
   // is an independent witness of the packed reference's indexing.
-  for (const auto& [a, shift, lo, hi] : {std::tuple{conv(32, 9, 32, 3, 1, 1), 4, -128, 127},
-                                         std::tuple{conv(16, 10, 48, 3, 2, 1), 0, -128, 127},
-                                         std::tuple{conv(48, 7, 16, 1, 2, 0), 3, 0, 127}}) {
+  for (const auto& [a, shift, lo, hi, residual] : {std::tuple{conv(32, 9, 32, 3, 1, 1), 4, -128, 127, false},
+                                                   std::tuple{conv(16, 10, 48, 3, 2, 1), 0, -128, 127, true},
+                                                   std::tuple{conv(48, 7, 16, 1, 2, 0), 3, 0, 127, true}}) {
     Conv2dPackedAttrs attrs = a;
+    attrs.bias = true;
     attrs.shift = shift, attrs.clip_min = lo, attrs.clip_max = hi;
+    attrs.residual = residual, attrs.residual_clip_min = 0;  // a ReLU after the residual add
     SCOPED_TRACE(attrs.to_string());
-    const Tensors t = random_tensors(attrs, 20, 7);
-    const std::vector<int8_t> got = conv2d_packed_reference(attrs, t.data, t.weight, {});
+    const Tensors t = random_tensors(attrs, 20, 2000, 7);
+    const std::vector<int8_t> got = conv2d_packed_reference(attrs, t.data, t.weight, t.bias, t.residual);
 
     const ops::Operator& conv2d = ops::find_operator("conv2d");
     const ops::Attrs conv_attrs = ops::Conv2dAttrs::symmetric(attrs.stride_h, attrs.pad_h);
@@ -115,11 +119,13 @@ TEST(Conv2dPacked, ReferenceIsTheConvolutionShiftedAndClipped) {
     for (int64_t o = 0; o < attrs.out_channels; ++o)
       for (int64_t r = 0; r < os[2]; ++r)
         for (int64_t c = 0; c < os[3]; ++c) {
-          const double v = std::floor((yf[(o * os[2] + r) * os[3] + c] + (shift ? 1 << (shift - 1) : 0)) / (1 << shift));
-          const double want = std::clamp(v, double(lo), double(hi));
+          const int64_t at = (((o / 16) * os[2] + r) * os[3] + c) * 16 + o % 16;
+          const double v =
+              std::floor((yf[(o * os[2] + r) * os[3] + c] + t.bias[o] + (shift ? 1 << (shift - 1) : 0)) / (1 << shift));
+          double want = std::clamp(v, double(lo), double(hi));
           clipped += want != v;
-          ASSERT_EQ(got[(((o / 16) * os[2] + r) * os[3] + c) * 16 + o % 16], want) << "channel " << o << " at " << r
-                                                                                   << ", " << c;
+          if (residual) want = std::clamp(want + t.residual[at], 0.0, 127.0);
+          ASSERT_EQ(got[at], want) << "channel " << o << " at " << r << ", " << c;
         }
     EXPECT_GT(clipped, 0);  // the clip is exercised
   }
@@ -133,7 +139,7 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> out;
   Conv2dPackedAttrs a = conv(64, 14, 64, 3, 1, 1);
-  a.clip_min = 0;  // a ReLU
+  a.bias = true, a.clip_min = 0;  // a convolution with its bias and ReLU
   out.push_back({a, {}});                                                         // one tile product at a time
   out.push_back({a, {.tile_h = 7, .tile_w = 14, .tile_co = 2, .tile_ci = 2}});    // a few big tiles
   out.push_back({a, {.tile_h = 7, .tile_w = 7, .tile_co = 1, .tile_ci = 4, .oc_nthread = 2}});
@@ -144,7 +150,7 @@ std::vector<Case> cases() {
   Conv2dPackedAttrs pointwise = conv(64, 14, 128, 1, 2, 0);  // ResNet's downsampling shortcut
   out.push_back({pointwise, {.tile_h = 7, .tile_w = 7, .tile_co = 4, .tile_ci = 4, .oc_nthread = 2}});
   Conv2dPackedAttrs residual = conv(32, 8, 32, 3, 1, 1);  // a residual block's second convolution
-  residual.residual = true, residual.clip_min = 0;
+  residual.bias = residual.residual = true, residual.residual_clip_min = 0;
   out.push_back({residual, {.tile_h = 4, .tile_w = 8, .tile_co = 1, .tile_ci = 2, .oc_nthread = 2}});
   out.push_back({residual, {.tile_h = 8, .tile_w = 8, .tile_co = 2, .tile_ci = 1}});
   Conv2dPackedAttrs batched = conv(16, 6, 32, 3, 1, 1);
@@ -165,12 +171,12 @@ TEST(Conv2dPacked, EverySimulatedScheduleEqualsTheReferenceBitForBit) {
   for (Case c : cases()) {
     c.attrs.shift = spread_shift(c.attrs);
     SCOPED_TRACE(c.attrs.to_string() + " with " + c.schedule.to_string());
-    const Tensors t = random_tensors(c.attrs, 127, seed++);
+    const Tensors t = random_tensors(c.attrs, 127, 1 << (c.attrs.shift + 6), seed++);
     const SimulatedRun run = simulate(c.attrs, c.schedule, t);
-    const std::vector<int8_t> want = conv2d_packed_reference(c.attrs, t.data, t.weight, t.residual);
+    const std::vector<int8_t> want = conv2d_packed_reference(c.attrs, t.data, t.weight, t.bias, t.residual);
     ASSERT_EQ(run.output, want);
     // Every output value is not one clip bound: the data exercise the arithmetic.
-    EXPECT_GT(std::count_if(want.begin(), want.end(), [&](int8_t v) { return v > c.attrs.clip_min && v < 127; }),
+    EXPECT_GT(std::count_if(want.begin(), want.end(), [&](int8_t v) { return v > -128 && v > c.attrs.clip_min && v < 127; }),
               static_cast<int64_t>(want.size() / 4));
     EXPECT_EQ(run.stats.gemm_macs, c.attrs.macs());
     EXPECT_EQ(run.stats.bytes_stored, static_cast<int64_t>(want.size()));
@@ -187,7 +193,7 @@ TEST(Conv2dPacked, EverySimulatedScheduleEqualsTheReferenceBitForBit) {
 
 TEST(Conv2dPacked, TimingOnlyCountsWhatTheFunctionalRunCounts) {
   const Case c = cases()[3];
-  const Tensors t = random_tensors(c.attrs, 127, 3);
+  const Tensors t = random_tensors(c.attrs, 127, 1000, 3);
   const SimulationStats functional = simulate(c.attrs, c.schedule, t).stats;
   const VtaConfig config;
   Program p = lower_conv2d_packed(c.attrs, c.schedule, config);
