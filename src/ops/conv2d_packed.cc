@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ops/operator.h"
+
 namespace tessera::ops {
 
 namespace {
@@ -106,3 +108,66 @@ std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const st
 }
 
 }  // namespace tessera::ops
+
+namespace {
+
+using tessera::ops::Attrs;
+using tessera::ops::Conv2dPackedAttrs;
+using tessera::ops::Shape;
+
+std::vector<int8_t> bytes_of(const float* values, int64_t n) {
+  std::vector<int8_t> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(values[i]);
+  return out;
+}
+
+// Inputs: data, weight, then the bias and the residual when the attrs have them.
+size_t expected_inputs(const Conv2dPackedAttrs& a) { return 2 + (a.bias ? 1 : 0) + (a.residual ? 1 : 0); }
+
+}  // namespace
+
+// A graph node the accelerator computes (graph::graph_pack makes them); no
+// CPU kernel: the VTA target's code generator lowers it (vta/conv2d_packed.h).
+TESSERA_OPERATOR(conv2d_packed) {
+  using namespace tessera::ops;
+  Operator op;
+  op.name = "conv2d_packed";
+  op.num_inputs = Operator::kVariadic;
+  op.default_attrs = Conv2dPackedAttrs{};
+  op.infer_shape = [](const std::vector<Shape>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<Conv2dPackedAttrs>();
+    a.validate();
+    if (in.size() != expected_inputs(a))
+      shape_error(fmt::format("takes {} inputs (data, weight{}{}), got {}", expected_inputs(a), a.bias ? ", bias" : "",
+                              a.residual ? ", residual" : "", in.size()));
+    const auto expect = [&](size_t i, const char* what, const Shape& want) {
+      if (in[i] != want)
+        shape_error(fmt::format("{} must be {}, got {}", what, shape_to_string(want), shape_to_string(in[i])));
+    };
+    expect(0, "data", a.data_shape());
+    expect(1, "weight", a.weight_shape());
+    if (a.bias) expect(2, "bias", a.bias_shape());
+    if (a.residual) expect(in.size() - 1, "residual", a.output_shape());
+    return a.output_shape();
+  };
+  op.infer_dtype = [](const std::vector<tessera::ir::DType>& in, const Attrs& attrs) {
+    const auto& a = attrs.as<Conv2dPackedAttrs>();
+    using tessera::ir::DType;
+    std::vector<DType> want = {DType::Int8, DType::Int8};
+    if (a.bias) want.push_back(DType::Int32);
+    if (a.residual) want.push_back(DType::Int8);
+    if (in != want) fail("conv2d_packed", "takes int8 data and weight, an int32 bias and an int8 residual");
+    return DType::Int8;
+  };
+  op.reference = [](const OperatorCall& call, const std::vector<const float*>& in, float* y) {
+    const auto& a = call.attrs.as<Conv2dPackedAttrs>();
+    std::vector<int32_t> bias;
+    if (a.bias)
+      for (int64_t f = 0; f < a.out_channels; ++f) bias.push_back(static_cast<int32_t>(in[2][f]));
+    const std::vector<int8_t> out = conv2d_packed_reference(
+        a, bytes_of(in[0], num_elements(a.data_shape())), bytes_of(in[1], num_elements(a.weight_shape())), bias,
+        a.residual ? bytes_of(in.back(), num_elements(a.output_shape())) : std::vector<int8_t>{});
+    for (size_t i = 0; i < out.size(); ++i) y[i] = out[i];
+  };
+  return op;
+}
