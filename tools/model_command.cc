@@ -117,6 +117,50 @@ void print_profile(runtime::GraphExecutor& ex, int runs) {
   fmt::print("{:>9.3f}         total of the calls (their minima)\n", total * 1e3);
 }
 
+// A model compiled for VTA after a run: the accelerator's share is its
+// simulated cycles at the configuration's clock, not the host's time (which
+// simulates it); the CPU's share is `cpu_seconds` per call (measured, the
+// accelerator's calls ignored; null: not timed). Per call with `per_call`:
+// cycles, time, the GEMM core's utilisation and the bytes moved, in graph order.
+void print_accelerator_run(const runtime::GraphExecutor& ex, const std::vector<double>* cpu_seconds, bool per_call) {
+  const vta::VtaConfig& config = ex.accelerator_config();
+  const std::vector<vta::SimulationStats>& stats = ex.accelerator_stats();
+  int64_t cycles = 0, gemm_cycles = 0, bytes = 0, calls = 0;
+  double cpu = 0;
+  const auto moved = [](const vta::SimulationStats& s) {
+    int64_t b = s.bytes_stored;
+    for (const auto& [buffer, n] : s.bytes_loaded) b += n;
+    return b;
+  };
+  if (per_call)
+    fmt::print("{:>10} {:>9} {:>6} {:>8}  {:<30} {}\n", "cycles", "ms", "GEMM", "MB moved", "kernel", "output");
+  for (size_t i = 0; i < ex.graph().calls.size(); ++i) {
+    const auto& call = ex.graph().calls[i];
+    const auto& out = ex.graph().tensors[call.outputs[0]];
+    if (ex.is_accelerator_call(i)) {
+      const vta::SimulationStats& s = stats.at(i);
+      cycles += s.cycles, gemm_cycles += s.gemm_cycles, bytes += moved(s), ++calls;
+      if (per_call)
+        fmt::print("{:>10} {:>9.3f} {:>5.1f}% {:>8.2f}  {:<30} {}\n", s.cycles, config.seconds(s.cycles) * 1e3,
+                   100 * s.gemm_utilisation(), moved(s) / 1e6, call.kernel, out.name);
+    } else {
+      if (cpu_seconds) cpu += cpu_seconds->at(i);
+      if (per_call)
+        fmt::print("{:>10} {:>9} {:>6} {:>8}  {:<30} {} (CPU{})\n", "",
+                   cpu_seconds ? fmt::format("{:.3f}", cpu_seconds->at(i) * 1e3) : "-", "", "", call.kernel, out.name,
+                   cpu_seconds ? ", measured" : "");
+    }
+  }
+  const double vta_seconds = config.seconds(cycles);
+  fmt::print("VTA ({} MHz, {}x{} GEMM core): {} calls, {} cycles = {:.2f} ms simulated; GEMM core busy {:.1f}% of "
+             "them; {:.1f} MB moved\n",
+             config.hw_freq_mhz, config.block_in(), config.block_out(), calls, cycles, vta_seconds * 1e3,
+             cycles ? 100.0 * gemm_cycles / cycles : 0.0, bytes / 1e6);
+  if (cpu_seconds)
+    fmt::print("inference: {:.2f} ms = {:.2f} ms on VTA (simulated) + {:.2f} ms on the CPU (measured)\n",
+               (vta_seconds + cpu) * 1e3, vta_seconds * 1e3, cpu * 1e3);
+}
+
 void add_fuse_flag(CLI::App* cmd, ModelCommandOptions& o) {
   cmd->add_option("--fuse-depthwise-rows", o.fuse_depthwise_rows,
                   "one kernel per depthwise 3x3 + 1x1 projection whose output has at least this many rows (0: never)")
@@ -166,6 +210,7 @@ ModelCommands add_model_commands(CLI::App& app, ModelCommandOptions& o) {
   c.run->add_option("artifact", o.model, "a .tsr file from tessera compile")->required();
   c.run->add_option("--input", o.inputs, "an input as .npy ([NAME=]FILE); others are seeded random");
   c.run->add_option("--output", o.output, "write the first output here (.npy)");
+  c.run->add_flag("--profile", o.profile, "a model compiled for VTA: each call's simulated cycles, GEMM utilisation and bytes moved");
   add_threads_flag(c.run, o);
 
   c.bench = app.add_subcommand("bench", "time a network (a zoo name, an .onnx file or an artifact)");
@@ -282,6 +327,7 @@ int run_model(const ModelCommandOptions& o) {
     }
   }
   ex.run();
+  if (ex.has_accelerator()) print_accelerator_run(ex, nullptr, o.profile);
   for (int i = 0; i < ex.num_outputs(); ++i) {
     const runtime::NDArray out = ex.get_output(i);
     std::string head;
@@ -330,6 +376,13 @@ int run_bench(const ModelCommandOptions& o) {
   }
   runtime::set_num_threads(threads);
   ex.set_random_inputs();
+  if (ex.has_accelerator()) {  // the host's time would be the simulator's
+    fmt::print("{} (input {}, {} threads for the CPU's kernels):\n", o.model, fmt::join(ex.input_shape(0), "x"),
+               threads);
+    const std::vector<double> seconds = ex.profile(o.number);
+    print_accelerator_run(ex, &seconds, o.profile);
+    return 0;
+  }
   const runtime::BenchmarkResult r = ex.benchmark(o.number, o.repeat);
   fmt::print("{} (input {}, {} threads): min {:.2f} ms, median {:.2f} ms\n", o.model, fmt::join(ex.input_shape(0), "x"),
              threads, r.min() * 1e3, r.median() * 1e3);

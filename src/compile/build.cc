@@ -7,6 +7,7 @@
 #include <set>
 
 #include "autotvm/history.h"
+#include "autotvm/vta/conv2d_packed.h"
 #include "codegen/gpu_kernel_set.h"
 #include "compile/kernel_task.h"
 #include "compile/fused_kernel.h"
@@ -16,11 +17,13 @@
 #include "codegen/shared_object.h"
 #include "graph/fuse.h"
 #include "ops/conv2d.h"
+#include "ops/conv2d_packed.h"
 #include "ir/half_storage.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
 #include "tir/hand_written_schedule.h"
 #include "tir/lower.h"
+#include "vta/conv2d_packed.h"
 
 namespace tessera::build {
 namespace {
@@ -63,7 +66,9 @@ class Builder {
     result_.artifact.target = target_.str();
     result_.artifact.instruction_sets = target_.instruction_sets();
     for (const KernelSummary& k : result_.kernels)
-      result_.artifact.kernel_info.push_back({k.name, k.nodes, k.dag.flop_count(), k.tuned, k.workload_key, k.task_key});
+      result_.artifact.kernel_info.push_back({k.name, k.nodes, k.dag.outputs().empty() ? k.flop : k.dag.flop_count(),
+                                              k.tuned, k.workload_key, k.task_key});
+    if (!vta_kernels_.empty()) result_.artifact.vta = runtime::VtaCode{vta_config_, std::move(vta_kernels_)};
     if (options_.compile && gpu_) result_.artifact.gpu = gpu_->finish();
     else if (options_.compile) result_.artifact.shared_object = codegen::link_shared_object(objects_);
     result_.artifact.graph.validate();
@@ -130,7 +135,65 @@ class Builder {
                : std::string();
   }
 
+  // A packed convolution: a program for the accelerator, which the runtime
+  // runs on its device (runtime/vta_device.h) where the graph calls it.
+  void add_accelerator_call(const graph::FusedGroup& group) {
+    const Node& n = g_.node(group.anchor());
+    if (target_.accelerator != "vta")
+      throw Error(n.describe() + ": conv2d_packed runs on the VTA accelerator; compile for --target vta");
+    if (group.nodes.size() != 1) throw Error(n.describe() + ": a packed convolution fuses with nothing");
+    if (vta_config_.batch() != 1)
+      throw Error(n.describe() + ": VTA configurations with batch blocks other than 1 are not compiled yet");
+    const auto& a = n.attrs_as<ops::Conv2dPackedAttrs>();
+    std::vector<int> inputs;
+    for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(value_tensor(n.inputs[i], &n, i));
+    const std::string key = "vta " + a.to_string();
+    std::string name;
+    if (auto known = kernel_of_key_.find(key); known != kernel_of_key_.end()) {
+      name = result_.kernels[known->second].name;
+      ++result_.kernels[known->second].calls;
+    } else {
+      name = "tessera_vta" + std::to_string(result_.kernels.size()) + "_conv2d_packed";
+      const vta::Conv2dPackedSchedule schedule =
+          autotvm::vta::conv2d_packed_schedule(autotvm::vta::conv2d_packed_space(a, vta_config_).fallback());
+      const vta::Program program = vta::lower_conv2d_packed(a, schedule, vta_config_);
+      runtime::VtaKernelCode code;
+      code.name = name;
+      code.instructions = program.instructions;
+      code.dram_bytes = static_cast<int64_t>(program.dram.size());
+      code.uops_offset = program.uops.offset;
+      code.uops.assign(program.dram.begin() + program.uops.offset,
+                       program.dram.begin() + program.uops.offset + program.uops.bytes);
+      const auto argument = [&](const std::string& tensor, int t, bool widen) {
+        const runtime::ExecutableGraph& eg = result_.artifact.graph;
+        code.arguments.push_back({program.tensor(tensor).offset, eg.num_elements(t) * eg.element_bytes(t),
+                                  widen ? runtime::VtaKernelCode::Transfer::WidenInt8
+                                        : runtime::VtaKernelCode::Transfer::Copy});
+      };
+      argument("data", inputs[0], false);
+      argument("weight", inputs[1], false);
+      if (a.bias) argument("bias", inputs[2], false);
+      if (a.residual) argument("residual", inputs.back(), true);
+      code.arguments.push_back({program.tensor("output").offset, ops::num_elements(a.output_shape()),  // int8
+                                runtime::VtaKernelCode::Transfer::Copy});
+      vta_kernels_.push_back(std::move(code));
+      kernel_of_key_[key] = result_.kernels.size();
+      KernelSummary summary{name, key, n.name, 1, false, {}, ""};
+      summary.flop = a.flop();
+      result_.kernels.push_back(std::move(summary));
+    }
+    runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
+    tensor_of_[n.id] = new_tensor(n.name, n.type.shape);
+    result_.artifact.graph.tensors[tensor_of_[n.id]].stored_as = stored_as(n);
+    call.outputs.push_back(tensor_of_[n.id]);
+    result_.artifact.graph.calls.push_back(std::move(call));
+  }
+
   void add_kernel_call(const graph::FusedGroup& group) {
+    if (g_.node(group.anchor()).op == graph::Op::named("conv2d_packed")) {
+      add_accelerator_call(group);
+      return;
+    }
     if (group.nodes.size() == 1 && keeps_bytes(g_.node(group.anchor())) &&
         g_.node(g_.node(group.anchor()).inputs[0]).op != graph::Op::kConstant) {
       if (!tensor_of_.count(group.anchor())) add_view(g_.node(group.anchor()));
@@ -216,6 +279,8 @@ class Builder {
   std::set<NodeId> float32_nodes_;  // outputs and what they are views of
   std::vector<std::string> objects_;
   std::optional<codegen::GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
+  vta::VtaConfig vta_config_;                // the seed's default: what "vta" targets
+  std::vector<runtime::VtaKernelCode> vta_kernels_;
 };
 
 // The passes may leave another node last ("conv.out", a layout transform

@@ -25,6 +25,7 @@ struct KernelSummary {
   bool tuned = false;        // scheduled by a tuning record (else hand-written)
   ir::ComputeDAG dag;        // what it computes (the auto-scheduler's task)
   std::string task_key;      // its template task's record key, when the build had records to look in
+  double flop = 0;           // of a kernel without a DAG (the accelerator's): its arithmetic per call
 };
 
 struct BuildOptions {

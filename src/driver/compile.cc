@@ -10,9 +10,11 @@
 
 #include "compile/graph_choices.h"
 #include "driver/calibration_samples.h"
+#include "graph/graph_pack.h"
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
+#include "vta/config.h"
 
 namespace tessera::driver {
 
@@ -174,9 +176,32 @@ graph::Graph quantized_graph(const graph::Graph& model, const target::Target& ta
 
 }  // namespace
 
+graph::Graph vta_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options,
+                       const build::BuildOptions& build_options) {
+  if (!options.quantize.empty() && options.quantize != "int8")
+    throw Error("--quantize " + options.quantize + ": VTA computes in int8");
+  std::ostream& warnings = options.warnings ? *options.warnings : std::cerr;
+  graph::QuantizeOptions q = options.quantization;
+  q.power_of_two = true;
+  if (q.global_scale <= 0) q.global_scale = 8.0;  // the seed's
+  const graph::Graph quantized = quantize_model(model, target, "int8", options.calibrate, q, warnings);
+  const vta::VtaConfig config;
+  graph::GraphPackReport report;
+  const graph::Graph packed = graph::graph_pack(
+      quantized, {.block_batch = config.batch(), .block_in = config.block_in(), .block_out = config.block_out()},
+      &report);
+  warnings << fmt::format("note: --target vta: {} convolutions run on VTA ({} residual adds fused into them){}\n",
+                          report.convolutions, report.residual_adds,
+                          report.not_packed.empty() ? "" : fmt::format(", {} stay on the CPU:", report.not_packed.size()));
+  for (const std::string& why : report.not_packed) warnings << "  " << why << "\n";
+  return build::optimize_for_target(packed, target, build_options.conv_blocks, false, build_options.keep_layout);
+}
+
 build::BuildResult compile(const graph::Graph& model, const target::Target& target, const CompileOptions& options) {
   BuildSetup setup;
   set_up(options, target, setup);
+  if (target.accelerator == "vta")
+    return build::build_optimized(model, vta_graph(model, target, options, setup.options), target, setup.options);
   if (!options.quantize.empty())
     return build::build_optimized(model, quantized_graph(model, target, options, setup.options), target, setup.options);
   return build::build(model, target, setup.options);

@@ -81,6 +81,15 @@ graph::Graph quantize_model(const graph::Graph& model, const target::Target& tar
                             const std::string& calibrate, const graph::QuantizeOptions& options,
                             std::ostream& warnings);
 
+// --target vta (seed 003): the network quantized with power-of-two scales
+// (QuantizeOptions::power_of_two; the global scale 8 unless one is given;
+// --skip-layers as given, the first convolution by default), packed for the
+// accelerator's GEMM core between its first max pooling and its global
+// average pooling (graph::graph_pack), through the host CPU's passes for
+// the rest. Says on `warnings` what runs on VTA and what stays on the CPU.
+graph::Graph vta_graph(const graph::Graph& model, const target::Target& target, const CompileOptions& options,
+                       const build::BuildOptions& build_options);
+
 // Throws tessera::Error naming the node when a kernel cannot be made for it,
 // or naming the log when one cannot be read.
 build::BuildResult compile(const graph::Graph& model, const target::Target& target,

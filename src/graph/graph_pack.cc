@@ -93,6 +93,9 @@ runtime::NDArray pack_weight(const runtime::NDArray& oihw, int64_t bo, int64_t b
 }  // namespace
 
 Graph graph_pack(const Graph& g, const GraphPackOptions& o, GraphPackReport* report) {
+  if (o.block_batch != 1)
+    throw Error(fmt::format("graph_pack: batch blocks of {} are not packed yet (the seed's configuration has 1)",
+                            o.block_batch));
   if (o.block_in != o.block_out)
     throw Error(fmt::format("graph_pack: activations pass from one packed convolution to the next, so block_in ({}) "
                             "must equal block_out ({})",
@@ -138,12 +141,17 @@ Graph graph_pack(const Graph& g, const GraphPackOptions& o, GraphPackReport* rep
   }
 
   Rewriter w(g);
-  const std::string packed_layout = fmt::format("NCHW{}n{}c", o.block_batch, o.block_in);
+  // With batch blocks of 1, NCHW1n<b>c holds NCHW<b>c's bytes with a unit
+  // axis: a layout_transform and a reshape (a view) pack, and unpack.
+  const std::string blocked = fmt::format("NCHW{}c", o.block_in);
   std::map<NodeId, NodeId> packed;  // old value -> the new node holding it packed
   const auto packed_value = [&](NodeId x) {
     if (auto it = packed.find(x); it != packed.end()) return it->second;
-    const NodeId p = w.add(Op::named("layout_transform"), g.node(x).name + ".packed", {w.mapped(x)},
-                           ops::LayoutTransformAttrs{"NCHW", packed_layout});
+    const Shape& s = g.node(x).type.shape;
+    const NodeId t = w.add(Op::named("layout_transform"), g.node(x).name + ".blocked", {w.mapped(x)},
+                           ops::LayoutTransformAttrs{"NCHW", blocked});
+    const NodeId p = w.add(Op::named("reshape"), g.node(x).name + ".packed", {t},
+                           ops::ReshapeAttrs{{s[0], s[1] / o.block_in, s[2], s[3], 1, o.block_in}});
     packed[x] = p;
     return p;
   };
@@ -168,8 +176,11 @@ Graph graph_pack(const Graph& g, const GraphPackOptions& o, GraphPackReport* rep
     }
     const NodeId q = w.add(Op::named("conv2d_packed"), g.node(value).name + ".packed", std::move(inputs), a);
     packed[value] = q;
-    w.replace(value, w.add(Op::named("layout_transform"), g.node(value).name + ".unpacked", {q},
-                           ops::LayoutTransformAttrs{packed_layout, "NCHW"}));
+    const Shape out = a.output_shape();
+    const NodeId blocked_out = w.add(Op::named("reshape"), g.node(value).name + ".blocked", {q},
+                                     ops::ReshapeAttrs{{out[0], out[1], out[2], out[3], out[5]}});
+    w.replace(value, w.add(Op::named("layout_transform"), g.node(value).name + ".unpacked", {blocked_out},
+                           ops::LayoutTransformAttrs{blocked, "NCHW"}));
     ++r.convolutions;
   }
   if (report) *report = r;

@@ -7,9 +7,9 @@
 // blocked (O/bo, I/bi, KH, KW, bo, bi), packed here once. A residual add
 // whose operand is a packed convolution read by nothing else is fused into
 // that convolution (its epilogue adds the other operand). Activations stay
-// packed from one packed convolution to the next; a layout_transform packs
-// a value entering the region and unpacks one leaving it (the CPU runs
-// those, as it runs everything outside the region).
+// packed from one packed convolution to the next; a layout_transform (and a
+// reshape, a view) packs a value entering the region and unpacks one
+// leaving it (the CPU runs those, as it runs everything outside the region).
 //
 // A convolution that cannot be packed (channels not a multiple of the
 // blocks, groups, dilation, uneven padding, a shift beyond 15, per-channel
@@ -34,7 +34,7 @@ struct GraphPackReport {
 };
 
 // Throws tessera::Error when the graph has no `start_after` node or no
-// `stop_at` node after it.
+// `stop_at` node after it, or for batch blocks other than 1.
 Graph graph_pack(const Graph& graph, const GraphPackOptions& options = {}, GraphPackReport* report = nullptr);
 
 }  // namespace tessera::graph

@@ -379,7 +379,9 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
                 std::to_string(smaller + 1) + " graphs");
   const size_t gpu_sections = artifact.gpu ? 3 : 0;
   const size_t info_sections = artifact.kernel_info.empty() ? 0 : 1;
-  put<uint32_t>(out, static_cast<uint32_t>(5 + gpu_sections + info_sections +
+  const size_t vta_sections = artifact.vta ? 1 : 0;
+  if (artifact.vta && artifact.varying) throw Error("write_artifact: a VTA model has no varying dimension");
+  put<uint32_t>(out, static_cast<uint32_t>(5 + gpu_sections + info_sections + vta_sections +
                                            (artifact.varying ? 1 + (4 + gpu_sections) * smaller : 0)));
   put_section(out, "target", artifact.target);
   put_section(out, "instruction_sets", joined(artifact.instruction_sets));
@@ -388,6 +390,7 @@ void write_artifact(const Artifact& artifact, const std::string& path) {
   put_section(out, "kernels", artifact.shared_object);
   if (artifact.gpu) put_gpu_sections(out, "gpu", *artifact.gpu);
   if (info_sections) put_section(out, "kernel_info", kernel_info_json(artifact.kernel_info).dump());
+  if (artifact.vta) put_section(out, "vta", artifact.vta->to_json().dump());
   if (artifact.varying) {
     put_section(out, "varying", varying_json(*artifact.varying).dump());
     for (size_t i = 0; i < smaller; ++i) {
@@ -460,6 +463,15 @@ Artifact read_artifact(const std::string& path) {
   a.shared_object = std::move(sections["kernels"]);
   a.gpu = gpu_from(sections, "gpu", "artifact '" + path + "'");
   if (sections.count("kernel_info")) a.kernel_info = kernel_info_from(sections["kernel_info"], path);
+  if (sections.count("vta")) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(sections["vta"]);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("artifact '" + path + "': its 'vta' section is not JSON (" + e.what() + ")");
+    }
+    a.vta = VtaCode::from_json(j, "artifact '" + path + "'");
+  }
   if (sections.count("varying")) {
     size_t smaller = 0;
     while (sections.count(bucket_section(smaller, "graph"))) ++smaller;
@@ -470,7 +482,7 @@ Artifact read_artifact(const std::string& path) {
 }
 
 Artifact copy_artifact(const Artifact& a) {
-  Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu, a.kernel_info};
+  Artifact c{a.target, a.graph, {}, a.shared_object, a.instruction_sets, a.varying, {}, a.gpu, a.kernel_info, a.vta};
   for (const auto& p : a.params) c.params.push_back(copy_of(p));
   for (const auto& b : a.smaller) {
     ArtifactBucket d{b.size, b.graph, b.shared_object, b.shared, {}, b.gpu};

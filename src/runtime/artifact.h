@@ -17,6 +17,8 @@
 // A model compiled for a GPU target adds "gpu" (runtime/gpu_code.h: its
 // source and launches as JSON), "gpu.cubin" and "gpu.ptx" (cuda's binaries),
 // and each smaller bucket "bucket.i.gpu", "bucket.i.gpu.cubin", "bucket.i.gpu.ptx".
+// A model compiled for "vta" adds "vta" (runtime/vta_device.h: the
+// accelerator's configuration and one program per packed kernel, as JSON).
 // Unknown sections are skipped, so a later writer may add some without
 // breaking older readers. A damaged byte anywhere fails its section's CRC:
 // a flipped bit is an error naming the file and section, never a crash or a
@@ -29,6 +31,7 @@
 #include "runtime/executable_graph.h"
 #include "runtime/gpu_code.h"
 #include "runtime/ndarray.h"
+#include "runtime/vta_device.h"
 
 namespace tessera::runtime {
 
@@ -93,6 +96,9 @@ struct Artifact {
   std::optional<GpuCode> gpu;
   // The largest bucket's kernels, in the order they were made.
   std::vector<KernelInfo> kernel_info;
+  // A "vta" target's accelerator kernels (the CPU's are in shared_object):
+  // section "vta". Their calls in the graph name them like any kernel.
+  std::optional<VtaCode> vta;
 };
 
 // A copy that owns its own weights (NDArray memory is not shared): what a

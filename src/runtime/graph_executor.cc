@@ -79,6 +79,7 @@ GraphExecutor::GraphExecutor(Artifact artifact, std::vector<const float*> shared
       target_(std::move(artifact.target)),
       graph_(std::move(artifact.graph)),
       library_(KernelLibrary::from_shared_object(artifact.shared_object, source)) {
+  if (artifact.vta) vta_.emplace(std::move(*artifact.vta));
   if (artifact.varying)
     throw Error(source_ + ": compiled for " + artifact.varying->name + " in " + std::to_string(artifact.varying->min) +
                 ".." + std::to_string(artifact.varying->max) + ", which runtime::VaryingExecutor runs");
@@ -157,8 +158,9 @@ void GraphExecutor::bind_calls() {
       if (graph_.storage_root(graph_.outputs[o]) == graph_.storage_root(graph_.inputs[i]))
         outputs_of_inputs_.emplace_back(static_cast<int>(o), static_cast<int>(i));
   for (const auto& call : graph_.calls) {
-    BoundCall bound{library_.kernel(call.kernel), {}};
-    check_call(call);
+    const int accelerator_kernel = vta_ ? vta_->kernel_index(call.kernel) : -1;
+    BoundCall bound{accelerator_kernel >= 0 ? nullptr : library_.kernel(call.kernel), {}, accelerator_kernel};
+    check_call(call, accelerator_kernel);
     for (int t : call.inputs) {
       for (size_t i = 0; i < graph_.inputs.size(); ++i)
         if (graph_.storage_root(t) == graph_.storage_root(graph_.inputs[i]))
@@ -170,9 +172,23 @@ void GraphExecutor::bind_calls() {
   }
 }
 
-void GraphExecutor::check_call(const ExecutableGraph::Call& call) const {
-  const std::vector<int64_t> signature = library_.signature(call.kernel);
+void GraphExecutor::check_call(const ExecutableGraph::Call& call, int accelerator_kernel) const {
   const size_t arguments = call.inputs.size() + call.outputs.size();
+  if (accelerator_kernel >= 0) {  // its buffers' bytes, as the program copies them
+    const VtaKernelCode& k = vta_->kernel(accelerator_kernel);
+    size_t i = 0;
+    bool fits = k.arguments.size() == arguments;
+    for (const auto* ids : {&call.inputs, &call.outputs})
+      for (int t : *ids) {
+        fits = fits && graph_.num_elements(t) * graph_.element_bytes(t) == k.arguments[i].stored_bytes;
+        ++i;
+      }
+    if (!fits)
+      throw Error(source_ + ": the graph's buffers for VTA kernel " + support::quoted(call.kernel) +
+                  " are not the ones its program reads and writes");
+    return;
+  }
+  const std::vector<int64_t> signature = library_.signature(call.kernel);
   if (signature.size() != arguments)
     throw Error(source_ + ": the graph calls kernel " + support::quoted(call.kernel) + " with " +
                 std::to_string(arguments) + " buffers; it takes " + std::to_string(signature.size()));
@@ -294,11 +310,19 @@ void GraphExecutor::set_threads(int threads) {
   threads_ = threads > 0 ? threads : target_threads_;
 }
 
+void GraphExecutor::call(size_t i) {
+  BoundCall& c = calls_[i];
+  if (c.accelerator_kernel >= 0) {
+    if (accelerator_stats_.size() != calls_.size()) accelerator_stats_.resize(calls_.size());
+    accelerator_stats_[i] = vta_->run(c.accelerator_kernel, c.args.data());
+  } else if (c.kernel(c.args.data()) != 0) {
+    throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+  }
+}
+
 void GraphExecutor::run() {
   if (threads_ > 0 && num_threads() != threads_) set_num_threads(threads_);
-  for (size_t i = 0; i < calls_.size(); ++i)
-    if (calls_[i].kernel(calls_[i].args.data()) != 0)
-      throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+  for (size_t i = 0; i < calls_.size(); ++i) call(i);
   for (auto [output, input] : outputs_of_inputs_)
     if (const float* bound = bound_[static_cast<size_t>(input)])
       std::memcpy(tensor_data(graph_.outputs[output]), bound,
@@ -361,8 +385,7 @@ std::vector<double> GraphExecutor::profile(int runs) {
   for (int r = 0; r < runs; ++r)
     for (size_t i = 0; i < calls_.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
-      if (calls_[i].kernel(calls_[i].args.data()) != 0)
-        throw Error(source_ + ": kernel " + support::quoted(graph_.calls[i].kernel) + " failed");
+      call(i);
       seconds[i] = std::min(seconds[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   return seconds;

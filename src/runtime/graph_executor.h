@@ -99,6 +99,14 @@ class GraphExecutor {
   // shortens it).
   std::vector<double> profile(int runs = 10);
 
+  // A model compiled for "vta": the accelerator's statistics of each call in
+  // the last run (graph().calls order; all zero for a CPU call). Its time is
+  // the simulated cycles (config().seconds), not the host's, which simulates.
+  bool has_accelerator() const { return vta_.has_value(); }
+  const std::vector<vta::SimulationStats>& accelerator_stats() const { return accelerator_stats_; }
+  bool is_accelerator_call(size_t call) const { return calls_.at(call).accelerator_kernel >= 0; }
+  const vta::VtaConfig& accelerator_config() const { return vta_.value().config(); }
+
   const std::string& target() const { return target_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   const ExecutableGraph& graph() const { return graph_; }
@@ -122,7 +130,11 @@ class GraphExecutor {
   struct BoundCall {
     Kernel kernel;
     std::vector<void*> args;
+    int accelerator_kernel = -1;  // the VTA program it runs instead of `kernel`
   };
+  std::optional<VtaDevice> vta_;
+  std::vector<vta::SimulationStats> accelerator_stats_;
+  void call(size_t index);
   std::vector<BoundCall> calls_;
   // Per input, the (call, argument) positions that read it: what bind_input rebinds.
   std::vector<std::vector<std::pair<size_t, size_t>>> input_uses_;
@@ -136,7 +148,7 @@ class GraphExecutor {
   // Each call's argument pointers, once constants and the arena are placed.
   void bind_calls();
   // Throws unless the call's buffers are as many and as large as its kernel's signature says.
-  void check_call(const ExecutableGraph::Call& call) const;
+  void check_call(const ExecutableGraph::Call& call, int accelerator_kernel) const;
 };
 
 }  // namespace tessera::runtime

@@ -206,7 +206,14 @@ Target Target::parse(const std::string& text) {
   std::string kind;
   words >> kind;
   if (kind == "cuda" || kind == "opencl") return parse_gpu(kind, text, words);
-  if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm', 'cuda' or 'opencl'");
+  if (kind == "vta") {
+    std::string options;
+    std::getline(words, options);
+    Target t = parse("llvm" + options);
+    t.accelerator = "vta";
+    return t;
+  }
+  if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm', 'cuda', 'opencl' or 'vta'");
 
   Target t = host();
   bool cpu_given = false, features_given = false;
@@ -268,7 +275,7 @@ std::string Target::str() const {
   if (kind == "cuda") return "cuda -arch=" + gpu.arch_name() + narrowed_limits(gpu, "-");
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "-");
   if (kind != "llvm") return kind;
-  std::string s = "llvm";
+  std::string s = accelerator.empty() ? "llvm" : accelerator;
   if (!cpu.empty()) s += " -mcpu=" + cpu;
   if (!features.empty()) s += " -mattr=" + features;
   if (threads > 0) s += " -threads=" + std::to_string(threads);
@@ -293,7 +300,7 @@ std::string Target::match_key() const {
   if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "");
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "");
   if (kind != "llvm") return kind;
-  std::string key = kind + " " + isa + " " + std::to_string(vector_bits) + "-bit";
+  std::string key = (accelerator.empty() ? kind : accelerator) + " " + isa + " " + std::to_string(vector_bits) + "-bit";
   if (threads > 0) key += " threads=" + std::to_string(threads);
   return key;
 }

@@ -53,6 +53,12 @@ struct Target {
   // (OpenCL C for any OpenCL device, PoCL's CPU one in CI): the same limits.
   GpuLimits gpu;
 
+  // "vta": the network's packed convolutions (ops/conv2d_packed.h) run on the
+  // VTA accelerator (the seed's default vta_config.json, simulated), and
+  // everything else on this CPU, described by the fields above. Written
+  // "vta" with llvm's options ("vta -threads=1").
+  std::string accelerator;
+
   bool is_gpu() const { return kind == "cuda" || kind == "opencl"; }
 
   int vector_lanes() const { return vector_bits >= 32 ? vector_bits / 32 : 1; }
@@ -60,8 +66,9 @@ struct Target {
 
   static Target host();  // the machine we run on, with its detected features
   // "llvm", "llvm -mcpu=znver3", "llvm -mattr=+avx2,+fma", "llvm -mcpu=znver3
-  // -threads=2", "llvm -isa=avx2" (this host capped at AVX2: host_with_isa);
-  // throws tessera::Error naming the text otherwise.
+  // -threads=2", "llvm -isa=avx2" (this host capped at AVX2: host_with_isa),
+  // "vta" (with llvm's options for its host CPU); throws tessera::Error
+  // naming the text otherwise.
   static Target parse(const std::string& text);
   std::string str() const;
 
