@@ -123,6 +123,11 @@ int run_network_tune(const NetworkTuneOptions& o) {
   tune.runner = runner.get();
   tune.confirm_runner = confirm_runner.get();
   tune.stop = &g_stop;
+  if (target.accelerator == "vta") {
+    // The simulator measures in this process (driver/tune_vta.h).
+    if (o.measure.remote()) throw Error("--runner rpc with --target vta: VTA simulator servers are not served yet");
+    tune.builder = nullptr, tune.runner = tune.confirm_runner = nullptr;
+  }
   // With --runner rpc the devices measure; this host still runs the evaluation.
   if (!o.measure.remote() || tune.evaluate) target::require_runnable_here(target);
   const graph::ModelOptions model_options = o.model_flags.options();

@@ -10,6 +10,7 @@
 namespace tessera::autotvm {
 
 nlohmann::json workload_json(const Task& task) {
+  if (!task.accelerator.is_null()) return task.accelerator;
   nlohmann::json j = {{"op", task.op}, {"args", args_to_json(task.op, task.args)}};
   if (!task.epilogue.empty()) j["epilogue"] = task.epilogue;
   return j;

@@ -11,6 +11,7 @@ namespace tessera::autotvm {
 using nlohmann::json;
 
 std::string Task::describe() const {
+  if (!accelerator.is_null()) return name() + " " + accelerator.value("describe", std::string());
   std::string s = name();
   for (const auto& p : workload.dag.placeholders()) s += " " + p->name + "=" + ops::shape_to_string(p->shape);
   if (op == "conv2d" || op == "conv2d_winograd" || op == "conv2d_nchw_winograd" || op == "depthwise_conv2d" ||
@@ -28,6 +29,8 @@ std::string Task::describe() const {
 schedule::Trace Task::instantiate(const ConfigEntity& config) const { return tmpl->apply(workload, config); }
 
 measure::MeasureInput Task::measure_input(const ConfigEntity& config) const {
+  if (!accelerator.is_null())
+    return measure::MeasureInput{{}, {}, target, {{"template", name()}, {"workload", accelerator}, {"config", config.to_json()}}};
   return measure::MeasureInput{workload.dag, instantiate(config), target};
 }
 

@@ -23,10 +23,15 @@ struct Task {
   // What the DAG computes beyond the operator, e.g. "bias_add + add + relu"
   // (a network task's fused epilogue); empty for a bare operator.
   std::string epilogue;
+  // An accelerator's task (VTA's conv2d_packed, autotvm/vta/conv2d_packed.h):
+  // its workload as the records write it (no DAG: the accelerator's builder
+  // lowers it), and its arithmetic. Null for every other task.
+  nlohmann::json accelerator;
+  double accelerator_flop = 0;
 
   const std::string& name() const { return tmpl->name; }
   std::string workload_key() const { return record_key.empty() ? workload.dag.workload_key() : record_key; }
-  double flop() const { return workload.dag.flop_count(); }
+  double flop() const { return accelerator.is_null() ? workload.dag.flop_count() : accelerator_flop; }
   // One line naming the task for people: "conv2d_NCHWc.x86 data=[1,4,56,56,16] ...".
   std::string describe() const;
 

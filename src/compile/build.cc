@@ -154,8 +154,12 @@ class Builder {
       ++result_.kernels[known->second].calls;
     } else {
       name = "tessera_vta" + std::to_string(result_.kernels.size()) + "_conv2d_packed";
-      const vta::Conv2dPackedSchedule schedule =
-          autotvm::vta::conv2d_packed_schedule(autotvm::vta::conv2d_packed_space(a, vta_config_).fallback());
+      // The conv2d_packed.vta task's best record, else the template's fallback.
+      const autotvm::Task task = autotvm::vta::conv2d_packed_task(a, target_);
+      bool tuned = false;
+      std::ostream quiet(nullptr);
+      const vta::Conv2dPackedSchedule schedule = autotvm::vta::dispatch_conv2d_packed(
+          task, options_.history, options_.warn_untuned ? *options_.warnings : quiet, &tuned);
       const vta::Program program = vta::lower_conv2d_packed(a, schedule, vta_config_);
       runtime::VtaKernelCode code;
       code.name = name;
@@ -178,7 +182,7 @@ class Builder {
                                 runtime::VtaKernelCode::Transfer::Copy});
       vta_kernels_.push_back(std::move(code));
       kernel_of_key_[key] = result_.kernels.size();
-      KernelSummary summary{name, key, n.name, 1, false, {}, ""};
+      KernelSummary summary{name, key, n.name, 1, tuned, {}, task.workload_key()};
       summary.flop = a.flop();
       result_.kernels.push_back(std::move(summary));
     }

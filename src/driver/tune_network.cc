@@ -1,4 +1,5 @@
 #include "driver/tune_network.h"
+#include "driver/tune_vta.h"
 
 #include <fmt/format.h>
 
@@ -325,6 +326,7 @@ TuneResult tune_network(const graph::Graph& model, const target::Target& target,
   if (!o.graph_tuner.empty())
     support::refuse_to_overwrite(o.graph_log, o.log, "tuning log: the graph tuner's choice would replace its records",
                                  "graph log");
+  if (target.accelerator == "vta") return tune_vta(model, target, o, out, warnings);
   // Local runners and the evaluation run kernels here; remote runners measure on their devices.
   if (!o.runner || o.evaluate) target::require_runnable_here(target);
   Measurement m(o, target);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "target/target.h"
 #include "ir/compute_dag.h"
 #include "schedule/trace.h"
@@ -21,6 +23,11 @@ struct MeasureInput {
   ir::ComputeDAG dag;
   schedule::Trace trace;
   target::Target target = target::Target::host();
+  // An accelerator's kernel (VTA's conv2d_packed) instead of a DAG under a
+  // trace: {"template": ..., "workload": its attributes, "config": the
+  // template's knob values}, which the accelerator's builder lowers to a
+  // program (measure/vta_measure.h). Null for every other kernel.
+  nlohmann::json accelerator;
 };
 
 struct BuildResult {

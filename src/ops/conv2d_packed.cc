@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/operator.h"
+#include "tessera/error.h"
 
 namespace tessera::ops {
 
@@ -59,6 +60,42 @@ std::string Conv2dPackedAttrs::to_string() const {
                      shape_to_string(data_shape()), shape_to_string(weight_shape()), stride_h, stride_w, pad_h, pad_w,
                      bias ? " bias" : "", shift, clip_min, clip_max,
                      residual ? fmt::format(" residual clip=[{}, {}]", residual_clip_min, residual_clip_max) : "");
+}
+
+namespace {
+
+// The one list of fields both directions use.
+template <typename A, typename Visit>
+void for_each_field(A& a, Visit&& visit) {
+  visit("batch", a.batch), visit("in_channels", a.in_channels), visit("height", a.height), visit("width", a.width);
+  visit("out_channels", a.out_channels), visit("kernel_h", a.kernel_h), visit("kernel_w", a.kernel_w);
+  visit("stride_h", a.stride_h), visit("stride_w", a.stride_w), visit("pad_h", a.pad_h), visit("pad_w", a.pad_w);
+  visit("block_batch", a.block_batch), visit("block_in", a.block_in), visit("block_out", a.block_out);
+  visit("bias", a.bias), visit("shift", a.shift), visit("clip_min", a.clip_min), visit("clip_max", a.clip_max);
+  visit("residual", a.residual), visit("residual_clip_min", a.residual_clip_min);
+  visit("residual_clip_max", a.residual_clip_max);
+}
+
+}  // namespace
+
+nlohmann::json conv2d_packed_to_json(const Conv2dPackedAttrs& attrs) {
+  nlohmann::json j = {{"op", "conv2d_packed"}};
+  for_each_field(attrs, [&](const char* key, const auto& value) { j[key] = value; });
+  return j;
+}
+
+Conv2dPackedAttrs conv2d_packed_from_json(const nlohmann::json& j) {
+  Conv2dPackedAttrs a;
+  for_each_field(a, [&](const char* key, auto& value) {
+    if (!j.contains(key)) throw Error(std::string("conv2d_packed workload: no '") + key + "'");
+    try {
+      value = j.at(key).get<std::decay_t<decltype(value)>>();
+    } catch (const nlohmann::json::exception&) {
+      throw Error(std::string("conv2d_packed workload: '") + key + "' is " + j.at(key).dump());
+    }
+  });
+  a.validate();
+  return a;
 }
 
 std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const std::vector<int8_t>& data,

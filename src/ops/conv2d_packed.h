@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ops/common.h"
 
 namespace tessera::ops {
@@ -60,6 +62,13 @@ struct Conv2dPackedAttrs {
   // clip=[0, 127]"
   std::string to_string() const;
 };
+
+// The attributes as a tuning record's workload writes them ({"op":
+// "conv2d_packed", "batch": 1, ...}), and back: throws tessera::Error naming
+// a field that is missing or of the wrong type, or attributes that do not
+// validate.
+nlohmann::json conv2d_packed_to_json(const Conv2dPackedAttrs& attrs);
+Conv2dPackedAttrs conv2d_packed_from_json(const nlohmann::json& j);
 
 // The reference: `data`, `weight` as above (row-major); `bias` (out_channels)
 // when attrs.bias and `residual` (the output's shape) when attrs.residual,

@@ -88,7 +88,6 @@ VtaCode VtaCode::from_json(const nlohmann::json& j, const std::string& source) {
           throw Error(at + ": an argument outside its DRAM image");
         kernel.arguments.push_back(arg);
       }
-      if (kernel.arguments.empty()) throw Error(at + ": no arguments");
       code.kernels.push_back(std::move(kernel));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -112,6 +111,7 @@ int VtaDevice::kernel_index(const std::string& name) const {
 
 vta::SimulationStats VtaDevice::run(int index, void* const* args) {
   const VtaKernelCode& k = code_.kernels.at(index);
+  if (k.arguments.empty()) throw Error("VTA kernel " + k.name + " has no buffers to run on");
   std::vector<uint8_t>& dram = dram_[index];
   const size_t inputs = k.arguments.size() - 1;
   for (size_t i = 0; i < inputs; ++i) {

@@ -32,7 +32,8 @@ struct VtaKernelCode {
   int64_t dram_bytes = 0;
   int64_t uops_offset = 0;
   std::vector<uint8_t> uops;  // the micro-op kernels, written at uops_offset
-  // In the call's order: inputs, then the output.
+  // In the call's order: inputs, then the output (none: a tuning candidate,
+  // run for its time only).
   std::vector<Argument> arguments;
 };
 

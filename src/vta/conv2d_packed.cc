@@ -110,6 +110,24 @@ std::string Conv2dPackedSchedule::to_string() const {
                      tile_ci, oc_nthread, h_nthread);
 }
 
+Conv2dPackedSchedule Conv2dPackedSchedule::from_config(const nlohmann::json& config) {
+  const auto knob = [&](const char* name, bool split) -> int64_t {
+    try {
+      const nlohmann::json& v = config.at(name);
+      if (split && (!v.is_array() || v.empty())) throw nlohmann::json::type_error::create(302, "not a split", &v);
+      return split ? v.back().get<int64_t>() : v.get<int64_t>();
+    } catch (const nlohmann::json::exception&) {
+      throw Error(std::string("conv2d_packed.vta config ") + config.dump() + ": knob '" + name + "' is missing or malformed");
+    }
+  };
+  return {.tile_h = knob("tile_h", true),
+          .tile_w = knob("tile_w", true),
+          .tile_co = knob("tile_co", true),
+          .tile_ci = knob("tile_ci", true),
+          .oc_nthread = knob("oc_nthread", false),
+          .h_nthread = knob("h_nthread", false)};
+}
+
 std::string conv2d_packed_misfit(const ops::Conv2dPackedAttrs& attrs, const Conv2dPackedSchedule& s,
                                  const VtaConfig& config) {
   attrs.validate();

@@ -23,6 +23,8 @@
 // other's tile: VTA's double buffering, which hides DMA behind the GEMM.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "ops/conv2d_packed.h"
 #include "vta/config.h"
 #include "vta/program.h"
@@ -34,6 +36,10 @@ struct Conv2dPackedSchedule {
   int64_t tile_h = 1, tile_w = 1, tile_co = 1, tile_ci = 1;
   int64_t oc_nthread = 1, h_nthread = 1;
   std::string to_string() const;  // "tile_h=14 tile_w=14 tile_co=1 tile_ci=4 oc_nthread=2 h_nthread=1"
+  // From the template's knob values ({"tile_h": [outer, tile], ...,
+  // "oc_nthread": 2, ...}, autotvm/vta/conv2d_packed.h): each split's last
+  // part. Throws tessera::Error naming a missing or malformed knob.
+  static Conv2dPackedSchedule from_config(const nlohmann::json& config);
 };
 
 // Why the schedule cannot run this convolution on this configuration (a

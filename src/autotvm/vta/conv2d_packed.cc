@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/error.h"
+
 namespace tessera::autotvm::vta {
 
 namespace {
@@ -49,12 +51,71 @@ ConfigSpace conv2d_packed_space(const ops::Conv2dPackedAttrs& attrs, const tesse
 }
 
 Conv2dPackedSchedule conv2d_packed_schedule(const ConfigEntity& config) {
-  return {.tile_h = config.split("tile_h").back(),
-          .tile_w = config.split("tile_w").back(),
-          .tile_co = config.split("tile_co").back(),
-          .tile_ci = config.split("tile_ci").back(),
-          .oc_nthread = config.value("oc_nthread").get<int64_t>(),
-          .h_nthread = config.value("h_nthread").get<int64_t>()};
+  return Conv2dPackedSchedule::from_config(config.to_json());
+}
+
+namespace {
+
+// The template's entry in the registry of tasks: its name and kind; its
+// space and configs come from the functions above, not from a DAG.
+const Template& vta_template() {
+  static const Template t{kConv2dPackedTemplate, "vta", nullptr, nullptr, nullptr,
+                          [](const ops::Workload&, const ConfigEntity&) { return schedule::Trace(); }};
+  return t;
+}
+
+std::string fnv_hex(const std::string& s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+ops::Conv2dPackedAttrs tuning_attrs(const ops::Conv2dPackedAttrs& attrs) {
+  ops::Conv2dPackedAttrs a = attrs;
+  a.shift = attrs.shift > 0 ? 8 : 0;
+  a.clip_min = a.residual_clip_min = -128;
+  a.clip_max = a.residual_clip_max = 127;
+  return a;
+}
+
+Task conv2d_packed_task(const ops::Conv2dPackedAttrs& actual, const target::Target& target) {
+  if (target.accelerator != "vta") throw Error("conv2d_packed runs on the VTA accelerator, not '" + target.str() + "'");
+  const ops::Conv2dPackedAttrs attrs = tuning_attrs(actual);
+  Task t;
+  t.op = "conv2d_packed";
+  t.target = target;
+  t.tmpl = &vta_template();
+  t.space = conv2d_packed_space(attrs, tessera::vta::VtaConfig{});
+  t.accelerator = ops::conv2d_packed_to_json(attrs);
+  t.accelerator["describe"] = attrs.to_string();
+  t.accelerator_flop = attrs.flop();
+  t.record_key = "vta-" + fnv_hex(attrs.to_string());
+  return t;
+}
+
+tessera::vta::Conv2dPackedSchedule dispatch_conv2d_packed(const Task& task, records::ApplyHistoryBest* history,
+                                                          std::ostream& warnings, bool* tuned) {
+  *tuned = false;
+  if (history && history->lookup(task.workload_key(), task.target, task.describe(), warnings)) {
+    const ops::Conv2dPackedAttrs attrs = ops::conv2d_packed_from_json(task.accelerator);
+    for (const records::Record& r : history->ranked(task.workload_key(), task.target)) {
+      try {
+        const Conv2dPackedSchedule s = conv2d_packed_schedule(task.space.from_json(r.config));
+        const std::string misfit = tessera::vta::conv2d_packed_misfit(attrs, s, tessera::vta::VtaConfig{});
+        if (!misfit.empty()) throw Error(misfit);
+        *tuned = true;
+        return s;
+      } catch (const std::exception& e) {
+        warnings << "warning: a record of " << task.describe() << " (config " << r.config.dump()
+                 << ") cannot be used (" << e.what() << "); trying the next best\n";
+      }
+    }
+  }
+  return conv2d_packed_schedule(task.space.fallback());
 }
 
 }  // namespace tessera::autotvm::vta

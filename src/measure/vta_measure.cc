@@ -1,0 +1,110 @@
+#include "measure/vta_measure.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "ops/conv2d_packed.h"
+#include "runtime/vta_device.h"
+#include "support/read_file.h"
+#include "support/write_file.h"
+#include "tessera/error.h"
+#include "vta/conv2d_packed.h"
+#include "vta/simulator.h"
+
+namespace tessera::measure {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+VtaBuilder::VtaBuilder(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera_vta_XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw Error("VtaBuilder: cannot make a temporary directory");
+    dir_ = pattern;
+    owns_dir_ = true;
+  }
+}
+
+VtaBuilder::~VtaBuilder() {
+  std::error_code ignored;
+  if (owns_dir_) std::filesystem::remove_all(dir_, ignored);
+}
+
+std::vector<BuildResult> VtaBuilder::build(const std::vector<MeasureInput>& inputs) {
+  std::vector<BuildResult> out;
+  for (const MeasureInput& in : inputs) {
+    const auto start = std::chrono::steady_clock::now();
+    BuildResult r;
+    try {
+      if (in.accelerator.is_null()) throw Error("not an accelerator's kernel (VtaBuilder lowers conv2d_packed.vta)");
+      const ops::Conv2dPackedAttrs attrs = ops::conv2d_packed_from_json(in.accelerator.at("workload"));
+      const vta::Conv2dPackedSchedule schedule = vta::Conv2dPackedSchedule::from_config(in.accelerator.at("config"));
+      const vta::VtaConfig config;
+      if (const std::string misfit = vta::conv2d_packed_misfit(attrs, schedule, config); !misfit.empty()) {
+        r.error = ErrorKind::Instantiation;
+        r.error_message = schedule.to_string() + ": " + misfit;
+      } else {
+        const vta::Program p = vta::lower_conv2d_packed(attrs, schedule, config);
+        runtime::VtaKernelCode k{"candidate", p.instructions, static_cast<int64_t>(p.dram.size()), p.uops.offset,
+                                 std::vector<uint8_t>(p.dram.begin() + p.uops.offset,
+                                                      p.dram.begin() + p.uops.offset + p.uops.bytes),
+                                 {}};
+        r.object_path = dir_ + "/candidate_" + std::to_string(counter_++) + ".vta.json";
+        r.function_name = "candidate";
+        support::write_file_atomically(r.object_path, runtime::VtaCode{config, {std::move(k)}}.to_json().dump());
+      }
+    } catch (const std::exception& e) {
+      r.error = ErrorKind::Instantiation;
+      r.error_message = e.what();
+    }
+    r.time_cost = seconds_since(start);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+double simulate_vta_program(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(support::read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("VTA program '" + path + "': not JSON (" + e.what() + ")");
+  }
+  const runtime::VtaCode code = runtime::VtaCode::from_json(j, "VTA program '" + path + "'");
+  if (code.kernels.size() != 1) throw Error("VTA program '" + path + "': holds " + std::to_string(code.kernels.size()) + " kernels, not one");
+  const runtime::VtaKernelCode& k = code.kernels[0];
+  std::vector<uint8_t> dram(k.dram_bytes, 0);
+  std::copy(k.uops.begin(), k.uops.end(), dram.begin() + k.uops_offset);
+  const vta::SimulationStats stats = vta::Simulator(code.config).run(k.instructions, dram, vta::Execution::TimingOnly);
+  return code.config.seconds(stats.cycles);
+}
+
+std::vector<MeasureResult> VtaRunner::run(const std::vector<MeasureInput>& inputs,
+                                          const std::vector<BuildResult>& builds) {
+  std::vector<MeasureResult> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (builds[i].error != ErrorKind::None) {
+      out.push_back(result_of_failed_build(builds[i]));
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    MeasureResult r;
+    try {
+      r.costs.assign(static_cast<size_t>(repeat_), simulate_vta_program(builds[i].object_path));
+    } catch (const std::exception& e) {
+      r.error = ErrorKind::RuntimeDevice;
+      r.error_message = e.what();
+    }
+    r.all_cost = builds[i].time_cost + seconds_since(start);
+    r.timestamp = unix_time_now();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace tessera::measure
