@@ -31,7 +31,7 @@ struct Task {
 
 // The seed's task list, in its order (its printed tasks 1..10).
 const std::vector<Task> kSeedTasks = {
-    {16, 14, 32, 1, 2}, {8, 28, 16, 1, 2}, {4, 56, 8, 1, 2},  {4, 56, 4, 3, 1},  {8, 28, 8, 3, 1},
+    {16, 14, 32, 1, 2}, {8, 28, 16, 1, 2},  {4, 56, 8, 1, 2},  {4, 56, 4, 3, 1},  {8, 28, 8, 3, 1},
     {4, 56, 8, 3, 2},   {16, 14, 16, 3, 1}, {8, 28, 16, 3, 2}, {32, 7, 32, 3, 1}, {16, 14, 32, 3, 2},
 };
 
@@ -99,22 +99,23 @@ int run(int argc, char** argv) {
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("[Task {:2}/{:2}]  Current/Best: {:7.2f}/{:7.2f} GFLOPS | Progress: ({}/{}) | {:.2f} s Done.\n", t + 1,
-               kSeedTasks.size(), last_gflops, best.valid ? a.flop() / config.seconds(best.stats.cycles) / 1e9 : 0.0,
-               n, trials, elapsed);
+               kSeedTasks.size(), last_gflops, best.valid ? a.flop() / config.seconds(best.stats.cycles) / 1e9 : 0.0, n,
+               trials, elapsed);
     results.emplace_back(untuned, best);
     schedules.push_back(best_schedule);
   }
-  fmt::print("\nVTA simulator, {} MHz, {}x{} GEMM core; untuned = the template's fallback, tuned = best of {} random "
-             "configs\n",
-             config.hw_freq_mhz, config.block_in(), config.block_out(), trials);
+  fmt::print(
+      "\nVTA simulator, {} MHz, {}x{} GEMM core; untuned = the template's fallback, tuned = best of {} random "
+      "configs\n",
+      config.hw_freq_mhz, config.block_in(), config.block_out(), trials);
   fmt::print("{:>4} {:<44} {:>10} {:>7} {:>6} {:>8} | {:>10} {:>7} {:>6} {:>8} | {:>5}\n", "task", "convolution",
              "cycles", "GFLOPS", "GEMM", "MB", "cycles", "GFLOPS", "GEMM", "MB", "gain");
   int64_t untuned_total = 0, tuned_total = 0;
   for (size_t t = 0; t < results.size(); ++t) {
     const ops::Conv2dPackedAttrs a = attrs_of(kSeedTasks[t]);
     const auto& [untuned, tuned] = results[t];
-    const std::string shape = fmt::format("{}x{}x{} -> {} k{} s{}", a.in_channels, a.height, a.width, a.out_channels,
-                                          a.kernel_h, a.stride_h);
+    const std::string shape =
+        fmt::format("{}x{}x{} -> {} k{} s{}", a.in_channels, a.height, a.width, a.out_channels, a.kernel_h, a.stride_h);
     fmt::print("{:>4} {:<44} {} | {} | {:>5.2f}\n", t + 1, shape, describe(a, untuned, config),
                describe(a, tuned, config), double(untuned.stats.cycles) / tuned.stats.cycles);
     untuned_total += untuned.stats.cycles, tuned_total += tuned.stats.cycles;

@@ -63,6 +63,10 @@ RpcCommands add_rpc_commands(CLI::App& parent, RpcCommandOptions& o) {
       ->capture_default_str();
   c.server->add_option("--cores", o.server.cores, "CPUs to run on, split evenly over the slots (e.g. 0,1)")
       ->delimiter(',');
+  c.server->add_option("--device", o.server.device,
+                       "what the slots are: cpu (kernels run here), or vta-sim (VTA programs run on its simulator)")
+      ->check(CLI::IsMember({"cpu", "vta-sim"}))
+      ->capture_default_str();
   c.server->add_option("--host", o.server.host, "address tuners reach this server at (binds there)")->capture_default_str();
   c.server->add_option("--port", o.server.port, "port to bind (0: any)")->check(CLI::Range(0, 65535))->capture_default_str();
   c.server->add_option("--session-timeout", o.server.session_timeout,

@@ -50,7 +50,8 @@ SimulatedRun simulate_network(const graph::Graph& model, const target::Target& t
   ex.set_random_inputs();
   ex.run();
   for (size_t i = 0; i < ex.graph().calls.size(); ++i)
-    if (ex.is_accelerator_call(i)) r.cycles += ex.accelerator_stats()[i].cycles, r.gemm_cycles += ex.accelerator_stats()[i].gemm_cycles;
+    if (ex.is_accelerator_call(i))
+      r.cycles += ex.accelerator_stats()[i].cycles, r.gemm_cycles += ex.accelerator_stats()[i].gemm_cycles;
   return r;
 }
 
@@ -104,10 +105,15 @@ TuneResult tune_vta(const graph::Graph& model, const target::Target& target, con
   tune.confirm_rounds = o.confirm_rounds;
   tune.seed = o.seed;
   tune.stop = o.stop;
-  const autotvm::TuneTasksSummary summary =
-      autotvm::tune_tasks(weighted, tune, autotvm::MeasureOption{builder, runner, runner}, out, warnings);
-  TuneResult result{static_cast<int>(tasks.size()), summary.tuned, summary.already_done, summary.trials,
-                    summary.seconds, summary.stopped};
+  const autotvm::TuneTasksSummary summary = autotvm::tune_tasks(
+      weighted, tune, autotvm::MeasureOption{builder, runner, o.confirm_runner ? o.confirm_runner : runner}, out,
+      warnings);
+  TuneResult result{static_cast<int>(tasks.size()),
+                    summary.tuned,
+                    summary.already_done,
+                    summary.trials,
+                    summary.seconds,
+                    summary.stopped};
   out << fmt::format("tuned {} tasks ({} already tuned) with {} trials in {:.0f} s\n", summary.tuned,
                      summary.already_done, summary.trials, summary.seconds);
   if (result.stopped || !o.evaluate) return result;

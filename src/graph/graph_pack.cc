@@ -40,8 +40,8 @@ Packing pack_convolution(const Graph& g, const Node& n, const GraphPackOptions& 
   const Shape& x = g.node(n.inputs[0]).type.shape;
   const Shape& w = g.node(n.inputs[1]).type.shape;
   if (x[0] % o.block_batch || x[1] % o.block_in || w[0] % o.block_out)
-    return no(fmt::format("batch {}, {} input and {} output channels are not multiples of the blocks {}, {}, {}",
-                          x[0], x[1], w[0], o.block_batch, o.block_in, o.block_out));
+    return no(fmt::format("batch {}, {} input and {} output channels are not multiples of the blocks {}, {}, {}", x[0],
+                          x[1], w[0], o.block_batch, o.block_in, o.block_out));
   const runtime::NDArray& scales = *g.node(n.inputs[2]).value;
   for (int64_t f = 1; f < scales.size(); ++f)
     if (scales.data()[f] != scales.data()[0]) return no("its weight scales differ by channel");
@@ -97,12 +97,14 @@ Graph graph_pack(const Graph& g, const GraphPackOptions& o, GraphPackReport* rep
     throw Error(fmt::format("graph_pack: batch blocks of {} are not packed yet (the seed's configuration has 1)",
                             o.block_batch));
   if (o.block_in != o.block_out)
-    throw Error(fmt::format("graph_pack: activations pass from one packed convolution to the next, so block_in ({}) "
-                            "must equal block_out ({})",
-                            o.block_in, o.block_out));
+    throw Error(
+        fmt::format("graph_pack: activations pass from one packed convolution to the next, so block_in ({}) "
+                    "must equal block_out ({})",
+                    o.block_in, o.block_out));
   NodeId start = -1, stop = -1;
   for (const Node& n : g.nodes()) {
-    if (start < 0 && op_name(n.op) == o.start_after) start = n.id;
+    if (start < 0 && op_name(n.op) == o.start_after)
+      start = n.id;
     else if (start >= 0 && op_name(n.op) == o.stop_at) {
       stop = n.id;
       break;
@@ -117,8 +119,10 @@ Graph graph_pack(const Graph& g, const GraphPackOptions& o, GraphPackReport* rep
     const Node& n = g.node(id);
     if (op_name(n.op) != "qlinear_conv2d") continue;
     Packing p = pack_convolution(g, n, o);
-    if (p.why_not.empty()) convs.emplace(id, p.attrs);
-    else r.not_packed.push_back(n.name + ": " + p.why_not);
+    if (p.why_not.empty())
+      convs.emplace(id, p.attrs);
+    else
+      r.not_packed.push_back(n.name + ": " + p.why_not);
   }
   // Residual adds fused into the later of their packed operands (the other is computed by then).
   const std::vector<int> uses = count_consumers(g);

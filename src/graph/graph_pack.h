@@ -23,13 +23,13 @@ namespace tessera::graph {
 
 struct GraphPackOptions {
   int64_t block_batch = 1, block_in = 16, block_out = 16;  // the GEMM core's (vta::VtaConfig)
-  std::string start_after = "max_pool2d";      // packing starts after the first node of this operator
-  std::string stop_at = "global_avg_pool2d";   // and stops at the first of this one after it
+  std::string start_after = "max_pool2d";                  // packing starts after the first node of this operator
+  std::string stop_at = "global_avg_pool2d";               // and stops at the first of this one after it
 };
 
 struct GraphPackReport {
-  int convolutions = 0;   // packed
-  int residual_adds = 0;  // fused into a packed convolution
+  int convolutions = 0;                 // packed
+  int residual_adds = 0;                // fused into a packed convolution
   std::vector<std::string> not_packed;  // "layer1.0.conv1.int8: <why>", int8 convolutions left in the region
 };
 

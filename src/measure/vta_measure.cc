@@ -9,7 +9,6 @@
 #include "support/write_file.h"
 #include "tessera/error.h"
 #include "vta/conv2d_packed.h"
-#include "vta/simulator.h"
 
 namespace tessera::measure {
 
@@ -50,10 +49,13 @@ std::vector<BuildResult> VtaBuilder::build(const std::vector<MeasureInput>& inpu
         r.error_message = schedule.to_string() + ": " + misfit;
       } else {
         const vta::Program p = vta::lower_conv2d_packed(attrs, schedule, config);
-        runtime::VtaKernelCode k{"candidate", p.instructions, static_cast<int64_t>(p.dram.size()), p.uops.offset,
-                                 std::vector<uint8_t>(p.dram.begin() + p.uops.offset,
-                                                      p.dram.begin() + p.uops.offset + p.uops.bytes),
-                                 {}};
+        runtime::VtaKernelCode k{
+            "candidate",
+            p.instructions,
+            static_cast<int64_t>(p.dram.size()),
+            p.uops.offset,
+            std::vector<uint8_t>(p.dram.begin() + p.uops.offset, p.dram.begin() + p.uops.offset + p.uops.bytes),
+            {}};
         r.object_path = dir_ + "/candidate_" + std::to_string(counter_++) + ".vta.json";
         r.function_name = "candidate";
         support::write_file_atomically(r.object_path, runtime::VtaCode{config, {std::move(k)}}.to_json().dump());
@@ -68,22 +70,6 @@ std::vector<BuildResult> VtaBuilder::build(const std::vector<MeasureInput>& inpu
   return out;
 }
 
-double simulate_vta_program(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(support::read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("VTA program '" + path + "': not JSON (" + e.what() + ")");
-  }
-  const runtime::VtaCode code = runtime::VtaCode::from_json(j, "VTA program '" + path + "'");
-  if (code.kernels.size() != 1) throw Error("VTA program '" + path + "': holds " + std::to_string(code.kernels.size()) + " kernels, not one");
-  const runtime::VtaKernelCode& k = code.kernels[0];
-  std::vector<uint8_t> dram(k.dram_bytes, 0);
-  std::copy(k.uops.begin(), k.uops.end(), dram.begin() + k.uops_offset);
-  const vta::SimulationStats stats = vta::Simulator(code.config).run(k.instructions, dram, vta::Execution::TimingOnly);
-  return code.config.seconds(stats.cycles);
-}
-
 std::vector<MeasureResult> VtaRunner::run(const std::vector<MeasureInput>& inputs,
                                           const std::vector<BuildResult>& builds) {
   std::vector<MeasureResult> out;
@@ -95,7 +81,9 @@ std::vector<MeasureResult> VtaRunner::run(const std::vector<MeasureInput>& input
     const auto start = std::chrono::steady_clock::now();
     MeasureResult r;
     try {
-      r.costs.assign(static_cast<size_t>(repeat_), simulate_vta_program(builds[i].object_path));
+      const std::string& path = builds[i].object_path;
+      r.costs.assign(static_cast<size_t>(repeat_),
+                     runtime::simulated_seconds_of_program(support::read_file(path), "VTA program '" + path + "'"));
     } catch (const std::exception& e) {
       r.error = ErrorKind::RuntimeDevice;
       r.error_message = e.what();

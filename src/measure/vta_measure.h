@@ -27,7 +27,8 @@ class VtaBuilder : public Builder {
   int counter_ = 0;
 };
 
-// Runs the programs VtaBuilder wrote, in this process (`--runner local`).
+// Runs the programs VtaBuilder wrote, in this process (`--runner local`;
+// rpc::RpcRunner sends them to servers with a vta-sim device instead).
 class VtaRunner : public Runner {
  public:
   explicit VtaRunner(int repeat = 3) : repeat_(repeat) {}
@@ -37,10 +38,5 @@ class VtaRunner : public Runner {
  private:
   int repeat_;
 };
-
-// One program file's simulated seconds (the device side of a VTA runner, in
-// this process or on an RPC server with a vta-sim device). Throws
-// tessera::Error naming the file when it cannot be read or run.
-double simulate_vta_program(const std::string& path);
 
 }  // namespace tessera::measure

@@ -32,10 +32,18 @@ int64_t Conv2dPackedAttrs::macs() const {
 }
 
 void Conv2dPackedAttrs::validate() const {
-  for (auto [name, v] : {std::pair{"batch", batch}, {"in_channels", in_channels}, {"height", height},
-                         {"width", width}, {"out_channels", out_channels}, {"kernel_h", kernel_h},
-                         {"kernel_w", kernel_w}, {"stride_h", stride_h}, {"stride_w", stride_w},
-                         {"block_batch", block_batch}, {"block_in", block_in}, {"block_out", block_out}})
+  for (auto [name, v] : {std::pair{"batch", batch},
+                         {"in_channels", in_channels},
+                         {"height", height},
+                         {"width", width},
+                         {"out_channels", out_channels},
+                         {"kernel_h", kernel_h},
+                         {"kernel_w", kernel_w},
+                         {"stride_h", stride_h},
+                         {"stride_w", stride_w},
+                         {"block_batch", block_batch},
+                         {"block_in", block_in},
+                         {"block_out", block_out}})
     check_positive(kOp, name, v);
   check_non_negative(kOp, "pad_h", pad_h);
   check_non_negative(kOp, "pad_w", pad_w);
@@ -44,8 +52,8 @@ void Conv2dPackedAttrs::validate() const {
                           "{}, {} and {}",
                           batch, in_channels, out_channels, block_batch, block_in, block_out));
   if (pad_h >= kernel_h || pad_w >= kernel_w)
-    fail(kOp, fmt::format("padding ({}, {}) must be narrower than the kernel ({}, {})", pad_h, pad_w, kernel_h,
-                          kernel_w));
+    fail(kOp,
+         fmt::format("padding ({}, {}) must be narrower than the kernel ({}, {})", pad_h, pad_w, kernel_h, kernel_w));
   if (height + 2 * pad_h < kernel_h || width + 2 * pad_w < kernel_w)
     fail(kOp, fmt::format("a {}x{} kernel does not fit the padded {}x{} image", kernel_h, kernel_w, height + 2 * pad_h,
                           width + 2 * pad_w));
@@ -131,8 +139,7 @@ std::vector<int8_t> conv2d_packed_reference(const Conv2dPackedAttrs& a, const st
                     if (iy < 0 || iy >= a.height || ix < 0 || ix >= a.width) continue;
                     const int8_t* d = &data[((((nb * CB + cb) * a.height + iy) * a.width + ix) * bn + b) * bi];
                     const int8_t* w = &weight[((((ob * CB + cb) * a.kernel_h + ky) * a.kernel_w + kx) * bo + o) * bi];
-                    for (int64_t i = 0; i < bi; ++i)
-                      acc += static_cast<uint32_t>(int32_t{d[i]} * int32_t{w[i]});
+                    for (int64_t i = 0; i < bi; ++i) acc += static_cast<uint32_t>(int32_t{d[i]} * int32_t{w[i]});
                   }
               const int64_t index = ((((nb * OB + ob) * OH + y) * OW + x) * bn + b) * bo + o;
               if (a.bias) acc += static_cast<uint32_t>(bias[ob * bo + o]);

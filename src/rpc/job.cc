@@ -14,9 +14,10 @@ constexpr size_t kMaxTensors = 64;
 constexpr size_t kMaxRank = 8;
 constexpr int64_t kMaxElements = int64_t(1) << 28;  // per tensor: 1 GiB of floats
 
-std::vector<std::vector<int64_t>> shapes_field(const nlohmann::json& h, const char* name) {
+// `none_allowed`: an empty list is one (a VTA program's job has no tensors).
+std::vector<std::vector<int64_t>> shapes_field(const nlohmann::json& h, const char* name, bool none_allowed = false) {
   auto it = h.find(name);
-  if (it == h.end() || !it->is_array() || it->empty() || it->size() > kMaxTensors)
+  if (it == h.end() || !it->is_array() || (it->empty() && !none_allowed) || it->size() > kMaxTensors)
     throw Error(fmt::format("field '{}' must be a list of 1 to {} shapes", name, kMaxTensors));
   std::vector<std::vector<int64_t>> shapes;
   for (const auto& shape : *it) {
@@ -93,8 +94,9 @@ Job decode_job(const Message& m, const JobLimits& limits) {
     throw Error("field 'name' must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'");
   job.function = string_field(h, "function", 128);
   if (!is_safe_upload_name(job.function)) throw Error("field 'function' is not a plain symbol name");
-  job.inputs = shapes_field(h, "inputs");
-  job.outputs = shapes_field(h, "outputs");
+  const bool program = job.function == kVtaProgram;
+  job.inputs = shapes_field(h, "inputs", program);
+  job.outputs = shapes_field(h, "outputs", program);
   auto it = h.find("options");
   if (it == h.end() || !it->is_object()) throw Error("field 'options' must be an object");
   const auto& o = *it;
@@ -114,7 +116,8 @@ Job decode_job(const Message& m, const JobLimits& limits) {
     if (blob.size() > limits.max_upload_bytes)
       throw Error(fmt::format("a blob of {} bytes (the limit is {})", blob.size(), limits.max_upload_bytes));
   job.object = m.blobs[0];
-  if (!measure::is_shared_object(job.object))
+  if (program && job.check) throw Error("a VTA program's job has no output to check");
+  if (!program && !measure::is_shared_object(job.object))
     throw Error("the object is not an ELF shared object (servers load kernels with the runtime, not a linker)");
   if (job.check) {
     job.expected = m.blobs[1];

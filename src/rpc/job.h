@@ -11,6 +11,10 @@
 
 namespace tessera::rpc {
 
+// The function name of a job whose object is a VTA program (JSON, measure/
+// vta_measure.h) rather than a shared object: no tensors, no check.
+inline constexpr const char* kVtaProgram = "vta-program";
+
 struct Job {
   std::string token;     // the tracker's grant
   std::string id;        // unique within the tuner: a late answer to an abandoned job is recognised

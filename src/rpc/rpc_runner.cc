@@ -94,6 +94,17 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
   // The jobs' fixed parts, once per DAG: shapes and, when checking, the expected output.
   std::map<const ir::TensorNode*, Job> templates;
   auto job_of = [&](size_t i) {
+    if (!inputs[i].accelerator.is_null()) {  // a VTA program: a server with a vta-sim device simulates it
+      Job job;
+      job.options = options_.run;
+      job.options.cores.clear();
+      job.id = fmt::format("{}-{}", c.client.substr(0, 8), c.counter++);
+      job.function = kVtaProgram;
+      const std::string base = std::filesystem::path(builds[i].object_path).filename().string();
+      job.name = is_safe_upload_name(base) ? base : "program.json";
+      job.object = support::read_file(builds[i].object_path);
+      return job;
+    }
     const ir::ComputeDAG& dag = inputs[i].dag;
     auto it = templates.find(dag.outputs().at(0).get());
     if (it == templates.end()) {

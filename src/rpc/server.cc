@@ -27,6 +27,8 @@
 #include "rpc/random_token.h"
 #include "rpc/security.h"
 #include "rpc/tracker_client.h"
+#include "runtime/vta_device.h"
+#include "support/read_file.h"
 #include "tessera/error.h"
 
 namespace tessera::rpc {
@@ -45,8 +47,9 @@ Clock::duration seconds(double s) {
 // keeps answering heartbeats and sessions while a kernel runs.
 class SlotWorker {
  public:
-  SlotWorker(zmq::context_t& context, int index, std::vector<int> cores)
-      : index_(index), cores_(std::move(cores)), thread_([this, &context] { loop(context); }) {}
+  SlotWorker(zmq::context_t& context, int index, std::vector<int> cores, std::string device)
+      : index_(index), cores_(std::move(cores)), device_(std::move(device)),
+        thread_([this, &context] { loop(context); }) {}
   ~SlotWorker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -91,6 +94,7 @@ class SlotWorker {
   }
 
   measure::MeasureResult run(const Job& job, const std::string& path) {
+    if (device_ == kVtaSimulator || job.function == kVtaProgram) return simulate(job, path);
     // Inputs are made from their shapes: the same values the tuner's reference saw.
     measure::KernelArguments& args = arguments_for(job);
     if (job.check) {
@@ -103,6 +107,26 @@ class SlotWorker {
     options.cores = cores_;
     if (options.num_threads == 0 && !cores_.empty()) options.num_threads = static_cast<int>(cores_.size());
     return measure::run_isolated(path, job.function, args, options, job.check);
+  }
+
+  // A VTA program on the simulator: its simulated time, every repeat alike (it is deterministic).
+  measure::MeasureResult simulate(const Job& job, const std::string& path) {
+    measure::MeasureResult r;
+    if (device_ != kVtaSimulator || job.function != kVtaProgram) {
+      r.error = measure::ErrorKind::RuntimeDevice;
+      r.error_message = device_ == kVtaSimulator
+                            ? "this server's device is a VTA simulator: it runs VTA programs, not CPU kernels"
+                            : "this server's device is a CPU: a VTA program needs a server started with --device vta-sim";
+      return r;
+    }
+    try {
+      r.costs.assign(static_cast<size_t>(std::max(1, job.options.repeat)),
+                     runtime::simulated_seconds_of_program(support::read_file(path), "VTA program " + job.name));
+    } catch (const std::exception& e) {
+      r.error = measure::ErrorKind::RuntimeDevice;
+      r.error_message = e.what();
+    }
+    return r;
   }
 
   // The last job's arguments, kept: the candidates of one task share them.
@@ -120,6 +144,7 @@ class SlotWorker {
 
   int index_;
   std::vector<int> cores_;
+  std::string device_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool quit_ = false;
@@ -263,7 +288,10 @@ void Server::serve(const std::atomic<bool>& stop) {
   s.results.set(zmq::sockopt::linger, 0);
   s.results.bind(kResults);
   s.slots.resize(static_cast<size_t>(o.slots));
-  for (int i = 0; i < o.slots; ++i) s.workers.push_back(std::make_unique<SlotWorker>(s.context, i, cores[i]));
+  if (o.device != "cpu" && o.device != kVtaSimulator)
+    throw Error("rpc server: --device " + o.device + ": cpu or " + kVtaSimulator);
+  for (int i = 0; i < o.slots; ++i)
+    s.workers.push_back(std::make_unique<SlotWorker>(s.context, i, cores[i], o.device));
   s.connect_tracker(o);
   s.register_with_tracker(o);
   s.last_tracker_reply = Clock::now();

@@ -18,6 +18,11 @@
 //          refused {job, reason} at once for a bad job or an unknown token.
 //   close  {token}   the session ends; the slot goes back to the tracker.
 // A session silent for session_timeout ends by itself.
+//
+// A server whose device is "vta-sim" measures VTA programs instead (a job
+// whose function is kVtaProgram (rpc/job.h), its object a program as measure/
+// vta_measure.h writes it): its cost is the simulated time, so a fleet of
+// simulators tunes seed 003's conv2d_packed.vta tasks in parallel.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -25,12 +30,15 @@
 
 namespace tessera::rpc {
 
+inline constexpr const char* kVtaSimulator = "vta-sim";   // ServerOptions::device
+
 struct ServerOptions {
   std::string tracker = "127.0.0.1:9190";  // HOST:PORT
   std::string key;                         // the device key tuners ask for
   std::string host = "127.0.0.1";          // where tuners reach this server: loopback unless told otherwise
   int port = 0;                            // 0: any free port
   int slots = 1;                           // devices; each measures one kernel at a time
+  std::string device = "cpu";              // what the slots are: "cpu", or kVtaSimulator
   std::vector<int> cores;                  // CPUs, split evenly over the slots; empty: any
   double heartbeat_interval = 1.0;         // seconds between heartbeats to the tracker
   double session_timeout = 10.0;           // a session or an unused grant silent this long ends

@@ -29,7 +29,9 @@ std::vector<uint8_t> from_hex(const std::string& s, const std::string& where) {
   return out;
 }
 
-const char* transfer_name(VtaKernelCode::Transfer t) { return t == VtaKernelCode::Transfer::Copy ? "copy" : "widen_int8"; }
+const char* transfer_name(VtaKernelCode::Transfer t) {
+  return t == VtaKernelCode::Transfer::Copy ? "copy" : "widen_int8";
+}
 
 }  // namespace
 
@@ -81,8 +83,10 @@ VtaCode VtaCode::from_json(const nlohmann::json& j, const std::string& source) {
       for (const nlohmann::json& a : k.at("arguments")) {
         VtaKernelCode::Argument arg{a.at("offset").get<int64_t>(), a.at("stored_bytes").get<int64_t>()};
         const std::string t = a.at("transfer").get<std::string>();
-        if (t == "widen_int8") arg.transfer = VtaKernelCode::Transfer::WidenInt8;
-        else if (t != "copy") throw Error(at + ": unknown transfer '" + t + "'");
+        if (t == "widen_int8")
+          arg.transfer = VtaKernelCode::Transfer::WidenInt8;
+        else if (t != "copy")
+          throw Error(at + ": unknown transfer '" + t + "'");
         const int64_t dram = arg.stored_bytes * (arg.transfer == VtaKernelCode::Transfer::WidenInt8 ? 4 : 1);
         if (arg.offset < 0 || arg.stored_bytes < 0 || arg.offset + dram > kernel.dram_bytes)
           throw Error(at + ": an argument outside its DRAM image");
@@ -94,6 +98,23 @@ VtaCode VtaCode::from_json(const nlohmann::json& j, const std::string& source) {
     throw Error(where + ": " + e.what());
   }
   return code;
+}
+
+double simulated_seconds_of_program(const std::string& json_text, const std::string& source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source + ": not JSON (" + e.what() + ")");
+  }
+  const VtaCode code = VtaCode::from_json(j, source);
+  if (code.kernels.size() != 1)
+    throw Error(fmt::format("{}: holds {} kernels, a candidate one", source, code.kernels.size()));
+  const VtaKernelCode& k = code.kernels[0];
+  std::vector<uint8_t> dram(k.dram_bytes, 0);
+  std::memcpy(dram.data() + k.uops_offset, k.uops.data(), k.uops.size());
+  const vta::SimulationStats stats = vta::Simulator(code.config).run(k.instructions, dram, vta::Execution::TimingOnly);
+  return code.config.seconds(stats.cycles);
 }
 
 VtaDevice::VtaDevice(VtaCode code) : code_(std::move(code)), simulator_(code_.config) {

@@ -46,6 +46,13 @@ struct VtaCode {
   static VtaCode from_json(const nlohmann::json& j, const std::string& source);
 };
 
+// The simulated seconds of a tuning candidate's program (a VtaCode of one
+// kernel, as JSON text: measure/vta_measure.h writes it), run timing-only:
+// what a VTA runner reports, in the tuner's process or on an RPC server with
+// a vta-sim device. Throws tessera::Error naming `source` when the text is
+// not such a program or the program fails.
+double simulated_seconds_of_program(const std::string& json_text, const std::string& source);
+
 class VtaDevice {
  public:
   explicit VtaDevice(VtaCode code);

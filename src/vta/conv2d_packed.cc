@@ -117,7 +117,8 @@ Conv2dPackedSchedule Conv2dPackedSchedule::from_config(const nlohmann::json& con
       if (split && (!v.is_array() || v.empty())) throw nlohmann::json::type_error::create(302, "not a split", &v);
       return split ? v.back().get<int64_t>() : v.get<int64_t>();
     } catch (const nlohmann::json::exception&) {
-      throw Error(std::string("conv2d_packed.vta config ") + config.dump() + ": knob '" + name + "' is missing or malformed");
+      throw Error(std::string("conv2d_packed.vta config ") + config.dump() + ": knob '" + name +
+                  "' is missing or malformed");
     }
   };
   return {.tile_h = knob("tile_h", true),
@@ -147,8 +148,10 @@ std::string conv2d_packed_misfit(const ops::Conv2dPackedAttrs& attrs, const Conv
   const auto over = [](const char* what, int64_t need, int64_t have) {
     return fmt::format("{} {} elements of a buffer of {}", what, need, have);
   };
-  if (g.threads * g.inp_part > config.inp_depth()) return over("the input windows take", g.threads * g.inp_part, config.inp_depth());
-  if (g.threads * g.wgt_part > config.wgt_depth()) return over("the weights take", g.threads * g.wgt_part, config.wgt_depth());
+  if (g.threads * g.inp_part > config.inp_depth())
+    return over("the input windows take", g.threads * g.inp_part, config.inp_depth());
+  if (g.threads * g.wgt_part > config.wgt_depth())
+    return over("the weights take", g.threads * g.wgt_part, config.wgt_depth());
   if (g.threads * g.acc_part > config.acc_depth())
     return over("the accumulator tiles take", g.threads * g.acc_part, config.acc_depth());
   if (g.threads * g.uops_per_thread > config.uop_depth())
@@ -237,9 +240,9 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
                 in.deps.pop_next = ci == 0 && loads >= g.threads;  // compute is done with this part
                 code.push_back(in);
               }
-              Instruction w = memory(Opcode::Load, BufferId::Wgt, g.wgt_base(v),
-                                     weight_at + (co0(v) * g.CB + c0) * g.KH * g.KW, g.tco, g.tci * g.KH * g.KW,
-                                     g.CB * g.KH * g.KW);
+              Instruction w =
+                  memory(Opcode::Load, BufferId::Wgt, g.wgt_base(v), weight_at + (co0(v) * g.CB + c0) * g.KH * g.KW,
+                         g.tco, g.tci * g.KH * g.KW, g.CB * g.KH * g.KW);
               w.deps.push_next = true;
               code.push_back(w);
               ++loads;
@@ -288,8 +291,7 @@ Program lower_conv2d_packed(const ops::Conv2dPackedAttrs& attrs, const Conv2dPac
 }
 
 void write_conv2d_packed_inputs(Program& program, const ops::Conv2dPackedAttrs& attrs, const VtaConfig& config,
-                                const int8_t* data, const int8_t* weight, const int32_t* bias,
-                                const int8_t* residual) {
+                                const int8_t* data, const int8_t* weight, const int32_t* bias, const int8_t* residual) {
   program.write("data", data, ops::num_elements(attrs.data_shape()));
   program.write("weight", weight, ops::num_elements(attrs.weight_shape()));
   if (attrs.bias) {

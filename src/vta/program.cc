@@ -21,15 +21,15 @@ const DramRegion& Program::tensor(const std::string& name) const {
 }
 
 DramRegion Program::allocate(int64_t bytes) {
-  const int64_t offset = (static_cast<int64_t>(dram.size()) + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
+  const int64_t offset =
+      (static_cast<int64_t>(dram.size()) + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
   dram.resize(offset + bytes, 0);
   return {offset, bytes};
 }
 
 void Program::write(const std::string& name, const void* bytes, int64_t size) {
   const DramRegion& r = tensor(name);
-  if (size != r.bytes)
-    throw Error(fmt::format("the VTA program's {} holds {} bytes, given {}", name, r.bytes, size));
+  if (size != r.bytes) throw Error(fmt::format("the VTA program's {} holds {} bytes, given {}", name, r.bytes, size));
   std::memcpy(dram.data() + r.offset, bytes, size);
 }
 

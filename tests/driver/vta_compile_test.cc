@@ -130,8 +130,7 @@ TEST(VtaCompile, ADamagedVtaSectionIsNamed) {
 // integer kernel the reference's.
 TEST(VtaResNet18, EveryPackedConvolutionEqualsTheIntegerReference) {
   VtaRun r = compile_and_check(graph::get_network("resnet-18"), 19);
-  EXPECT_NE(r.notes.find("19 convolutions run on VTA (8 residual adds fused into them)"), std::string::npos)
-      << r.notes;
+  EXPECT_NE(r.notes.find("19 convolutions run on VTA (8 residual adds fused into them)"), std::string::npos) << r.notes;
 }
 
 }  // namespace

@@ -15,11 +15,11 @@
 #include "graph/passes.h"
 #include "graph/quantize_network.h"
 #include "graph/zoo.h"
-#include "testing/small_resnet.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_packed.h"
 #include "ops/pooling.h"
 #include "tessera/error.h"
+#include "testing/small_resnet.h"
 
 namespace tessera::graph {
 namespace {

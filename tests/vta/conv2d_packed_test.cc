@@ -37,8 +37,7 @@ struct Tensors {
 // size (`bias_magnitude`), residuals over all of int8.
 Tensors random_tensors(const Conv2dPackedAttrs& a, int magnitude, int bias_magnitude, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(-magnitude, magnitude), wide(-bias_magnitude, bias_magnitude),
-      any(-128, 127);
+  std::uniform_int_distribution<int> byte(-magnitude, magnitude), wide(-bias_magnitude, bias_magnitude), any(-128, 127);
   Tensors t;
   t.data.resize(ops::num_elements(a.data_shape()));
   t.weight.resize(ops::num_elements(a.weight_shape()));
@@ -110,7 +109,8 @@ TEST(Conv2dPacked, ReferenceIsTheConvolutionShiftedAndClipped) {
     const ops::Shape x{attrs.batch, attrs.in_channels, attrs.height, attrs.width};
     const ops::Shape w{attrs.out_channels, attrs.in_channels, attrs.kernel_h, attrs.kernel_w};
     const ops::Shape y{attrs.batch, attrs.out_channels, attrs.out_height(), attrs.out_width()};
-    const std::vector<float> xf = unpack(t.data, attrs.data_shape()), wf = unpack_weight(t.weight, attrs.weight_shape());
+    const std::vector<float> xf = unpack(t.data, attrs.data_shape()),
+                             wf = unpack_weight(t.weight, attrs.weight_shape());
     std::vector<float> yf(ops::num_elements(y));
     conv2d.reference(ops::OperatorCall{conv_attrs, {x, w}, y, {false, true}}, {xf.data(), wf.data()}, yf.data());
 
@@ -139,9 +139,9 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> out;
   Conv2dPackedAttrs a = conv(64, 14, 64, 3, 1, 1);
-  a.bias = true, a.clip_min = 0;  // a convolution with its bias and ReLU
-  out.push_back({a, {}});                                                         // one tile product at a time
-  out.push_back({a, {.tile_h = 7, .tile_w = 14, .tile_co = 2, .tile_ci = 2}});    // a few big tiles
+  a.bias = true, a.clip_min = 0;                                                // a convolution with its bias and ReLU
+  out.push_back({a, {}});                                                       // one tile product at a time
+  out.push_back({a, {.tile_h = 7, .tile_w = 14, .tile_co = 2, .tile_ci = 2}});  // a few big tiles
   out.push_back({a, {.tile_h = 7, .tile_w = 7, .tile_co = 1, .tile_ci = 4, .oc_nthread = 2}});
   out.push_back({a, {.tile_h = 7, .tile_w = 14, .tile_co = 1, .tile_ci = 1, .oc_nthread = 2, .h_nthread = 2}});
   Conv2dPackedAttrs strided = conv(32, 15, 48, 3, 2, 1);  // odd image: the last window pads one side
@@ -176,8 +176,9 @@ TEST(Conv2dPacked, EverySimulatedScheduleEqualsTheReferenceBitForBit) {
     const std::vector<int8_t> want = conv2d_packed_reference(c.attrs, t.data, t.weight, t.bias, t.residual);
     ASSERT_EQ(run.output, want);
     // Every output value is not one clip bound: the data exercise the arithmetic.
-    EXPECT_GT(std::count_if(want.begin(), want.end(), [&](int8_t v) { return v > -128 && v > c.attrs.clip_min && v < 127; }),
-              static_cast<int64_t>(want.size() / 4));
+    EXPECT_GT(
+        std::count_if(want.begin(), want.end(), [&](int8_t v) { return v > -128 && v > c.attrs.clip_min && v < 127; }),
+        static_cast<int64_t>(want.size() / 4));
     EXPECT_EQ(run.stats.gemm_macs, c.attrs.macs());
     EXPECT_EQ(run.stats.bytes_stored, static_cast<int64_t>(want.size()));
     const int64_t threads = c.schedule.oc_nthread * c.schedule.h_nthread;
@@ -185,8 +186,8 @@ TEST(Conv2dPacked, EverySimulatedScheduleEqualsTheReferenceBitForBit) {
     const int64_t co_tiles = c.attrs.out_channels / 16 / c.schedule.tile_co;
     const int64_t tiles = co_tiles * (c.attrs.out_height() / c.schedule.tile_h) *
                           (c.attrs.out_width() / c.schedule.tile_w) * c.attrs.batch;
-    EXPECT_EQ(run.stats.bytes_loaded.at(BufferId::Wgt), tiles * c.attrs.kernel_h * c.attrs.kernel_w *
-                                                            c.attrs.in_channels / 16 * c.schedule.tile_co * 256);
+    EXPECT_EQ(run.stats.bytes_loaded.at(BufferId::Wgt),
+              tiles * c.attrs.kernel_h * c.attrs.kernel_w * c.attrs.in_channels / 16 * c.schedule.tile_co * 256);
     EXPECT_GE(threads, 1);
   }
 }

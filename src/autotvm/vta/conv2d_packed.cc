@@ -19,8 +19,12 @@ Conv2dPackedSchedule hand_written(const ops::Conv2dPackedAttrs& attrs, const tes
     if (cb % tci) continue;
     for (int64_t th = oh; th >= 1; --th) {
       if (oh % th) continue;
-      const Conv2dPackedSchedule s{
-          .tile_h = th, .tile_w = ow, .tile_co = 1, .tile_ci = tci, .oc_nthread = 1, .h_nthread = (oh / th) % 2 ? 1 : 2};
+      const Conv2dPackedSchedule s{.tile_h = th,
+                                   .tile_w = ow,
+                                   .tile_co = 1,
+                                   .tile_ci = tci,
+                                   .oc_nthread = 1,
+                                   .h_nthread = (oh / th) % 2 ? 1 : 2};
       if (tessera::vta::conv2d_packed_misfit(attrs, s, config).empty()) return s;
     }
   }
@@ -59,8 +63,10 @@ namespace {
 // The template's entry in the registry of tasks: its name and kind; its
 // space and configs come from the functions above, not from a DAG.
 const Template& vta_template() {
-  static const Template t{kConv2dPackedTemplate, "vta", nullptr, nullptr, nullptr,
-                          [](const ops::Workload&, const ConfigEntity&) { return schedule::Trace(); }};
+  static const Template t{
+      kConv2dPackedTemplate, "vta", nullptr, nullptr, nullptr, [](const ops::Workload&, const ConfigEntity&) {
+        return schedule::Trace();
+      }};
   return t;
 }
 
@@ -110,8 +116,8 @@ tessera::vta::Conv2dPackedSchedule dispatch_conv2d_packed(const Task& task, reco
         *tuned = true;
         return s;
       } catch (const std::exception& e) {
-        warnings << "warning: a record of " << task.describe() << " (config " << r.config.dump()
-                 << ") cannot be used (" << e.what() << "); trying the next best\n";
+        warnings << "warning: a record of " << task.describe() << " (config " << r.config.dump() << ") cannot be used ("
+                 << e.what() << "); trying the next best\n";
       }
     }
   }
