@@ -70,6 +70,13 @@ std::string Conv2dPackedAttrs::to_string() const {
                      residual ? fmt::format(" residual clip=[{}, {}]", residual_clip_min, residual_clip_max) : "");
 }
 
+Conv2dPackedAttrs dense_packed_attrs(int64_t batch, int64_t in_features, int64_t out_features) {
+  Conv2dPackedAttrs a;
+  a.batch = batch, a.in_channels = in_features, a.out_channels = out_features;
+  a.height = a.width = a.kernel_h = a.kernel_w = 1;
+  return a;
+}
+
 namespace {
 
 // The one list of fields both directions use.

@@ -63,6 +63,12 @@ struct Conv2dPackedAttrs {
   std::string to_string() const;
 };
 
+// dense on the accelerator (dense_packed): y[n, m] = sum_k x[n, k] w[m, k],
+// then the epilogue above, is the 1x1 convolution of a 1x1 image: data
+// (N/bn, K/bi, 1, 1, bn, bi), weight (M/bo, K/bi, 1, 1, bo, bi), output
+// (N/bn, M/bo, 1, 1, bn, bo). One program generator lowers both.
+Conv2dPackedAttrs dense_packed_attrs(int64_t batch, int64_t in_features, int64_t out_features);
+
 // The attributes as a tuning record's workload writes them ({"op":
 // "conv2d_packed", "batch": 1, ...}), and back: throws tessera::Error naming
 // a field that is missing or of the wrong type, or attributes that do not

@@ -407,3 +407,12 @@ add_test(NAME Cli.ReportMakesOnePageOfATuningAndItsModel
          COMMAND sh -c "rm -f cli_report.log cli_report.html && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 4 --confirm-leaders 1 --threads 1 --log cli_report.log > /dev/null && printf 'garbage\\n' >> cli_report.log && $<TARGET_FILE:tessera_cli> report cli_report.log --model ${CMAKE_SOURCE_DIR}/tests/data/onnx/op_conv_asymmetric_pads.onnx --number 2 --repeat 1 --no-roofline -o cli_report.html && grep -c 'id=\"task-0\"' cli_report.html && grep -o '\"damaged\":[0-9]*' cli_report.html && grep -c 'id=\"kernels\"' cli_report.html && ! $<TARGET_FILE:tessera_cli> report cli_report.log --model no-such-model -o cli_report_bad.html")
 set_tests_properties(Cli.ReportMakesOnePageOfATuningAndItsModel PROPERTIES TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "wrote cli_report.html \\([0-9]+ KB\\)\n1\n\"damaged\":1\n1\n.*no-such-model")
+# --target vta (seed 003): compiled, run on the simulator, each VTA call's
+# simulated cycles, GEMM utilisation and bytes, and the whole inference's.
+add_test(NAME Cli.VtaCompileAndRunPrintTheSimulatedProfile
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> compile resnet-18 --target vta -o cli_vta.tsr && $<TARGET_FILE:tessera_cli> run cli_vta.tsr --profile")
+set_tests_properties(Cli.VtaCompileAndRunPrintTheSimulatedProfile PROPERTIES PASS_REGULAR_EXPRESSION
+                     "19 convolutions run on VTA.*tessera_vta[0-9]+_conv2d_packed.*VTA \\(100 MHz, 16x16 GEMM core\\): 19 calls, [0-9]+ cycles")
+add_test(NAME Cli.RpcServerRefusesADeviceItDoesNotKnow
+         COMMAND tessera_cli rpc server --key pynq --device fpga)
+set_tests_properties(Cli.RpcServerRefusesADeviceItDoesNotKnow PROPERTIES PASS_REGULAR_EXPRESSION "--device")

@@ -192,6 +192,26 @@ TEST(Conv2dPacked, EverySimulatedScheduleEqualsTheReferenceBitForBit) {
   }
 }
 
+// dense_packed: the classifier's matrix product on the accelerator, against
+// the plain product computed here, under a few schedules of its space.
+TEST(Conv2dPacked, DensePackedIsTheMatrixProduct) {
+  Conv2dPackedAttrs a = ops::dense_packed_attrs(1, 512, 64);
+  a.bias = true, a.shift = 13;
+  const Tensors t = random_tensors(a, 127, 1 << 16, 21);
+  for (const Conv2dPackedSchedule& s : {Conv2dPackedSchedule{}, Conv2dPackedSchedule{.tile_co = 2, .tile_ci = 32},
+                                        Conv2dPackedSchedule{.tile_co = 1, .tile_ci = 8, .oc_nthread = 2}}) {
+    SCOPED_TRACE(s.to_string());
+    const SimulatedRun run = simulate(a, s, t);
+    for (int64_t m = 0; m < 64; ++m) {
+      int64_t sum = t.bias[m];
+      for (int64_t k = 0; k < 512; ++k)  // data (1, 32, 1, 1, 1, 16), weight (4, 32, 1, 1, 16, 16)
+        sum += int64_t{t.data[k]} * t.weight[((m / 16) * 32 + k / 16) * 256 + (m % 16) * 16 + k % 16];
+      const int64_t want = std::clamp<int64_t>((sum + (1 << 12)) >> 13, -128, 127);
+      ASSERT_EQ(run.output[m], want) << "feature " << m;
+    }
+  }
+}
+
 TEST(Conv2dPacked, TimingOnlyCountsWhatTheFunctionalRunCounts) {
   const Case c = cases()[3];
   const Tensors t = random_tensors(c.attrs, 127, 1000, 3);
