@@ -96,7 +96,8 @@ class GraphExecutor {
   // Seconds per call of each kernel call (graph().calls order): the fastest
   // of `runs` runs of the whole graph, after one warm-up run (the minimum,
   // as the benchmarks quote: a neighbour's burst lengthens a call, never
-  // shortens it).
+  // shortens it). A VTA call's seconds are its simulated cycles at the
+  // configuration's clock (accelerator_stats), the same every run.
   std::vector<double> profile(int runs = 10);
 
   // A model compiled for "vta": the accelerator's statistics of each call in

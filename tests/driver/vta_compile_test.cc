@@ -71,6 +71,11 @@ VtaRun compile_and_check(const graph::Graph& model, int64_t want_packed) {
   }
   EXPECT_EQ(calls, packed);
   EXPECT_EQ(simulated_macs, macs);
+  // A profile times the accelerator's calls by their simulated cycles, not the host's simulating.
+  const std::vector<double> seconds = ex.profile(1);
+  for (size_t i = 0; i < seconds.size(); ++i)
+    if (ex.is_accelerator_call(i))
+      EXPECT_DOUBLE_EQ(seconds[i], ex.accelerator_config().seconds(ex.accelerator_stats()[i].cycles));
   return r;
 }
 

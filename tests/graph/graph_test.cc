@@ -17,7 +17,7 @@ TEST(GraphIr, OperatorNamesRoundTrip) {
   const std::string e = error_of([] { op_from_name("conv_2d"); });
   // The message lists the known names sorted: the near miss is there to read.
   EXPECT_NE(e.find("unknown operator 'conv_2d' (known: abs, add, "), std::string::npos) << e;
-  EXPECT_NE(e.find(", conv2d, conv3d, dense,"), std::string::npos) << e;
+  EXPECT_NE(e.find(", conv2d, conv2d_packed, conv3d, dense,"), std::string::npos) << e;
   // The graph's named kinds are all registered operators.
   for (Op op : {Op::kInput, Op::kConstant, Op::kConv2d, Op::kDense, Op::kMatmul, Op::kBatchMatmul, Op::kBatchNorm,
                 Op::kBiasAdd, Op::kAdd, Op::kMultiply, Op::kRelu, Op::kClip, Op::kSigmoid, Op::kMaxPool2d,
