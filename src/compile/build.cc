@@ -24,6 +24,7 @@
 #include "tir/hand_written_schedule.h"
 #include "tir/lower.h"
 #include "vta/conv2d_packed.h"
+#include "vta/target_config.h"
 
 namespace tessera::build {
 namespace {
@@ -48,6 +49,7 @@ class Builder {
   Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
       : g_(g), target_(target), options_(options) {
     if (target.is_gpu()) gpu_.emplace(target);
+    if (target.accelerator == "vta") vta_config_ = vta::config_of(target);
     if (options.half_storage) require_half_storage_target(target);
     // In half storage, the values the caller sees stay float32: the inputs,
     // the outputs, and what an output is a view of.
@@ -283,7 +285,7 @@ class Builder {
   std::set<NodeId> float32_nodes_;  // outputs and what they are views of
   std::vector<std::string> objects_;
   std::optional<codegen::GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
-  vta::VtaConfig vta_config_;                // the seed's default: what "vta" targets
+  vta::VtaConfig vta_config_;                // the target's (vta::config_of), once it has one
   std::vector<runtime::VtaKernelCode> vta_kernels_;
 };
 

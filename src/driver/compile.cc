@@ -14,7 +14,7 @@
 #include "records/apply_history_best.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
-#include "vta/config.h"
+#include "vta/target_config.h"
 
 namespace tessera::driver {
 
@@ -185,7 +185,7 @@ graph::Graph vta_graph(const graph::Graph& model, const target::Target& target, 
   q.power_of_two = true;
   if (q.global_scale <= 0) q.global_scale = 8.0;  // the seed's
   const graph::Graph quantized = quantize_model(model, target, "int8", options.calibrate, q, warnings);
-  const vta::VtaConfig config;
+  const vta::VtaConfig config = vta::config_of(target);
   graph::GraphPackReport report;
   const graph::Graph packed = graph::graph_pack(
       quantized, {.block_batch = config.batch(), .block_in = config.block_in(), .block_out = config.block_out()},

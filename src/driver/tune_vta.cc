@@ -13,6 +13,7 @@
 #include "records/log_file.h"
 #include "runtime/graph_executor.h"
 #include "tessera/error.h"
+#include "vta/target_config.h"
 
 namespace tessera::driver {
 
@@ -124,7 +125,7 @@ TuneResult tune_vta(const graph::Graph& model, const target::Target& target, con
   const SimulatedRun untuned = simulate_network(model, target, o, {}, warnings);
   out << "Compile...\n" << std::flush;
   const SimulatedRun tuned = simulate_network(model, target, o, records, warnings);
-  const vta::VtaConfig config;
+  const vta::VtaConfig config = vta::config_of(target);
   out << "Evaluate inference time cost (VTA simulated)...\n";
   for (const auto& [title, run] : {std::pair{"Network compiled with the default configs (no tuning):", untuned},
                                    {"Network with its kernels tuned:", tuned}})

@@ -9,6 +9,7 @@
 #include "support/write_file.h"
 #include "tessera/error.h"
 #include "vta/conv2d_packed.h"
+#include "vta/target_config.h"
 
 namespace tessera::measure {
 
@@ -43,7 +44,7 @@ std::vector<BuildResult> VtaBuilder::build(const std::vector<MeasureInput>& inpu
       if (in.accelerator.is_null()) throw Error("not an accelerator's kernel (VtaBuilder lowers conv2d_packed.vta)");
       const ops::Conv2dPackedAttrs attrs = ops::conv2d_packed_from_json(in.accelerator.at("workload"));
       const vta::Conv2dPackedSchedule schedule = vta::Conv2dPackedSchedule::from_config(in.accelerator.at("config"));
-      const vta::VtaConfig config;
+      const vta::VtaConfig config = vta::config_of(in.target);
       if (const std::string misfit = vta::conv2d_packed_misfit(attrs, schedule, config); !misfit.empty()) {
         r.error = ErrorKind::Instantiation;
         r.error_message = schedule.to_string() + ": " + misfit;

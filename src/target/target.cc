@@ -16,7 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "support/read_file.h"
 #include "tessera/error.h"
+#include "vta/config.h"
 
 namespace tessera::target {
 namespace {
@@ -207,10 +211,21 @@ Target Target::parse(const std::string& text) {
   words >> kind;
   if (kind == "cuda" || kind == "opencl") return parse_gpu(kind, text, words);
   if (kind == "vta") {
-    std::string options;
-    std::getline(words, options);
+    const std::string& text_of = text;
+    std::string options, config;
+    for (std::string word; words >> word;) {
+      if (word.rfind("-config=", 0) == 0) config = word.substr(8);
+      else options += " " + word;
+    }
     Target t = parse("llvm" + options);
     t.accelerator = "vta";
+    if (!config.empty()) {
+      // A file, or the JSON itself (what str() writes).
+      const std::string text = config.front() == '{' ? config : support::read_file(config);
+      const vta::VtaConfig parsed = vta::VtaConfig::from_json(text, "target '" + text_of + "': -config=" + config);
+      if (parsed.to_json() != vta::VtaConfig{}.to_json())
+        t.accelerator_config = nlohmann::json::parse(parsed.to_json()).dump();
+    }
     return t;
   }
   if (kind != "llvm") throw Error("target '" + text + "': expected 'llvm', 'cuda', 'opencl' or 'vta'");
@@ -276,6 +291,7 @@ std::string Target::str() const {
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "-");
   if (kind != "llvm") return kind;
   std::string s = accelerator.empty() ? "llvm" : accelerator;
+  if (!accelerator_config.empty()) s += " -config=" + accelerator_config;
   if (!cpu.empty()) s += " -mcpu=" + cpu;
   if (!features.empty()) s += " -mattr=" + features;
   if (threads > 0) s += " -threads=" + std::to_string(threads);
@@ -300,7 +316,8 @@ std::string Target::match_key() const {
   if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "");
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "");
   if (kind != "llvm") return kind;
-  std::string key = (accelerator.empty() ? kind : accelerator) + " " + isa + " " + std::to_string(vector_bits) + "-bit";
+  std::string key = (accelerator.empty() ? kind : accelerator) + " " +
+                    (accelerator_config.empty() ? "" : "config=" + accelerator_config + " ") + isa + " " + std::to_string(vector_bits) + "-bit";
   if (threads > 0) key += " threads=" + std::to_string(threads);
   return key;
 }

@@ -54,10 +54,13 @@ struct Target {
   GpuLimits gpu;
 
   // "vta": the network's packed convolutions (ops/conv2d_packed.h) run on the
-  // VTA accelerator (the seed's default vta_config.json, simulated), and
-  // everything else on this CPU, described by the fields above. Written
-  // "vta" with llvm's options ("vta -threads=1").
+  // VTA accelerator (simulated), and everything else on this CPU, described
+  // by the fields above. Written "vta" with llvm's options ("vta -threads=1")
+  // and "-config=FILE" for another vta_config.json than the seed's default.
   std::string accelerator;
+  // The accelerator's vta_config.json, compact (no spaces: it is written in
+  // the target's string as -config=JSON); empty: the default (vta/config.h).
+  std::string accelerator_config;
 
   bool is_gpu() const { return kind == "cuda" || kind == "opencl"; }
 

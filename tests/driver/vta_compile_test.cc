@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "driver/compile.h"
@@ -30,12 +31,13 @@ struct VtaRun {
 };
 
 // Compiles `model` for vta and checks what one run computed; returns the build for more checks.
-VtaRun compile_and_check(const graph::Graph& model, int64_t want_packed) {
+VtaRun compile_and_check(const graph::Graph& model, int64_t want_packed,
+                         const target::Target& target = target::Target::parse("vta")) {
   CompileOptions o;
   o.shipped_records = false;
   std::ostringstream notes;
   o.warnings = &notes;
-  VtaRun r{compile(model, target::Target::parse("vta"), o), {}, ""};
+  VtaRun r{compile(model, target, o), {}, ""};
   r.notes = notes.str();
   EXPECT_TRUE(r.built.artifact.vta.has_value());
   int64_t packed = 0, macs = 0;
@@ -102,6 +104,30 @@ TEST(VtaCompile, ConvolutionsVtaCannotRunStayOnTheCpuAndAreNamed) {
   VtaRun r = compile_and_check(testing::small_resnet(/*narrow=*/true), 2);
   EXPECT_NE(r.notes.find("3 stay on the CPU:"), std::string::npos) << r.notes;
   EXPECT_NE(r.notes.find("block2.conv1"), std::string::npos) << r.notes;
+}
+
+// The architecture as data: an 8x8 GEMM core with half the buffers packs the
+// narrow network's 24-channel convolutions too (blocks of 8), and the whole
+// flow follows the configuration the target names.
+TEST(VtaCompile, AnotherVtaConfigurationIsCompiledForAsTheTargetNamesIt) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tessera_vta_8x8.json").string();
+  {
+    std::ofstream f(path);
+    f << R"({"TARGET": "sim", "LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16,
+             "LOG_ACC_BUFF_SIZE": 16})";
+  }
+  const target::Target target = target::Target::parse("vta -config=" + path);
+  EXPECT_NE(target.accelerator_config.find("\"LOG_BLOCK\":3"), std::string::npos) << target.str();
+  // The target's string carries the configuration, so records and artifacts name it.
+  EXPECT_EQ(target::Target::parse(target.str()).accelerator_config, target.accelerator_config);
+  EXPECT_NE(target.match_key(), target::Target::parse("vta").match_key());
+  VtaRun r = compile_and_check(testing::small_resnet(/*narrow=*/true), 5, target);
+  EXPECT_EQ(r.built.artifact.vta->config.block_in(), 8);
+  EXPECT_EQ(r.built.artifact.vta->config.inp_depth(), 2048);
+  for (const graph::Node& n : r.built.optimized.nodes())
+    if (graph::op_name(n.op) == "conv2d_packed") EXPECT_EQ(n.attrs_as<ops::Conv2dPackedAttrs>().block_out, 8);
+  EXPECT_THROW(target::Target::parse("vta -config=" + path + ".missing"), Error);
+  std::filesystem::remove(path);
 }
 
 TEST(VtaCompile, APackedConvolutionOnAnotherTargetIsRefusedNamingIt) {

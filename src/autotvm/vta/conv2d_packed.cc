@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.h"
+#include "vta/target_config.h"
 
 namespace tessera::autotvm::vta {
 
@@ -95,7 +96,7 @@ Task conv2d_packed_task(const ops::Conv2dPackedAttrs& actual, const target::Targ
   t.op = "conv2d_packed";
   t.target = target;
   t.tmpl = &vta_template();
-  t.space = conv2d_packed_space(attrs, tessera::vta::VtaConfig{});
+  t.space = conv2d_packed_space(attrs, tessera::vta::config_of(target));
   t.accelerator = ops::conv2d_packed_to_json(attrs);
   t.accelerator["describe"] = attrs.to_string();
   t.accelerator_flop = attrs.flop();
@@ -111,7 +112,7 @@ tessera::vta::Conv2dPackedSchedule dispatch_conv2d_packed(const Task& task, reco
     for (const records::Record& r : history->ranked(task.workload_key(), task.target)) {
       try {
         const Conv2dPackedSchedule s = conv2d_packed_schedule(task.space.from_json(r.config));
-        const std::string misfit = tessera::vta::conv2d_packed_misfit(attrs, s, tessera::vta::VtaConfig{});
+        const std::string misfit = tessera::vta::conv2d_packed_misfit(attrs, s, tessera::vta::config_of(task.target));
         if (!misfit.empty()) throw Error(misfit);
         *tuned = true;
         return s;
