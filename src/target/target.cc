@@ -211,7 +211,6 @@ Target Target::parse(const std::string& text) {
   words >> kind;
   if (kind == "cuda" || kind == "opencl") return parse_gpu(kind, text, words);
   if (kind == "vta") {
-    const std::string& text_of = text;
     std::string options, config;
     for (std::string word; words >> word;) {
       if (word.rfind("-config=", 0) == 0) config = word.substr(8);
@@ -221,8 +220,8 @@ Target Target::parse(const std::string& text) {
     t.accelerator = "vta";
     if (!config.empty()) {
       // A file, or the JSON itself (what str() writes).
-      const std::string text = config.front() == '{' ? config : support::read_file(config);
-      const vta::VtaConfig parsed = vta::VtaConfig::from_json(text, "target '" + text_of + "': -config=" + config);
+      const std::string json = config.front() == '{' ? config : support::read_file(config);
+      const vta::VtaConfig parsed = vta::VtaConfig::from_json(json, "target '" + text + "': -config=" + config);
       if (parsed.to_json() != vta::VtaConfig{}.to_json())
         t.accelerator_config = nlohmann::json::parse(parsed.to_json()).dump();
     }
