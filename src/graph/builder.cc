@@ -1,6 +1,7 @@
 #include "graph/builder.h"
 
 #include "graph/shape_inference.h"
+#include "support/fnv1a.h"
 #include "support/quoted.h"
 #include "tessera/error.h"
 
@@ -9,9 +10,7 @@ namespace {
 
 // FNV-1a: a stable hash of a name, mixed with the builder's seed.
 uint64_t name_seed(uint64_t seed, const std::string& name) {
-  uint64_t h = 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull);
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return support::fnv1a(name, 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull));
 }
 
 }  // namespace

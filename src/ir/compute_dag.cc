@@ -7,6 +7,7 @@
 
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "support/fnv1a.h"
 #include "tessera/error.h"
 
 namespace tessera::ir {
@@ -160,14 +161,6 @@ class CanonicalPrinter {
   std::unordered_map<const void*, std::string> vars_;
 };
 
-uint64_t fnv1a(const std::string& s, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 }  // namespace
 
 std::string ComputeDAG::canonical() const {
@@ -196,8 +189,8 @@ std::string ComputeDAG::canonical() const {
 std::string ComputeDAG::workload_key() const {
   std::string c = canonical();
   char buf[33];
-  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv1a(c, 14695981039346656037ull)),
-           static_cast<unsigned long long>(fnv1a(c, 0x9e3779b97f4a7c15ull)));
+  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(support::fnv1a(c)),
+           static_cast<unsigned long long>(support::fnv1a(c, 0x9e3779b97f4a7c15ull)));
   return buf;
 }
 

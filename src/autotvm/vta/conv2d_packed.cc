@@ -1,7 +1,10 @@
 #include "autotvm/vta/conv2d_packed.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
+#include "support/fnv1a.h"
 #include "tessera/error.h"
 #include "vta/target_config.h"
 
@@ -71,14 +74,6 @@ const Template& vta_template() {
   return t;
 }
 
-std::string fnv_hex(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 }  // namespace
 
 ops::Conv2dPackedAttrs tuning_attrs(const ops::Conv2dPackedAttrs& attrs) {
@@ -100,7 +95,7 @@ Task conv2d_packed_task(const ops::Conv2dPackedAttrs& actual, const target::Targ
   t.accelerator = ops::conv2d_packed_to_json(attrs);
   t.accelerator["describe"] = attrs.to_string();
   t.accelerator_flop = attrs.flop();
-  t.record_key = "vta-" + fnv_hex(attrs.to_string());
+  t.record_key = fmt::format("vta-{:016x}", support::fnv1a(attrs.to_string()));
   return t;
 }
 
