@@ -163,13 +163,7 @@ class Builder {
       const vta::Conv2dPackedSchedule schedule = autotvm::vta::dispatch_conv2d_packed(
           task, options_.history, options_.warn_untuned ? *options_.warnings : quiet, &tuned);
       const vta::Program program = vta::lower_conv2d_packed(a, schedule, vta_config_);
-      runtime::VtaKernelCode code;
-      code.name = name;
-      code.instructions = program.instructions;
-      code.dram_bytes = static_cast<int64_t>(program.dram.size());
-      code.uops_offset = program.uops.offset;
-      code.uops.assign(program.dram.begin() + program.uops.offset,
-                       program.dram.begin() + program.uops.offset + program.uops.bytes);
+      runtime::VtaKernelCode code = runtime::VtaKernelCode::of(name, program);
       const auto argument = [&](const std::string& tensor, int t, bool widen) {
         const runtime::ExecutableGraph& eg = result_.artifact.graph;
         code.arguments.push_back({program.tensor(tensor).offset, eg.num_elements(t) * eg.element_bytes(t),

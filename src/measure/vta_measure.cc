@@ -49,14 +49,8 @@ std::vector<BuildResult> VtaBuilder::build(const std::vector<MeasureInput>& inpu
         r.error = ErrorKind::Instantiation;
         r.error_message = schedule.to_string() + ": " + misfit;
       } else {
-        const vta::Program p = vta::lower_conv2d_packed(attrs, schedule, config);
-        runtime::VtaKernelCode k{
-            "candidate",
-            p.instructions,
-            static_cast<int64_t>(p.dram.size()),
-            p.uops.offset,
-            std::vector<uint8_t>(p.dram.begin() + p.uops.offset, p.dram.begin() + p.uops.offset + p.uops.bytes),
-            {}};
+        runtime::VtaKernelCode k =
+            runtime::VtaKernelCode::of("candidate", vta::lower_conv2d_packed(attrs, schedule, config));
         r.object_path = dir_ + "/candidate_" + std::to_string(counter_++) + ".vta.json";
         r.function_name = "candidate";
         support::write_file_atomically(r.object_path, runtime::VtaCode{config, {std::move(k)}}.to_json().dump());

@@ -100,6 +100,18 @@ VtaCode VtaCode::from_json(const nlohmann::json& j, const std::string& source) {
   return code;
 }
 
+VtaKernelCode VtaKernelCode::of(std::string name, const vta::Program& p) {
+  const auto uops = p.dram.begin() + p.uops.offset;
+  return {std::move(name), p.instructions, static_cast<int64_t>(p.dram.size()), p.uops.offset,
+          std::vector<uint8_t>(uops, uops + p.uops.bytes), {}};
+}
+
+std::vector<uint8_t> VtaKernelCode::dram_image() const {
+  std::vector<uint8_t> dram(dram_bytes, 0);
+  std::memcpy(dram.data() + uops_offset, uops.data(), uops.size());
+  return dram;
+}
+
 double simulated_seconds_of_program(const std::string& json_text, const std::string& source) {
   nlohmann::json j;
   try {
@@ -111,17 +123,13 @@ double simulated_seconds_of_program(const std::string& json_text, const std::str
   if (code.kernels.size() != 1)
     throw Error(fmt::format("{}: holds {} kernels, a candidate one", source, code.kernels.size()));
   const VtaKernelCode& k = code.kernels[0];
-  std::vector<uint8_t> dram(k.dram_bytes, 0);
-  std::memcpy(dram.data() + k.uops_offset, k.uops.data(), k.uops.size());
+  std::vector<uint8_t> dram = k.dram_image();
   const vta::SimulationStats stats = vta::Simulator(code.config).run(k.instructions, dram, vta::Execution::TimingOnly);
   return code.config.seconds(stats.cycles);
 }
 
 VtaDevice::VtaDevice(VtaCode code) : code_(std::move(code)), simulator_(code_.config) {
-  for (const VtaKernelCode& k : code_.kernels) {
-    dram_.emplace_back(k.dram_bytes, 0);
-    std::memcpy(dram_.back().data() + k.uops_offset, k.uops.data(), k.uops.size());
-  }
+  for (const VtaKernelCode& k : code_.kernels) dram_.push_back(k.dram_image());
 }
 
 int VtaDevice::kernel_index(const std::string& name) const {

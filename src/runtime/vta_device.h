@@ -15,6 +15,7 @@
 
 #include "vta/config.h"
 #include "vta/isa.h"
+#include "vta/program.h"
 #include "vta/simulator.h"
 
 namespace tessera::runtime {
@@ -35,6 +36,11 @@ struct VtaKernelCode {
   // In the call's order: inputs, then the output (none: a tuning candidate,
   // run for its time only).
   std::vector<Argument> arguments;
+
+  // A program's code under `name`, without arguments (the caller adds them).
+  static VtaKernelCode of(std::string name, const vta::Program& program);
+  // The DRAM image it starts from: zeros, with the micro-ops in place.
+  std::vector<uint8_t> dram_image() const;
 };
 
 struct VtaCode {
