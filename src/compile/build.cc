@@ -180,6 +180,7 @@ class Builder {
       kernel_of_key_[key] = result_.kernels.size();
       KernelSummary summary{name, key, n.name, 1, tuned, {}, task.workload_key()};
       summary.flop = a.flop();
+      summary.accelerator = true;
       result_.kernels.push_back(std::move(summary));
     }
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};

@@ -26,6 +26,7 @@ struct KernelSummary {
   ir::ComputeDAG dag;        // what it computes (the auto-scheduler's task)
   std::string task_key;      // its template task's record key, when the build had records to look in
   double flop = 0;           // of a kernel without a DAG (the accelerator's): its arithmetic per call
+  bool accelerator = false;  // a program for the target's accelerator (runtime/vta_device.h), not a CPU kernel
 };
 
 struct BuildOptions {

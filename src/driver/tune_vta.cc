@@ -46,7 +46,7 @@ SimulatedRun simulate_network(const graph::Graph& model, const target::Target& t
   build::BuildResult built = compile(model, target, c);
   SimulatedRun r;
   for (const build::KernelSummary& k : built.kernels)
-    if (k.name.find("_vta") != std::string::npos) ++r.kernels, r.tuned += k.tuned;
+    if (k.accelerator) ++r.kernels, r.tuned += k.tuned;
   runtime::GraphExecutor ex(std::move(built.artifact), "network");
   ex.set_random_inputs();
   ex.run();

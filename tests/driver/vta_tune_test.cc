@@ -32,7 +32,7 @@ std::string temp_log(const std::string& name) {
 
 int64_t simulated_cycles(build::BuildResult built, int* tuned) {
   *tuned = 0;
-  for (const build::KernelSummary& k : built.kernels) *tuned += k.tuned && k.name.find("_vta") != std::string::npos;
+  for (const build::KernelSummary& k : built.kernels) *tuned += k.tuned && k.accelerator;
   runtime::GraphExecutor ex(std::move(built.artifact), "vta");
   ex.set_random_inputs();
   ex.run();
