@@ -60,7 +60,7 @@ CLI::App* add_network_tune_command(CLI::App& app, NetworkTuneOptions& o) {
       ->capture_default_str();
   cmd->add_option("--log", o.tune.log, "tuning log (JSON lines; default MODEL.log); an existing log resumes the run");
   cmd->add_option("--dtype", o.tune.dtype,
-                  "float16 (with --search auto, GPU targets): tune the kernels of the network in half storage")
+                  "float16 (GPU targets): tune the kernels of the network in half storage")
       ->check(CLI::IsMember({"float32", "float16"}))
       ->capture_default_str();
   cmd->add_option("--convolutions", o.tune.convolutions,
@@ -105,8 +105,6 @@ int run_network_tune(const NetworkTuneOptions& o) {
     throw Error("--graph-tuner needs --search templates: it chooses the templates' channel blocks");
   if (tune.search != "auto" && tune.keep_layout)
     throw Error("--keep-layout needs --search auto: the templates schedule NCHW<lanes>c kernels");
-  if (tune.search != "auto" && tune.dtype == "float16")
-    throw Error("--dtype float16 needs --search auto: the templates' records are keyed by the float32 operator");
   tune.quantize = o.quantization.quantize;
   tune.calibrate = o.quantization.calibrate;
   tune.quantization = o.quantization.options();

@@ -8,7 +8,7 @@
 //              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
 //              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
 //              [--no-shipped-records] MODEL...
-// --dtype float16 compiles (and with --tune auto, tunes) the networks in half
+// --dtype float16 compiles (and with --tune, tunes) the networks in half
 // storage, checked against the fp32 interpreter at the half tolerance.
 // --tune tunes each model first (driver::tune_network: its progress on
 // stderr, the records in --log, resumed where the log has some), then

@@ -353,17 +353,16 @@ class GpuModules(unittest.TestCase):
         with self.assertRaisesRegex(tessera.Error, "matrix products are for GPU targets"):
             tessera.compile(self.model, convolutions="implicit-gemm")
 
-    def test_the_auto_scheduler_tunes_a_network_in_half_for_the_device(self):
+    def test_both_searches_tune_a_network_in_half_for_the_device(self):
         conv = tessera.load_model(os.path.join(SOURCE, "tests", "data", "onnx", "op_conv_asymmetric_pads.onnx"))
-        log = os.path.join(self.tmp.name, "half.log")
-        with self.assertRaisesRegex(tessera.Error, "dtype float16 needs the auto-scheduler"):
-            tessera.tune(conv, log=log, target="opencl", dtype="float16")
-        done = tessera.tune(conv, log=log, trials=4, target="opencl", search="auto", dtype="float16")
-        self.assertEqual(done["trials"], 4)
-        module = tessera.compile(conv, target="opencl", records=log, dtype="float16")
-        x = np.random.default_rng(2).random(module.inputs[0][1], dtype=np.float32)
+        x = np.random.default_rng(2).random(tessera.compile(conv, threads=1).inputs[0][1], dtype=np.float32)
         want = tessera.compile(conv, threads=1)(x)
-        self.assertLess(np.abs(module(x) - want).max(), 5e-3 * np.abs(want).max())
+        for search in ("auto", "templates"):
+            log = os.path.join(self.tmp.name, "half-%s.log" % search)
+            done = tessera.tune(conv, log=log, trials=4, target="opencl", search=search, dtype="float16")
+            self.assertEqual(done["trials"], 4)
+            module = tessera.compile(conv, target="opencl", records=log, dtype="float16")
+            self.assertLess(np.abs(module(x) - want).max(), 5e-3 * np.abs(want).max())
 
     def test_device_tensors_are_refused_in_one_line_where_no_cuda_device_takes_them(self):
         cuda_x = FakeCudaTensor(self.x)

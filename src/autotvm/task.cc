@@ -14,8 +14,8 @@ std::string Task::describe() const {
   if (!accelerator.is_null()) return name() + " " + accelerator.value("describe", std::string());
   std::string s = name();
   for (const auto& p : workload.dag.placeholders()) s += " " + p->name + "=" + ops::shape_to_string(p->shape);
-  if (op == "conv2d" || op == "conv2d_winograd" || op == "conv2d_nchw_winograd" || op == "depthwise_conv2d" ||
-      op == "group_conv2d") {
+  if (op == "conv2d" || op == "conv2d_winograd" || op == "conv2d_nchw_winograd" || op == "conv2d_nchw_implicit_gemm" ||
+      op == "depthwise_conv2d" || op == "group_conv2d") {
     s += " stride=" + std::to_string(args.stride) + " dilation=" + std::to_string(args.dilation);
     if (op == "group_conv2d") s += " groups=" + std::to_string(args.groups);
     s += args.padding.empty() ? " pad=" + std::to_string(args.pad) : " padding=" + ops::shape_to_string(args.padding);
@@ -23,6 +23,7 @@ std::string Task::describe() const {
   if (args.bias) s += " +bias";
   if (args.relu) s += " +relu";
   if (!epilogue.empty()) s += " + " + epilogue;
+  if (args.dtype != "float32") s += " (" + args.dtype + " storage)";
   return s;
 }
 

@@ -14,6 +14,7 @@ const std::vector<Template>& templates() {
       x86::qlinear_conv2d_nchwc_template(),
       gpu::dense_template(), gpu::batch_matmul_template(), gpu::conv2d_nchw_template(),
       gpu::depthwise_conv2d_nchw_template(), gpu::conv2d_nchw_winograd_template(),
+      gpu::conv2d_nchw_implicit_gemm_template(),
   };
   return registry;
 }

@@ -9,6 +9,7 @@
 #include "autotvm/history.h"
 #include "autotvm/vta/conv2d_packed.h"
 #include "codegen/gpu_kernel_set.h"
+#include "compile/half_storage_plan.h"
 #include "compile/kernel_task.h"
 #include "compile/fused_kernel.h"
 #include "compile/graph_choices.h"
@@ -18,7 +19,6 @@
 #include "graph/fuse.h"
 #include "ops/conv2d.h"
 #include "ops/conv2d_packed.h"
-#include "ir/half_storage.h"
 #include "records/log_file.h"
 #include "tessera/error.h"
 #include "tir/hand_written_schedule.h"
@@ -47,14 +47,10 @@ using graph::NodeId;
 class Builder {
  public:
   Builder(const graph::Graph& g, const target::Target& target, const BuildOptions& options)
-      : g_(g), target_(target), options_(options) {
+      : g_(g), target_(target), options_(options), half_(g, options.half_storage) {
     if (target.is_gpu()) gpu_.emplace(target);
     if (target.accelerator == "vta") vta_config_ = vta::config_of(target);
     if (options.half_storage) require_half_storage_target(target);
-    // In half storage, the values the caller sees stay float32: the inputs,
-    // the outputs, and what an output is a view of.
-    for (NodeId out : g.outputs())
-      for (NodeId n = out; float32_nodes_.insert(n).second && keeps_bytes(g.node(n));) n = g.node(n).inputs[0];
   }
 
   BuildResult run() {
@@ -78,11 +74,6 @@ class Builder {
   }
 
  private:
-  // Whether node `id`'s value is stored in half precision (never an input's).
-  bool stored_in_half(NodeId id) const {
-    return options_.half_storage && !float32_nodes_.count(id) && g_.node(id).op != graph::Op::kInput;
-  }
-
   int new_tensor(const std::string& name, const graph::Shape& shape) {
     result_.artifact.graph.tensors.push_back({name, shape});
     return static_cast<int>(result_.artifact.graph.tensors.size()) - 1;
@@ -95,7 +86,7 @@ class Builder {
     if (n.op != graph::Op::kConstant) {
       // A view read by a kernel fused ahead of the view's own place in the
       // order (the fuser lets an epilogue read a reshape of an earlier value).
-      if (!tensor_of_.count(id) && keeps_bytes(n)) add_view(n);
+      if (!tensor_of_.count(id) && keeps_bytes(g_, n)) add_view(n);
       return tensor_of_.at(id);
     }
     const Node& as = reader ? *reader : n;
@@ -105,20 +96,12 @@ class Builder {
     if (it != constant_tensor_.end()) return it->second;
     runtime::NDArray value = kernel_constant(g_, as, index, *n.value);
     const int t = new_tensor(n.name, value.shape());
-    result_.artifact.graph.tensors[t].half = stored_in_half(id);
+    result_.artifact.graph.tensors[t].half = half_.stored_in_half(id);
     result_.artifact.graph.tensors[t].stored_as = stored_as(n);
     result_.artifact.graph.constants.push_back(t);
     result_.artifact.params.push_back(std::move(value));
     constant_tensor_[key] = t;
     return t;
-  }
-
-  // A node whose output has its input's bytes in the same order: a reshape,
-  // a flatten, or a layout_transform that moves no element (NCHW <-> NCHW1c;
-  // NCHW<b>c <-> NCHW of a 1x1 image).
-  bool keeps_bytes(const Node& n) const {
-    const ops::Operator& op = n.op.definition();
-    return op.keeps_bytes && op.keeps_bytes(graph::operator_call(g_, n));
   }
 
   void add_view(const Node& n) {
@@ -195,7 +178,7 @@ class Builder {
       add_accelerator_call(group);
       return;
     }
-    if (group.nodes.size() == 1 && keeps_bytes(g_.node(group.anchor())) &&
+    if (group.nodes.size() == 1 && keeps_bytes(g_, g_.node(group.anchor())) &&
         g_.node(g_.node(group.anchor()).inputs[0]).op != graph::Op::kConstant) {
       if (!tensor_of_.count(group.anchor())) add_view(g_.node(group.anchor()));
       return;
@@ -214,11 +197,7 @@ class Builder {
     for (const KernelOperand& o : kernel.operands)
       inputs.push_back(value_tensor(o.source, &g_.node(o.reader), o.index));
     const Node& out = g_.node(group.output());
-    if (options_.half_storage) {
-      std::vector<bool> keep_float32;
-      for (int t : inputs) keep_float32.push_back(!result_.artifact.graph.tensors[t].half);
-      kernel.dag = ir::with_half_storage(kernel.dag, keep_float32, !stored_in_half(out.id));
-    }
+    kernel.dag = half_.kernel_dag(kernel, out.id);
     const std::string key = kernel.dag.workload_key();
     auto known = kernel_of_key_.find(key);
     std::string name;
@@ -238,7 +217,7 @@ class Builder {
 
     runtime::ExecutableGraph::Call call{name, std::move(inputs), {}};
     tensor_of_[out.id] = new_tensor(out.name, out.type.shape);
-    result_.artifact.graph.tensors[tensor_of_[out.id]].half = stored_in_half(out.id);
+    result_.artifact.graph.tensors[tensor_of_[out.id]].half = half_.stored_in_half(out.id);
     result_.artifact.graph.tensors[tensor_of_[out.id]].stored_as = stored_as(out);
     call.outputs.push_back(tensor_of_[out.id]);
     result_.artifact.graph.calls.push_back(std::move(call));
@@ -256,10 +235,8 @@ class Builder {
           tuned = true;
           return std::move(r.trace);
         }
-    // A template's records are keyed by the fp32 operator (record_key): in
-    // half storage only the auto-scheduler's, keyed by the kernel's own DAG, apply.
-    if (options_.history != nullptr && !options_.half_storage)
-      if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_)) {
+    if (options_.history != nullptr)
+      if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_, options_.half_storage)) {
         std::ostream quiet(nullptr);
         task_key = task->workload_key();
         autotvm::Dispatched d =
@@ -277,7 +254,7 @@ class Builder {
   std::map<NodeId, int> tensor_of_;
   std::map<std::pair<NodeId, graph::Shape>, int> constant_tensor_;
   std::map<std::string, size_t> kernel_of_key_;
-  std::set<NodeId> float32_nodes_;  // outputs and what they are views of
+  HalfStoragePlan half_;
   std::vector<std::string> objects_;
   std::optional<codegen::GpuKernelSet> gpu_;  // a GPU target's kernels, instead of objects
   vta::VtaConfig vta_config_;                // the target's (vta::config_of), once it has one

@@ -28,12 +28,16 @@ std::optional<TunableOperator> tunable_operator(const graph::Graph& g, const gra
 
 // The workload key of the anchor alone (its epilogue left out, its
 // operator's tuning_attrs in place of its own): equal for kernels that share
-// a task.
-std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor);
+// a task. `half_storage` (a --dtype float16 build): the anchor with every
+// tensor in half, a key of its own, so that records tuned in one precision
+// never schedule the other's kernels.
+std::string anchor_workload_key(const graph::Graph& g, graph::NodeId anchor, bool half_storage = false);
 
-// The task of one fused kernel (its own DAG and epilogue, its records filed
-// under its anchor's workload key), when its anchor is tunable.
+// The task of one fused kernel (its own DAG, as the build stores it, and its
+// epilogue; its records filed under its anchor's workload key), when its
+// anchor is tunable.
 std::optional<autotvm::Task> kernel_task(const graph::Graph& g, const graph::FusedGroup& group,
-                                         const FusedKernel& kernel, const target::Target& target);
+                                         const FusedKernel& kernel, const target::Target& target,
+                                         bool half_storage = false);
 
 }  // namespace tessera::build

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "compile/build.h"
+#include "compile/half_storage_plan.h"
 #include "compile/kernel_task.h"
 #include "tessera/error.h"
 
@@ -21,22 +22,25 @@ std::string operator_text(const autotvm::Task& t) { return t.epilogue.empty() ? 
 
 }  // namespace
 
-std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const target::Target& target) {
+std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const target::Target& target,
+                                       bool half_storage) {
+  const build::HalfStoragePlan half(optimized, half_storage);
   std::vector<NetworkTask> tasks;
   std::map<std::string, size_t> task_of_anchor;
   for (const graph::FusedGroup& group : graph::fuse_operators(optimized)) {
     if (!build::tunable_operator(optimized, optimized.node(group.anchor()), target)) continue;
-    const std::string anchor_key = build::anchor_workload_key(optimized, group.anchor());
+    const std::string anchor_key = build::anchor_workload_key(optimized, group.anchor(), half_storage);
     const std::string& anchor_name = optimized.node(group.anchor()).name;
     if (auto known = task_of_anchor.find(anchor_key); known != task_of_anchor.end()) {
       ++tasks[known->second].weight;
       tasks[known->second].nodes.push_back(anchor_name);
       continue;
     }
-    const build::FusedKernel kernel =
+    build::FusedKernel kernel =
         build::fuse_kernel(optimized, group,
                            [&](const build::KernelOperand& o) { return build::stored_operand_shape(optimized, o); });
-    std::optional<autotvm::Task> task = build::kernel_task(optimized, group, kernel, target);
+    kernel.dag = half.kernel_dag(kernel, group.output());
+    std::optional<autotvm::Task> task = build::kernel_task(optimized, group, kernel, target, half_storage);
     if (!task) continue;
     task_of_anchor[anchor_key] = tasks.size();
     tasks.push_back(NetworkTask{std::move(*task), 1, {anchor_name}});

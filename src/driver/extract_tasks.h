@@ -28,8 +28,10 @@ struct NetworkTask {
 };
 
 // The tasks of a graph after the passes (graph::optimize), in the order of
-// their first kernel.
-std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const target::Target& target);
+// their first kernel. `half_storage`: of a --dtype float16 build, each
+// kernel's DAG in the storage that build gives it (compile/half_storage_plan.h).
+std::vector<NetworkTask> extract_tasks(const graph::Graph& optimized, const target::Target& target,
+                                       bool half_storage = false);
 
 // The auto-scheduler's tasks: every distinct kernel a build of `model` makes
 // (its own DAG, fused epilogue and all, in build order), weighted by how many

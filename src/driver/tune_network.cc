@@ -114,16 +114,15 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
 TuneResult tune_templates(const graph::Graph& model, const target::Target& target, const TuneOptions& o,
                           Measurement& m, std::ostream& out, std::ostream& warnings) {
   if (o.keep_layout) throw Error("keep_layout needs the auto-scheduler: the templates schedule NCHW<lanes>c kernels");
-  if (half_storage_of(o.dtype))
-    throw Error("dtype float16 needs the auto-scheduler (search auto): the templates' records are keyed by the "
-                "float32 operator");
   out << "Extract tasks...\n";
   build::BuildOptions kernels{.winograd = o.winograd};
+  kernels.half_storage = half_storage_of(o.dtype);
+  if (kernels.half_storage) build::require_half_storage_target(target);
   apply_convolutions(o.convolutions, target, kernels);
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, kernels.winograd, false,
                                                             build::implicit_gemm_of(kernels, target),
                                                             kernels.gpu_winograd);
-  const std::vector<NetworkTask> tasks = extract_tasks(optimized, target);
+  const std::vector<NetworkTask> tasks = extract_tasks(optimized, target, kernels.half_storage);
   const std::set<std::string> recorded = recorded_keys(o, warnings);
   std::vector<autotvm::WeightedTask> weighted;
   for (const NetworkTask& t : tasks)

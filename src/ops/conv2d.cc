@@ -435,21 +435,23 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
   return t;
 }
 
-// A GPU target's convolutions run in NCHW: the direct or Winograd template
-// tunes the ungrouped ones, the depthwise template those of one output per
-// channel, with square strides and dilations.
+// A GPU target's convolutions run in NCHW: the direct, Winograd or
+// matrix-product (implicit GEMM) template tunes the ungrouped ones, the
+// depthwise template those of one output per channel, with square strides
+// and dilations.
 std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const auto& a = call.attrs.as<Conv2dAttrs>();
-  // (A convolution computed as one matrix product is the auto-scheduler's.)
-  if (a.data_layout != "NCHW" || a.implicit_gemm || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w)
-    return std::nullopt;
+  if (a.data_layout != "NCHW" || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
   const Shape& d = call.input_shapes[0];  // (N, C, H, W)
   const Shape& w = call.input_shapes[1];  // (O, C/groups, KH, KW)
   if (d.size() != 4 || w.size() != 4) return std::nullopt;
   const bool depthwise = a.groups == d[1] && w[0] == d[1] && w[1] == 1;
   if (!depthwise && (a.groups != 1 || w[1] != d[1])) return std::nullopt;
   TemplateCall t;
-  t.op = depthwise ? "depthwise_conv2d" : a.winograd_tile > 0 ? "conv2d_nchw_winograd" : "conv2d";
+  t.op = depthwise ? "depthwise_conv2d"
+         : a.implicit_gemm ? "conv2d_nchw_implicit_gemm"
+         : a.winograd_tile > 0 ? "conv2d_nchw_winograd"
+                               : "conv2d";
   if (a.winograd_tile > 0) t.args.winograd_tile = a.winograd_tile;
   t.args.input = d;
   t.args.weight = w;

@@ -1,5 +1,6 @@
 // The GPU templates (dense.gpu on a packed weight, batch_matmul.gpu,
-// conv2d_nchw.gpu, conv2d_nchw_winograd.gpu): their fallback is the hand-written schedule's plan where
+// conv2d_nchw.gpu, conv2d_nchw_winograd.gpu, conv2d_nchw_implicit_gemm.gpu),
+// in fp32 and in half storage: their fallback is the hand-written schedule's plan where
 // the shape takes it, and configs across the space either run on the
 // OpenCL device (PoCL here) equal to the reference, or are refused by the
 // GPU verifier in one line, never a wrong answer.
@@ -10,6 +11,7 @@
 #include "../codegen/gpu_run_util.h"
 #include "autotvm/task.h"
 #include "codegen/gpu_source.h"
+#include "measure/kernel_args.h"
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
@@ -29,8 +31,13 @@ bool runs_correctly(const Task& task, const ConfigEntity& c, const target::Targe
     EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
     return false;
   }
-  const codegen::test::GpuRun run = codegen::test::run_against_reference(w, f, opencl, 7);
-  EXPECT_LE(run.max_relative_error, 1e-5) << task.name() << " " << c.to_json().dump();
+  // A task in half storage (dtype float16) against the reference on its
+  // inputs rounded to halves, its output rounded after.
+  const bool half = task.args.dtype == "float16";
+  const codegen::test::GpuRun run = half ? codegen::test::run_half_against_reference(w, f, opencl, 7)
+                                         : codegen::test::run_against_reference(w, f, opencl, 7);
+  EXPECT_LE(run.max_relative_error, half ? measure::kHalfStorageTolerance : 1e-5)
+      << task.name() << " " << c.to_json().dump();
   return true;
 }
 
@@ -145,6 +152,62 @@ TEST(GpuTemplates, WinogradConfigsRunOrAreRefusedOnOpenCl) {
   expect_space_runs("conv2d_nchw_winograd", winograd_args({1, 16, 7, 7}, {16, 16, 3, 3}, 4),
                     "conv2d_nchw_winograd.gpu");
   expect_space_runs("conv2d_nchw_winograd", winograd_args({2, 8, 6, 6}, {16, 8, 3, 3}, 2), "conv2d_nchw_winograd.gpu");
+}
+
+// A convolution as one matrix product (ops/conv2d_implicit_gemm.h): the
+// product's tiles write the NCHW image; a 3x3 window over 8 channels (72,
+// not a multiple of 16: the padded columns are zeros), and a strided batch
+// of two whose positions cross images.
+TEST(GpuTemplates, ImplicitGemmConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a;
+  a.input = {1, 8, 12, 12};
+  a.weight = {16, 8, 3, 3};
+  a.pad = 1;
+  a.bias = a.relu = true;
+  expect_space_runs("conv2d_nchw_implicit_gemm", a, "conv2d_nchw_implicit_gemm.gpu");
+  a.input = {2, 16, 9, 9};
+  a.weight = {32, 16, 3, 3};
+  a.stride = 2;
+  expect_space_runs("conv2d_nchw_implicit_gemm", a, "conv2d_nchw_implicit_gemm.gpu");
+}
+
+TEST(GpuTemplates, ImplicitGemmIsUngroupedNchwOnly) {
+  ops::OpArgs a;
+  a.input = {1, 8, 12, 12};
+  a.weight = {16, 4, 3, 3};
+  EXPECT_THROW(
+      {
+        try {
+          ops::make_workload("conv2d_nchw_implicit_gemm", a);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("ungrouped only"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+}
+
+// --dtype float16 networks tune the same templates on their half kernels
+// (fp32 arithmetic, half loads and stores): every template's configs run
+// within the half tolerance or are refused.
+TEST(GpuTemplates, HalfStorageConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs conv;
+  conv.input = {1, 8, 12, 12};
+  conv.weight = {16, 8, 3, 3};
+  conv.pad = 1;
+  conv.bias = conv.relu = true;
+  conv.dtype = "float16";
+  expect_space_runs("conv2d", conv, "conv2d_nchw.gpu");
+  expect_space_runs("conv2d_nchw_implicit_gemm", conv, "conv2d_nchw_implicit_gemm.gpu");
+  ops::OpArgs depthwise = conv;
+  depthwise.input = {1, 16, 12, 12};
+  depthwise.weight = {16, 1, 3, 3};
+  expect_space_runs("depthwise_conv2d", depthwise, "depthwise_conv2d_nchw.gpu");
+  ops::OpArgs dense;
+  dense.input = {64, 32};
+  dense.weight = {64, 32};
+  dense.dtype = "float16";
+  expect_space_runs("dense", dense, "dense.gpu");
 }
 
 }  // namespace

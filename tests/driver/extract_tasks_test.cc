@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "autotvm/history.h"
 #include "autotvm/tune_tasks.h"
 #include "compile/build.h"
 #include "compile/network_check.h"
@@ -107,6 +108,62 @@ TEST(ExtractTasks, GpuWinogradConvolutionsAreTheWinogradTemplatesTasks) {
     EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](const ir::Tensor& x) {
       return x->shape.size() == 3 && x->shape[0] == 36;
     })) << t.task.describe();
+  }
+}
+
+// A --dtype float16 network on tensor cores' GPU (sm_90): every ungrouped
+// convolution is a product (conv2d_nchw_implicit_gemm.gpu), each task
+// measures its kernel as the half build stores it (the network's input and
+// output in fp32, everything between in half) and files its records under a
+// key of its own; a half build with records for those keys schedules every
+// tunable kernel by them, an fp32 build none. Nothing is compiled.
+TEST(ExtractTasks, HalfStorageTasksAreTheHalfKernelsUnderKeysOfTheirOwn) {
+  const target::Target sm90 = target::Target::parse("cuda -arch=sm_90");
+  const graph::Graph model = graph::load_model("resnet-18");
+  const graph::Graph optimized =
+      optimize_for_target(model, sm90, {}, true, false, implicit_gemm_convolutions(sm90, true));
+  const std::vector<NetworkTask> half = extract_tasks(optimized, sm90, true);
+  const std::vector<NetworkTask> full = extract_tasks(optimized, sm90, false);
+  ASSERT_EQ(half.size(), full.size());
+  std::map<std::string, int> templates;
+  for (size_t i = 0; i < half.size(); ++i) {
+    const autotvm::Task& t = half[i].task;
+    templates[t.name()] += half[i].weight;
+    EXPECT_EQ(t.args.dtype, "float16") << t.describe();
+    EXPECT_NE(t.describe().find("(float16 storage)"), std::string::npos) << t.describe();
+    EXPECT_NE(t.workload_key(), full[i].task.workload_key()) << t.describe();
+    EXPECT_EQ(full[i].task.args.dtype, "float32");
+    // The image comes in as the network's fp32 input; the logits leave in fp32.
+    for (const ir::Tensor& p : t.workload.dag.placeholders()) {
+      const bool image = p->shape == ops::Shape{1, 3, 224, 224};
+      EXPECT_EQ(image, i == 0 && p->shape.size() == 4 && p->shape[1] == 3 && p->shape[0] == 1) << t.describe();
+      EXPECT_EQ(p->dtype, image ? ir::DType::Float32 : ir::DType::Float16) << p->name << " of " << t.describe();
+    }
+    EXPECT_EQ(t.workload.dag.outputs()[0]->dtype, t.name() == "dense.gpu" ? ir::DType::Float32 : ir::DType::Float16)
+        << t.describe();
+  }
+  EXPECT_EQ(templates["conv2d_nchw_implicit_gemm.gpu"], 20);
+  EXPECT_EQ(templates["dense.gpu"], 1);
+
+  std::vector<records::Record> log;
+  for (const NetworkTask& t : half) {
+    measure::MeasureResult measured;
+    measured.costs = {1e-4};
+    log.push_back(autotvm::make_record(t.task, t.task.space.fallback(), measured));
+  }
+  records::ApplyHistoryBest history(log);
+  std::ostringstream warnings;
+  for (bool half_storage : {true, false}) {
+    BuildOptions o{.history = &history, .warnings = &warnings, .compile = false, .half_storage = half_storage};
+    const BuildResult built = build::build(model, sm90, o);
+    int tuned = 0, tunable = 0, calls = 0;
+    for (const KernelSummary& k : built.kernels) {
+      tuned += k.tuned;
+      tunable += !k.task_key.empty();
+      calls += k.task_key.empty() ? 0 : k.calls;
+    }
+    EXPECT_EQ(calls, 21) << half_storage;  // the 20 convolutions and the classifier
+    EXPECT_EQ(tuned, half_storage ? tunable : 0) << warnings.str();
   }
 }
 

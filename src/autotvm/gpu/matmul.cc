@@ -1,6 +1,8 @@
 // dense.gpu and batch_matmul.gpu: C = A (M, K) . W (N, K)^T (W stored (N, K)
 // or packed (N/bn, K, bn), as a network's dense holds it), or the batched
-// (B, M, K) . (B, N, K)^T, with the epilogue, as
+// (B, M, K) . (B, N, K)^T; conv2d_nchw_implicit_gemm.gpu: a convolution's
+// product, weights (F, C*KH*KW) . columns (C*KH*KW, N*OH*OW), each thread
+// writing its outputs straight into the NCHW image; with the epilogue, as
 // schedule::gpu_matmul_schedule writes them: a block's tile of M x N split
 // into threads x per-thread outputs along each axis (tile_y, tile_x), K
 // staged in shared memory tile_k at a time; auto_unroll_max_step how far
@@ -33,10 +35,12 @@ void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
 
 namespace {
 
-// The product stage of a dense (either weight layout) or batch_matmul workload.
+// The product stage of a dense (either weight layout), batch_matmul or
+// implicit-GEMM convolution workload.
 ir::Tensor product_of(const ir::ComputeDAG& dag, const std::string& who) {
   for (const auto& t : dag.tensors())
-    if (t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul") return t;
+    if (t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || t->tag == "conv2d_nchw_gemm")
+      return t;
   return schedule::stage_by_tag(dag, "dense", who);  // throws naming what is missing
 }
 
@@ -77,6 +81,12 @@ Template dense_template() {
 Template batch_matmul_template() {
   return matmul_template("batch_matmul.gpu",
                          [](const std::string& op, const ops::OpArgs&) { return op == "batch_matmul"; });
+}
+
+Template conv2d_nchw_implicit_gemm_template() {
+  return matmul_template("conv2d_nchw_implicit_gemm.gpu", [](const std::string& op, const ops::OpArgs&) {
+    return op == "conv2d_nchw_implicit_gemm";
+  });
 }
 
 }  // namespace tessera::autotvm::gpu
