@@ -158,12 +158,19 @@ TEST(GpuTemplates, WinogradConfigsRunOrAreRefusedOnOpenCl) {
 // product's tiles write the NCHW image; a 3x3 window over 8 channels (72,
 // not a multiple of 16: the padded columns are zeros), and a strided batch
 // of two whose positions cross images.
-TEST(GpuTemplates, ImplicitGemmConfigsRunOrAreRefusedOnOpenCl) {
+// A 3x3 convolution, padded to keep its size, with bias and relu.
+ops::OpArgs conv3x3_args(ops::Shape input, ops::Shape weight, const std::string& dtype = "float32") {
   ops::OpArgs a;
-  a.input = {1, 8, 12, 12};
-  a.weight = {16, 8, 3, 3};
+  a.input = std::move(input);
+  a.weight = std::move(weight);
   a.pad = 1;
   a.bias = a.relu = true;
+  a.dtype = dtype;
+  return a;
+}
+
+TEST(GpuTemplates, ImplicitGemmConfigsRunOrAreRefusedOnOpenCl) {
+  ops::OpArgs a = conv3x3_args({1, 8, 12, 12}, {16, 8, 3, 3});
   expect_space_runs("conv2d_nchw_implicit_gemm", a, "conv2d_nchw_implicit_gemm.gpu");
   a.input = {2, 16, 9, 9};
   a.weight = {32, 16, 3, 3};
@@ -191,18 +198,11 @@ TEST(GpuTemplates, ImplicitGemmIsUngroupedNchwOnly) {
 // (fp32 arithmetic, half loads and stores): every template's configs run
 // within the half tolerance or are refused.
 TEST(GpuTemplates, HalfStorageConfigsRunOrAreRefusedOnOpenCl) {
-  ops::OpArgs conv;
-  conv.input = {1, 8, 12, 12};
-  conv.weight = {16, 8, 3, 3};
-  conv.pad = 1;
-  conv.bias = conv.relu = true;
-  conv.dtype = "float16";
+  const ops::OpArgs conv = conv3x3_args({1, 8, 12, 12}, {16, 8, 3, 3}, "float16");
   expect_space_runs("conv2d", conv, "conv2d_nchw.gpu");
   expect_space_runs("conv2d_nchw_implicit_gemm", conv, "conv2d_nchw_implicit_gemm.gpu");
-  ops::OpArgs depthwise = conv;
-  depthwise.input = {1, 16, 12, 12};
-  depthwise.weight = {16, 1, 3, 3};
-  expect_space_runs("depthwise_conv2d", depthwise, "depthwise_conv2d_nchw.gpu");
+  expect_space_runs("depthwise_conv2d", conv3x3_args({1, 16, 12, 12}, {16, 1, 3, 3}, "float16"),
+                    "depthwise_conv2d_nchw.gpu");
   ops::OpArgs dense;
   dense.input = {64, 32};
   dense.weight = {64, 32};
