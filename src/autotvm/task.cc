@@ -1,6 +1,7 @@
 #include "autotvm/task.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <type_traits>
 
@@ -27,7 +28,7 @@ std::string Task::describe() const {
   return s;
 }
 
-schedule::Trace Task::instantiate(const ConfigEntity& config) const { return tmpl->apply(workload, config); }
+schedule::Trace Task::instantiate(const ConfigEntity& config) const { return tmpl->apply(workload, target, config); }
 
 measure::MeasureInput Task::measure_input(const ConfigEntity& config) const {
   if (!accelerator.is_null())
@@ -35,26 +36,42 @@ measure::MeasureInput Task::measure_input(const ConfigEntity& config) const {
   return measure::MeasureInput{workload.dag, instantiate(config), target};
 }
 
+namespace {
+
+// The first matching template that can schedule the workload (its space
+// defined), the workload made by `workload_of` from the template's declared
+// arguments; the last template's error when none can.
+Task first_schedulable(const std::string& op, const ops::OpArgs& args, const target::Target& target,
+                       const std::function<ops::Workload(const ops::OpArgs& declared)>& workload_of) {
+  const std::vector<const Template*> candidates = find_templates(op, args, target);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Task t;
+    t.op = op;
+    t.target = target;
+    t.tmpl = candidates[i];
+    t.args = t.tmpl->declare(args, target);
+    t.workload = workload_of(t.args);
+    try {
+      t.space = t.tmpl->define_space(t.workload, target);
+    } catch (const Error&) {
+      if (i + 1 == candidates.size()) throw;
+      continue;
+    }
+    return t;
+  }
+  throw Error("unreachable: find_templates returns at least one template");
+}
+
+}  // namespace
+
 Task create_task(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
-  Task t;
-  t.op = op;
-  t.target = target;
-  t.tmpl = &find_template(op, args, target);
-  t.args = t.tmpl->declare(args, target);
-  t.workload = ops::make_workload(op, t.args);
-  t.space = t.tmpl->define_space(t.workload, target);
-  return t;
+  return first_schedulable(op, args, target,
+                           [&](const ops::OpArgs& declared) { return ops::make_workload(op, declared); });
 }
 
 Task create_task(const std::string& op, const ops::OpArgs& args, const ir::ComputeDAG& dag,
                  const target::Target& target, const std::string& epilogue) {
-  Task t;
-  t.op = op;
-  t.target = target;
-  t.tmpl = &find_template(op, args, target);
-  t.args = t.tmpl->declare(args, target);
-  t.workload = ops::Workload{op, dag, nullptr};
-  t.space = t.tmpl->define_space(t.workload, target);
+  Task t = first_schedulable(op, args, target, [&](const ops::OpArgs&) { return ops::Workload{op, dag, nullptr}; });
   t.epilogue = epilogue;
   return t;
 }

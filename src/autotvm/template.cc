@@ -12,6 +12,9 @@ const std::vector<Template>& templates() {
       x86::conv2d_nchwc_1x1_template(), x86::conv2d_nchwc_template(), x86::depthwise_conv2d_nchwc_template(),
       x86::conv2d_winograd_template(), x86::dense_pack_template(), x86::batch_matmul_template(),
       x86::qlinear_conv2d_nchwc_template(),
+      // Before the plain GPU templates of the same operators: tried first.
+      gpu::dense_tensor_core_template(), gpu::batch_matmul_tensor_core_template(),
+      gpu::conv2d_nchw_implicit_gemm_tensor_core_template(),
       gpu::dense_template(), gpu::batch_matmul_template(), gpu::conv2d_nchw_template(),
       gpu::depthwise_conv2d_nchw_template(), gpu::conv2d_nchw_winograd_template(),
       gpu::conv2d_nchw_implicit_gemm_template(),
@@ -19,16 +22,23 @@ const std::vector<Template>& templates() {
   return registry;
 }
 
-const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
+std::vector<const Template*> find_templates(const std::string& op, const ops::OpArgs& args,
+                                            const target::Target& target) {
+  std::vector<const Template*> found;
   for (const auto& t : templates())
     if ((t.target_kind == target.kind || (t.target_kind == "gpu" && target.is_gpu())) && t.matches(op, args))
-      return t;
+      found.push_back(&t);
+  if (!found.empty()) return found;
   std::string listed;
   for (const auto& t : templates()) listed += (listed.empty() ? "" : ", ") + t.name + " (" + t.target_kind + ")";
   std::string kernel =
       args.weight.size() == 4 ? " kernel " + std::to_string(args.weight[2]) + "x" + std::to_string(args.weight[3]) : "";
   throw Error("no AutoTVM template for op '" + op + "' (layout " + args.layout + kernel + ") on target '" +
               target.str() + "'; templates: " + listed);
+}
+
+const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
+  return *find_templates(op, args, target).front();
 }
 
 }  // namespace tessera::autotvm

@@ -20,14 +20,22 @@ struct Template {
   // How the operator is declared for this template (e.g. conv2d in NCHWc with
   // blocks chosen for the target): the args make_workload is called with.
   std::function<ops::OpArgs(const ops::OpArgs& args, const target::Target& target)> declare;
+  // Throws tessera::Error when the template cannot schedule this workload
+  // after all (one whose form only its DAG shows, e.g. tensor-core tiles need
+  // half operands): the next matching template is tried.
   std::function<ConfigSpace(const ops::Workload& w, const target::Target& target)> define_space;
-  std::function<schedule::Trace(const ops::Workload& w, const ConfigEntity& config)> apply;
+  std::function<schedule::Trace(const ops::Workload& w, const target::Target& target, const ConfigEntity& config)>
+      apply;
 };
 
 // The registry, filled once on first use with the built-in templates.
 const std::vector<Template>& templates();
-// The template for an operator instance on a target; throws tessera::Error
-// naming the operator and target when there is none.
+// The templates for an operator instance on a target, in the registry's
+// order (the more specialised first); throws tessera::Error naming the
+// operator and target when there is none.
+std::vector<const Template*> find_templates(const std::string& op, const ops::OpArgs& args,
+                                            const target::Target& target);
+// The first of them.
 const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target);
 
 }  // namespace tessera::autotvm

@@ -38,7 +38,7 @@ class SyntheticTask {
     tmpl_.matches = [](const std::string&, const ops::OpArgs&) { return false; };
     tmpl_.declare = [](const ops::OpArgs& a, const target::Target&) { return a; };
     tmpl_.define_space = [dims = dims_](const ops::Workload&, const target::Target&) { return space_of(dims); };
-    tmpl_.apply = [faults = faults_](const ops::Workload&, const ConfigEntity& config) {
+    tmpl_.apply = [faults = faults_](const ops::Workload&, const target::Target&, const ConfigEntity& config) {
       if (config.choices()[0] == faults->uninstantiable_knob0) throw Error("synthetic: cannot instantiate");
       schedule::Trace trace;
       for (int k = 0; k < 3; ++k) trace.split("T_dense", kAxes[k], {config.value(kAxes[k]).get<int64_t>()});

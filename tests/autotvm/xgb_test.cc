@@ -101,7 +101,7 @@ struct SplitTask {
   SplitTask() {
     tmpl.name = "split_dense.test";
     tmpl.target_kind = "llvm";
-    tmpl.apply = [](const ops::Workload&, const ConfigEntity& c) {
+    tmpl.apply = [](const ops::Workload&, const target::Target&, const ConfigEntity& c) {
       schedule::Trace t;
       for (const char* axis : {"i", "j", "k"}) t.split("T_dense", axis, {c.split(std::string("tile_") + axis)[1]});
       if (c.value("unroll").get<int>() == 1) t.unroll("T_dense", "k.1");

@@ -59,7 +59,7 @@ Template conv2d_nchw_template() {
                       {"tile_rc", {c / p.step_rc, p.step_rc}}});
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     // Every config reaches the verifier, which holds it to the target's block.
     if (auto trace = schedule::gpu_conv2d_schedule(w.dag, 1024, std::numeric_limits<int64_t>::max(), plan_of(c)))
       return *trace;

@@ -31,7 +31,7 @@ Template conv2d_nchw_winograd_template() {
                       {"tile_k", {k / p.step_k, p.step_k}}});
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     if (auto trace = schedule::gpu_winograd_schedule(w.dag, 1024, matmul_plan_of(c))) return *trace;
     throw Error("conv2d_nchw_winograd.gpu: the products are smaller than one tile of the config");
   };

@@ -30,7 +30,7 @@ Template depthwise_conv2d_nchw_template() {
       s.set_fallback({{"tile_y", {h / p.threads_y, p.threads_y, 1}}, {"tile_x", {wd / p.threads_x, p.threads_x, 1}}});
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     const auto y = c.split("tile_y"), x = c.split("tile_x");
     const schedule::GpuDepthwisePlan plan{.threads_y = y.at(1), .threads_x = x.at(1), .per_y = y.at(2), .per_x = x.at(2)};
     if (auto trace = schedule::gpu_depthwise_schedule(w.dag, 1024, plan)) return *trace;

@@ -1,8 +1,7 @@
 #pragma once
 // The GPU schedule templates (targets cuda and opencl: kind "gpu" in the
-// registry), one per file in this folder; template.cc registers them. The
-// full GPU search spaces come with GPU tuning; these make tune-op --target
-// cuda|opencl work end to end.
+// registry; the tensor-core ones kind "cuda"), one family per file in this
+// folder; template.cc registers them.
 #include "autotvm/template.h"
 #include "schedule/gpu_schedule.h"
 
@@ -15,6 +14,12 @@ Template depthwise_conv2d_nchw_template();  // "depthwise_conv2d_nchw.gpu": gpu_
 Template conv2d_nchw_winograd_template();   // "conv2d_nchw_winograd.gpu": gpu_winograd_schedule's product tiles
 // "conv2d_nchw_implicit_gemm.gpu": a convolution as one product, the dense knobs
 Template conv2d_nchw_implicit_gemm_template();
+// The same three products in half storage on CUDA's tensor cores (sm_80+):
+// "dense_tensorcore.cuda", "batch_matmul_tensorcore.cuda",
+// "conv2d_nchw_implicit_gemm_tensorcore.cuda" (tensor_core.cc).
+Template dense_tensor_core_template();
+Template batch_matmul_tensor_core_template();
+Template conv2d_nchw_implicit_gemm_tensor_core_template();
 
 // The knobs of a tiled matrix product (M x N, reduced over K), shared by the
 // product templates: tile_y and tile_x split M and N into blocks x threads x

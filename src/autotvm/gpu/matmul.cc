@@ -61,7 +61,7 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
       s.set_fallback({{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8, 8}}});
     return s;
   };
-  t.apply = [name](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [name](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     // A GPU block's threads: the verifier checks them against the target;
     // 1024 lets every config through to it.
     if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, matmul_plan_of(c))) return *trace;

@@ -67,10 +67,10 @@ namespace {
 // The template's entry in the registry of tasks: its name and kind; its
 // space and configs come from the functions above, not from a DAG.
 const Template& vta_template() {
-  static const Template t{
-      kConv2dPackedTemplate, "vta", nullptr, nullptr, nullptr, [](const ops::Workload&, const ConfigEntity&) {
-        return schedule::Trace();
-      }};
+  static const Template t{kConv2dPackedTemplate, "vta", nullptr, nullptr, nullptr,
+                          [](const ops::Workload&, const target::Target&, const ConfigEntity&) {
+                            return schedule::Trace();
+                          }};
   return t;
 }
 

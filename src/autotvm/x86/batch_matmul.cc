@@ -48,7 +48,9 @@ Template batch_matmul_template() {
     s.set_fallback({{"tile_y", {m / rows, rows}}, {"tile_x", {n / cols, cols}}});
     return s;
   };
-  t.apply = batch_matmul_trace;
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
+    return batch_matmul_trace(w, c);
+  };
   return t;
 }
 

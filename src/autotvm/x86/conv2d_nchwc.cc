@@ -119,7 +119,9 @@ Template conv2d_nchwc_template() {
                               schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3],
                                                             target.vector_unit()));
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) { return nchwc_window_apply(w, c, kTag); };
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
+    return nchwc_window_apply(w, c, kTag);
+  };
   return t;
 }
 

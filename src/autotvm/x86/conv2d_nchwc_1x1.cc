@@ -78,7 +78,7 @@ Template conv2d_nchwc_1x1_template() {
                     {"parallel_fuse", parallel_fuse}});
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
     const nlohmann::json buffer = c.value("buffer");
     if (buffer[0].get<int64_t>() > 0) {

@@ -31,7 +31,7 @@ Template conv2d_winograd_template() {
     s.set_fallback({{"tile_oc", manual.tile_oc}, {"tile_t", manual.tile_t}});
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     return schedule::winograd_trace(
         w.dag, {.tile_oc = c.value("tile_oc").get<int64_t>(), .tile_t = c.value("tile_t").get<int64_t>()});
   };

@@ -55,7 +55,9 @@ Template dense_pack_template() {
                     {"parallel", plan.parallel}});
     return s;
   };
-  t.apply = dense_pack_trace;
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
+    return dense_pack_trace(w, c);
+  };
   return t;
 }
 

@@ -44,7 +44,7 @@ Template depthwise_conv2d_nchwc_template() {
     s.set_fallback(fallback);
     return s;
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) {
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "depthwise_conv2d_NCHWc.x86");
     const auto a = axis_names(conv);    // n, c_chunk, oh, ow, c_block
     const auto r = reduce_names(conv);  // di, dj

@@ -28,7 +28,9 @@ Template qlinear_conv2d_nchwc_template() {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "qlinear_conv2d_NCHWc.x86");
     return nchwc_window_space(w, target, kTag, schedule::int8_register_tile(conv, target.vector_unit()));
   };
-  t.apply = [](const ops::Workload& w, const ConfigEntity& c) { return nchwc_window_apply(w, c, kTag); };
+  t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
+    return nchwc_window_apply(w, c, kTag);
+  };
   return t;
 }
 

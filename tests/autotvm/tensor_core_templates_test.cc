@@ -1,0 +1,154 @@
+// The tensor-core templates (autotvm/gpu/tensor_core.cc): a half product on
+// CUDA sm_80 and later takes them, anything else the plain GPU template; their
+// knobs are the tensor-core sketch's numbers, with a fallback that fits a
+// block; their configs lower to mma.sync code that NVRTC compiles for sm_80
+// and sm_90, and compute the reference on the OpenCL device (PoCL here: each
+// lane computes its warp's tiles, the loops' meaning) and, on a GPU (the
+// device check), on tensor cores.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../codegen/gpu_run_util.h"
+#include "autotvm/task.h"
+#include "codegen/gpu_source.h"
+#include "codegen/nvrtc_compiler.h"
+#include "measure/kernel_args.h"
+#include "runtime/cuda_backend.h"
+#include "runtime/opencl_device.h"
+#include "tessera/error.h"
+#include "tir/lower.h"
+#include "tir/verify_gpu.h"
+
+namespace tessera::autotvm {
+namespace {
+
+const target::Target& sm90() {
+  static const target::Target t = target::Target::parse("cuda -arch=sm_90");
+  return t;
+}
+
+ops::OpArgs half_dense(int64_t m, int64_t n, int64_t k) {
+  ops::OpArgs a;
+  a.input = {m, k};
+  a.weight = {n, k};
+  a.bias = a.relu = true;
+  a.dtype = "float16";
+  return a;
+}
+
+ops::OpArgs half_batch_matmul() {
+  ops::OpArgs a;
+  a.input = {2, 32, 48};
+  a.weight = {2, 64, 48};
+  a.dtype = "float16";
+  return a;
+}
+
+// 24 channels, 27 taps and 2 x 49 positions: every side padded to 16s.
+ops::OpArgs half_implicit_gemm() {
+  ops::OpArgs a;
+  a.input = {2, 3, 7, 7};
+  a.weight = {24, 3, 3, 3};
+  a.pad = 1;
+  a.bias = a.relu = true;
+  a.dtype = "float16";
+  return a;
+}
+
+TEST(TensorCoreTemplates, HalfProductsOnAmpereAndLaterTakeThemAndNothingElse) {
+  EXPECT_EQ(create_task("dense", half_dense(64, 128, 256), sm90()).name(), "dense_tensorcore.cuda");
+  EXPECT_EQ(create_task("dense", half_dense(64, 128, 256), target::Target::parse("cuda -arch=sm_80")).name(),
+            "dense_tensorcore.cuda");
+  EXPECT_EQ(create_task("batch_matmul", half_batch_matmul(), sm90()).name(), "batch_matmul_tensorcore.cuda");
+  EXPECT_EQ(create_task("conv2d_nchw_implicit_gemm", half_implicit_gemm(), sm90()).name(),
+            "conv2d_nchw_implicit_gemm_tensorcore.cuda");
+  // The plain template: before sm_80, on OpenCL, in fp32, rows not a multiple of 16.
+  EXPECT_EQ(create_task("dense", half_dense(64, 128, 256), target::Target::parse("cuda -arch=sm_75")).name(),
+            "dense.gpu");
+  EXPECT_EQ(create_task("dense", half_dense(64, 128, 256), target::Target::parse("opencl")).name(), "dense.gpu");
+  ops::OpArgs fp32 = half_dense(64, 128, 256);
+  fp32.dtype = "float32";
+  EXPECT_EQ(create_task("dense", fp32, sm90()).name(), "dense.gpu");
+  EXPECT_EQ(create_task("dense", half_dense(8, 128, 256), sm90()).name(), "dense.gpu");
+}
+
+TEST(TensorCoreTemplates, KnobsAreTheSketchsNumbersAndTheFallbackFitsABlock) {
+  const Task task = create_task("dense", half_dense(64, 128, 256), sm90());
+  // Rows and columns in 16s: [blocks, warps, fragments]; the reduction: [steps, tiles a step].
+  EXPECT_EQ(task.space.knob("tile_y").candidates.front().size(), 3u);
+  EXPECT_EQ(task.space.knob("tile_x").candidates.front().size(), 3u);
+  EXPECT_EQ(task.space.knob("tile_k").candidates.front().size(), 2u);
+  EXPECT_NO_THROW(task.space.knob("auto_unroll_max_step"));
+  const nlohmann::json f = task.space.fallback().to_json();
+  EXPECT_EQ(f.at("tile_y"), nlohmann::json({1, 2, 2})) << f.dump();  // 64 rows: one block of 2 x 2 fragments
+  EXPECT_EQ(f.at("tile_x"), nlohmann::json({2, 2, 2})) << f.dump();
+  EXPECT_EQ(f.at("tile_k"), nlohmann::json({8, 2})) << f.dump();
+  tir::LoweredFunc lowered = tir::lower(task.workload.dag, task.instantiate(task.space.fallback()), "dense");
+  EXPECT_NO_THROW(tir::verify_gpu(tir::split_device_kernels(lowered), sm90().gpu));
+}
+
+// The fallback and random configs of a task, lowered; those the verifier
+// refuses for `target` (too many threads or shared bytes) left out.
+std::vector<tir::LoweredFunc> configs(const Task& task, int random, const target::Target& target) {
+  std::mt19937_64 rng(3);
+  std::vector<ConfigEntity> picked = {task.space.fallback()};
+  for (int i = 0; i < random; ++i) picked.push_back(task.space.get(static_cast<int64_t>(rng() % task.space.size())));
+  std::vector<tir::LoweredFunc> out;
+  for (const ConfigEntity& c : picked) {
+    tir::LoweredFunc f = tir::lower(task.workload.dag, task.instantiate(c), task.workload.op);
+    try {
+      tir::verify_gpu(tir::split_device_kernels(f), target.gpu);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
+      continue;
+    }
+    out.push_back(std::move(f));
+  }
+  EXPECT_GE(out.size(), 2u) << task.name() << ": too few configs fit a block";
+  return out;
+}
+
+std::vector<Task> tasks_on(const target::Target& target) {
+  return {create_task("dense", half_dense(64, 48, 64), target), create_task("batch_matmul", half_batch_matmul(), target),
+          create_task("conv2d_nchw_implicit_gemm", half_implicit_gemm(), target)};
+}
+
+TEST(TensorCoreTemplates, ConfigsCompileForAmpereAndHopperAndComputeTheReference) {
+  const bool opencl = runtime::opencl_unavailable_reason().empty();
+  const bool nvrtc = codegen::nvrtc_unavailable_reason().empty();
+  const target::Target pocl = target::Target::parse("opencl");
+  for (const Task& task : tasks_on(sm90())) {
+    ASSERT_NE(task.name().find("_tensorcore.cuda"), std::string::npos) << task.name();
+    bool compiled = false;
+    for (const tir::LoweredFunc& f : configs(task, 6, sm90())) {
+      const codegen::GpuSource source = codegen::emit_gpu_source(f, sm90().gpu, codegen::GpuDialect::Cuda);
+      EXPECT_NE(source.code.find("tsr_tc_mma("), std::string::npos) << task.name() << "\n" << source.code;
+      if (nvrtc && !compiled)
+        for (int arch : {80, 90})
+          EXPECT_NE(codegen::compile_cuda(source.code, arch, task.name()).ptx.find("mma.sync.aligned.m16n8k16"),
+                    std::string::npos)
+              << task.name();
+      compiled = true;
+      if (opencl)
+        EXPECT_LE(codegen::test::run_half_against_reference(task.workload, f, pocl, 5).max_relative_error,
+                  measure::kHalfStorageTolerance)
+            << task.name();
+    }
+  }
+}
+
+// On a GPU with tensor cores (bench/gpu/device_check.sh).
+TEST(TensorCoreTemplates, ConfigsOnCudaTensorCoresComputeTheReference) {
+  if (std::string why = runtime::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << "cuda: " << why;
+  const target::Target cuda = target::Target::parse("cuda");
+  if (cuda.gpu.arch < 80) GTEST_SKIP() << "sm_" << cuda.gpu.arch << " has no mma.sync m16n8k16";
+  for (const Task& task : tasks_on(cuda))
+    for (const tir::LoweredFunc& f : configs(task, 6, cuda))
+      EXPECT_LE(codegen::test::run_half_against_reference(task.workload, f, cuda, 5).max_relative_error,
+                measure::kHalfStorageTolerance)
+          << task.name();
+}
+
+}  // namespace
+}  // namespace tessera::autotvm
