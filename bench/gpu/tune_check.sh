@@ -13,8 +13,8 @@
 # <model>.<search>.log (what share/records ships), per_layer.md (each kernel
 # call's device time per search: bench/gpu/compare_searches.py), tune.err
 # (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it). DTYPE=float16
-# tunes and times the networks in half storage (both searches; only the
-# auto-scheduler tiles a half network's matrix products for tensor cores). MODELS may
+# tunes and times the networks in half storage (both searches tile a half
+# network's matrix products for tensor cores). MODELS may
 # name bert-base: PyTorch on the device exports it (bench/gpu/torch_models.py).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -35,7 +35,8 @@ const std::vector<Template>& templates();
 // operator and target when there is none.
 std::vector<const Template*> find_templates(const std::string& op, const ops::OpArgs& args,
                                             const target::Target& target);
-// The first of them.
+// The first of them (a task takes a later one when the first cannot define
+// its space on the task's workload: create_task).
 const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target);
 
 }  // namespace tessera::autotvm
