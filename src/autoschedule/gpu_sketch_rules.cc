@@ -49,6 +49,9 @@ std::vector<std::pair<SketchBuilder, int>> CrossThreadReduction::apply(const Ske
 
 namespace {
 
+// What TensorCoreTiling notes in a sketch's rules (is_tensor_core_sketch reads it).
+constexpr const char* kTensorCoreTilingNote = "tensor-core tiling";
+
 // Threads of a warp: a tensor-core block's x extent.
 constexpr int64_t kWarpLanes = 32;
 constexpr int64_t kTile = 16;
@@ -282,7 +285,8 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   n.sites().unroll.push_back({tiles, n.stage(n.state().stage_index(tiles)).iters.front().name});
   for (const std::string& s : {fragment, tiles, c, out}) n.mark_structured(s);
   if (!images.empty()) n.mark_structured(images);
-  n.note(c + ": tensor-core tiling, fragments per warp, operands fetched into shared memory, written out by " + out);
+  n.note(c + ": " + kTensorCoreTilingNote + ", fragments per warp, operands fetched into shared memory, written out by " +
+         out);
   // Every stage it added went in at or after this one: those before keep their places.
   return {{std::move(n), stage - 1}};
 }
@@ -344,6 +348,12 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
   n.note(p + ": GPU multi-level tiling in " + c + "'s threads, inputs fetched into shared memory");
   // The copies went in before the stage: the stages before it keep their places.
   return {{std::move(n), stage - 1}};
+}
+
+bool is_tensor_core_sketch(const Sketch& sketch) {
+  return std::any_of(sketch.rules.begin(), sketch.rules.end(), [](const std::string& rule) {
+    return rule.find(kTensorCoreTilingNote) != std::string::npos;
+  });
 }
 
 SketchRules gpu_sketch_rules() {

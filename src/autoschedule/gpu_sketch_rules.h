@@ -69,4 +69,7 @@ class GpuMultiLevelTiling : public SketchRule {
 
 SketchRules gpu_sketch_rules();
 
+// Whether TensorCoreTiling made `sketch` (its product tiled for tensor cores).
+bool is_tensor_core_sketch(const Sketch& sketch);
+
 }  // namespace tessera::autoschedule

@@ -13,6 +13,7 @@
 
 #include "../codegen/gpu_run_util.h"
 #include "autoschedule/generate_sketches.h"
+#include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/random_annotation.h"
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
@@ -39,7 +40,7 @@ ops::Workload dense_bias_relu(int64_t m, int64_t n, int64_t k) {
 std::vector<Sketch> tensor_core_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx) {
   std::vector<Sketch> out;
   for (const Sketch& s : generate_sketches(dag, ctx))
-    if (s.print().find("tensor-core tiling") != std::string::npos) out.push_back(s);
+    if (is_tensor_core_sketch(s)) out.push_back(s);
   return out;
 }
 

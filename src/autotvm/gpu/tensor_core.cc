@@ -20,6 +20,7 @@
 #include <initializer_list>
 
 #include "autoschedule/generate_sketches.h"
+#include "autoschedule/gpu_sketch_rules.h"
 #include "autotvm/gpu/gpu_templates.h"
 #include "tessera/error.h"
 
@@ -27,16 +28,13 @@ namespace tessera::autotvm::gpu {
 
 namespace {
 
-constexpr const char* kTensorCoreRule = "tensor-core tiling";
-
 autoschedule::Sketch tensor_core_sketch(const ops::Workload& w, const target::Target& target, const std::string& who) {
   for (autoschedule::Sketch& s : autoschedule::generate_sketches(w.dag, autoschedule::SketchContext{target, 1}))
-    for (const std::string& rule : s.rules)
-      if (rule.find(kTensorCoreRule) != std::string::npos) {
-        if (!s.parallel.empty() || !s.locations.empty())
-          throw Error(who + ": the tensor-core sketch has choices the template does not name");
-        return std::move(s);
-      }
+    if (autoschedule::is_tensor_core_sketch(s)) {
+      if (!s.parallel.empty() || !s.locations.empty())
+        throw Error(who + ": the tensor-core sketch has choices the template does not name");
+      return std::move(s);
+    }
   throw Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
               " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
 }
