@@ -37,8 +37,4 @@ std::vector<const Template*> find_templates(const std::string& op, const ops::Op
               target.str() + "'; templates: " + listed);
 }
 
-const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target) {
-  return *find_templates(op, args, target).front();
-}
-
 }  // namespace tessera::autotvm

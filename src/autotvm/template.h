@@ -31,12 +31,10 @@ struct Template {
 // The registry, filled once on first use with the built-in templates.
 const std::vector<Template>& templates();
 // The templates for an operator instance on a target, in the registry's
-// order (the more specialised first); throws tessera::Error naming the
-// operator and target when there is none.
+// order (the more specialised first: create_task takes the first that can
+// define its space on the task's workload); throws tessera::Error naming
+// the operator and target when there is none.
 std::vector<const Template*> find_templates(const std::string& op, const ops::OpArgs& args,
                                             const target::Target& target);
-// The first of them (a task takes a later one when the first cannot define
-// its space on the task's workload: create_task).
-const Template& find_template(const std::string& op, const ops::OpArgs& args, const target::Target& target);
 
 }  // namespace tessera::autotvm

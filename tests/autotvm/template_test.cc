@@ -325,7 +325,7 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
     EXPECT_NE(std::find(names.begin(), names.end(), gpu), names.end()) << gpu;
   const target::Target host = target::Target::host();
   try {
-    find_template("softmax", args({4, 8}, {}), host);
+    find_templates("softmax", args({4, 8}, {}), host);
     FAIL() << "no template for softmax";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -336,11 +336,11 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   }
   target::Target cuda = host;
   cuda.kind = "cuda";
-  EXPECT_EQ(find_template("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda).name, "conv2d_nchw.gpu");
+  EXPECT_EQ(find_templates("conv2d", resnet_conv(64, 64, 3, 1, 56), cuda).front()->name, "conv2d_nchw.gpu");
   ops::OpArgs grouped = resnet_conv(64, 64, 3, 1, 56);
   grouped.groups = 2;
   grouped.weight[1] = 32;
-  EXPECT_THROW(find_template("group_conv2d", grouped, cuda), Error);  // no GPU template for grouped ones yet
+  EXPECT_THROW(find_templates("group_conv2d", grouped, cuda), Error);  // no GPU template for grouped ones yet
   EXPECT_THROW(create_task("depthwise_conv2d", args({1, 8, 9, 9}, {8, 2, 3, 3}), host),
                Error);  // multiplier 2
   EXPECT_THROW(create_task("conv2d", args({1, 8, 9, 9}, {8, 4, 3, 3}), host),
