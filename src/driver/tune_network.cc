@@ -114,10 +114,10 @@ void evaluate(const TuneOptions& o, const graph::Graph& model, const target::Tar
 TuneResult tune_templates(const graph::Graph& model, const target::Target& target, const TuneOptions& o,
                           Measurement& m, std::ostream& out, std::ostream& warnings) {
   if (o.keep_layout) throw Error("keep_layout needs the auto-scheduler: the templates schedule NCHW<lanes>c kernels");
-  out << "Extract tasks...\n";
   build::BuildOptions kernels{.winograd = o.winograd};
   kernels.half_storage = half_storage_of(o.dtype);
   if (kernels.half_storage) build::require_half_storage_target(target);
+  out << "Extract tasks...\n";
   apply_convolutions(o.convolutions, target, kernels);
   const graph::Graph optimized = build::optimize_for_target(model, target, {}, kernels.winograd, false,
                                                             build::implicit_gemm_of(kernels, target),
