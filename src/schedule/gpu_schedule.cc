@@ -113,13 +113,20 @@ ir::Tensor output_of_shape(const ir::ComputeDAG& dag, const ir::Tensor& anchor) 
 // padding, bias, activation, residual), a local accumulator when the anchor
 // is the output itself. Returns the stage to compute in the output's
 // threads, or nothing when the DAG holds another reduction.
-std::optional<std::string> inline_around(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out,
-                                         Trace& trace) {
+// Every computed stage but the anchor and the output inlined; false when
+// one is another reduction.
+bool inline_others(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out, Trace& trace) {
   for (const auto& t : dag.tensors())
     if (!t->is_placeholder() && t != anchor && t != out) {
-      if (t->is_reduction()) return std::nullopt;
+      if (t->is_reduction()) return false;
       trace.compute_inline(t->name);
     }
+  return true;
+}
+
+std::optional<std::string> inline_around(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out,
+                                         Trace& trace) {
+  if (!inline_others(dag, anchor, out, trace)) return std::nullopt;
   if (out != anchor) return anchor->name;
   trace.cache_write(anchor->name, "local");
   return cache_write_name(anchor->name);
@@ -294,8 +301,17 @@ std::pair<int64_t, int64_t> attr_pair(const ir::Tensor& t, const std::string& ke
 
 }  // namespace
 
-GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads) {
-  const int64_t f = out[1], h = out[2], w = out[3];
+int64_t reduction_split(int64_t blocks, int64_t reduce, int64_t divisible, int64_t granule) {
+  int64_t split = 1;
+  for (int64_t s = 2; s <= kMaxReductionSplit && blocks * split < kSplitReductionBlocks; s *= 2) {
+    if (divisible % (s * granule) != 0 || reduce / s < kMinPartialReduce) break;
+    split = s;
+  }
+  return split;
+}
+
+GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads, int64_t taps) {
+  const int64_t n = out[0], f = out[1], h = out[2], w = out[3];
   GpuConvPlan p;
   // Columns: whole rows of a block's tile where 4..8 threads divide them
   // (56 = 7 x 8, 28 = 7 x 4), so that no block computes a ragged edge.
@@ -310,6 +326,10 @@ GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int
   p.per_f = 4;
   while (p.per_f > 1 && f < 2 * p.threads_f * p.per_f) p.per_f /= 2;
   p.step_rc = std::min<int64_t>(channels, 8);
+  auto blocks_along = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+  const int64_t blocks = n * blocks_along(f, p.threads_f * p.per_f) * blocks_along(h, p.threads_y * p.per_y) *
+                         blocks_along(w, p.threads_x * p.per_x);
+  p.split_rc = reduction_split(blocks, channels * taps, channels, p.step_rc);
   return p;
 }
 
@@ -332,47 +352,70 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   if (!out) return std::nullopt;
   const int64_t channels = conv->reduce_axes[0].extent, kh = conv->reduce_axes[1].extent,
                 kw = conv->reduce_axes[2].extent;
-  GpuConvPlan plan = given ? *given : gpu_conv_plan(conv->shape, channels, max_threads);
+  GpuConvPlan plan = given ? *given : gpu_conv_plan(conv->shape, channels, max_threads, kh * kw);
   const auto [stride_h, stride_w] = attr_pair(conv, "strides");
   const auto [dilation_h, dilation_w] = attr_pair(conv, "dilation");
   auto shared = [&] { return gpu_conv_shared_bytes(plan, kh, kw, stride_h, stride_w, dilation_h, dilation_w); };
   // A plan of our own stages fewer channels a step until both slices fit.
   while (!given && plan.step_rc > 1 && shared() > max_shared_bytes) plan.step_rc = (plan.step_rc + 1) / 2;
   if (plan.threads() > max_threads || shared() > max_shared_bytes) return std::nullopt;
+  if (plan.split_rc < 1 || channels % plan.split_rc != 0) return std::nullopt;
+  const bool split = plan.split_rc > 1;
 
   Trace trace;  // the padding is computed as the input is fetched into shared memory
-  const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
-  if (!accumulator) return std::nullopt;
-  const std::string acc = *accumulator;
+  std::string rc = conv->reduce_axes[0].var.name();
+  const std::string ry = conv->reduce_axes[1].var.name(), rx = conv->reduce_axes[2].var.name();
+  // `tiled` is the stage whose blocks and threads tile the output, `acc`
+  // the accumulator its threads compute. Split, that is the partial sums
+  // (the rf stage, a kernel of its own: it has a partial-sum axis more, and
+  // reduces a range of the channels); else the output.
+  std::string tiled = out->name, acc;
+  std::vector<std::string> acc_axes = spatial_names(conv);
+  if (split) {
+    if (!inline_others(dag, conv, out, trace)) return std::nullopt;
+    trace.rfactor(conv->name, rc, plan.split_rc, /*by_range=*/true);
+    tiled = rfactor_name(conv->name);
+    trace.cache_write(tiled, "local");
+    acc = cache_write_name(tiled);
+    acc_axes.push_back(rfactor_inner(rc));
+    rc = rfactor_outer(rc);
+  } else {
+    const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
+    if (!accumulator) return std::nullopt;
+    acc = *accumulator;
+  }
 
-  // The output: blockIdx.z over images and channel blocks, y and x over
-  // tiles of rows and columns; threadIdx.z / y / x within them; each
-  // thread's per_f x per_y x per_x outputs innermost.
-  const std::vector<std::string> axes = spatial_names(out);
+  // The output: blockIdx.z over images (and partial sums) and channel
+  // blocks, y and x over tiles of rows and columns; threadIdx.z / y / x
+  // within them; each thread's per_f x per_y x per_x outputs innermost.
+  const std::vector<std::string> axes = split ? spatial_names(conv) : spatial_names(out);
   const std::string n = axes[0], f = axes[1], y = axes[2], x = axes[3];
-  trace.split(out->name, f, {plan.threads_f, plan.per_f});
-  trace.split(out->name, y, {plan.threads_y, plan.per_y});
-  trace.split(out->name, x, {plan.threads_x, plan.per_x});
-  trace.reorder(out->name, {n, split_part(f, 0), split_part(y, 0), split_part(x, 0), split_part(f, 1), split_part(y, 1),
-                            split_part(x, 1), split_part(f, 2), split_part(y, 2), split_part(x, 2)});
-  const std::string images_and_channels = fused_name({n, split_part(f, 0)});
-  trace.fuse(out->name, {n, split_part(f, 0)});
-  trace.bind(out->name, images_and_channels, Annotation::BlockZ);
-  trace.bind(out->name, split_part(y, 0), Annotation::BlockY);
-  trace.bind(out->name, split_part(x, 0), Annotation::BlockX);
-  trace.bind(out->name, split_part(f, 1), Annotation::ThreadZ);
-  trace.bind(out->name, split_part(y, 1), Annotation::ThreadY);
-  trace.bind(out->name, split_part(x, 1), Annotation::ThreadX);
-  for (int part : {0, 1, 2}) trace.unroll(out->name, split_part(axes[1 + part], 2));
-  trace.compute_at(acc, out->name, split_part(x, 1));
+  trace.split(tiled, f, {plan.threads_f, plan.per_f});
+  trace.split(tiled, y, {plan.threads_y, plan.per_y});
+  trace.split(tiled, x, {plan.threads_x, plan.per_x});
+  std::vector<std::string> blocks_z{n};
+  if (split) blocks_z.push_back(acc_axes.back());
+  blocks_z.push_back(split_part(f, 0));
+  std::vector<std::string> order = blocks_z;
+  for (const auto& o : {split_part(y, 0), split_part(x, 0), split_part(f, 1), split_part(y, 1), split_part(x, 1),
+                        split_part(f, 2), split_part(y, 2), split_part(x, 2)})
+    order.push_back(o);
+  trace.reorder(tiled, order);
+  trace.fuse(tiled, blocks_z);
+  trace.bind(tiled, fused_name(blocks_z), Annotation::BlockZ);
+  trace.bind(tiled, split_part(y, 0), Annotation::BlockY);
+  trace.bind(tiled, split_part(x, 0), Annotation::BlockX);
+  trace.bind(tiled, split_part(f, 1), Annotation::ThreadZ);
+  trace.bind(tiled, split_part(y, 1), Annotation::ThreadY);
+  trace.bind(tiled, split_part(x, 1), Annotation::ThreadX);
+  for (int part : {0, 1, 2}) trace.unroll(tiled, split_part(axes[1 + part], 2));
+  trace.compute_at(acc, tiled, split_part(x, 1));
 
   // The accumulator: input channels in steps of step_rc, the window's taps
   // and the step's channels inside, the thread's outputs innermost.
-  const std::string rc = conv->reduce_axes[0].var.name(), ry = conv->reduce_axes[1].var.name(),
-                    rx = conv->reduce_axes[2].var.name();
   trace.split(acc, rc, {plan.step_rc});
   std::vector<std::string> acc_order{split_part(rc, 0), ry, rx, split_part(rc, 1)};
-  for (const auto& a : spatial_names(conv)) acc_order.push_back(a);
+  acc_order.insert(acc_order.end(), acc_axes.begin(), acc_axes.end());
   trace.reorder(acc, acc_order);
   for (const auto& operand : conv->inputs()) {
     trace.cache_read(acc, operand->name, {0, 1, 2, 3}, "shared");
@@ -388,10 +431,17 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
     trace.bind(copy, split_part(fused, 3), Annotation::ThreadX);
   }
   // Registers hold the accumulators only when their indices are constants.
-  for (const auto& a : spatial_names(conv)) trace.unroll(acc, a);
+  for (const auto& a : acc_axes) trace.unroll(acc, a);
   trace.unroll(acc, split_part(rc, 1));
   if (plan.auto_unroll > 0)
     trace.pragma(acc, split_part(rc, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
+
+  // Split: the second kernel, a thread per output adding its partial sums
+  // (the epilogue's stages are inlined into the output).
+  if (split) {
+    bind_elementwise(trace, out, max_threads);
+    if (out != conv) trace.compute_at(conv->name, out->name, split_part(fused_name(spatial_names(out)), 1));
+  }
   return trace;
 }
 

@@ -62,17 +62,40 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
 // registers; per step of step_rc input channels the block stages the
 // input's window (its padding computed as it is fetched) and the weights'
 // slice in shared memory, every thread fetching its share.
+// With split_rc > 1 (split-K) the input channels are cut into split_rc
+// ranges whose partial sums are blocks of their own (blockIdx.z counts
+// images x ranges x channel blocks), written to a scratch buffer; a second
+// kernel adds each output's partial sums and applies the epilogue, a thread
+// per output.
 struct GpuConvPlan {
   int64_t threads_f = 8, threads_y = 4, threads_x = 8;  // threads per block: channels (threadIdx.z), rows, columns
   int64_t per_f = 4, per_y = 1, per_x = 1;              // outputs per thread
   int64_t step_rc = 8;                                  // input channels staged per step
+  int64_t split_rc = 1;                                 // ranges of input channels summed apart
   int64_t auto_unroll = 0;                              // as GpuMatmulPlan's
   int64_t threads() const { return threads_f * threads_y * threads_x; }
 };
-// The plan for a convolution output (N, F, H, W) over C input channels:
-// blocks of about 256 threads, the spatial threads dividing the rows and
-// columns where they can, at least two blocks of channels.
-GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads);
+// Blocks that keep a large GPU busy: two per multiprocessor of an H100 /
+// H200 (132). A convolution or product of fewer output tiles (ResNet's last
+// stages at batch 1: 32 to 56 blocks) splits its reduction until it has
+// them...
+inline constexpr int64_t kSplitReductionBlocks = 256;
+// ...while every partial sum still adds at least this many products, and
+// into at most kMaxReductionSplit ranges (each adds a pass over the output
+// through device memory).
+inline constexpr int64_t kMinPartialReduce = 256;
+inline constexpr int64_t kMaxReductionSplit = 16;
+// The split of a reduction of `reduce` products per output over `blocks`
+// blocks, into ranges of whole `granule`s of `divisible` (a convolution's
+// input channels in steps): the least power of two that reaches
+// kSplitReductionBlocks within the limits above, else the largest within
+// them; 1 when the blocks are enough or no split fits.
+int64_t reduction_split(int64_t blocks, int64_t reduce, int64_t divisible, int64_t granule);
+// The plan for a convolution output (N, F, H, W) over C input channels of
+// kh x kw taps: blocks of about 256 threads, the spatial threads dividing
+// the rows and columns where they can, at least two blocks of channels,
+// the channels split when the blocks are few (reduction_split).
+GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads, int64_t taps = 1);
 // The shared bytes a plan stages per step: the input window and the weights.
 int64_t gpu_conv_shared_bytes(const GpuConvPlan& plan, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
                               int64_t dilation_h, int64_t dilation_w);

@@ -157,8 +157,8 @@ void apply_rfactor(State& state, const RfactorStep& st) {
                 std::to_string(extent) + " of " + support::quoted(st.axis));
 
   // stage.rf(axes.., axis_i) = reduce over axis_o and the other reduce axes,
-  // with axis = axis_o * factor + axis_i (fresh reduce variables: each
-  // stage owns its loops).
+  // with axis = axis_o * factor + axis_i, or by range axis_i * (extent /
+  // factor) + axis_o (fresh reduce variables: each stage owns its loops).
   std::vector<int64_t> rf_shape = original->shape;
   rf_shape.push_back(st.factor);
   std::vector<std::string> rf_names = axis_names(*original);
@@ -175,7 +175,8 @@ void apply_rfactor(State& state, const RfactorStep& st) {
         for (size_t i = 0; i < red->axes.size(); ++i) {
           if (i == k) {
             axes.push_back(ir::reduce_axis(extent / st.factor, rfactor_outer(st.axis)));
-            map[red->axes[i].var] = axes.back().var * ir::make_int(st.factor) + v.back();
+            map[red->axes[i].var] = st.by_range ? v.back() * ir::make_int(extent / st.factor) + axes.back().var
+                                                : axes.back().var * ir::make_int(st.factor) + v.back();
           } else {
             axes.push_back(ir::reduce_axis(red->axes[i].extent, red->axes[i].var.name()));
             map[red->axes[i].var] = axes.back().var;

@@ -77,10 +77,15 @@ struct CacheReadStep {
 // keeps axis_i as its last spatial axis and reduces over the rest; the
 // stage itself reduces the rf stage over axis_i. The partial results of the
 // rf stage are independent, so its reduction can run in parallel or in
-// vector lanes.
+// vector lanes. Partial axis_i sums the values axis = axis_o * factor +
+// axis_i (every factor-th: lanes of a vector reading consecutive values);
+// `by_range`, the axis_i-th range of extent / factor consecutive values,
+// axis = axis_i * (extent / factor) + axis_o (a GPU block per partial
+// staging a compact slice of the operands: split-K).
 struct RfactorStep {
   std::string stage, axis;
   int64_t factor = 1;
+  bool by_range = false;
 };
 struct PragmaStep {      // "auto_unroll_max_step$N": unroll inner loops of up to N iterations
   std::string stage, iter;

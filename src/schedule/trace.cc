@@ -159,7 +159,11 @@ json to_json(const Step& step) {
             if (!s.scope.empty()) j["scope"] = s.scope;
             return j;
           },
-          [](const RfactorStep& s) { return json{{"step", "rfactor"}, {"stage", s.stage}, {"axis", s.axis}, {"factor", s.factor}}; },
+          [](const RfactorStep& s) {
+            json j{{"step", "rfactor"}, {"stage", s.stage}, {"axis", s.axis}, {"factor", s.factor}};
+            if (s.by_range) j["by_range"] = true;  // written only when set: earlier records read as before
+            return j;
+          },
           [](const PragmaStep& s) { return json{{"step", "pragma"}, {"stage", s.stage}, {"iter", s.iter}, {"pragma", s.pragma}}; },
       },
       step);
@@ -193,7 +197,9 @@ Step step_from_json(const json& j) {
         throw Error("cache_read layout must be an array of at most " + std::to_string(kMaxStageIterators) + " integers");
       return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>(), optional_str("scope")};
     }
-    if (kind == "rfactor") return RfactorStep{str("stage"), str("axis"), j.at("factor").get<int64_t>()};
+    if (kind == "rfactor")
+      return RfactorStep{str("stage"), str("axis"), j.at("factor").get<int64_t>(),
+                         j.contains("by_range") && j.at("by_range").get<bool>()};
     if (kind == "pragma") return PragmaStep{str("stage"), str("iter"), str("pragma")};
     throw Error("unknown step kind " + support::quoted(kind));
   } catch (const json::exception& e) {
@@ -236,8 +242,8 @@ Trace& Trace::bind(const std::string& stage, const std::string& iter, Annotation
     throw Error("bind " + stage + "." + iter + ": " + to_string(thread_axis) + " is not a block or thread axis");
   return annotate(stage, iter, thread_axis);
 }
-Trace& Trace::rfactor(const std::string& stage, const std::string& axis, int64_t factor) {
-  return add(RfactorStep{stage, axis, factor});
+Trace& Trace::rfactor(const std::string& stage, const std::string& axis, int64_t factor, bool by_range) {
+  return add(RfactorStep{stage, axis, factor, by_range});
 }
 Trace& Trace::pragma(const std::string& stage, const std::string& iter, const std::string& p) {
   return add(PragmaStep{stage, iter, p});

@@ -41,7 +41,7 @@ class Trace {
                     const std::string& scope = "");
   // An annotate step binding a loop to blockIdx.x|y|z, threadIdx.x|y|z or vthread.
   Trace& bind(const std::string& stage, const std::string& iter, Annotation thread_axis);
-  Trace& rfactor(const std::string& stage, const std::string& axis, int64_t factor);
+  Trace& rfactor(const std::string& stage, const std::string& axis, int64_t factor, bool by_range = false);
   Trace& pragma(const std::string& stage, const std::string& iter, const std::string& p);
 
   State replay(const ir::ComputeDAG& dag) const;

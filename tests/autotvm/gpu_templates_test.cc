@@ -60,11 +60,12 @@ TEST(GpuTemplates, Conv2dFallbackIsTheHandWrittenPlan) {
   const Task task = create_task("conv2d", a, target::Target::parse("opencl"));
   EXPECT_EQ(task.name(), "conv2d_nchw.gpu");
   const nlohmann::json f = task.space.fallback().to_json();
-  // 8 channel threads of 4, 4 row threads, 7 column threads, 8 channels a step (schedule::gpu_conv_plan).
+  // 8 channel threads of 4, 4 row threads, 7 column threads, 8 channels a
+  // step, two ranges of 32 channels summed apart (schedule::gpu_conv_plan).
   EXPECT_EQ(f.at("tile_f"), nlohmann::json({2, 8, 4})) << f.dump();
   EXPECT_EQ(f.at("tile_y"), nlohmann::json({7, 4, 1})) << f.dump();
   EXPECT_EQ(f.at("tile_x"), nlohmann::json({4, 7, 1})) << f.dump();
-  EXPECT_EQ(f.at("tile_rc"), nlohmann::json({8, 8})) << f.dump();
+  EXPECT_EQ(f.at("tile_rc"), nlohmann::json({4, 2, 8})) << f.dump();
 }
 
 // auto_unroll_max_step (TVM's knob): at 1500 the accumulator's window loops
@@ -94,6 +95,33 @@ TEST(GpuTemplates, Conv2dConfigsRunOrAreRefusedOnOpenCl) {
   a.stride = 1;
   a.bias = a.relu = true;
   expect_space_runs("conv2d", a, "conv2d_nchw.gpu");
+}
+
+// tile_rc's middle part: the 8 input channels in 1, 2, 4 or 8 ranges, each
+// summed in blocks of its own and added by a second kernel; every split
+// equals the reference.
+TEST(GpuTemplates, Conv2dSplitRcRangesAddUpToTheReference) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  ops::OpArgs a;
+  a.input = {1, 8, 6, 6};
+  a.weight = {16, 8, 3, 3};
+  a.pad = 1;
+  a.bias = a.relu = true;
+  const target::Target opencl = target::Target::parse("opencl");
+  const Task task = create_task("conv2d", a, opencl);
+  nlohmann::json values = task.space.fallback().to_json();
+  values["tile_f"] = {2, 4, 2};
+  values["tile_y"] = {3, 2, 1};
+  values["tile_x"] = {1, 6, 1};
+  for (int64_t ranges : {1, 2, 4, 8}) {
+    values["tile_rc"] = {1, ranges, 8 / ranges};
+    const ConfigEntity c = task.space.from_json(values);
+    const tir::LoweredFunc f = tir::lower(task.workload.dag, task.instantiate(c), task.workload.op);
+    const codegen::GpuSource source = codegen::emit_gpu_source(f, opencl.gpu, codegen::GpuDialect::OpenCl);
+    EXPECT_EQ(source.program.kernels.size(), ranges > 1 ? 2u : 1u) << ranges;
+    EXPECT_EQ(source.program.kernels.at(0).grid[2], 2 * ranges) << ranges;  // channel blocks x ranges
+    EXPECT_TRUE(runs_correctly(task, c, opencl)) << ranges;
+  }
 }
 
 TEST(GpuTemplates, DepthwiseConfigsRunOrAreRefusedOnOpenCl) {

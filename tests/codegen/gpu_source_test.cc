@@ -120,17 +120,23 @@ ops::OpArgs conv_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t 
 TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
   // ResNet's 3x3 layer at 28 x 28: 7 x 4 spatial threads divide the rows and
   // columns, 8 channel threads of 4 outputs each: 64 channels in two blocks.
+  // 56 blocks are few (schedule::kSplitReductionBlocks): the 64 input
+  // channels are summed in two ranges of 32 (288 products each; four
+  // ranges would add fewer than kMinPartialReduce), so blockIdx.z counts 2
+  // ranges x 2 channel blocks and a second kernel adds the ranges.
   const ops::Workload w = ops::make_workload("conv2d", conv_args({1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1));
-  const schedule::GpuConvPlan plan = schedule::gpu_conv_plan(w.dag.outputs()[0]->shape, 64, 1024);
+  const schedule::GpuConvPlan plan = schedule::gpu_conv_plan(w.dag.outputs()[0]->shape, 64, 1024, 9);
   EXPECT_EQ(plan.threads_x, 7);
   EXPECT_EQ(plan.threads_y, 4);
   EXPECT_EQ(plan.threads_f, 8);
   EXPECT_EQ(plan.per_f, 4);
+  EXPECT_EQ(plan.split_rc, 2);
   const tir::LoweredFunc f = lowered(w, schedule::best_gpu_schedule(w.dag, {}));
   const GpuSource cuda = emit_gpu_source(f, {}, GpuDialect::Cuda);
-  ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+  ASSERT_EQ(cuda.program.kernels.size(), 2u) << cuda.code;
+  EXPECT_EQ(cuda.program.kernels[1].grid, (std::array<int64_t, 3>{(64 * 28 * 28 + 255) / 256, 1, 1}));
   const tir::DeviceKernel& k = cuda.program.kernels[0];
-  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{4, 7, 2}));
+  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{4, 7, 4}));
   EXPECT_EQ(k.block, (std::array<int64_t, 3>{7, 4, 8}));
   // Per step of 8 channels: the padded window (8 x 6 x 9) and the weights (32 x 8 x 3 x 3).
   EXPECT_EQ(k.shared_bytes, 4 * (8 * 6 * 9 + 32 * 8 * 9));
@@ -138,6 +144,30 @@ TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
   for (const char* piece :
        {"blockIdx.z", "threadIdx.z", "__syncthreads();", "__shared__ __align__(16) float pad_temp_cache[432];"})
     EXPECT_NE(cuda.code.find(piece), std::string::npos) << piece << "\n" << cuda.code;
+}
+
+// ResNet-18's last stages at batch 1: 56 and 32 blocks of tiles, split until
+// 256 blocks; a batch of 16 fills the GPU unsplit.
+TEST(GpuSource, ConvPlanSplitsTheChannelsOfFewBlocks) {
+  auto blocks = [](const std::vector<int64_t>& out, const schedule::GpuConvPlan& p) {
+    return out[0] * (out[1] / (p.threads_f * p.per_f)) * ((out[2] + p.threads_y * p.per_y - 1) / (p.threads_y * p.per_y)) *
+           ((out[3] + p.threads_x * p.per_x - 1) / (p.threads_x * p.per_x));
+  };
+  const std::vector<int64_t> layer3 = {1, 256, 14, 14}, layer4 = {1, 512, 7, 7}, layer4_b16 = {16, 512, 7, 7};
+  const schedule::GpuConvPlan p3 = schedule::gpu_conv_plan(layer3, 256, 1024, 9);
+  EXPECT_EQ(blocks(layer3, p3), 56);
+  EXPECT_EQ(p3.split_rc, 8);  // 448 blocks, 32 channels (288 products) a range
+  const schedule::GpuConvPlan p4 = schedule::gpu_conv_plan(layer4, 512, 1024, 9);
+  EXPECT_EQ(blocks(layer4, p4), 32);
+  EXPECT_EQ(p4.split_rc, 8);  // 256 blocks
+  EXPECT_EQ(schedule::gpu_conv_plan(layer4_b16, 512, 1024, 9).split_rc, 1);
+  // A downsampling 1x1 (128 products an output) has too little to split.
+  EXPECT_EQ(schedule::gpu_conv_plan(layer3, 128, 1024, 1).split_rc, 1);
+  // The split is a power of two dividing the channels in whole steps.
+  EXPECT_EQ(schedule::reduction_split(32, 4608, 512, 8), 8);
+  EXPECT_EQ(schedule::reduction_split(32, 4608, 24, 8), 1);     // 24 channels: no power of two of whole steps
+  EXPECT_EQ(schedule::reduction_split(1, 1 << 20, 1 << 20, 1), schedule::kMaxReductionSplit);
+  EXPECT_EQ(schedule::reduction_split(300, 4608, 512, 8), 1);   // enough blocks already
 }
 
 TEST(GpuSource, ConvScheduleStagesFewerChannelsWhereSharedMemoryIsShort) {
@@ -252,6 +282,13 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"Conv2dDilated", "conv2d", conv_args({1, 8, 12, 12}, {8, 8, 3, 3}, 2, 1, 2)});
   cases.push_back({"Conv2dPointwiseBatch2", "conv2d", conv_args({2, 24, 9, 9}, {40, 24, 1, 1}, 0, 1)});
   cases.push_back({"Conv2dWideRows", "conv2d", conv_args({1, 4, 40, 40}, {16, 4, 3, 3}, 1, 1)});
+  // Split-K: 4 blocks of a 7 x 7 output, the 64 input channels in two
+  // ranges summed by a second kernel (ragged rows too); over a batch of two
+  // without an epilogue (the sum is the output itself).
+  cases.push_back({"Conv2dSplitChannels", "conv2d", conv_args({1, 64, 7, 7}, {32, 64, 3, 3}, 1, 1)});
+  ops::OpArgs split_bare = conv_args({2, 64, 5, 5}, {16, 64, 3, 3}, 1, 1);
+  split_bare.bias = split_bare.relu = false;
+  cases.push_back({"Conv2dSplitChannelsNoEpilogueBatch2", "conv2d", split_bare});
   // Winograd in NCHW: a ragged last tile row (7 x 7 in tiles of 4, two
   // images) with bias and relu; default and best schedules alike.
   ops::OpArgs winograd = conv_args({2, 16, 7, 7}, {24, 16, 3, 3}, 1, 1);

@@ -38,7 +38,10 @@ TEST(GpuFeatures, ACpuKernelHasNone) {
 
 TEST(GpuFeatures, TheTiledConvolutionsBlockAndOccupancy) {
   const ops::Workload w = conv_28();
-  const tir::LoweredFunc f = tir::lower(w.dag, *schedule::gpu_conv2d_schedule(w.dag, 1024, 48 * 1024));
+  // One kernel: unsplit (split-K's second kernel would count its own blocks and threads).
+  schedule::GpuConvPlan plan = schedule::gpu_conv_plan(w.dag.outputs()[0]->shape, 64, 1024, 9);
+  plan.split_rc = 1;
+  const tir::LoweredFunc f = tir::lower(w.dag, *schedule::gpu_conv2d_schedule(w.dag, 1024, 48 * 1024, plan));
   const std::vector<float> g = gpu_features(f);
   EXPECT_EQ(g[0], 1.0f);
   EXPECT_FLOAT_EQ(g[1], lg(7 * 4 * 8));                     // threads

@@ -2,8 +2,10 @@
 // schedule::gpu_conv2d_schedule writes it. Knobs as TVM's CUDA direct
 // template names them: tile_f, tile_y, tile_x split the output channels,
 // rows and columns into blocks x threads x outputs per thread; tile_rc the
-// input channels into steps x channels staged in shared memory a step;
-// auto_unroll_max_step how far the accumulator's inner loops (the window,
+// input channels into [steps, partial sums, channels staged in shared
+// memory a step]: each of the partial sums (split-K; 1: none) reduces a
+// range of steps x staged channels in blocks of its own, a second kernel
+// adds them (TVM's tile_rc has no middle part); auto_unroll_max_step how far the accumulator's inner loops (the window,
 // the staged channels) are unrolled beyond the register tiles. A
 // config no block holds (threads, shared bytes) is a build error, the GPU
 // verifier's line.
@@ -24,7 +26,7 @@ schedule::GpuConvPlan plan_of(const ConfigEntity& c) {
   p.threads_f = f.at(1), p.per_f = f.at(2);
   p.threads_y = y.at(1), p.per_y = y.at(2);
   p.threads_x = x.at(1), p.per_x = x.at(2);
-  p.step_rc = rc.at(1);
+  p.split_rc = rc.at(1), p.step_rc = rc.at(2);
   p.auto_unroll = c.value("auto_unroll_max_step").get<int64_t>();
   return p;
 }
@@ -47,16 +49,18 @@ Template conv2d_nchw_template() {
     s.define_split("tile_f", f, SplitPolicy::Factors, 3, 64);
     s.define_split("tile_y", h, SplitPolicy::Factors, 3, 16);
     s.define_split("tile_x", wd, SplitPolicy::Factors, 3, 32);
-    s.define_split("tile_rc", c, SplitPolicy::Factors, 2, 32);
+    s.define_split("tile_rc", c, SplitPolicy::Factors, 3, 32);
     s.define_knob("auto_unroll_max_step", {0, 512, 1500});
     // The hand-written plan where its tiles divide the output exactly.
-    const schedule::GpuConvPlan p = schedule::gpu_conv_plan(conv->shape, c, 1024);
+    const int64_t taps = conv->reduce_axes[1].extent * conv->reduce_axes[2].extent;
+    const schedule::GpuConvPlan p = schedule::gpu_conv_plan(conv->shape, c, 1024, taps);
     const int64_t tile_f = p.threads_f * p.per_f, tile_y = p.threads_y * p.per_y, tile_x = p.threads_x * p.per_x;
-    if (f % tile_f == 0 && h % tile_y == 0 && wd % tile_x == 0 && c % p.step_rc == 0)
+    const int64_t range = p.split_rc * p.step_rc;
+    if (f % tile_f == 0 && h % tile_y == 0 && wd % tile_x == 0 && c % range == 0)
       s.set_fallback({{"tile_f", {f / tile_f, p.threads_f, p.per_f}},
                       {"tile_y", {h / tile_y, p.threads_y, p.per_y}},
                       {"tile_x", {wd / tile_x, p.threads_x, p.per_x}},
-                      {"tile_rc", {c / p.step_rc, p.step_rc}}});
+                      {"tile_rc", {c / range, p.split_rc, p.step_rc}}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
