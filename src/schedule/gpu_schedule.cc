@@ -176,46 +176,74 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
 
 namespace {
 
+// Split-K: `anchor`'s first reduce axis cut into `split` ranges, whose
+// partial sums (its rf stage, a kernel of its own writing them to device
+// memory) a local accumulator computes. Returns the accumulator.
+std::string split_reduction(Trace& trace, const ir::Tensor& anchor, int64_t split) {
+  const std::string rf = rfactor_name(anchor->name);
+  trace.rfactor(anchor->name, anchor->reduce_axes[0].var.name(), split, /*by_range=*/true);
+  trace.cache_write(rf, "local");
+  return cache_write_name(rf);
+}
+
+// The second kernel of a split: a thread per element of `out` adding its
+// partial sums (`anchor` computed in the thread; the stages between inlined).
+void add_partial_sums(Trace& trace, const ir::Tensor& anchor, const ir::Tensor& out, int max_threads) {
+  bind_elementwise(trace, out, max_threads);
+  if (out != anchor) trace.compute_at(anchor->name, out->name, split_part(fused_name(spatial_names(out)), 1));
+}
+
 // The tiles of gpu_matmul_schedule: `out` (the product, or the writer of
 // its values: an epilogue, a convolution's images when `images`) in blocks
 // of threads, `acc` (the accumulator) computed in each thread's loop, its
-// reduction staged through shared memory.
+// reduction staged through shared memory. Split (plan.split_k > 1, after
+// split_reduction), the stage tiled is the product's partial sums instead,
+// their range along blockIdx.z.
 void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out, const std::string& acc,
                   const GpuMatmulPlan& plan, bool images) {
   const size_t rank = product->shape.size();
+  const bool split = plan.split_k > 1;
+  std::string k = product->reduce_axes[0].var.name();
+  const std::string tiled = split ? rfactor_name(product->name) : out->name;
+  std::vector<std::string> acc_axes = spatial_names(product), blocks_z;
+  if (rank == 3) blocks_z.push_back(acc_axes[0]);
+  if (split) {
+    blocks_z.push_back(rfactor_inner(k));
+    acc_axes.push_back(rfactor_inner(k));
+    k = rfactor_outer(k);
+  }
   // The output: blocks of threads_y * rows x threads_x * cols, threads of
-  // rows x cols, batch along blockIdx.z.
-  std::vector<std::string> axes = spatial_names(out);
+  // rows x cols, batch (and ranges) along blockIdx.z.
+  std::vector<std::string> axes = split ? spatial_names(product) : spatial_names(out);
   std::string single_image;  // a batch of one: its loop, outermost (its index is 0)
-  if (images) {
+  if (images && !split) {
     const ImageColumns columns = image_columns(axes, out->shape[0]);
     if (out->shape[0] == 1) single_image = axes[0];
-    trace.reorder(out->name, columns.order);
-    trace.fuse(out->name, columns.positions);
+    trace.reorder(tiled, columns.order);
+    trace.fuse(tiled, columns.positions);
     axes = {axes[1], fused_name(columns.positions)};
   }
   const std::string i = axes[rank - 2], j = axes[rank - 1];
-  trace.split(out->name, i, {plan.threads_y, plan.rows});
-  trace.split(out->name, j, {plan.threads_x, plan.cols});
-  std::vector<std::string> order;
-  if (rank == 3) order.push_back(axes[0]);
+  trace.split(tiled, i, {plan.threads_y, plan.rows});
+  trace.split(tiled, j, {plan.threads_x, plan.cols});
+  std::vector<std::string> order = blocks_z;
   if (!single_image.empty()) order.push_back(single_image);
   for (const auto& n :
        {split_part(i, 0), split_part(j, 0), split_part(i, 1), split_part(j, 1), split_part(i, 2), split_part(j, 2)})
     order.push_back(n);
-  trace.reorder(out->name, order);
-  if (rank == 3) trace.bind(out->name, axes[0], Annotation::BlockZ);
-  trace.bind(out->name, split_part(i, 0), Annotation::BlockY);
-  trace.bind(out->name, split_part(j, 0), Annotation::BlockX);
-  trace.bind(out->name, split_part(i, 1), Annotation::ThreadY);
-  trace.bind(out->name, split_part(j, 1), Annotation::ThreadX);
-  trace.compute_at(acc, out->name, split_part(j, 1));
+  trace.reorder(tiled, order);
+  if (blocks_z.size() > 1) trace.fuse(tiled, blocks_z);
+  if (!blocks_z.empty()) trace.bind(tiled, fused_name(blocks_z), Annotation::BlockZ);
+  trace.bind(tiled, split_part(i, 0), Annotation::BlockY);
+  trace.bind(tiled, split_part(j, 0), Annotation::BlockX);
+  trace.bind(tiled, split_part(i, 1), Annotation::ThreadY);
+  trace.bind(tiled, split_part(j, 1), Annotation::ThreadX);
+  trace.compute_at(acc, tiled, split_part(j, 1));
 
   // The accumulator: K in steps of step_k, each step's operands staged in shared memory.
-  const std::string k = product->reduce_axes[0].var.name();
   trace.split(acc, k, {plan.step_k});
   std::vector<std::string> acc_order{split_part(k, 0), split_part(k, 1)};
-  for (const auto& n : spatial_names(product)) acc_order.push_back(n);
+  acc_order.insert(acc_order.end(), acc_axes.begin(), acc_axes.end());
   trace.reorder(acc, acc_order);
   for (const auto& operand : product->inputs()) {
     std::vector<int> layout;
@@ -246,8 +274,9 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   trace.unroll(acc, split_part(k, 1));
   trace.unroll(acc, product->axes[rank - 2].var.name());
   trace.unroll(acc, product->axes[rank - 1].var.name());
-  trace.unroll(out->name, split_part(i, 2));
-  trace.unroll(out->name, split_part(j, 2));
+  if (split) trace.unroll(acc, acc_axes.back());
+  trace.unroll(tiled, split_part(i, 2));
+  trace.unroll(tiled, split_part(j, 2));
   if (plan.auto_unroll > 0) trace.pragma(acc, split_part(k, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
 }
 
@@ -273,12 +302,33 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (images) out = dag.outputs()[0];
   if (!out) return std::nullopt;
   Trace trace;
+  if (plan.split_k > 1) {
+    if (plan.split_k > product->reduce_axes[0].extent || product->reduce_axes[0].extent % plan.split_k != 0 ||
+        !inline_others(dag, product, out, trace))
+      return std::nullopt;
+    tile_product(trace, product, out, split_reduction(trace, product, plan.split_k), plan, images);
+    add_partial_sums(trace, product, out, max_threads);
+    return trace;
+  }
   const std::optional<std::string> accumulator = inline_around(dag, product, out, trace);
   if (!accumulator) return std::nullopt;
-  const std::string acc = *accumulator;
-
-  tile_product(trace, product, out, acc, plan, images);
+  tile_product(trace, product, out, *accumulator, plan, images);
   return trace;
+}
+
+GpuMatmulPlan gpu_matmul_split(const ir::ComputeDAG& dag, GpuMatmulPlan plan) {
+  ir::Tensor product;
+  for (const auto& t : dag.tensors())
+    if (is_matmul(t) || t->tag == "winograd_bgemm") product = t;
+  if (!product || product->reduce_axes.size() != 1) return plan;
+  const size_t rank = product->shape.size();
+  auto blocks_along = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+  const int64_t blocks = (rank == 3 ? product->shape[0] : 1) *
+                         blocks_along(product->shape[rank - 2], plan.threads_y * plan.rows) *
+                         blocks_along(product->shape[rank - 1], plan.threads_x * plan.cols);
+  const int64_t k = product->reduce_axes[0].extent;
+  plan.split_k = reduction_split(blocks, k, k, plan.step_k);
+  return plan;
 }
 
 namespace {
@@ -373,10 +423,8 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   std::vector<std::string> acc_axes = spatial_names(conv);
   if (split) {
     if (!inline_others(dag, conv, out, trace)) return std::nullopt;
-    trace.rfactor(conv->name, rc, plan.split_rc, /*by_range=*/true);
+    acc = split_reduction(trace, conv, plan.split_rc);
     tiled = rfactor_name(conv->name);
-    trace.cache_write(tiled, "local");
-    acc = cache_write_name(tiled);
     acc_axes.push_back(rfactor_inner(rc));
     rc = rfactor_outer(rc);
   } else {
@@ -438,10 +486,7 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
 
   // Split: the second kernel, a thread per output adding its partial sums
   // (the epilogue's stages are inlined into the output).
-  if (split) {
-    bind_elementwise(trace, out, max_threads);
-    if (out != conv) trace.compute_at(conv->name, out->name, split_part(fused_name(spatial_names(out)), 1));
-  }
+  if (split) add_partial_sums(trace, conv, out, max_threads);
   return trace;
 }
 
@@ -524,7 +569,7 @@ GpuMatmulPlan gpu_winograd_plan(const ir::ComputeDAG& dag) {
   std::tie(p.threads_y, p.rows) = axis_tile(rows);
   std::tie(p.threads_x, p.cols) = axis_tile(cols);
   p.step_k = channels % 8 == 0 ? 8 : channels % 4 == 0 ? 4 : 1;
-  return p;
+  return gpu_matmul_split(dag, p);
 }
 
 std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan) {
@@ -555,8 +600,14 @@ std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_th
   trace.unroll(pack->name, p[0]);
 
   // The alpha^2 products: tiled as a batch_matmul's, the batch on blockIdx.z.
-  trace.cache_write(product->name, "local");
-  tile_product(trace, product, product, cache_write_name(product->name), plan, false);
+  if (plan.split_k > 1) {
+    if (product->reduce_axes[0].extent % plan.split_k != 0) return std::nullopt;
+    tile_product(trace, product, product, split_reduction(trace, product, plan.split_k), plan, false);
+    add_partial_sums(trace, product, product, max_threads);
+  } else {
+    trace.cache_write(product->name, "local");
+    tile_product(trace, product, product, cache_write_name(product->name), plan, false);
+  }
 
   // The output transform with the epilogue: a thread per m x m output tile
   // (its positions unrolled, so that the transform's select folds).
@@ -579,13 +630,13 @@ std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_th
 }
 
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
-  if (auto t = gpu_matmul_schedule(dag, limits.max_threads)) return *t;
+  if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {}))) return *t;
   // A convolution's product with fewer than 64 output channels (16 of
   // MobileNet's): fewer threads along its rows, still tiled.
   const bool conv_product = std::any_of(dag.tensors().begin(), dag.tensors().end(),
                                         [](const ir::Tensor& t) { return t->tag == "conv2d_nchw_gemm"; });
   for (int64_t rows_threads = 8; conv_product && rows_threads >= 1; rows_threads /= 2)
-    if (auto t = gpu_matmul_schedule(dag, limits.max_threads, GpuMatmulPlan{.threads_y = rows_threads}))
+    if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {.threads_y = rows_threads})))
       return *t;
   if (auto t = gpu_winograd_schedule(dag, limits.max_threads, gpu_winograd_plan(dag))) return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;

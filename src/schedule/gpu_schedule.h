@@ -26,6 +26,24 @@ inline constexpr int64_t kCrossThreadMaxOutputs = 16384;
 // ...and from this reduce length threads sharing one output pay (a warp's worth).
 inline constexpr int64_t kCrossThreadMinReduce = 32;
 
+// Blocks that keep a large GPU busy: two per multiprocessor of an H100 /
+// H200 (132). A convolution or product of fewer output tiles (ResNet's last
+// stages at batch 1: 32 to 56 blocks) splits its reduction until it has
+// them...
+inline constexpr int64_t kSplitReductionBlocks = 256;
+// ...while every partial sum still adds at least this many products (a
+// thread's 4 x 4 outputs then do 2048 multiply-adds for the 16 partial sums
+// it writes), and into at most kMaxReductionSplit ranges (each adds a pass
+// over the output through device memory).
+inline constexpr int64_t kMinPartialReduce = 128;
+inline constexpr int64_t kMaxReductionSplit = 16;
+// The split of a reduction of `reduce` products per output over `blocks`
+// blocks, into ranges of whole `granule`s of `divisible` (a convolution's
+// input channels in steps): the least power of two that reaches
+// kSplitReductionBlocks within the limits above, else the largest within
+// them; 1 when the blocks are enough or no split fits.
+int64_t reduction_split(int64_t blocks, int64_t reduce, int64_t divisible, int64_t granule);
+
 // A matrix product stage (dense (M, N) = A (M, K) . W (N, K)^T, with W
 // stored (N, K) or packed (N/bn, K, bn), or batch_matmul's (B, M, N)) of at
 // least one tile (64 x 64 by default): each
@@ -37,8 +55,13 @@ inline constexpr int64_t kCrossThreadMinReduce = 32;
 // The tile of that schedule: threads_y x threads_x threads per block, each
 // computing rows x cols outputs, K staged step_k at a time (what the GPU
 // dense template's knobs choose).
+// With split_k > 1 (split-K), K is cut into split_k ranges whose partial
+// sums are blocks of their own (along blockIdx.z, with the batch), written
+// to a scratch buffer; a second kernel adds each output's partial sums and
+// applies the epilogue, a thread per output.
 struct GpuMatmulPlan {
   int64_t threads_y = 16, threads_x = 16, rows = 4, cols = 4, step_k = 8;
+  int64_t split_k = 1;
   // auto_unroll_max_step on the accumulator: its inner loops unrolled while
   // their trip count stays within it (0: the register tiles alone).
   int64_t auto_unroll = 0;
@@ -55,6 +78,10 @@ struct ImageColumns {
 ImageColumns image_columns(const std::vector<std::string>& nfyx, int64_t batch);
 
 std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan = {});
+// `plan` with split_k chosen for the DAG's product (reduction_split over the
+// blocks of its tiles: BERT's products at batch 1 and sequence 128 are 24 to
+// 96 tiles of 64 x 64); unchanged when the DAG holds none.
+GpuMatmulPlan gpu_matmul_split(const ir::ComputeDAG& dag, GpuMatmulPlan plan);
 
 // A direct NCHW convolution stage (conv2d_nchw: reduce axes rc, ry, rx) and
 // its elementwise epilogue: each block computes a tile of output channels x
@@ -75,26 +102,10 @@ struct GpuConvPlan {
   int64_t auto_unroll = 0;                              // as GpuMatmulPlan's
   int64_t threads() const { return threads_f * threads_y * threads_x; }
 };
-// Blocks that keep a large GPU busy: two per multiprocessor of an H100 /
-// H200 (132). A convolution or product of fewer output tiles (ResNet's last
-// stages at batch 1: 32 to 56 blocks) splits its reduction until it has
-// them...
-inline constexpr int64_t kSplitReductionBlocks = 256;
-// ...while every partial sum still adds at least this many products, and
-// into at most kMaxReductionSplit ranges (each adds a pass over the output
-// through device memory).
-inline constexpr int64_t kMinPartialReduce = 256;
-inline constexpr int64_t kMaxReductionSplit = 16;
-// The split of a reduction of `reduce` products per output over `blocks`
-// blocks, into ranges of whole `granule`s of `divisible` (a convolution's
-// input channels in steps): the least power of two that reaches
-// kSplitReductionBlocks within the limits above, else the largest within
-// them; 1 when the blocks are enough or no split fits.
-int64_t reduction_split(int64_t blocks, int64_t reduce, int64_t divisible, int64_t granule);
 // The plan for a convolution output (N, F, H, W) over C input channels of
 // kh x kw taps: blocks of about 256 threads, the spatial threads dividing
 // the rows and columns where they can, at least two blocks of channels,
-// the channels split when the blocks are few (reduction_split).
+// the channels split when the blocks are few (reduction_split, in steps).
 GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads, int64_t taps = 1);
 // The shared bytes a plan stages per step: the input window and the weights.
 int64_t gpu_conv_shared_bytes(const GpuConvPlan& plan, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,

@@ -61,11 +61,11 @@ TEST(GpuTemplates, Conv2dFallbackIsTheHandWrittenPlan) {
   EXPECT_EQ(task.name(), "conv2d_nchw.gpu");
   const nlohmann::json f = task.space.fallback().to_json();
   // 8 channel threads of 4, 4 row threads, 7 column threads, 8 channels a
-  // step, two ranges of 32 channels summed apart (schedule::gpu_conv_plan).
+  // step, four ranges of 16 channels summed apart (schedule::gpu_conv_plan).
   EXPECT_EQ(f.at("tile_f"), nlohmann::json({2, 8, 4})) << f.dump();
   EXPECT_EQ(f.at("tile_y"), nlohmann::json({7, 4, 1})) << f.dump();
   EXPECT_EQ(f.at("tile_x"), nlohmann::json({4, 7, 1})) << f.dump();
-  EXPECT_EQ(f.at("tile_rc"), nlohmann::json({4, 2, 8})) << f.dump();
+  EXPECT_EQ(f.at("tile_rc"), nlohmann::json({2, 4, 8})) << f.dump();
 }
 
 // auto_unroll_max_step (TVM's knob): at 1500 the accumulator's window loops
@@ -168,10 +168,10 @@ TEST(GpuTemplates, WinogradFallbackIsTheHandWrittenPlan) {
   EXPECT_EQ(task.name(), "conv2d_nchw_winograd.gpu");
   const nlohmann::json f = task.space.fallback().to_json();
   // schedule::gpu_winograd_plan: 16 channel threads of 4, 7 tile threads of 1 (the largest tile dividing 49), 8
-  // channels a step.
+  // channels a step; 252 blocks, yet halves of 64 channels would add too few products to split.
   EXPECT_EQ(f.at("tile_y"), nlohmann::json({1, 16, 4})) << f.dump();
   EXPECT_EQ(f.at("tile_x"), nlohmann::json({7, 7, 1})) << f.dump();
-  EXPECT_EQ(f.at("tile_k"), nlohmann::json({8, 8})) << f.dump();
+  EXPECT_EQ(f.at("tile_k"), nlohmann::json({8, 1, 8})) << f.dump();
 }
 
 // A ragged output (7 x 7 in tiles of 4: the last tile row half outside), two

@@ -121,8 +121,8 @@ TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
   // ResNet's 3x3 layer at 28 x 28: 7 x 4 spatial threads divide the rows and
   // columns, 8 channel threads of 4 outputs each: 64 channels in two blocks.
   // 56 blocks are few (schedule::kSplitReductionBlocks): the 64 input
-  // channels are summed in two ranges of 32 (288 products each; four
-  // ranges would add fewer than kMinPartialReduce), so blockIdx.z counts 2
+  // channels are summed in four ranges of 16 (144 products each; eight
+  // ranges would add fewer than kMinPartialReduce), so blockIdx.z counts 4
   // ranges x 2 channel blocks and a second kernel adds the ranges.
   const ops::Workload w = ops::make_workload("conv2d", conv_args({1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1));
   const schedule::GpuConvPlan plan = schedule::gpu_conv_plan(w.dag.outputs()[0]->shape, 64, 1024, 9);
@@ -130,13 +130,13 @@ TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
   EXPECT_EQ(plan.threads_y, 4);
   EXPECT_EQ(plan.threads_f, 8);
   EXPECT_EQ(plan.per_f, 4);
-  EXPECT_EQ(plan.split_rc, 2);
+  EXPECT_EQ(plan.split_rc, 4);
   const tir::LoweredFunc f = lowered(w, schedule::best_gpu_schedule(w.dag, {}));
   const GpuSource cuda = emit_gpu_source(f, {}, GpuDialect::Cuda);
   ASSERT_EQ(cuda.program.kernels.size(), 2u) << cuda.code;
   EXPECT_EQ(cuda.program.kernels[1].grid, (std::array<int64_t, 3>{(64 * 28 * 28 + 255) / 256, 1, 1}));
   const tir::DeviceKernel& k = cuda.program.kernels[0];
-  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{4, 7, 4}));
+  EXPECT_EQ(k.grid, (std::array<int64_t, 3>{4, 7, 8}));
   EXPECT_EQ(k.block, (std::array<int64_t, 3>{7, 4, 8}));
   // Per step of 8 channels: the padded window (8 x 6 x 9) and the weights (32 x 8 x 3 x 3).
   EXPECT_EQ(k.shared_bytes, 4 * (8 * 6 * 9 + 32 * 8 * 9));
@@ -161,7 +161,7 @@ TEST(GpuSource, ConvPlanSplitsTheChannelsOfFewBlocks) {
   EXPECT_EQ(blocks(layer4, p4), 32);
   EXPECT_EQ(p4.split_rc, 8);  // 256 blocks
   EXPECT_EQ(schedule::gpu_conv_plan(layer4_b16, 512, 1024, 9).split_rc, 1);
-  // A downsampling 1x1 (128 products an output) has too little to split.
+  // A downsampling 1x1 over 128 channels: halves would add 64 products.
   EXPECT_EQ(schedule::gpu_conv_plan(layer3, 128, 1024, 1).split_rc, 1);
   // The split is a power of two dividing the channels in whole steps.
   EXPECT_EQ(schedule::reduction_split(32, 4608, 512, 8), 8);
@@ -253,6 +253,29 @@ void expect_matches_reference(const ops::Workload& w, const schedule::Trace& tra
   EXPECT_LE(run.max_relative_error, 1e-5) << w.op << "\n" << run.source;
 }
 
+// BERT-base at batch 1, sequence 128: the projections' 64 x 64 tiles are 24
+// (768 x 768) to 96 blocks (768 -> 3072); K is split until 256 blocks, every
+// range at least kMinPartialReduce deep. A batch of 16 (2048 rows) is not.
+TEST(GpuSource, MatmulPlanSplitsTheKOfFewTiles) {
+  auto split_of = [](int64_t m, int64_t n, int64_t k) {
+    const ops::Workload w = ops::make_workload("dense", matmul_args({m, k}, {n, k}, true));
+    return schedule::gpu_matmul_split(w.dag, {}).split_k;
+  };
+  EXPECT_EQ(split_of(128, 768, 768), 4);    // 24 blocks -> 96: ranges of 192 (96 would be too shallow)
+  EXPECT_EQ(split_of(128, 2304, 768), 4);   // 72 -> 288
+  EXPECT_EQ(split_of(128, 768, 3072), 16);  // 24 -> 384: at most kMaxReductionSplit
+  EXPECT_EQ(split_of(2048, 768, 768), 1);   // 384 blocks
+  // The split kernel pair computes what the single kernel does (PoCL).
+  if (!runtime::opencl_unavailable_reason().empty()) GTEST_SKIP() << runtime::opencl_unavailable_reason();
+  const ops::Workload w = ops::make_workload("dense", matmul_args({128, 256}, {64, 256}, true));
+  for (int64_t split : {1, 2, 32}) {
+    const auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, {.split_k = split});
+    ASSERT_TRUE(trace.has_value()) << split;
+    expect_matches_reference(w, *trace, "opencl");
+  }
+  EXPECT_FALSE(schedule::gpu_matmul_schedule(w.dag, 1024, {.split_k = 3}).has_value());  // 3 does not divide 256
+}
+
 struct GpuCase {
   std::string name, op;
   ops::OpArgs args;
@@ -268,6 +291,14 @@ std::vector<GpuCase> gpu_cases() {
   packed.oc_bn = 16;
   cases.push_back({"DensePackedWeight", "dense", packed});
   cases.push_back({"BatchMatmulTiled", "batch_matmul", matmul_args({2, 64, 40}, {2, 80, 40}, false)});
+  // Split-K (schedule::gpu_matmul_split): one 64 x 64 tile's K in 8 ranges,
+  // with the epilogue in the adding kernel; two batches' in 4; a
+  // convolution's product over 576 taps in 4, the adding kernel writing the
+  // NCHW image.
+  cases.push_back({"DenseSplitK", "dense", matmul_args({64, 1024}, {64, 1024}, true)});
+  cases.push_back({"BatchMatmulSplitK", "batch_matmul", matmul_args({2, 64, 512}, {2, 64, 512}, false)});
+  cases.push_back(
+      {"Conv2dImplicitGemmSplitK", "conv2d_nchw_implicit_gemm", conv_args({1, 64, 8, 8}, {64, 64, 3, 3}, 1, 1)});
   ops::OpArgs conv;
   conv.input = {1, 8, 14, 14};
   conv.weight = {16, 8, 3, 3};
@@ -282,7 +313,7 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"Conv2dDilated", "conv2d", conv_args({1, 8, 12, 12}, {8, 8, 3, 3}, 2, 1, 2)});
   cases.push_back({"Conv2dPointwiseBatch2", "conv2d", conv_args({2, 24, 9, 9}, {40, 24, 1, 1}, 0, 1)});
   cases.push_back({"Conv2dWideRows", "conv2d", conv_args({1, 4, 40, 40}, {16, 4, 3, 3}, 1, 1)});
-  // Split-K: 4 blocks of a 7 x 7 output, the 64 input channels in two
+  // Split-K: 4 blocks of a 7 x 7 output, the 64 input channels in four
   // ranges summed by a second kernel (ragged rows too); over a batch of two
   // without an epilogue (the sum is the output itself).
   cases.push_back({"Conv2dSplitChannels", "conv2d", conv_args({1, 64, 7, 7}, {32, 64, 3, 3}, 1, 1)});

@@ -25,10 +25,10 @@ Template conv2d_nchw_winograd_template() {
     const schedule::GpuMatmulPlan p = schedule::gpu_winograd_plan(w.dag);
     const int64_t rows = product->shape[1], cols = product->shape[2], k = product->reduce_axes[0].extent;
     const int64_t tile_y = p.threads_y * p.rows, tile_x = p.threads_x * p.cols;
-    if (rows % tile_y == 0 && cols % tile_x == 0 && k % p.step_k == 0)
+    if (rows % tile_y == 0 && cols % tile_x == 0 && k % (p.step_k * p.split_k) == 0)
       s.set_fallback({{"tile_y", {rows / tile_y, p.threads_y, p.rows}},
                       {"tile_x", {cols / tile_x, p.threads_x, p.cols}},
-                      {"tile_k", {k / p.step_k, p.step_k}}});
+                      {"tile_k", {k / p.step_k / p.split_k, p.split_k, p.step_k}}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {

@@ -5,7 +5,9 @@
 // writing its outputs straight into the NCHW image; with the epilogue, as
 // schedule::gpu_matmul_schedule writes them: a block's tile of M x N split
 // into threads x per-thread outputs along each axis (tile_y, tile_x), K
-// staged in shared memory tile_k at a time; auto_unroll_max_step how far
+// as [steps, partial sums, staged in shared memory a step] (tile_k; each of
+// the partial sums, split-K, reduces a range of K in blocks of its own, a
+// second kernel adds them); auto_unroll_max_step how far
 // the accumulator's loops are unrolled beyond the register tiles. A config
 // whose block has more threads than the target allows, or more shared
 // memory, is a build error (the GPU verifier's line), as a measurement says.
@@ -22,14 +24,15 @@ schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c) {
           .threads_x = x.at(1),
           .rows = y.at(2),
           .cols = x.at(2),
-          .step_k = k.at(1),
+          .step_k = k.at(2),
+          .split_k = k.at(1),
           .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>()};
 }
 
 void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
   s.define_split("tile_y", m, SplitPolicy::Factors, 3, 32);
   s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
-  s.define_split("tile_k", k, SplitPolicy::Factors, 2, 32);
+  s.define_split("tile_k", k, SplitPolicy::Factors, 3, 32);
   s.define_knob("auto_unroll_max_step", {0, 512, 1500});
 }
 
@@ -57,8 +60,10 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
     ConfigSpace s;
     define_matmul_space(s, m, n, k);
     // The hand-written tile where the shape takes it: 16 x 16 threads of 4 x 4.
-    if (m % 64 == 0 && n % 64 == 0 && k % 8 == 0)
-      s.set_fallback({{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8, 8}}});
+    const int64_t split = schedule::gpu_matmul_split(w.dag, {}).split_k;
+    if (m % 64 == 0 && n % 64 == 0 && k % (8 * split) == 0)
+      s.set_fallback(
+          {{"tile_y", {m / 64, 16, 4}}, {"tile_x", {n / 64, 16, 4}}, {"tile_k", {k / 8 / split, split, 8}}});
     return s;
   };
   t.apply = [name](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
