@@ -11,6 +11,9 @@ namespace tessera::schedule {
 
 namespace {
 
+// Tiles of `tile` covering `extent`, the last one ragged.
+int64_t tiles_along(int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; }
+
 bool is_output(const ir::ComputeDAG& dag, const ir::Tensor& t) {
   const auto& outs = dag.outputs();
   return std::find(outs.begin(), outs.end(), t) != outs.end();
@@ -108,13 +111,8 @@ ir::Tensor output_of_shape(const ir::ComputeDAG& dag, const ir::Tensor& anchor) 
   return out;
 }
 
-// The start of a schedule around one anchor stage (a product, a
-// convolution) and its output: every other computed stage inlined (the
-// padding, bias, activation, residual), a local accumulator when the anchor
-// is the output itself. Returns the stage to compute in the output's
-// threads, or nothing when the DAG holds another reduction.
-// Every computed stage but the anchor and the output inlined; false when
-// one is another reduction.
+// Every computed stage but the anchor and the output inlined (the padding,
+// bias, activation, residual); false when one is another reduction.
 bool inline_others(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out, Trace& trace) {
   for (const auto& t : dag.tensors())
     if (!t->is_placeholder() && t != anchor && t != out) {
@@ -124,6 +122,11 @@ bool inline_others(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir
   return true;
 }
 
+// The start of a schedule around one anchor stage (a product, a
+// convolution) and its output: every other computed stage inlined (the
+// padding, bias, activation, residual), a local accumulator when the anchor
+// is the output itself. Returns the stage to compute in the output's
+// threads, or nothing when the DAG holds another reduction.
 std::optional<std::string> inline_around(const ir::ComputeDAG& dag, const ir::Tensor& anchor, const ir::Tensor& out,
                                          Trace& trace) {
   if (!inline_others(dag, anchor, out, trace)) return std::nullopt;
@@ -303,8 +306,7 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (!out) return std::nullopt;
   Trace trace;
   if (plan.split_k > 1) {
-    if (plan.split_k > product->reduce_axes[0].extent || product->reduce_axes[0].extent % plan.split_k != 0 ||
-        !inline_others(dag, product, out, trace))
+    if (product->reduce_axes[0].extent % plan.split_k != 0 || !inline_others(dag, product, out, trace))
       return std::nullopt;
     tile_product(trace, product, out, split_reduction(trace, product, plan.split_k), plan, images);
     add_partial_sums(trace, product, out, max_threads);
@@ -322,10 +324,9 @@ GpuMatmulPlan gpu_matmul_split(const ir::ComputeDAG& dag, GpuMatmulPlan plan) {
     if (is_matmul(t) || t->tag == "winograd_bgemm") product = t;
   if (!product || product->reduce_axes.size() != 1) return plan;
   const size_t rank = product->shape.size();
-  auto blocks_along = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
-  const int64_t blocks = (rank == 3 ? product->shape[0] : 1) *
-                         blocks_along(product->shape[rank - 2], plan.threads_y * plan.rows) *
-                         blocks_along(product->shape[rank - 1], plan.threads_x * plan.cols);
+  const int64_t batch = rank == 3 ? product->shape[0] : 1;
+  const int64_t blocks = batch * tiles_along(product->shape[rank - 2], plan.threads_y * plan.rows) *
+                         tiles_along(product->shape[rank - 1], plan.threads_x * plan.cols);
   const int64_t k = product->reduce_axes[0].extent;
   plan.split_k = reduction_split(blocks, k, k, plan.step_k);
   return plan;
@@ -376,9 +377,8 @@ GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int
   p.per_f = 4;
   while (p.per_f > 1 && f < 2 * p.threads_f * p.per_f) p.per_f /= 2;
   p.step_rc = std::min<int64_t>(channels, 8);
-  auto blocks_along = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
-  const int64_t blocks = n * blocks_along(f, p.threads_f * p.per_f) * blocks_along(h, p.threads_y * p.per_y) *
-                         blocks_along(w, p.threads_x * p.per_x);
+  const int64_t blocks = n * tiles_along(f, p.threads_f * p.per_f) * tiles_along(h, p.threads_y * p.per_y) *
+                         tiles_along(w, p.threads_x * p.per_x);
   p.split_rc = reduction_split(blocks, channels * taps, channels, p.step_rc);
   return p;
 }

@@ -150,8 +150,9 @@ TEST(GpuSource, ConvScheduleTilesChannelsRowsAndColumnsWithBothOperandsShared) {
 // 256 blocks; a batch of 16 fills the GPU unsplit.
 TEST(GpuSource, ConvPlanSplitsTheChannelsOfFewBlocks) {
   auto blocks = [](const std::vector<int64_t>& out, const schedule::GpuConvPlan& p) {
-    return out[0] * (out[1] / (p.threads_f * p.per_f)) * ((out[2] + p.threads_y * p.per_y - 1) / (p.threads_y * p.per_y)) *
-           ((out[3] + p.threads_x * p.per_x - 1) / (p.threads_x * p.per_x));
+    auto tiles = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+    return out[0] * tiles(out[1], p.threads_f * p.per_f) * tiles(out[2], p.threads_y * p.per_y) *
+           tiles(out[3], p.threads_x * p.per_x);
   };
   const std::vector<int64_t> layer3 = {1, 256, 14, 14}, layer4 = {1, 512, 7, 7}, layer4_b16 = {16, 512, 7, 7};
   const schedule::GpuConvPlan p3 = schedule::gpu_conv_plan(layer3, 256, 1024, 9);
