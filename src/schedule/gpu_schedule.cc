@@ -210,9 +210,10 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   const std::string tiled = split ? rfactor_name(product->name) : out->name;
   std::vector<std::string> acc_axes = spatial_names(product), blocks_z;
   if (rank == 3) blocks_z.push_back(acc_axes[0]);
+  const std::string partial = rfactor_inner(k);  // split: the range, the partial sums' first axis
   if (split) {
-    blocks_z.push_back(rfactor_inner(k));
-    acc_axes.push_back(rfactor_inner(k));
+    blocks_z.push_back(partial);
+    acc_axes.insert(acc_axes.begin(), partial);
     k = rfactor_outer(k);
   }
   // The output: blocks of threads_y * rows x threads_x * cols, threads of
@@ -277,7 +278,7 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   trace.unroll(acc, split_part(k, 1));
   trace.unroll(acc, product->axes[rank - 2].var.name());
   trace.unroll(acc, product->axes[rank - 1].var.name());
-  if (split) trace.unroll(acc, acc_axes.back());
+  if (split) trace.unroll(acc, partial);
   trace.unroll(tiled, split_part(i, 2));
   trace.unroll(tiled, split_part(j, 2));
   if (plan.auto_unroll > 0) trace.pragma(acc, split_part(k, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
@@ -425,7 +426,7 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
     if (!inline_others(dag, conv, out, trace)) return std::nullopt;
     acc = split_reduction(trace, conv, plan.split_rc);
     tiled = rfactor_name(conv->name);
-    acc_axes.push_back(rfactor_inner(rc));
+    acc_axes.insert(acc_axes.begin(), rfactor_inner(rc));
     rc = rfactor_outer(rc);
   } else {
     const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
@@ -442,7 +443,7 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.split(tiled, y, {plan.threads_y, plan.per_y});
   trace.split(tiled, x, {plan.threads_x, plan.per_x});
   std::vector<std::string> blocks_z{n};
-  if (split) blocks_z.push_back(acc_axes.back());
+  if (split) blocks_z.push_back(acc_axes.front());
   blocks_z.push_back(split_part(f, 0));
   std::vector<std::string> order = blocks_z;
   for (const auto& o : {split_part(y, 0), split_part(x, 0), split_part(f, 1), split_part(y, 1), split_part(x, 1),

@@ -157,12 +157,15 @@ void apply_rfactor(State& state, const RfactorStep& st) {
                 std::to_string(extent) + " of " + support::quoted(st.axis));
 
   // stage.rf(axes.., axis_i) = reduce over axis_o and the other reduce axes,
-  // with axis = axis_o * factor + axis_i, or by range axis_i * (extent /
-  // factor) + axis_o (fresh reduce variables: each stage owns its loops).
+  // with axis = axis_o * factor + axis_i; by range, stage.rf(axis_i, axes..)
+  // with axis = axis_i * (extent / factor) + axis_o, each range's partial
+  // results a contiguous block (fresh reduce variables: each stage owns its
+  // loops).
+  const size_t first = st.by_range ? 1 : 0;  // where the stage's own axes start in the rf stage's
   std::vector<int64_t> rf_shape = original->shape;
-  rf_shape.push_back(st.factor);
   std::vector<std::string> rf_names = axis_names(*original);
-  rf_names.push_back(rfactor_inner(st.axis));
+  rf_shape.insert(st.by_range ? rf_shape.begin() : rf_shape.end(), st.factor);
+  rf_names.insert(st.by_range ? rf_names.begin() : rf_names.end(), rfactor_inner(st.axis));
   // The partial results are read where they are made: never kept whole.
   std::map<std::string, std::string> rf_attrs = original->attrs;
   rf_attrs.erase("kept_whole");
@@ -170,13 +173,14 @@ void apply_rfactor(State& state, const RfactorStep& st) {
       rf_shape,
       [&](const std::vector<ir::Var>& v) {
         ir::VarMap map;
-        for (size_t d = 0; d < original->axes.size(); ++d) map[original->axes[d].var] = v[d];
+        for (size_t d = 0; d < original->axes.size(); ++d) map[original->axes[d].var] = v[first + d];
+        const ir::Var partial = st.by_range ? v.front() : v.back();
         std::vector<ir::IterVar> axes;
         for (size_t i = 0; i < red->axes.size(); ++i) {
           if (i == k) {
             axes.push_back(ir::reduce_axis(extent / st.factor, rfactor_outer(st.axis)));
-            map[red->axes[i].var] = st.by_range ? v.back() * ir::make_int(extent / st.factor) + axes.back().var
-                                                : axes.back().var * ir::make_int(st.factor) + v.back();
+            map[red->axes[i].var] = st.by_range ? partial * ir::make_int(extent / st.factor) + axes.back().var
+                                                : axes.back().var * ir::make_int(st.factor) + partial;
           } else {
             axes.push_back(ir::reduce_axis(red->axes[i].extent, red->axes[i].var.name()));
             map[red->axes[i].var] = axes.back().var;
@@ -190,7 +194,7 @@ void apply_rfactor(State& state, const RfactorStep& st) {
       [&](const std::vector<ir::Var>& v) {
         const ir::IterVar inner = ir::reduce_axis(st.factor, rfactor_inner(st.axis));
         std::vector<ir::Expr> at(v.begin(), v.end());
-        at.push_back(inner.var);
+        at.insert(st.by_range ? at.begin() : at.end(), inner.var);
         return ir::reduce(red->combiner, ir::load(rf, at), {inner});
       },
       original->name, original->tag, axis_names(*original), original->attrs);

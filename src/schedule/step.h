@@ -80,8 +80,9 @@ struct CacheReadStep {
 // vector lanes. Partial axis_i sums the values axis = axis_o * factor +
 // axis_i (every factor-th: lanes of a vector reading consecutive values);
 // `by_range`, the axis_i-th range of extent / factor consecutive values,
-// axis = axis_i * (extent / factor) + axis_o (a GPU block per partial
-// staging a compact slice of the operands: split-K).
+// axis = axis_i * (extent / factor) + axis_o, and axis_i is the rf stage's
+// first axis (GPU blocks per range each stage a compact slice of the
+// operands and write a contiguous block of partial results: split-K).
 struct RfactorStep {
   std::string stage, axis;
   int64_t factor = 1;
