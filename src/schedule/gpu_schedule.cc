@@ -151,6 +151,10 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   // A reduction of the output's shape that the output reads (a convolution
   // before its bias and activation) is computed by the output's threads,
   // one element each: one kernel, no round trip through device memory.
+  // Unless its outputs are few and each long (a network's last dense at
+  // batch 1, 1000 outputs of 512 products in 4 blocks; a global pool): then
+  // a block per output reduces it across its threads, and a second kernel
+  // applies the epilogue.
   const ir::Tensor out = dag.outputs().size() == 1 ? dag.outputs()[0] : nullptr;
   std::vector<ir::Tensor> per_thread;
   for (const auto& t : dag.tensors()) {
@@ -160,7 +164,7 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
       continue;
     }
     if (out && t != out && t->is_reduction() && t->shape == out->shape && !t->attrs.count("kept_whole") &&
-        reads_through_inlined(dag, out, t)) {
+        reads_through_inlined(dag, out, t) && !reduce_across_threads(t)) {
       per_thread.push_back(t);
       continue;
     }

@@ -180,6 +180,27 @@ TEST(GpuSource, ConvScheduleStagesFewerChannelsWhereSharedMemoryIsShort) {
   EXPECT_FALSE(schedule::gpu_conv2d_schedule(w.dag, 1024, 1024).has_value());  // not even one channel fits
 }
 
+// A network's last dense at batch 1 (1000 outputs of 512 products, less
+// than one 64 x 64 tile): a block of 256 threads per output reduces it,
+// the bias follows in a second kernel (it was a thread per output: 4 blocks).
+// A convolution of many outputs keeps its epilogue in its threads.
+TEST(GpuSource, DefaultScheduleReducesFewLongOutputsAcrossThreads) {
+  const ops::Workload fc = ops::make_workload("dense", matmul_args({1, 512}, {1000, 512}, true));
+  const GpuSource cuda = emit_gpu_source(lowered(fc, schedule::best_gpu_schedule(fc.dag, {})), {}, GpuDialect::Cuda);
+  ASSERT_EQ(cuda.program.kernels.size(), 2u) << cuda.code;
+  EXPECT_EQ(cuda.program.kernels[0].grid, (std::array<int64_t, 3>{1000, 1, 1}));
+  EXPECT_EQ(cuda.program.kernels[0].block, (std::array<int64_t, 3>{256, 1, 1}));
+  EXPECT_EQ(cuda.program.kernels[1].grid, (std::array<int64_t, 3>{4, 1, 1}));  // 1000 biases, 256 a block
+  const ops::Workload conv = ops::make_workload("conv2d", conv_args({1, 8, 32, 32}, {32, 8, 3, 3}, 1, 1));
+  const GpuSource wide =
+      emit_gpu_source(lowered(conv, schedule::gpu_default_schedule(conv.dag, 1024)), {}, GpuDialect::Cuda);
+  EXPECT_EQ(wide.program.kernels.size(), 1u) << wide.code;  // 32768 outputs of 72 products: one each
+  const ops::Workload few = ops::make_workload("conv2d", conv_args({1, 8, 8, 8}, {8, 8, 3, 3}, 1, 1));
+  const GpuSource reduced =
+      emit_gpu_source(lowered(few, schedule::gpu_default_schedule(few.dag, 1024)), {}, GpuDialect::Cuda);
+  EXPECT_EQ(reduced.program.kernels.size(), 2u) << reduced.code;  // 512 outputs: across threads
+}
+
 TEST(GpuSource, DepthwiseScheduleTilesRowsAndColumnsPerChannel) {
   ops::OpArgs a;
   a.input = {1, 32, 56, 56};
