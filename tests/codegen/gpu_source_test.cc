@@ -318,6 +318,10 @@ std::vector<GpuCase> gpu_cases() {
   // convolution's product over 576 taps in 4, the adding kernel writing the
   // NCHW image.
   cases.push_back({"DenseSplitK", "dense", matmul_args({64, 1024}, {64, 1024}, true)});
+  ops::OpArgs packed_split = matmul_args({64, 512}, {128, 512}, true);  // BERT's projections: packed, split in 4
+  packed_split.layout = "packed";
+  packed_split.oc_bn = 16;
+  cases.push_back({"DensePackedWeightSplitK", "dense", packed_split});
   cases.push_back({"BatchMatmulSplitK", "batch_matmul", matmul_args({2, 64, 512}, {2, 64, 512}, false)});
   cases.push_back(
       {"Conv2dImplicitGemmSplitK", "conv2d_nchw_implicit_gemm", conv_args({1, 64, 8, 8}, {64, 64, 3, 3}, 1, 1)});
