@@ -132,16 +132,16 @@ TileWriter tile_writer(const schedule::State& state, int stage) {
 
 // A copy of `input` in shared memory for `reader`, computed at its
 // `step_loop`, the copy's loops fused; returns the fused loop (the rules
-// split it over the block's threads).
+// split it over the block's threads). `dtype` as CacheReadStep's.
 std::string add_shared_copy(SketchBuilder& n, const std::string& reader, const ir::Tensor& input,
-                            const std::string& step_loop) {
+                            const std::string& step_loop, const std::string& dtype = "") {
   std::vector<int> layout;
   std::vector<std::string> axes;
   for (size_t d = 0; d < input->shape.size(); ++d) {
     layout.push_back(static_cast<int>(d));
     axes.push_back(schedule::cache_read_axis(d));
   }
-  n.add(schedule::CacheReadStep{reader, input->name, layout, "shared"});
+  n.add(schedule::CacheReadStep{reader, input->name, layout, "shared", dtype});
   const std::string copy = schedule::cache_read_name(input->name);
   n.add(schedule::ComputeAtStep{copy, reader, step_loop});
   return n.fuse(copy, axes);
@@ -273,7 +273,9 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
     // B) is read through: the fetch reorders it on the way.
     if (!input->is_placeholder()) n.add(schedule::ComputeInlineStep{input->name});
     const std::string copy = schedule::cache_read_name(input->name);
-    const std::string all = add_shared_copy(n, fragment, input, step_loop);
+    // In half: the operands hold halves (the rule's condition), which
+    // mma.sync reads as they are, in half the shared memory.
+    const std::string all = add_shared_copy(n, fragment, input, step_loop, "float16");
     n.add(SplitStep{copy, all, {kWarpLanes}});
     n.fetch_split(copy, split_part(all, 0), block);
     n.add(AnnotateStep{copy, split_part(split_part(all, 0), 1), Annotation::ThreadY});

@@ -17,7 +17,8 @@
 //     (block, warp, fragment, 16), the reduction (step, sub-step, 16); each
 //     warp accumulates its fragments' 16 x 16 tiles in a "fragment" cache
 //     stage (mma.sync with fp32 accumulation), per step of the reduction
-//     from both operands fetched into shared memory by the whole block; the
+//     from both operands fetched into shared memory by the whole block (in
+//     half: the values are halves, and mma.sync reads their bits); the
 //     warps then store their tiles into a shared copy of the block's
 //     outputs, which the output stage (the product, or the elementwise
 //     consumer it is fused into) writes out, 32 lanes by the warps.

@@ -116,13 +116,21 @@ class GpuPrinter : public CSourcePrinter {
          << b[1] << " x " << b[2] << "\n";
     // Shared buffers live as long as the block: declared once, at the top
     // (once also where an unrolled loop repeats the allocation).
+    // OpenCL declares no half variable without cl_khr_fp16: a shared half
+    // buffer is ushorts, read and written through a half pointer (vload_half).
     std::set<std::string> declared;
     tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
       auto* a = tir::as<tir::AllocateNode>(s);
-      if (a && a->scope == tir::MemoryScope::Shared && declared.insert(a->buffer->name).second)
-        out_ << "  " << (cuda() ? "__shared__ __align__(16) " : "__local ") << type_name(a->buffer->dtype) << " "
-             << name(a->buffer->name) << "[" << a->buffer->num_elements() << "]"
-             << (cuda() ? "" : " __attribute__((aligned(16)))") << ";\n";
+      if (!a || a->scope != tir::MemoryScope::Shared || !declared.insert(a->buffer->name).second) return;
+      const std::string buffer = name(a->buffer->name), size = std::to_string(a->buffer->num_elements());
+      if (cuda())
+        out_ << "  __shared__ __align__(16) " << type_name(a->buffer->dtype) << " " << buffer << "[" << size << "];\n";
+      else if (a->buffer->dtype == ir::DType::Float16)
+        out_ << "  __local ushort " << buffer << "_bits[" << size << "] __attribute__((aligned(16)));\n"
+             << "  __local half* " << buffer << " = (__local half*)" << buffer << "_bits;\n";
+      else
+        out_ << "  __local " << type_name(a->buffer->dtype) << " " << buffer << "[" << size
+             << "] __attribute__((aligned(16)));\n";
     });
     stmt(k.body, 1);
     out_ << "}\n";
@@ -169,7 +177,11 @@ class GpuPrinter : public CSourcePrinter {
     check_not_fragment(n->buffer);
     if (n->buffer->dtype != ir::DType::Float16) return CSourcePrinter::store(n, depth);
     const std::string buffer = name(n->buffer->name), index = flat_index(n->indices, n->buffer->shape);
-    if (cuda())
+    const auto* copied = n->value.as<ir::TensorLoadNode>();
+    if (cuda() && copied && copied->tensor->dtype == ir::DType::Float16)  // a half copied as it is: its bits
+      out_ << indent(depth) << buffer << "[" << index << "] = " << name(copied->tensor->name) << "["
+           << flat_index(copied->indices, copied->tensor->shape) << "];\n";
+    else if (cuda())
       out_ << indent(depth) << buffer << "[" << index << "] = tsr_f2h(" << expr(n->value) << ");\n";
     else
       out_ << indent(depth) << "vstore_half_rte(" << expr(n->value) << ", " << index << ", " << buffer << ");\n";

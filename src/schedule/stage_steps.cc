@@ -87,6 +87,8 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
   for (const auto& in : reader->inputs())
     if (in->name == st.tensor) source = in;
   if (!source) throw Error(what + ": the stage does not read it");
+  if (!st.dtype.empty() && (st.dtype != "float16" || ir::compute_type(source->dtype) != ir::DType::Float32))
+    throw Error(what + ": a copy in " + support::quoted(st.dtype) + " (only a float tensor's copy may be \"float16\")");
   const size_t rank = source->shape.size();
   std::vector<int> sorted = st.layout;
   std::sort(sorted.begin(), sorted.end());
@@ -104,7 +106,7 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
     shape.push_back(source->shape[d]);
     names.push_back(cache_read_axis(d));
   }
-  const ir::Tensor cache = ir::compute(
+  ir::Tensor cache = ir::compute(
       shape,
       [&](const std::vector<ir::Var>& v) {
         std::vector<ir::Expr> at(rank);
@@ -113,6 +115,11 @@ void apply_cache_read(State& state, const CacheReadStep& st) {
       },
       name, kCacheReadTag, names,
       st.scope.empty() ? std::map<std::string, std::string>{} : std::map<std::string, std::string>{{"scope", st.scope}});
+  if (st.dtype == "float16") {
+    auto half = std::make_shared<ir::TensorNode>(*cache);
+    half->dtype = ir::DType::Float16;
+    cache = half;
+  }
   struct Redirect : ir::ExprMutator {
     const ir::TensorNode* from;
     ir::Tensor to;

@@ -67,10 +67,15 @@ struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a buff
 // is a packed tile: what was a strided read becomes a contiguous one.
 // With scope "shared" the copy is one per block: its region is what all the
 // block's threads read, and lowering puts barriers around its use.
+// With dtype "float16" the copy is stored in half precision: exact for values
+// that are halves (a tensor-core operand of a half-storage kernel), half the
+// shared memory, and read by mma.sync as they are; "" keeps the tensor's
+// arithmetic type (a half tensor's copy in fp32, converted once as fetched).
 struct CacheReadStep {
   std::string stage, tensor;
   std::vector<int> layout;
   std::string scope;  // "", "shared" or "local"
+  std::string dtype;  // "" or "float16"
 };
 // Splits reduce axis `axis` of a stage into axis_o (outer) and axis_i of
 // length `factor`, and factors the reduction in two: stage "<stage>.rf"

@@ -157,6 +157,7 @@ json to_json(const Step& step) {
           [](const CacheReadStep& s) {
             json j{{"step", "cache_read"}, {"stage", s.stage}, {"tensor", s.tensor}, {"layout", s.layout}};
             if (!s.scope.empty()) j["scope"] = s.scope;
+            if (!s.dtype.empty()) j["dtype"] = s.dtype;
             return j;
           },
           [](const RfactorStep& s) {
@@ -195,7 +196,8 @@ Step step_from_json(const json& j) {
       const json& layout = j.at("layout");
       if (!layout.is_array() || layout.size() > kMaxStageIterators)
         throw Error("cache_read layout must be an array of at most " + std::to_string(kMaxStageIterators) + " integers");
-      return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>(), optional_str("scope")};
+      return CacheReadStep{str("stage"), str("tensor"), layout.get<std::vector<int>>(), optional_str("scope"),
+                           optional_str("dtype")};
     }
     if (kind == "rfactor")
       return RfactorStep{str("stage"), str("axis"), j.at("factor").get<int64_t>(),
@@ -234,8 +236,8 @@ Trace& Trace::cache_write(const std::string& stage, const std::string& scope) {
   return add(CacheWriteStep{stage, scope});
 }
 Trace& Trace::cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout,
-                         const std::string& scope) {
-  return add(CacheReadStep{stage, tensor, std::move(layout), scope});
+                         const std::string& scope, const std::string& dtype) {
+  return add(CacheReadStep{stage, tensor, std::move(layout), scope, dtype});
 }
 Trace& Trace::bind(const std::string& stage, const std::string& iter, Annotation thread_axis) {
   if (!is_gpu_binding(thread_axis))

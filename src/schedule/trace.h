@@ -38,7 +38,7 @@ class Trace {
   Trace& compute_root(const std::string& stage);
   Trace& cache_write(const std::string& stage, const std::string& scope = "");
   Trace& cache_read(const std::string& stage, const std::string& tensor, std::vector<int> layout,
-                    const std::string& scope = "");
+                    const std::string& scope = "", const std::string& dtype = "");
   // An annotate step binding a loop to blockIdx.x|y|z, threadIdx.x|y|z or vthread.
   Trace& bind(const std::string& stage, const std::string& iter, Annotation thread_axis);
   Trace& rfactor(const std::string& stage, const std::string& axis, int64_t factor, bool by_range = false);

@@ -36,9 +36,14 @@ struct BufferInfo {
 };
 
 // The element type of a stage's scratch buffer: an integer stage's own (an
-// int8 convolution's padded bytes, its int32 accumulators), else fp32 (a
-// half-storage network's intermediate stages compute and keep fp32).
-ir::DType scratch_type(ir::DType t) { return ir::is_integer(t) ? t : ir::DType::Float32; }
+// int8 convolution's padded bytes, its int32 accumulators), a copy asked for
+// in half (schedule::CacheReadStep's dtype: a tensor-core operand), else
+// fp32 (a half-storage network's intermediate stages compute and keep fp32).
+ir::DType scratch_type(const ir::TensorNode& t) {
+  if (ir::is_integer(t.dtype)) return t.dtype;
+  if (t.dtype == ir::DType::Float16 && schedule::is_cache_read_copy(t)) return t.dtype;
+  return ir::DType::Float32;
+}
 
 ForKind for_kind(schedule::Annotation a) {
   switch (a) {
@@ -94,7 +99,7 @@ class Lowerer {
       // it is computed.
       const bool whole = s.location == Location::Root || s.tensor->attrs.count("kept_whole");
       if (whole && !buffers_[i]) {
-        buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name(), scratch_type(s.tensor->dtype)), {}, false};
+        buffers_[i] = BufferInfo{ir::placeholder(s.tensor->shape, s.name(), scratch_type(*s.tensor)), {}, false};
         scratch.push_back(buffers_[i]->buffer);
       }
     }
@@ -360,7 +365,7 @@ class Lowerer {
         a.output = buffers_[a.stage].has_value();
         if (!a.output)
           buffers_[a.stage] =
-              BufferInfo{ir::placeholder(a.region.extent, ps.name(), scratch_type(ps.tensor->dtype)), a.region.min, true};
+              BufferInfo{ir::placeholder(a.region.extent, ps.name(), scratch_type(*ps.tensor)), a.region.min, true};
         else buffers_[a.stage]->offset = a.region.min;
         a.placed = true;
         --remaining;

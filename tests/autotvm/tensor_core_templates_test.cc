@@ -86,6 +86,14 @@ TEST(TensorCoreTemplates, KnobsAreTheSketchsNumbersAndTheFallbackFitsABlock) {
   EXPECT_EQ(f.at("tile_k"), nlohmann::json({8, 2})) << f.dump();
   tir::LoweredFunc lowered = tir::lower(task.workload.dag, task.instantiate(task.space.fallback()), "dense");
   EXPECT_NO_THROW(tir::verify_gpu(tir::split_device_kernels(lowered), sm90().gpu));
+  // The block's 64 x 64 fp32 outputs, and both operands' 64 x 32 slices
+  // staged in half (mma.sync reads their bits; the fetch copies them as
+  // they are): 16 KB + 2 x 4 KB.
+  const codegen::GpuSource cuda = codegen::emit_gpu_source(lowered, sm90().gpu, codegen::GpuDialect::Cuda);
+  EXPECT_EQ(cuda.program.kernels.at(0).shared_bytes, 64 * 64 * 4 + 2 * 64 * 32 * 2);
+  EXPECT_NE(cuda.code.find("__shared__ __align__(16) unsigned short data_cache[2048];"), std::string::npos)
+      << cuda.code;
+  EXPECT_EQ(cuda.code.find("tsr_f2h(tsr_h2f("), std::string::npos) << cuda.code;
 }
 
 // The fallback and random configs of a task, lowered; those the verifier

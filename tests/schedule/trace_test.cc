@@ -39,6 +39,7 @@ TEST(ScheduleTrace, EveryStepKindSurvivesJson) {
   t.pragma("C", "x", "auto_unroll_max_step$16");
   t.bind("C", "x", Annotation::BlockX).bind("C", "y", Annotation::ThreadY).bind("C", "z", Annotation::VThread);
   t.cache_read("D", "A", {0, 1}, "shared").cache_write("E", "local");
+  t.rfactor("F", "k", 2, /*by_range=*/true).cache_read("F", "B", {0, 1}, "shared", "float16");
   Trace back = Trace::from_json(t.to_json());
   ASSERT_EQ(back.steps().size(), t.steps().size());
   EXPECT_EQ(back.dump(), t.dump());
@@ -122,6 +123,30 @@ TEST(ScheduleTrace, RfactorSplitsAReductionIntoIndependentPartialResults) {
   const auto r = testing::check_schedule(w, t, 2);
   EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
   EXPECT_THROW(Trace().rfactor("T_dense", "k", 16).parallel("T_dense", "k_i").replay(w.dag), Error);
+}
+
+// rfactor by range (split-K): partial k_i sums the k_i-th quarter of k and
+// is the rf stage's first axis; a reduce loop still may not run in parallel.
+TEST(ScheduleTrace, RfactorByRangeSumsConsecutiveRangesFirstAxisFirst) {
+  auto w = ops::dense_workload({2, 64}, {3, 64});
+  Trace t;
+  t.rfactor("T_dense", "k", 4, /*by_range=*/true).parallel("T_dense.rf", "k_i");
+  State s = t.replay(w.dag);
+  EXPECT_EQ(s.print(), "T_dense.rf: k_i[4]{parallel} i[2] j[3] k_o[16]r\nT_dense: i[2] j[3] k_i[4]r\n");
+  const auto r = testing::check_schedule(w, t, 2);
+  EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
+  // Partial 1 reads k = 16..31: data[i, k_i * 16 + k_o].
+  EXPECT_NE(r.lowered.find("((k_i*16) + k_o)"), std::string::npos) << r.lowered;
+}
+
+// A copy asked for in half is stored in half; only a float tensor's may be.
+TEST(ScheduleTrace, CacheReadInHalfOnlyForFloats) {
+  auto w = ops::dense_workload({2, 64}, {3, 64});
+  State s = Trace().cache_read("T_dense", "weight", {0, 1}, "", "float16").replay(w.dag);
+  EXPECT_EQ(s.stage("weight.cache").tensor->dtype, ir::DType::Float16);
+  EXPECT_EQ(Trace().cache_read("T_dense", "weight", {0, 1}).replay(w.dag).stage("weight.cache").tensor->dtype,
+            ir::DType::Float32);
+  EXPECT_THROW(Trace().cache_read("T_dense", "weight", {0, 1}, "", "int8").replay(w.dag), Error);
 }
 
 // cache_read: the dense stage reads a transposed copy of its weight, made
