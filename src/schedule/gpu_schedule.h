@@ -106,7 +106,7 @@ struct GpuConvPlan {
 // kh x kw taps: blocks of about 256 threads, the spatial threads dividing
 // the rows and columns where they can, at least two blocks of channels,
 // the channels split when the blocks are few (reduction_split, in steps).
-GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads, int64_t taps = 1);
+GpuConvPlan gpu_conv_plan(const std::vector<int64_t>& out, int64_t channels, int max_threads, int64_t taps);
 // The shared bytes a plan stages per step: the input window and the weights.
 int64_t gpu_conv_shared_bytes(const GpuConvPlan& plan, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
                               int64_t dilation_h, int64_t dilation_w);

@@ -68,9 +68,10 @@ struct CacheWriteStep {  // adds stage "<stage>.local" that computes into a buff
 // With scope "shared" the copy is one per block: its region is what all the
 // block's threads read, and lowering puts barriers around its use.
 // With dtype "float16" the copy is stored in half precision: exact for values
-// that are halves (a tensor-core operand of a half-storage kernel), half the
-// shared memory, and read by mma.sync as they are; "" keeps the tensor's
-// arithmetic type (a half tensor's copy in fp32, converted once as fetched).
+// that are halves (a tensor-core operand of a half-storage kernel; others
+// would be rounded, so a schedule asks only there), half the shared memory,
+// and read by mma.sync as they are; "" keeps the tensor's arithmetic type
+// (a half tensor's copy in fp32, converted once as fetched).
 struct CacheReadStep {
   std::string stage, tensor;
   std::vector<int> layout;

@@ -5,8 +5,9 @@
 // input channels into [steps, partial sums, channels staged in shared
 // memory a step]: each of the partial sums (split-K; 1: none) reduces a
 // range of steps x staged channels in blocks of its own, a second kernel
-// adds them (TVM's tile_rc has no middle part); auto_unroll_max_step how far the accumulator's inner loops (the window,
-// the staged channels) are unrolled beyond the register tiles. A
+// adds them (TVM's tile_rc has no middle part); auto_unroll_max_step how
+// far the accumulator's inner loops (the window, the staged channels) are
+// unrolled beyond the register tiles. A
 // config no block holds (threads, shared bytes) is a build error, the GPU
 // verifier's line.
 #include <limits>

@@ -7,8 +7,8 @@
 // into threads x per-thread outputs along each axis (tile_y, tile_x), K
 // as [steps, partial sums, staged in shared memory a step] (tile_k; each of
 // the partial sums, split-K, reduces a range of K in blocks of its own, a
-// second kernel adds them); auto_unroll_max_step how far
-// the accumulator's loops are unrolled beyond the register tiles. A config
+// second kernel adds them); auto_unroll_max_step how far the accumulator's
+// loops are unrolled beyond the register tiles. A config
 // whose block has more threads than the target allows, or more shared
 // memory, is a build error (the GPU verifier's line), as a measurement says.
 #include "autotvm/gpu/gpu_templates.h"
