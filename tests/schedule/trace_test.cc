@@ -137,6 +137,7 @@ TEST(ScheduleTrace, RfactorByRangeSumsConsecutiveRangesFirstAxisFirst) {
   EXPECT_LT(r.max_rel_error, 1e-5) << r.lowered;
   // Partial 1 reads k = 16..31: data[i, k_i * 16 + k_o].
   EXPECT_NE(r.lowered.find("((k_i*16) + k_o)"), std::string::npos) << r.lowered;
+  EXPECT_THROW(Trace().rfactor("T_dense", "k", 4, true).parallel("T_dense", "k_i").replay(w.dag), Error);
 }
 
 // A copy asked for in half is stored in half; only a float tensor's may be.
