@@ -40,6 +40,10 @@ void bind_elementwise(Trace& trace, const ir::Tensor& t, int max_threads) {
   trace.bind(t->name, split_part(all, 1), Annotation::ThreadX);
 }
 
+// The thread loop bind_elementwise gives `t`: a stage computed at it runs in
+// t's threads, for one output each.
+std::string elementwise_thread(const ir::Tensor& t) { return split_part(fused_name(spatial_names(t)), 1); }
+
 // A reduction whose outputs are too few to fill the GPU one thread each
 // (a row's max or sum, a norm's mean) and long enough for a warp: one block
 // per output, its threads reducing it together (a cross-thread reduction,
@@ -174,10 +178,7 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
     }
     bind_elementwise(trace, t, max_threads);
   }
-  for (const auto& t : per_thread) {
-    std::vector<std::string> axes = spatial_names(out);
-    trace.compute_at(t->name, out->name, split_part(axes.size() > 1 ? fused_name(axes) : axes[0], 1));
-  }
+  for (const auto& t : per_thread) trace.compute_at(t->name, out->name, elementwise_thread(out));
   return trace;
 }
 
@@ -185,8 +186,10 @@ namespace {
 
 // Split-K: `anchor`'s first reduce axis cut into `split` ranges, whose
 // partial sums (its rf stage, a kernel of its own writing them to device
-// memory) a local accumulator computes. Returns the accumulator.
-std::string split_reduction(Trace& trace, const ir::Tensor& anchor, int64_t split) {
+// memory) a local accumulator computes. Returns the accumulator, or nothing
+// when the ranges do not divide the axis.
+std::optional<std::string> split_reduction(Trace& trace, const ir::Tensor& anchor, int64_t split) {
+  if (anchor->reduce_axes[0].extent % split != 0) return std::nullopt;
   const std::string rf = rfactor_name(anchor->name);
   trace.rfactor(anchor->name, anchor->reduce_axes[0].var.name(), split, /*by_range=*/true);
   trace.cache_write(rf, "local");
@@ -197,7 +200,7 @@ std::string split_reduction(Trace& trace, const ir::Tensor& anchor, int64_t spli
 // partial sums (`anchor` computed in the thread; the stages between inlined).
 void add_partial_sums(Trace& trace, const ir::Tensor& anchor, const ir::Tensor& out, int max_threads) {
   bind_elementwise(trace, out, max_threads);
-  if (out != anchor) trace.compute_at(anchor->name, out->name, split_part(fused_name(spatial_names(out)), 1));
+  if (out != anchor) trace.compute_at(anchor->name, out->name, elementwise_thread(out));
 }
 
 // The tiles of gpu_matmul_schedule: `out` (the product, or the writer of
@@ -311,9 +314,10 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
   if (!out) return std::nullopt;
   Trace trace;
   if (plan.split_k > 1) {
-    if (product->reduce_axes[0].extent % plan.split_k != 0 || !inline_others(dag, product, out, trace))
-      return std::nullopt;
-    tile_product(trace, product, out, split_reduction(trace, product, plan.split_k), plan, images);
+    if (!inline_others(dag, product, out, trace)) return std::nullopt;
+    const std::optional<std::string> partial_sums = split_reduction(trace, product, plan.split_k);
+    if (!partial_sums) return std::nullopt;
+    tile_product(trace, product, out, *partial_sums, plan, images);
     add_partial_sums(trace, product, out, max_threads);
     return trace;
   }
@@ -414,7 +418,7 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   // A plan of our own stages fewer channels a step until both slices fit.
   while (!given && plan.step_rc > 1 && shared() > max_shared_bytes) plan.step_rc = (plan.step_rc + 1) / 2;
   if (plan.threads() > max_threads || shared() > max_shared_bytes) return std::nullopt;
-  if (plan.split_rc < 1 || channels % plan.split_rc != 0) return std::nullopt;
+  if (plan.split_rc < 1) return std::nullopt;
   const bool split = plan.split_rc > 1;
 
   Trace trace;  // the padding is computed as the input is fetched into shared memory
@@ -427,8 +431,10 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   std::string tiled = out->name, acc;
   std::vector<std::string> acc_axes = spatial_names(conv);
   if (split) {
-    if (!inline_others(dag, conv, out, trace)) return std::nullopt;
-    acc = split_reduction(trace, conv, plan.split_rc);
+    const std::optional<std::string> partial_sums =
+        inline_others(dag, conv, out, trace) ? split_reduction(trace, conv, plan.split_rc) : std::nullopt;
+    if (!partial_sums) return std::nullopt;
+    acc = *partial_sums;
     tiled = rfactor_name(conv->name);
     acc_axes.insert(acc_axes.begin(), rfactor_inner(rc));
     rc = rfactor_outer(rc);
@@ -606,8 +612,9 @@ std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_th
 
   // The alpha^2 products: tiled as a batch_matmul's, the batch on blockIdx.z.
   if (plan.split_k > 1) {
-    if (product->reduce_axes[0].extent % plan.split_k != 0) return std::nullopt;
-    tile_product(trace, product, product, split_reduction(trace, product, plan.split_k), plan, false);
+    const std::optional<std::string> partial_sums = split_reduction(trace, product, plan.split_k);
+    if (!partial_sums) return std::nullopt;
+    tile_product(trace, product, product, *partial_sums, plan, false);
     add_partial_sums(trace, product, product, max_threads);
   } else {
     trace.cache_write(product->name, "local");
