@@ -4,6 +4,7 @@
 #include <optional>
 #include <tuple>
 
+#include "ir/functor.h"
 #include "schedule/iter_names.h"
 #include "tessera/error.h"
 
@@ -94,6 +95,36 @@ bool inlined_by_default(const ir::ComputeDAG& dag, const ir::Tensor& t) {
   return !t->is_placeholder() && !t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole");
 }
 
+// Whether `t`'s value, with the stages inlined into it, calls a function
+// (exp, tanh, erf, ...): what an inlined stage's every read recomputes.
+bool calls_a_function(const ir::ComputeDAG& dag, const ir::Tensor& t) {
+  bool calls = false;
+  ir::post_order_visit(t->body, [&](const ir::Expr& e) {
+    if (e.as<ir::CallNode>()) calls = true;
+    if (const auto* load = e.as<ir::TensorLoadNode>())
+      if (inlined_by_default(dag, load->tensor) && calls_a_function(dag, load->tensor)) calls = true;
+  });
+  return calls;
+}
+
+// An elementwise stage computed once, in a kernel of its own, rather than
+// inlined: a reduction reads each of its elements several times and its
+// value calls a function. Attention's probabilities (exp(score - maximum) /
+// sum) are read once per channel of the values, 64 times in BERT-base:
+// inlined, the values' kernel computed 64 exponentials for each.
+bool recomputed_per_read(const ir::ComputeDAG& dag, const ir::Tensor& t) {
+  if (!calls_a_function(dag, t)) return false;
+  for (const auto& reader : dag.tensors()) {
+    if (!reader->is_reduction()) continue;
+    const auto inputs = reader->inputs();
+    if (std::find(inputs.begin(), inputs.end(), t) == inputs.end()) continue;
+    int64_t reads = reader->num_elements();
+    for (const auto& r : reader->reduce_axes) reads *= r.extent;
+    if (reads > t->num_elements()) return true;
+  }
+  return false;
+}
+
 // Whether `reader` reads `t` directly or through stages inlined into it (so
 // that t computed at reader's loop is read there; attention's scores have
 // the output's shape when the sequence equals the head's width, yet only the
@@ -163,7 +194,7 @@ Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
   std::vector<ir::Tensor> per_thread;
   for (const auto& t : dag.tensors()) {
     if (t->is_placeholder()) continue;
-    if (inlined_by_default(dag, t)) {
+    if (inlined_by_default(dag, t) && !recomputed_per_read(dag, t)) {
       trace.compute_inline(t->name);
       continue;
     }
