@@ -7,12 +7,14 @@
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
 //              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
 //              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
-//              [--no-shipped-records] MODEL...
+//              [--no-shipped-records] [--no-untuned-tensor-cores] MODEL...
 // --dtype float16 compiles (and with --tune, tunes) the networks in half
 // storage, checked against the fp32 interpreter at the half tolerance.
 // --tune tunes each model first (driver::tune_network: its progress on
 // stderr, the records in --log, resumed where the log has some), then
 // compiles it with the log's best records; --records compiles with a log's.
+// --no-untuned-tensor-cores: half products without a record take the
+// hand-written CUDA-core schedule instead of the tensor-core fallback.
 // --profile adds each kernel call's device time (the per-layer comparison
 // of two searches: bench/gpu/compare_searches.py).
 #include <algorithm>
@@ -47,6 +49,7 @@ struct Tuning {
   std::string dtype = "float32";
   std::string convolutions = "auto";
   bool shipped_records = true;
+  bool untuned_tensor_cores = true;
 };
 
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
@@ -57,6 +60,7 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
   compile_options.dtype = tuning.dtype;
   compile_options.convolutions = tuning.convolutions;
   compile_options.shipped_records = tuning.shipped_records;
+  compile_options.untuned_tensor_cores = tuning.untuned_tensor_cores;
   line["convolutions"] = tuning.convolutions;
   if (!tuning.search.empty()) {
     driver::TuneOptions t;
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
     else if (a == "--dtype" && i + 1 < argc) tuning.dtype = argv[++i];
     else if (a == "--convolutions" && i + 1 < argc) tuning.convolutions = argv[++i];
     else if (a == "--no-shipped-records") tuning.shipped_records = false;
+    else if (a == "--no-untuned-tensor-cores") tuning.untuned_tensor_cores = false;
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);

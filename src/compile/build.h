@@ -65,6 +65,12 @@ struct BuildOptions {
   // choose_nchw_winograd; --convolutions winograd). Off by default: the
   // direct and product schedules are what the GPU tuning measured.
   bool gpu_winograd = false;
+  // A half-storage matrix product on CUDA sm_80+ (dense, batch_matmul, a
+  // convolution's implicit GEMM) without a record runs on tensor cores, as
+  // the tensor-core template's fallback configures it (autotvm/gpu/
+  // tensor_core.cc); false: the hand-written CUDA-core schedule (what the
+  // benchmarks compare it with).
+  bool untuned_tensor_cores = true;
 };
 
 // Where convolutions run as matrix products by default: half storage on a

@@ -45,6 +45,9 @@ struct CompileOptions {
   // run them: half storage on CUDA sm_80+; Winograd for 3x3 on CPUs),
   // "direct", "implicit-gemm" or "winograd" (apply_convolutions).
   std::string convolutions = "auto";
+  // build::BuildOptions::untuned_tensor_cores: half products without a
+  // record on tensor cores (the tensor-core template's fallback).
+  bool untuned_tensor_cores = true;
   // --quantize int8: the convolutions computed in int8 (graph::
   // quantize_network; CPU targets), calibrated on `calibrate` (--calibrate:
   // a number of random samples or a .npy file, driver/calibration_samples.h)
@@ -62,11 +65,10 @@ bool half_storage_of(const std::string& dtype);
 // "direct" turns implicit GEMM and Winograd off; "implicit-gemm" (GPU
 // targets only) computes them as matrix products; "winograd" runs the 3x3
 // ones as Winograd (on a GPU: BuildOptions::gpu_winograd). Throws
-// tessera::Error naming the value otherwise.
-void apply_convolutions(const std::string& convolutions, const target::Target& target, build::BuildOptions& b);// throws tessera::Error naming the value when it is none of the three, or
-// when it asks for matrix products on a CPU target (the build ignores them
-// there: the CPU schedules convolve directly or by Winograd).
-std::optional<bool> implicit_gemm_of(const std::string& convolutions, const target::Target& target);
+// tessera::Error naming the value when it is none of the four, or when it
+// asks for matrix products on a CPU target (the CPU schedules convolve
+// directly or by Winograd).
+void apply_convolutions(const std::string& convolutions, const target::Target& target, build::BuildOptions& b);
 
 // --quantize int8's graph (`quantize` must be "int8"): the float model
 // optimized in NCHW, its convolutions quantized by graph::quantize_network

@@ -142,6 +142,51 @@ TEST(GpuBuild, HalfStorageCompilesWithNvrtcForAmpereAndHopper) {
   EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("opencl"), true));
 }
 
+int kernels_on_tensor_cores(const BuildResult& built) {
+  const std::string& source = built.artifact.gpu->source;
+  int count = 0;
+  for (size_t at = source.find("__global__"); at != std::string::npos;) {
+    const size_t next = source.find("__global__", at + 1);
+    count += source.substr(at, next - at).find("tsr_tc_mma(") != std::string::npos;
+    at = next;
+  }
+  return count;
+}
+
+// Untuned, a half network's matrix products whose sides are multiples of
+// 16 run on tensor cores (the tensor-core template's fallback), the others
+// (the 3-channel stem: 147 products an output) on CUDA cores; with
+// untuned_tensor_cores off, or before sm_80, none.
+TEST(GpuBuild, UntunedHalfProductsRunOnTensorCores) {
+  if (std::string why = codegen::nvrtc_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  const target::Target sm90 = target::Target::parse("cuda -arch=sm_90");
+  const BuildResult on = build(model, sm90, BuildOptions{.half_storage = true});
+  const int convolutions = convolutions_as_products(on.optimized).first;
+  const int tensor_core_kernels = kernels_on_tensor_cores(on);
+  EXPECT_GT(tensor_core_kernels, 0) << on.artifact.gpu->source.substr(0, 2000);
+  EXPECT_LT(tensor_core_kernels, convolutions);  // the stem's product is no multiple of 16
+  EXPECT_EQ(kernels_on_tensor_cores(build(model, sm90, {.half_storage = true, .untuned_tensor_cores = false})), 0);
+  EXPECT_EQ(kernels_on_tensor_cores(build(model, target::Target::parse("cuda -arch=sm_75"), {.half_storage = true})), 0);
+}
+
+// The same on a CUDA GPU: within the half tolerance of the interpreter.
+TEST(GpuBuild, UntunedHalfNetworkOnCudaTensorCoresIsWithinTheHalfTolerance) {
+  if (std::string why = runtime::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  BuildResult built = build(model, target::Target::parse("cuda"), BuildOptions{.half_storage = true});
+  EXPECT_GT(kernels_on_tensor_cores(built), 0);
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), "tensor_cores");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs.back().fill_random(5);
+  ex.set_input(0, inputs.back());
+  ex.run();
+  const measure::OutputComparison c =
+      measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
 // --convolutions chooses against the default: direct for a half network on
 // sm_90, implicit-gemm for an fp32 one on OpenCL; anything else is one line.
 TEST(GpuBuild, TheConvolutionsFlagOverridesTheDefault) {

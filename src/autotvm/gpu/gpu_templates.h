@@ -20,6 +20,8 @@ Template conv2d_nchw_implicit_gemm_template();
 Template dense_tensor_core_template();
 Template batch_matmul_tensor_core_template();
 Template conv2d_nchw_implicit_gemm_tensor_core_template();
+// Whether `template_name` is one of those three.
+bool is_tensor_core_template(const std::string& template_name);
 
 // The knobs of a tiled matrix product (M x N, reduced over K), shared by the
 // product templates: tile_y and tile_x split M and N into blocks x threads x
