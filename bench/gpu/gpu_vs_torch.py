@@ -60,6 +60,8 @@ def main():
     p.add_argument("--records", nargs="*", default=[], help="MODEL=LOG: compile MODEL with LOG's best records")
     p.add_argument("--bert-onnx", default="/tmp/bert_base.onnx")
     p.add_argument("--deadline", type=float, default=1e9, help="seconds from now after which nothing new starts")
+    p.add_argument("--profile", action="store_true",
+                   help="keep Tessera's per-kernel device times (gpu_models --profile) in the JSON rows")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     stop_at = time.time() + a.deadline
@@ -82,8 +84,14 @@ def main():
             half = dtype == "float16"
             row = {"model": name, "dtype": dtype, "batch": batch, "gpu": torch.cuda.get_device_name(),
                    "torch": torch.__version__, "tessera_records": records.get(name)}
-            flags = extra + ["--dtype", dtype]
-            sides = {"tessera": lambda: time_tessera(a.gpu_models, tessera_model, batch, flags)[0]}
+            flags = extra + ["--dtype", dtype] + (["--profile"] if a.profile else [])
+            tessera_lines = []
+
+            def tessera():
+                ms, line = time_tessera(a.gpu_models, tessera_model, batch, flags)
+                tessera_lines.append(line)
+                return ms
+            sides = {"tessera": tessera}
             if "eager" in a.modes:
                 sides["torch eager"] = lambda: time_torch(net, x, half)
             compiled = {}
@@ -100,6 +108,8 @@ def main():
                     except Exception as e:  # one side failing leaves the others' numbers
                         row.setdefault("errors", {})[side] = str(e)[:300]
             row["min_ms"] = best
+            if a.profile and tessera_lines:  # the fastest round's kernels
+                row["tessera_line"] = min(tessera_lines, key=lambda line: line["min_ms"])
             torch_best = min((v for k, v in best.items() if k != "tessera"), default=None)
             if "tessera" in best and torch_best:
                 row["tessera_over_fastest_torch"] = best["tessera"] / torch_best
