@@ -227,8 +227,8 @@ class Builder {
   // The kernel's schedule: the auto-scheduler's best record of its own DAG,
   // else its template task's best record when the build has a log (the
   // seed's warning once per task without one), else, for a half product on
-  // tensor cores, the tensor-core template's fallback configuration
-  // (BuildOptions::untuned_tensor_cores), else the hand-written one.
+  // tensor cores, the tensor-core template's fallback configuration where
+  // it pays (BuildOptions::untuned_tensor_cores), else the hand-written one.
   // `task_key`: the template task's record key, when the build looked one up.
   schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned,
                               std::string& task_key) {
@@ -242,7 +242,8 @@ class Builder {
                               target_.gpu.arch >= 80;
     if (options_.history != nullptr || tensor_cores)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_, options_.half_storage)) {
-        const bool on_tensor_cores = tensor_cores && autotvm::gpu::is_tensor_core_template(task->name());
+        const bool on_tensor_cores = tensor_cores && autotvm::gpu::is_tensor_core_template(task->name()) &&
+                                     autotvm::gpu::tensor_core_fallback_pays(*task);
         if (options_.history != nullptr) {
           std::ostream quiet(nullptr);
           task_key = task->workload_key();

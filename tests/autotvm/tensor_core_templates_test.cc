@@ -10,6 +10,7 @@
 #include <random>
 
 #include "../codegen/gpu_run_util.h"
+#include "autotvm/gpu/gpu_templates.h"
 #include "autotvm/task.h"
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
@@ -94,6 +95,42 @@ TEST(TensorCoreTemplates, KnobsAreTheSketchsNumbersAndTheFallbackFitsABlock) {
   EXPECT_NE(cuda.code.find("__shared__ __align__(16) unsigned short data_cache[2048];"), std::string::npos)
       << cuda.code;
   EXPECT_EQ(cuda.code.find("tsr_f2h(tsr_h2f("), std::string::npos) << cuda.code;
+}
+
+ops::OpArgs half_convolution(ops::Shape input, ops::Shape weight) {
+  ops::OpArgs a;
+  a.input = std::move(input);
+  a.weight = std::move(weight);
+  a.pad = a.weight[2] / 2;
+  a.dtype = "float16";
+  return a;
+}
+
+// Where the untuned build takes the fallback on tensor cores
+// (gpu::tensor_core_fallback_pays), on kernels measured both ways on an
+// H200: ResNet-18's layer4 3x3 at batch 1 (8 blocks of K = 4608; 12x the
+// CUDA-core time) stays on CUDA cores, at batch 16 (392 blocks; 0.35x)
+// takes tensor cores; layer3's at batch 16 (196 blocks, K = 2304; 1.45x)
+// stays; ResNet-50's 1x1 of K = 128 at batch 1 (0.33x) and of K = 1024 over
+// 196 blocks at batch 16 (0.62x) take them.
+TEST(TensorCoreTemplates, FallbackTakesTensorCoresWhereItWasMeasuredFaster) {
+  auto conv_task = [](ops::Shape input, ops::Shape weight) {
+    return create_task("conv2d_nchw_implicit_gemm", half_convolution(std::move(input), std::move(weight)), sm90());
+  };
+  const Task layer4 = conv_task({1, 512, 7, 7}, {512, 512, 3, 3});
+  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4).blocks, 8);
+  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4).reduce, 4608);
+  EXPECT_FALSE(gpu::tensor_core_fallback_pays(layer4));
+  const Task layer4_batch16 = conv_task({16, 512, 7, 7}, {512, 512, 3, 3});
+  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4_batch16).blocks, 392);
+  EXPECT_TRUE(gpu::tensor_core_fallback_pays(layer4_batch16));
+  EXPECT_FALSE(gpu::tensor_core_fallback_pays(conv_task({16, 256, 14, 14}, {256, 256, 3, 3})));
+  EXPECT_TRUE(gpu::tensor_core_fallback_pays(conv_task({1, 128, 28, 28}, {512, 128, 1, 1})));
+  const Task projection = conv_task({16, 1024, 14, 14}, {256, 1024, 1, 1});
+  EXPECT_EQ(gpu::tensor_core_fallback_shape(projection).blocks, 196);
+  EXPECT_TRUE(gpu::tensor_core_fallback_pays(projection));
+  // A batched product's blocks count its batch: 2 x (32 / 32) x (64 / 64).
+  EXPECT_EQ(gpu::tensor_core_fallback_shape(create_task("batch_matmul", half_batch_matmul(), sm90())).blocks, 2);
 }
 
 // The fallback and random configs of a task, lowered; those the verifier

@@ -142,4 +142,29 @@ bool is_tensor_core_template(const std::string& template_name) {
          template_name == "conv2d_nchw_implicit_gemm_tensorcore.cuda";
 }
 
+TensorCoreFallbackShape tensor_core_fallback_shape(const Task& task) {
+  const ConfigEntity fallback = task.space.fallback();
+  TensorCoreFallbackShape shape{1, 16};  // tile_k counts the reduction in 16-deep tiles
+  for (const Knob& knob : task.space.knobs()) {
+    if (knob.kind != KnobKind::Split) continue;
+    const std::vector<int64_t> split = fallback.split(knob.name);
+    if (knob.name == "tile_k") {
+      for (int64_t part : split) shape.reduce *= part;
+    } else {
+      shape.blocks *= split.front();
+    }
+  }
+  // A batched product's blocks run along its batch too (its block loop fuses it).
+  const std::vector<int64_t>& out = task.workload.dag.outputs()[0]->shape;
+  if (task.op == "batch_matmul")
+    for (size_t d = 0; d + 2 < out.size(); ++d) shape.blocks *= out[d];
+  return shape;
+}
+
+bool tensor_core_fallback_pays(const Task& task) {
+  const TensorCoreFallbackShape shape = tensor_core_fallback_shape(task);
+  return shape.blocks >= schedule::kSplitReductionBlocks || shape.reduce <= kShortTensorCoreReduce ||
+         (shape.blocks >= kTensorCoreWaveBlocks && shape.reduce <= kMediumTensorCoreReduce);
+}
+
 }  // namespace tessera::autotvm::gpu
