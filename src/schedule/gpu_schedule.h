@@ -8,9 +8,10 @@
 
 namespace tessera::schedule {
 
-// Any DAG: elementwise intermediates inlined (but for one whose value calls
-// a function, exp or tanh, and that a reduction reads several times an
-// element: attention's probabilities); every other stage one kernel,
+// Any DAG: elementwise intermediates inlined (but for a copy into another
+// layout, attrs "layout_copy", and one whose value calls a function, exp or
+// tanh, and that a reduction reads several times an element: attention's
+// transposed keys and probabilities); every other stage one kernel,
 // its spatial loops fused and spread one output element per thread over
 // blocks of up to `max_threads` threads (a reduction runs serially in its
 // thread), except a reduction of few outputs (at most 16384) over at least

@@ -305,9 +305,11 @@ TEST(GpuSource, MatmulPlanSplitsTheKOfFewTiles) {
 // Attention's probabilities (exp(score - maximum) / sum, per key tile) are
 // read by the values once per channel: the default schedule computes them
 // once, a kernel of their own, instead of inlining them into the values'
-// kernel, which then recomputed every exponential once per channel (BERT-base
-// at batch 16: 1 ms a layer). Same result on PoCL as the reference.
-TEST(GpuSource, DefaultScheduleComputesAttentionProbabilitiesOnce) {
+// kernel, which then recomputed every exponential once per channel. Its
+// transposed keys likewise (a layout copy): the scores' neighbouring
+// threads then read neighbouring keys, where inlined they read keys a
+// head's width apart. Same result on PoCL as the reference.
+TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
   const int64_t batch = 3, m = 10, n = 12, d = 16;
   const ops::Attrs attrs = ops::AttentionAttrs{0.25, 3, false, 4, 0};
   const ops::OperatorCall call{attrs, {{batch, m, d}, {batch, n, d}, {batch, n, d}}, {batch, m, d}, {}};
@@ -332,6 +334,8 @@ TEST(GpuSource, DefaultScheduleComputesAttentionProbabilitiesOnce) {
   EXPECT_NE(kernel_writing["T_attention_p"].find("expf("), std::string::npos);
   const std::string& values = kernel_writing["T_attention_values"];
   EXPECT_EQ(values.find("expf("), std::string::npos) << values;
+  ASSERT_TRUE(kernel_writing.count("T_attention_kT")) << cuda.code;
+  EXPECT_NE(kernel_writing["T_attention_scores"].find("T_attention_kT["), std::string::npos) << cuda.code;
   expect_matches_reference(w, trace, "opencl");
 }
 
