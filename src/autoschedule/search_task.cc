@@ -12,7 +12,7 @@
 #include "records/log_file.h"
 #include "records/target_match.h"
 #include "tessera/error.h"
-#include "tir/hand_written_schedule.h"
+#include "autoschedule/tensor_core_fallback.h"
 
 namespace tessera::autoschedule {
 
@@ -42,7 +42,7 @@ TaskSearch::TaskSearch(const SearchTask& task, CostModel& model, const SearchOpt
       writer_(writer),
       progress_(progress),
       best_cost_(std::numeric_limits<double>::infinity()),
-      hand_written_(tir::hand_written_schedule(task.dag, task.target)) {}
+      untuned_(untuned_schedule(task.dag, task.target)) {}
 
 int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
   const std::string key = task_.dag.workload_key();
@@ -50,7 +50,7 @@ int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
   std::vector<Candidate> candidates;
   std::vector<measure::MeasureResult> results;
   bool confirmed_best = false;
-  const std::string hand_written = hand_written_.dump();
+  const std::string untuned = untuned_.dump();
   for (const auto& r : log) {
     if (r.workload_key != key || r.task_name != kAutoScheduleTaskName || !targets.applies(r, task_.target)) continue;
     if (r.confirmed) {
@@ -64,7 +64,7 @@ int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
       continue;
     }
     if (r.valid()) note_result(r.trace, r.result.rank_cost());
-    if (r.trace.dump() == hand_written) hand_written_measured_ = true;
+    if (r.trace.dump() == untuned) untuned_measured_ = true;
     Candidate c;
     c.sketch = -1;  // its params are not known: never an evolution seed
     c.trace = r.trace;
@@ -84,12 +84,12 @@ int64_t TaskSearch::resume(const std::vector<records::Record>& log) {
 void TaskSearch::tune_round(int n) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Candidate> batch;
-  if (!hand_written_measured_ && n > 0) {
+  if (!untuned_measured_ && n > 0) {
     Candidate c;
     c.sketch = -1;  // no sketch's params: never an evolution seed
-    c.trace = hand_written_;
+    c.trace = untuned_;
     batch.push_back(std::move(c));
-    hand_written_measured_ = true;
+    untuned_measured_ = true;
   }
   for (Candidate& c : policy_.next_batch(n - static_cast<int>(batch.size()))) batch.push_back(std::move(c));
   if (batch.empty()) {

@@ -100,11 +100,12 @@ class TaskSearch : public TaskTuner {
   double seconds_ = 0;
   Phases phases_;
   std::vector<std::pair<double, schedule::Trace>> leaders_;  // fastest valid schedules, fastest first
-  // The kernel's hand-written schedule (tir/hand_written_schedule.h), measured
-  // in the first round unless the log holds it: the task's best is then never
-  // slower than the untuned build (a few trials of a large space can be).
-  schedule::Trace hand_written_;
-  bool hand_written_measured_ = false;
+  // The kernel's untuned schedule (untuned_schedule: what a build runs
+  // without a record), measured in the first round unless the log holds it:
+  // the task's best is then never slower than the untuned build (a few
+  // trials of a large space can be).
+  schedule::Trace untuned_;
+  bool untuned_measured_ = false;
 
   void note_result(const schedule::Trace& trace, double cost);
 };

@@ -6,7 +6,7 @@
 #include <optional>
 #include <set>
 
-#include "autotvm/gpu/gpu_templates.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "autotvm/history.h"
 #include "autotvm/vta/conv2d_packed.h"
 #include "codegen/gpu_kernel_set.h"
@@ -226,9 +226,9 @@ class Builder {
 
   // The kernel's schedule: the auto-scheduler's best record of its own DAG,
   // else its template task's best record when the build has a log (the
-  // seed's warning once per task without one), else, for a half product on
-  // tensor cores, the tensor-core template's fallback configuration where
-  // it pays (BuildOptions::untuned_tensor_cores), else the hand-written one.
+  // seed's warning once per task without one), else the untuned one
+  // (autoschedule::untuned_schedule: a half product on tensor cores where
+  // that pays, BuildOptions::untuned_tensor_cores; the hand-written one).
   // `task_key`: the template task's record key, when the build looked one up.
   schedule::Trace schedule_of(const graph::FusedGroup& group, const FusedKernel& kernel, bool& tuned,
                               std::string& task_key) {
@@ -238,25 +238,17 @@ class Builder {
           tuned = true;
           return std::move(r.trace);
         }
-    const bool tensor_cores = options_.untuned_tensor_cores && options_.half_storage && target_.kind == "cuda" &&
-                              target_.gpu.arch >= 80;
-    if (options_.history != nullptr || tensor_cores)
+    if (options_.history != nullptr)
       if (const std::optional<autotvm::Task> task = kernel_task(g_, group, kernel, target_, options_.half_storage)) {
-        const bool on_tensor_cores = tensor_cores && autotvm::gpu::is_tensor_core_template(task->name()) &&
-                                     autotvm::gpu::tensor_core_fallback_pays(*task);
-        if (options_.history != nullptr) {
-          std::ostream quiet(nullptr);
-          task_key = task->workload_key();
-          // (Without a record: the template's fallback configuration.)
-          autotvm::Dispatched d =
-              autotvm::dispatch(*task, *options_.history, options_.warn_untuned ? *options_.warnings : quiet);
-          tuned = d.record.has_value();
-          if (tuned || on_tensor_cores) return std::move(d.trace);
-        } else if (on_tensor_cores) {
-          return task->instantiate(task->space.fallback());
-        }
+        std::ostream quiet(nullptr);
+        task_key = task->workload_key();
+        autotvm::Dispatched d =
+            autotvm::dispatch(*task, *options_.history, options_.warn_untuned ? *options_.warnings : quiet);
+        tuned = d.record.has_value();
+        if (tuned) return std::move(d.trace);
       }
-    return tir::hand_written_schedule(kernel.dag, target_);
+    return options_.untuned_tensor_cores ? autoschedule::untuned_schedule(kernel.dag, target_)
+                                         : tir::hand_written_schedule(kernel.dag, target_);
   }
 
   const graph::Graph& g_;

@@ -67,10 +67,10 @@ struct BuildOptions {
   bool gpu_winograd = false;
   // A half-storage matrix product on CUDA sm_80+ (dense, batch_matmul, a
   // convolution's implicit GEMM) without a record runs on tensor cores, as
-  // the tensor-core template's fallback configures it, where that is faster
-  // than the CUDA-core tiles (autotvm::gpu::tensor_core_fallback_pays);
-  // false: the hand-written CUDA-core schedule (what the benchmarks compare
-  // it with).
+  // the tensor-core templates' fallback configures it, where that is faster
+  // than the CUDA-core tiles (autoschedule/tensor_core_fallback.h); false:
+  // the hand-written CUDA-core schedule (what the benchmarks compare it
+  // with).
   bool untuned_tensor_cores = true;
 };
 

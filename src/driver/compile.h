@@ -46,7 +46,7 @@ struct CompileOptions {
   // "direct", "implicit-gemm" or "winograd" (apply_convolutions).
   std::string convolutions = "auto";
   // build::BuildOptions::untuned_tensor_cores: half products without a
-  // record on tensor cores (the tensor-core template's fallback).
+  // record on tensor cores where that pays (autoschedule/tensor_core_fallback.h).
   bool untuned_tensor_cores = true;
   // --quantize int8: the convolutions computed in int8 (graph::
   // quantize_network; CPU targets), calibrated on `calibrate` (--calibrate:

@@ -1,7 +1,9 @@
 #pragma once
 // The hand-written schedule of a kernel on a target: what a build uses for a
-// kernel without a tuned record, and what the auto-scheduler measures first,
-// so that a task's best record is never slower than building it untuned.
+// kernel without a tuned record (but for a half product on tensor cores:
+// autoschedule/tensor_core_fallback.h), and so what the auto-scheduler
+// measures first, so that a task's best record is never slower than
+// building it untuned.
 #include "ir/compute_dag.h"
 #include "schedule/gpu_schedule.h"
 #include "schedule/manual_schedule.h"

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "../codegen/gpu_run_util.h"
-#include "autotvm/gpu/gpu_templates.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "autotvm/task.h"
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
@@ -107,30 +107,43 @@ ops::OpArgs half_convolution(ops::Shape input, ops::Shape weight) {
 }
 
 // Where the untuned build takes the fallback on tensor cores
-// (gpu::tensor_core_fallback_pays), on kernels measured both ways on an
-// H200: ResNet-18's layer4 3x3 at batch 1 (8 blocks of K = 4608; 12x the
-// CUDA-core time) stays on CUDA cores, at batch 16 (392 blocks; 0.35x)
+// (autoschedule::tensor_core_fallback_pays), on kernels measured both ways
+// on an H200: ResNet-18's layer4 3x3 at batch 1 (8 blocks of K = 4608; 12x
+// the CUDA-core time) stays on CUDA cores, at batch 16 (392 blocks; 0.35x)
 // takes tensor cores; layer3's at batch 16 (196 blocks, K = 2304; 1.45x)
 // stays; ResNet-50's 1x1 of K = 128 at batch 1 (0.33x) and of K = 1024 over
-// 196 blocks at batch 16 (0.62x) take them.
+// 196 blocks at batch 16 (0.62x) take them. The template's fallback
+// configuration is those numbers.
 TEST(TensorCoreTemplates, FallbackTakesTensorCoresWhereItWasMeasuredFaster) {
-  auto conv_task = [](ops::Shape input, ops::Shape weight) {
-    return create_task("conv2d_nchw_implicit_gemm", half_convolution(std::move(input), std::move(weight)), sm90());
+  auto fallback_of = [](ops::Shape input, ops::Shape weight) {
+    const Task task =
+        create_task("conv2d_nchw_implicit_gemm", half_convolution(std::move(input), std::move(weight)), sm90());
+    const std::optional<autoschedule::TensorCoreFallback> f = autoschedule::tensor_core_fallback(task.workload.dag, sm90());
+    if (!f) throw Error("no tensor-core fallback");
+    EXPECT_EQ(task.instantiate(task.space.fallback()).dump(), autoschedule::instantiate(f->sketch, f->params).dump());
+    return *f;
   };
-  const Task layer4 = conv_task({1, 512, 7, 7}, {512, 512, 3, 3});
-  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4).blocks, 8);
-  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4).reduce, 4608);
-  EXPECT_FALSE(gpu::tensor_core_fallback_pays(layer4));
-  const Task layer4_batch16 = conv_task({16, 512, 7, 7}, {512, 512, 3, 3});
-  EXPECT_EQ(gpu::tensor_core_fallback_shape(layer4_batch16).blocks, 392);
-  EXPECT_TRUE(gpu::tensor_core_fallback_pays(layer4_batch16));
-  EXPECT_FALSE(gpu::tensor_core_fallback_pays(conv_task({16, 256, 14, 14}, {256, 256, 3, 3})));
-  EXPECT_TRUE(gpu::tensor_core_fallback_pays(conv_task({1, 128, 28, 28}, {512, 128, 1, 1})));
-  const Task projection = conv_task({16, 1024, 14, 14}, {256, 1024, 1, 1});
-  EXPECT_EQ(gpu::tensor_core_fallback_shape(projection).blocks, 196);
-  EXPECT_TRUE(gpu::tensor_core_fallback_pays(projection));
+  const autoschedule::TensorCoreFallback layer4 = fallback_of({1, 512, 7, 7}, {512, 512, 3, 3});
+  EXPECT_EQ(layer4.blocks, 8);
+  EXPECT_EQ(layer4.reduce, 4608);
+  EXPECT_FALSE(autoschedule::tensor_core_fallback_pays(layer4));
+  const autoschedule::TensorCoreFallback layer4_batch16 = fallback_of({16, 512, 7, 7}, {512, 512, 3, 3});
+  EXPECT_EQ(layer4_batch16.blocks, 392);
+  EXPECT_TRUE(autoschedule::tensor_core_fallback_pays(layer4_batch16));
+  EXPECT_FALSE(autoschedule::tensor_core_fallback_pays(fallback_of({16, 256, 14, 14}, {256, 256, 3, 3})));
+  EXPECT_TRUE(autoschedule::tensor_core_fallback_pays(fallback_of({1, 128, 28, 28}, {512, 128, 1, 1})));
+  const autoschedule::TensorCoreFallback projection = fallback_of({16, 1024, 14, 14}, {256, 1024, 1, 1});
+  EXPECT_EQ(projection.blocks, 196);
+  EXPECT_TRUE(autoschedule::tensor_core_fallback_pays(projection));
   // A batched product's blocks count its batch: 2 x (32 / 32) x (64 / 64).
-  EXPECT_EQ(gpu::tensor_core_fallback_shape(create_task("batch_matmul", half_batch_matmul(), sm90())).blocks, 2);
+  const Task batched = create_task("batch_matmul", half_batch_matmul(), sm90());
+  EXPECT_EQ(autoschedule::tensor_core_fallback(batched.workload.dag, sm90())->blocks, 2);
+  // No fallback in fp32, nor before sm_80.
+  EXPECT_FALSE(autoschedule::tensor_core_fallback(create_task("dense", half_dense(64, 128, 256), sm90()).workload.dag,
+                                                  target::Target::parse("cuda -arch=sm_75")));
+  ops::OpArgs fp32 = half_dense(64, 128, 256);
+  fp32.dtype = "float32";
+  EXPECT_FALSE(autoschedule::tensor_core_fallback(create_task("dense", fp32, sm90()).workload.dag, sm90()));
 }
 
 // The fallback and random configs of a task, lowered; those the verifier

@@ -153,6 +153,19 @@ int kernels_on_tensor_cores(const BuildResult& built) {
   return count;
 }
 
+// `built` run on its device on inputs seeded by `seed`: its output against
+// the interpreter's.
+measure::OutputComparison compare_with_interpreter(BuildResult built, const graph::Graph& model, uint64_t seed,
+                                                   double tolerance) {
+  runtime::GpuGraphExecutor ex(std::move(built.artifact), "built");
+  std::vector<runtime::NDArray> inputs;
+  inputs.emplace_back(ex.input_shape(0));
+  inputs.back().fill_random(seed);
+  ex.set_input(0, inputs.back());
+  ex.run();
+  return measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], tolerance);
+}
+
 // Untuned, a half network's matrix products whose sides are multiples of
 // 16 run on tensor cores (the tensor-core template's fallback), the others
 // (the 3-channel stem: 147 products an output) on CUDA cores; with
@@ -176,14 +189,8 @@ TEST(GpuBuild, UntunedHalfNetworkOnCudaTensorCoresIsWithinTheHalfTolerance) {
   const graph::Graph model = test::narrow_resnet18();
   BuildResult built = build(model, target::Target::parse("cuda"), BuildOptions{.half_storage = true});
   EXPECT_GT(kernels_on_tensor_cores(built), 0);
-  runtime::GpuGraphExecutor ex(std::move(built.artifact), "tensor_cores");
-  std::vector<runtime::NDArray> inputs;
-  inputs.emplace_back(ex.input_shape(0));
-  inputs.back().fill_random(5);
-  ex.set_input(0, inputs.back());
-  ex.run();
   const measure::OutputComparison c =
-      measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], measure::kHalfNetworkTolerance);
+      compare_with_interpreter(std::move(built), model, 5, measure::kHalfNetworkTolerance);
   EXPECT_TRUE(c.ok) << c.describe();
 }
 
@@ -221,14 +228,8 @@ TEST(GpuBuild, ConvolutionsAsMatrixProductsOnOpenClAreWithinTheHalfTolerance) {
       build(model, target::Target::parse("opencl"), BuildOptions{.half_storage = true, .implicit_gemm = true});
   const auto [convolutions, products] = convolutions_as_products(built.optimized);
   EXPECT_EQ(products, convolutions);
-  runtime::GpuGraphExecutor ex(std::move(built.artifact), "implicit_gemm");
-  std::vector<runtime::NDArray> inputs;
-  inputs.emplace_back(ex.input_shape(0));
-  inputs.back().fill_random(9);
-  ex.set_input(0, inputs.back());
-  ex.run();
   const measure::OutputComparison c =
-      measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0], measure::kHalfNetworkTolerance);
+      compare_with_interpreter(std::move(built), model, 9, measure::kHalfNetworkTolerance);
   EXPECT_TRUE(c.ok) << c.describe();
 }
 
@@ -249,13 +250,7 @@ TEST(GpuBuild, WinogradConvolutionsOnOpenClEqualTheInterpreter) {
   int named = 0;
   for (const KernelSummary& k : built.kernels) named += k.name.ends_with("_conv2d_winograd");
   EXPECT_GT(named, 0);
-  runtime::GpuGraphExecutor ex(std::move(built.artifact), "winograd");
-  std::vector<runtime::NDArray> inputs;
-  inputs.emplace_back(ex.input_shape(0));
-  inputs.back().fill_random(4);
-  ex.set_input(0, inputs.back());
-  ex.run();
-  const measure::OutputComparison c = measure::compare_output(ex.get_output(0), graph::interpret(model, inputs)[0]);
+  const measure::OutputComparison c = compare_with_interpreter(std::move(built), model, 4, measure::kDefaultTolerance);
   EXPECT_TRUE(c.ok) << c.describe();
 }
 

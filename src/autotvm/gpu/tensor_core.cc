@@ -21,12 +21,18 @@
 
 #include "autoschedule/generate_sketches.h"
 #include "autoschedule/gpu_sketch_rules.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "autotvm/gpu/gpu_templates.h"
 #include "tessera/error.h"
 
 namespace tessera::autotvm::gpu {
 
 namespace {
+
+Error no_tiling(const ops::Workload& w, const target::Target& target, const std::string& who) {
+  return Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
+               " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
+}
 
 autoschedule::Sketch tensor_core_sketch(const ops::Workload& w, const target::Target& target, const std::string& who) {
   for (autoschedule::Sketch& s : autoschedule::generate_sketches(w.dag, autoschedule::SketchContext{target, 1}))
@@ -35,8 +41,7 @@ autoschedule::Sketch tensor_core_sketch(const ops::Workload& w, const target::Ta
         throw Error(who + ": the tensor-core sketch has choices the template does not name");
       return std::move(s);
     }
-  throw Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
-              " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
+  throw no_tiling(w, target, who);
 }
 
 // The knob of each tile slot: the rows, the columns, the reduction (any
@@ -57,34 +62,20 @@ std::string unroll_knob(size_t site) {
 }
 std::string vectorize_knob(size_t site) { return "vectorize_fetch_" + std::to_string(site); }
 
-// The largest of `choices` that divides `extent` (1 divides every extent).
-int64_t largest_dividing(int64_t extent, std::initializer_list<int64_t> choices) {
-  for (int64_t c : choices)
-    if (extent % c == 0) return c;
-  return 1;
-}
-
-// Without a record: 2 x 2 warps (128 threads) where the tiles allow, each
-// warp 2 x 2 fragments (a block's tile 64 x 64), the reduction staged 32
-// deep a step (16 KB of shared memory for the block's outputs, 8 KB for
-// the operands), a step's multiplications unrolled (auto_unroll_max_step
-// 64: a step's 8 of them, not the steps; unrolling those too, 512, gave
-// NVRTC 70 to 170 KB of source a kernel, and ResNet-18 in half took 90 s
-// to compile instead of 3).
-nlohmann::json fallback_of(const autoschedule::Sketch& s, const std::vector<std::string>& knobs) {
+// The knobs' values of a sketch's numbers (a split lists the outer loop's
+// length first, then the sketch's inner lengths).
+nlohmann::json knobs_of(const autoschedule::Sketch& s, const autoschedule::SketchParams& p,
+                        const std::vector<std::string>& knobs) {
   nlohmann::json f = nlohmann::json::object();
   for (size_t i = 0; i < s.tiles.size(); ++i) {
-    const autoschedule::TileSlot& slot = s.tiles[i];
-    if (slot.reduce) {
-      const int64_t chunk = largest_dividing(slot.extent, {2});
-      f[knobs[i]] = {slot.extent / chunk, chunk};
-    } else if (slot.lengths == 2) {
-      const int64_t warps = largest_dividing(slot.extent, {2});
-      const int64_t fragments = largest_dividing(slot.extent / warps, {2});
-      f[knobs[i]] = {slot.extent / warps / fragments, warps, fragments};
-    }
+    int64_t inner = 1;
+    for (int64_t length : p.tiles[i]) inner *= length;
+    std::vector<int64_t> split = {s.tiles[i].extent / inner};
+    split.insert(split.end(), p.tiles[i].begin(), p.tiles[i].end());
+    f[knobs[i]] = split;
   }
-  if (!s.unroll.empty()) f[unroll_knob(0)] = 64;
+  for (size_t i = 0; i < p.unroll.size(); ++i) f[unroll_knob(i)] = p.unroll[i];
+  for (size_t i = 0; i < p.vectorize.size(); ++i) f[vectorize_knob(i)] = p.vectorize[i];
   return f;
 }
 
@@ -95,7 +86,9 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
   t.matches = [op](const std::string& o, const ops::OpArgs& a) { return o == op && a.dtype == "float16"; };
   t.declare = [](const ops::OpArgs& args, const target::Target&) { return args; };
   t.define_space = [name](const ops::Workload& w, const target::Target& target) {
-    const autoschedule::Sketch sketch = tensor_core_sketch(w, target, name);
+    const std::optional<autoschedule::TensorCoreFallback> fallback = autoschedule::tensor_core_fallback(w.dag, target);
+    if (!fallback) throw no_tiling(w, target, name);
+    const autoschedule::Sketch& sketch = fallback->sketch;
     const std::vector<std::string> knobs = tile_knobs(sketch);
     ConfigSpace s;
     for (size_t i = 0; i < sketch.tiles.size(); ++i)
@@ -106,7 +99,8 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
       s.define_knob(unroll_knob(i), values);
     }
     for (size_t i = 0; i < sketch.vectorize.size(); ++i) s.define_knob(vectorize_knob(i), {0, 1});
-    s.set_fallback(fallback_of(sketch, knobs));
+    // Without a record: the numbers a build runs untuned (autoschedule/tensor_core_fallback.h).
+    s.set_fallback(knobs_of(sketch, fallback->params, knobs));
     return s;
   };
   t.apply = [name](const ops::Workload& w, const target::Target& target, const ConfigEntity& c) {
@@ -135,36 +129,6 @@ Template batch_matmul_tensor_core_template() {
 
 Template conv2d_nchw_implicit_gemm_tensor_core_template() {
   return tensor_core_template("conv2d_nchw_implicit_gemm_tensorcore.cuda", "conv2d_nchw_implicit_gemm");
-}
-
-bool is_tensor_core_template(const std::string& template_name) {
-  return template_name == "dense_tensorcore.cuda" || template_name == "batch_matmul_tensorcore.cuda" ||
-         template_name == "conv2d_nchw_implicit_gemm_tensorcore.cuda";
-}
-
-TensorCoreFallbackShape tensor_core_fallback_shape(const Task& task) {
-  const ConfigEntity fallback = task.space.fallback();
-  TensorCoreFallbackShape shape{1, 16};  // tile_k counts the reduction in 16-deep tiles
-  for (const Knob& knob : task.space.knobs()) {
-    if (knob.kind != KnobKind::Split) continue;
-    const std::vector<int64_t> split = fallback.split(knob.name);
-    if (knob.name == "tile_k") {
-      for (int64_t part : split) shape.reduce *= part;
-    } else {
-      shape.blocks *= split.front();
-    }
-  }
-  // A batched product's blocks run along its batch too (its block loop fuses it).
-  const std::vector<int64_t>& out = task.workload.dag.outputs()[0]->shape;
-  if (task.op == "batch_matmul")
-    for (size_t d = 0; d + 2 < out.size(); ++d) shape.blocks *= out[d];
-  return shape;
-}
-
-bool tensor_core_fallback_pays(const Task& task) {
-  const TensorCoreFallbackShape shape = tensor_core_fallback_shape(task);
-  return shape.blocks >= schedule::kSplitReductionBlocks || shape.reduce <= kShortTensorCoreReduce ||
-         (shape.blocks >= kTensorCoreWaveBlocks && shape.reduce <= kMediumTensorCoreReduce);
 }
 
 }  // namespace tessera::autotvm::gpu

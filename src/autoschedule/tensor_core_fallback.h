@@ -1,0 +1,55 @@
+#pragma once
+// A half matrix product's tensor-core sketch (gpu_sketch_rules.h,
+// TensorCoreTiling) with the numbers used where no record chose them: the
+// tensor-core templates' fallback configuration, and the schedule a build
+// runs untuned where it is faster than the hand-written CUDA-core tiles (so
+// that the auto-scheduler, which measures the untuned schedule first, never
+// records a kernel slower than the build would run it).
+#include <optional>
+
+#include "autoschedule/sketch.h"
+#include "target/target.h"
+
+namespace tessera::autoschedule {
+
+// 2 x 2 warps (128 threads) where the tiles allow, each warp 2 x 2
+// fragments (a block's tile 64 x 64), the reduction staged 32 deep a step
+// (16 KB of shared memory for the block's outputs, 8 KB for the operands),
+// a step's multiplications unrolled (auto_unroll_max_step 64: a step's 8 of
+// them, not the steps; unrolling those too, 512, gave NVRTC 70 to 170 KB of
+// source a kernel, and ResNet-18 in half took 90 s to compile instead of 3).
+struct TensorCoreFallback {
+  Sketch sketch;
+  SketchParams params;
+  int64_t blocks = 0;  // the grid's blocks
+  int64_t reduce = 0;  // the products each output adds, in the 16-multiple the tiles cover
+};
+// Nothing when `dag`'s product takes no tensor cores on `target` (CUDA
+// sm_80+, fp16 operands, sides in multiples of 16: TensorCoreTiling's
+// condition).
+std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag, const target::Target& target);
+
+// Whether the fallback runs faster untuned than the hand-written CUDA-core
+// tiles. It has no split-K: with few blocks, each reduces its whole K
+// serially, a step at a time. So: when its blocks fill the GPU (at least
+// schedule::kSplitReductionBlocks), or the reduction is short (at most
+// kShortTensorCoreReduce products, where the CUDA-core tiles' staging
+// outweighs their arithmetic), or there is a block per multiprocessor
+// (kTensorCoreWaveBlocks) and a reduction of at most
+// kMediumTensorCoreReduce. Fitted to every kernel of ResNet-18/50 and
+// MobileNet-v2 at batch 1 and 16 measured both ways on an H200 (2026-11-28,
+// bench/gpu/untuned_check.sh): the networks' kernels then take 1.00-1.02x
+// the time of the faster side of each kernel (MobileNet-v2 at batch 1:
+// 1.41x), where all on tensor cores took up to 3.1x (ResNet-18 at batch 1;
+// its layer4 3x3 at 8 blocks, K = 4608, 12x the CUDA-core time) and all on
+// CUDA cores up to 2.1x (ResNet-50 at batch 16).
+inline constexpr int64_t kShortTensorCoreReduce = 256;
+inline constexpr int64_t kTensorCoreWaveBlocks = 132;
+inline constexpr int64_t kMediumTensorCoreReduce = 1024;
+bool tensor_core_fallback_pays(const TensorCoreFallback& fallback);
+
+// The schedule of `dag` without a record: the tensor-core fallback where it
+// pays, else the hand-written one (tir/hand_written_schedule.h).
+schedule::Trace untuned_schedule(const ir::ComputeDAG& dag, const target::Target& target);
+
+}  // namespace tessera::autoschedule
