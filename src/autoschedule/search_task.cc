@@ -8,11 +8,11 @@
 #include <limits>
 #include <ostream>
 
-#include "target/target.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "records/log_file.h"
 #include "records/target_match.h"
+#include "target/target.h"
 #include "tessera/error.h"
-#include "autoschedule/tensor_core_fallback.h"
 
 namespace tessera::autoschedule {
 

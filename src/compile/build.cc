@@ -303,22 +303,25 @@ bool implicit_gemm_convolutions(const target::Target& target, bool half_storage)
   return half_storage && target.kind == "cuda" && target.gpu.arch >= 80;
 }
 
-bool implicit_gemm_of(const BuildOptions& options, const target::Target& target) {
-  return options.implicit_gemm.value_or(implicit_gemm_convolutions(target, options.half_storage));
+graph::ImplicitGemmChoice implicit_gemm_of(const BuildOptions& options, const target::Target& target) {
+  if (options.implicit_gemm) return *options.implicit_gemm;
+  if (implicit_gemm_convolutions(target, options.half_storage)) return true;
+  if (target.kind == "cuda") return graph::ImplicitGemmChoice::where(kImplicitGemmMinPositions, kImplicitGemmMinImage);
+  return false;
 }
 
 int int8_weight_limit(const target::Target& target) { return target.byte_dot == "pmaddubsw" ? 64 : 127; }
 
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks, bool winograd,
-                                 bool keep_layout, bool implicit_gemm, bool gpu_winograd) {
+                                 bool keep_layout, const graph::ImplicitGemmChoice& implicit_gemm, bool gpu_winograd) {
   graph::PassOptions options;
   // A GPU's kernels read the model's own layout (its threads, not vector
   // lanes, cover the channels): Winograd there only where asked (gpu_winograd).
   options.block = keep_layout || target.is_gpu() ? 0 : target.vector_lanes();
   options.conv_blocks = conv_blocks;
   options.winograd = winograd && !target.is_gpu();
-  options.implicit_gemm = implicit_gemm && target.is_gpu();
+  if (target.is_gpu()) options.implicit_gemm = implicit_gemm;
   options.nchw_winograd = gpu_winograd && target.is_gpu();
   options.int8_weight_limit = int8_weight_limit(target);
   return graph::optimize(model, options);

@@ -58,8 +58,8 @@ struct BuildOptions {
   // the network's inputs and outputs stay float32.
   bool half_storage = false;
   // Ungrouped NCHW convolutions computed as one matrix product each
-  // (ops/conv2d_implicit_gemm.h), whose tiles tensor cores run; unset:
-  // implicit_gemm_convolutions(target, half_storage).
+  // (ops/conv2d_implicit_gemm.h), all or none; unset: the target's choice
+  // (implicit_gemm_of).
   std::optional<bool> implicit_gemm;
   // A GPU target's 3x3 convolutions as Winograd in NCHW (graph::
   // choose_nchw_winograd; --convolutions winograd). Off by default: the
@@ -74,10 +74,22 @@ struct BuildOptions {
   bool untuned_tensor_cores = true;
 };
 
-// Where convolutions run as matrix products by default: half storage on a
-// CUDA GPU with tensor cores (sm_80 and later).
+// Where every convolution runs as a matrix product by default: half
+// storage on a CUDA GPU with tensor cores (sm_80 and later), whose tiles
+// they run.
 bool implicit_gemm_convolutions(const target::Target& target, bool half_storage);
-bool implicit_gemm_of(const BuildOptions& options, const target::Target& target);
+// Elsewhere on CUDA, the convolutions of at least kImplicitGemmMinPositions
+// output positions over images of at least kImplicitGemmMinImage: the
+// product's 64 x 64 tiles on CUDA cores ran ResNet-18/50's convolutions at
+// batch 16 from 56 x 56 to 14 x 14 in 0.18-0.74x the direct kernels' time,
+// at 7 x 7 in 1.3-3.3x, at batch 1 in 0.58-0.88x at 56 x 56 and 1.05-2.5x
+// at 28 x 28 and 14 x 14 (H200, 2026-11-28: the half networks' CUDA-core
+// products against the fp32 direct kernels, bench/gpu/results/
+// h200-2026-11-28/; both compute in fp32).
+inline constexpr int64_t kImplicitGemmMinPositions = 3136;  // 56 x 56, or 16 images of 14 x 14
+inline constexpr int64_t kImplicitGemmMinImage = 196;       // 14 x 14
+// BuildOptions::implicit_gemm when set (all or none), else the above.
+graph::ImplicitGemmChoice implicit_gemm_of(const BuildOptions& options, const target::Target& target);
 
 // Half storage runs on GPU targets: throws tessera::Error in one line for a
 // CPU target (an operator's --dtype float16 and a network's alike).
@@ -99,8 +111,8 @@ int int8_weight_limit(const target::Target& target);
 // the graph build() compiles and extract_tasks reads.
 graph::Graph optimize_for_target(const graph::Graph& model, const target::Target& target,
                                  const std::map<std::string, graph::ConvBlocks>& conv_blocks = {},
-                                 bool winograd = true, bool keep_layout = false, bool implicit_gemm = false,
-                                 bool gpu_winograd = false);
+                                 bool winograd = true, bool keep_layout = false,
+                                 const graph::ImplicitGemmChoice& implicit_gemm = false, bool gpu_winograd = false);
 
 // Throws tessera::Error naming the node when a kernel cannot be made for it.
 BuildResult build(const graph::Graph& model, const target::Target& target, const BuildOptions& options = {});

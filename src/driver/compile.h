@@ -42,8 +42,9 @@ struct CompileOptions {
   // --dtype: "float32", or "float16" on a GPU target (build::BuildOptions::half_storage).
   std::string dtype = "float32";
   // --convolutions: "auto" (as one matrix product each where tensor cores
-  // run them: half storage on CUDA sm_80+; Winograd for 3x3 on CPUs),
-  // "direct", "implicit-gemm" or "winograd" (apply_convolutions).
+  // run them, half storage on CUDA sm_80+, and the large ones elsewhere on
+  // CUDA: build::implicit_gemm_of; Winograd for 3x3 on CPUs), "direct",
+  // "implicit-gemm" or "winograd" (apply_convolutions).
   std::string convolutions = "auto";
   // build::BuildOptions::untuned_tensor_cores: half products without a
   // record on tensor cores where that pays (autoschedule/tensor_core_fallback.h).

@@ -40,9 +40,11 @@ bool ungrouped_nchw(const ops::Conv2dAttrs& a) {
 
 }  // namespace
 
-Graph choose_implicit_gemm(const Graph& g) {
-  return rewrite_convolutions(g, [](const Node&, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
+Graph choose_implicit_gemm(const Graph& g, const ImplicitGemmChoice& choice) {
+  return rewrite_convolutions(g, [&](const Node& n, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
     if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0) return std::nullopt;
+    const Shape& out = n.type.shape;  // N, F, OH, OW
+    if (out[2] * out[3] < choice.min_image || out[0] * out[2] * out[3] < choice.min_positions) return std::nullopt;
     a.implicit_gemm = true;
     return a;
   });

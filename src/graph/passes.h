@@ -103,19 +103,35 @@ Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::stri
 // of a transform is one transform.
 Graph cancel_layout_transforms(const Graph& graph);
 
+// Which convolutions choose_implicit_gemm computes as one matrix product:
+// none, every ungrouped NCHW one (from true), or those of at least
+// `min_positions` output positions (images x rows x columns) over images of
+// at least `min_image` positions (rows x columns).
+struct ImplicitGemmChoice {
+  bool on = false;
+  int64_t min_positions = 0, min_image = 0;
+  ImplicitGemmChoice(bool all = false) : on(all) {}  // NOLINT: a bool says all or none
+  static ImplicitGemmChoice where(int64_t min_positions, int64_t min_image) {
+    ImplicitGemmChoice c(true);
+    c.min_positions = min_positions;
+    c.min_image = min_image;
+    return c;
+  }
+};
+
 struct PassOptions {
   int64_t block = 8;                              // convert_layout's channel block; 0 leaves layouts as they are
   std::map<std::string, ConvBlocks> conv_blocks;  // convert_layout's per-convolution choices
   bool fold_batch_norm = true;
   bool winograd = true;  // convert_layout marks the 3x3 convolutions worth running as Winograd
-  bool implicit_gemm = false;  // choose_implicit_gemm: a GPU's tensor cores run the convolutions
+  ImplicitGemmChoice implicit_gemm;  // choose_implicit_gemm's convolutions (GPU targets)
   bool nchw_winograd = false;  // choose_nchw_winograd: a GPU runs the 3x3 convolutions as Winograd
   int int8_weight_limit = 127;  // convert_layout's limit for blocking int8 convolutions
 };
 
-// The ungrouped NCHW convolutions computed as one matrix product each
-// (Conv2dAttrs::implicit_gemm).
-Graph choose_implicit_gemm(const Graph& graph);
+// The ungrouped NCHW convolutions `choice` names computed as one matrix
+// product each (Conv2dAttrs::implicit_gemm).
+Graph choose_implicit_gemm(const Graph& graph, const ImplicitGemmChoice& choice = true);
 // The NCHW convolutions winograd_tile_for picks (not those computed as a
 // matrix product) marked to run as Winograd in NCHW (ops/winograd.h), as a
 // GPU runs them: convert_layout's mark for a model that keeps its layout.

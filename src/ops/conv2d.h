@@ -32,8 +32,8 @@ struct Conv2dAttrs {
   // weight stays OIHW<i>i<o>o; compile transforms it.
   int64_t winograd_tile = 0;
   // An ungrouped NCHW convolution computed as one matrix product (ops/
-  // conv2d_implicit_gemm.h), which tensor cores run: a GPU network in half
-  // storage chooses it (graph::implicit_gemm_convolutions).
+  // conv2d_implicit_gemm.h), which tensor cores run: a CUDA network chooses
+  // it (build::implicit_gemm_of).
   bool implicit_gemm = false;
 
   // The same stride, padding and dilation on both axes and all sides.

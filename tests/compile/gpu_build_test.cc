@@ -9,6 +9,7 @@
 #include "compile/build.h"
 #include "driver/compile.h"
 #include "graph/interpreter.h"
+#include "graph/model_source.h"
 #include "graph/zoo.h"
 #include "measure/kernel_args.h"
 #include "network_check.h"
@@ -140,6 +141,26 @@ TEST(GpuBuild, HalfStorageCompilesWithNvrtcForAmpereAndHopper) {
   EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_75"), true));
   EXPECT_TRUE(implicit_gemm_convolutions(target::Target::parse("cuda -arch=sm_90"), true));
   EXPECT_FALSE(implicit_gemm_convolutions(target::Target::parse("opencl"), true));
+}
+
+// In fp32 on CUDA the large convolutions run as one product each on CUDA
+// cores (implicit_gemm_of: at least 3136 output positions over images of at
+// least 14 x 14): ResNet-18 at batch 1 its stem and layer1 (5 of 20), at
+// batch 16 all but layer4's 7 x 7 ones (15); none on OpenCL, nor with
+// --convolutions direct; all with implicit-gemm.
+TEST(GpuBuild, FloatConvolutionsOnCudaRunAsProductsWhereTheyAreLarge) {
+  const target::Target cuda = target::Target::parse("cuda -arch=sm_90");
+  auto products_at = [](int64_t batch, const target::Target& target, const BuildOptions& options) {
+    graph::ModelOptions model;
+    model.batch = batch;
+    return convolutions_as_products(optimize_for_target(graph::load_model("resnet-18", model), target, {}, true, false,
+                                                        implicit_gemm_of(options, target)));
+  };
+  EXPECT_EQ(products_at(1, cuda, {}), std::make_pair(20, 5));
+  EXPECT_EQ(products_at(16, cuda, {}), std::make_pair(20, 15));
+  EXPECT_EQ(products_at(16, target::Target::parse("opencl"), {}).second, 0);
+  EXPECT_EQ(products_at(16, cuda, {.implicit_gemm = false}).second, 0);
+  EXPECT_EQ(products_at(1, cuda, {.implicit_gemm = true}).second, 20);
 }
 
 int kernels_on_tensor_cores(const BuildResult& built) {
