@@ -94,8 +94,9 @@ bool is_matmul(const ir::Tensor& t) {
 // (A copy into another layout, attrs "layout_copy", is computed: it exists so
 // that its reader's neighbouring threads read neighbouring elements.
 // Attention's keys transposed: inlined, a warp of the scores' kernel read 32
-// keys a head's width apart, 32 transactions a load, 0.8 ms a layer of
-// BERT-base at batch 16.)
+// keys a head's width apart, 32 transactions a load; by that count about
+// 0.8 ms a layer of BERT-base at batch 16, where the H200 took 0.96 ms for
+// the whole attention.)
 bool inlined_by_default(const ir::ComputeDAG& dag, const ir::Tensor& t) {
   return !t->is_placeholder() && !t->is_reduction() && !is_output(dag, t) && !t->attrs.count("kept_whole") &&
          !t->attrs.count("layout_copy");
