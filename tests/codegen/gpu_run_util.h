@@ -63,4 +63,21 @@ inline GpuRun run_half_against_reference(const ops::Workload& w, const tir::Lowe
   return {ops::test::max_relative_error(got, want), function.code().source};
 }
 
+// Each kernel of CUDA C source holding several, from its signature to its
+// closing brace (the text between kernels, preludes too, left out).
+inline std::vector<std::string> kernel_sources(const std::string& code) {
+  std::vector<std::string> kernels;
+  for (size_t at = code.find("__global__"); at != std::string::npos; at = code.find("__global__", at + 1)) {
+    const size_t end = code.find("\n}\n", at);
+    kernels.push_back(code.substr(at, end == std::string::npos ? std::string::npos : end + 3 - at));
+  }
+  return kernels;
+}
+
+// The buffer a kernel writes: its signature's last parameter.
+inline std::string written_buffer(const std::string& kernel) {
+  const size_t close = kernel.find(") {"), space = kernel.rfind(' ', close);
+  return kernel.substr(space + 1, close - space - 1);
+}
+
 }  // namespace tessera::codegen::test

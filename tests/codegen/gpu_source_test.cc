@@ -320,15 +320,8 @@ TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
                         [&](const std::vector<const float*>& in, float* out) { op.reference(call, in, out); }};
   const schedule::Trace trace = schedule::gpu_default_schedule(w.dag, 1024);
   const GpuSource cuda = emit_gpu_source(lowered(w, trace), {}, GpuDialect::Cuda);
-  // Each kernel's text by the buffer it writes, its signature's last.
-  std::map<std::string, std::string> kernel_writing;
-  for (size_t at = cuda.code.find("__global__"); at != std::string::npos;) {
-    const size_t next = cuda.code.find("__global__", at + 1);
-    const std::string kernel = cuda.code.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    const size_t close = kernel.find(") {");
-    kernel_writing[kernel.substr(kernel.rfind(' ', close) + 1, close - kernel.rfind(' ', close) - 1)] = kernel;
-    at = next;
-  }
+  std::map<std::string, std::string> kernel_writing;  // each kernel by the buffer it writes
+  for (const std::string& kernel : test::kernel_sources(cuda.code)) kernel_writing[test::written_buffer(kernel)] = kernel;
   ASSERT_TRUE(kernel_writing.count("T_attention_p")) << cuda.code;
   ASSERT_TRUE(kernel_writing.count("T_attention_values")) << cuda.code;
   EXPECT_NE(kernel_writing["T_attention_p"].find("expf("), std::string::npos);

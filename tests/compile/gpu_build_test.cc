@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "../codegen/gpu_run_util.h"
 #include "codegen/nvrtc_compiler.h"
 #include "compile/build.h"
 #include "driver/compile.h"
@@ -164,13 +165,9 @@ TEST(GpuBuild, FloatConvolutionsOnCudaRunAsProductsWhereTheyAreLarge) {
 }
 
 int kernels_on_tensor_cores(const BuildResult& built) {
-  const std::string& source = built.artifact.gpu->source;
   int count = 0;
-  for (size_t at = source.find("__global__"); at != std::string::npos;) {
-    const size_t next = source.find("__global__", at + 1);
-    count += source.substr(at, next - at).find("tsr_tc_mma(") != std::string::npos;
-    at = next;
-  }
+  for (const std::string& kernel : codegen::test::kernel_sources(built.artifact.gpu->source))
+    count += kernel.find("tsr_tc_mma(") != std::string::npos;
   return count;
 }
 

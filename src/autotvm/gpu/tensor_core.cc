@@ -17,10 +17,9 @@
 // refuses it and the task takes the plain GPU template (autotvm/task.h).
 // Configs whose block holds too many threads or shared bytes are the GPU
 // verifier's build errors, as in every GPU template.
-#include <initializer_list>
+#include <optional>
 
-#include "autoschedule/generate_sketches.h"
-#include "autoschedule/gpu_sketch_rules.h"
+#include "autoschedule/sketch.h"
 #include "autoschedule/tensor_core_fallback.h"
 #include "autotvm/gpu/gpu_templates.h"
 #include "tessera/error.h"
@@ -29,19 +28,18 @@ namespace tessera::autotvm::gpu {
 
 namespace {
 
-Error no_tiling(const ops::Workload& w, const target::Target& target, const std::string& who) {
-  return Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
-               " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
-}
-
-autoschedule::Sketch tensor_core_sketch(const ops::Workload& w, const target::Target& target, const std::string& who) {
-  for (autoschedule::Sketch& s : autoschedule::generate_sketches(w.dag, autoschedule::SketchContext{target, 1}))
-    if (autoschedule::is_tensor_core_sketch(s)) {
-      if (!s.parallel.empty() || !s.locations.empty())
-        throw Error(who + ": the tensor-core sketch has choices the template does not name");
-      return std::move(s);
-    }
-  throw no_tiling(w, target, who);
+// The task's tensor-core sketch with its untuned numbers
+// (autoschedule/tensor_core_fallback.h): what both the space and a config
+// start from.
+autoschedule::TensorCoreFallback tensor_core_fallback_of(const ops::Workload& w, const target::Target& target,
+                                                        const std::string& who) {
+  std::optional<autoschedule::TensorCoreFallback> f = autoschedule::tensor_core_fallback(w.dag, target);
+  if (!f)
+    throw Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
+                " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
+  if (!f->sketch.parallel.empty() || !f->sketch.locations.empty())
+    throw Error(who + ": the tensor-core sketch has choices the template does not name");
+  return std::move(*f);
 }
 
 // The knob of each tile slot: the rows, the columns, the reduction (any
@@ -86,9 +84,8 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
   t.matches = [op](const std::string& o, const ops::OpArgs& a) { return o == op && a.dtype == "float16"; };
   t.declare = [](const ops::OpArgs& args, const target::Target&) { return args; };
   t.define_space = [name](const ops::Workload& w, const target::Target& target) {
-    const std::optional<autoschedule::TensorCoreFallback> fallback = autoschedule::tensor_core_fallback(w.dag, target);
-    if (!fallback) throw no_tiling(w, target, name);
-    const autoschedule::Sketch& sketch = fallback->sketch;
+    const autoschedule::TensorCoreFallback fallback = tensor_core_fallback_of(w, target, name);
+    const autoschedule::Sketch& sketch = fallback.sketch;
     const std::vector<std::string> knobs = tile_knobs(sketch);
     ConfigSpace s;
     for (size_t i = 0; i < sketch.tiles.size(); ++i)
@@ -100,11 +97,11 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
     }
     for (size_t i = 0; i < sketch.vectorize.size(); ++i) s.define_knob(vectorize_knob(i), {0, 1});
     // Without a record: the numbers a build runs untuned (autoschedule/tensor_core_fallback.h).
-    s.set_fallback(knobs_of(sketch, fallback->params, knobs));
+    s.set_fallback(knobs_of(sketch, fallback.params, knobs));
     return s;
   };
   t.apply = [name](const ops::Workload& w, const target::Target& target, const ConfigEntity& c) {
-    const autoschedule::Sketch sketch = tensor_core_sketch(w, target, name);
+    const autoschedule::Sketch sketch = tensor_core_fallback_of(w, target, name).sketch;
     const std::vector<std::string> knobs = tile_knobs(sketch);
     autoschedule::SketchParams p;
     for (size_t i = 0; i < sketch.tiles.size(); ++i) {
