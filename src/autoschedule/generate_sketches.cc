@@ -3,7 +3,6 @@
 #include "autoschedule/cpu_sketch_rules.h"
 #include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/stage_analysis.h"
-#include "schedule/gpu_schedule.h"
 #include "schedule/iter_names.h"
 
 namespace tessera::autoschedule {
@@ -36,27 +35,6 @@ void add_plain_sites(SketchBuilder& b, int stage) {
   }
   if (!outer.empty()) b.sites().parallel.push_back({name, outer});
   if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, b.stage(stage).iters.front().name});
-}
-
-// The plain GPU stage: one output element per thread, in blocks as the
-// hand-written schedule makes them (schedule::gpu_block_threads).
-void add_plain_gpu_steps(SketchBuilder& b, int stage, int max_threads) {
-  const schedule::Stage& s = b.stage(stage);
-  if (s.location != Location::Root) return;
-  const std::string name = s.name();
-  std::vector<std::string> spatial;
-  int64_t elements = 1;
-  for (const auto& it : s.iters) {
-    if (it.kind != ir::IterKind::Spatial) break;
-    spatial.push_back(it.name);
-    elements *= it.extent;
-  }
-  if (spatial.empty()) return;
-  const std::string all = b.fuse(name, spatial);
-  b.add(schedule::SplitStep{name, all, {schedule::gpu_block_threads(elements, max_threads)}});
-  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 0), schedule::Annotation::BlockX});
-  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 1), schedule::Annotation::ThreadX});
-  if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, schedule::split_part(all, 0)});
 }
 
 // Root or inside one of the consumer's outer spatial loops (not its innermost
@@ -92,7 +70,7 @@ Sketch finish(SketchBuilder b, const SketchContext& ctx) {
   const int n = static_cast<int>(b.state().stages().size());
   if (ctx.target.is_gpu()) {
     for (int i = 0; i < n; ++i)
-      if (!b.structured(b.stage(i).name())) add_plain_gpu_steps(b, i, ctx.target.gpu.max_threads_per_block);
+      if (!b.structured(b.stage(i).name())) add_plain_gpu_stage(b, i, ctx.target.gpu.max_threads_per_block);
     return b.sketch();
   }
   for (int i = 0; i < n; ++i)

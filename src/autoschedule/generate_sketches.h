@@ -15,9 +15,7 @@ inline constexpr size_t kMaxSketches = 64;
 // On a CPU: its innermost spatial axis split for vectors, its outer spatial
 // loops parallel, an unroll pragma when it reduces, and, for a stage with
 // one consumer, the consumer's outer loops as places to compute it. On a
-// GPU (the plain GPU stage): a root stage's spatial loops fused and split
-// into blocks of whole warps (up to 256 threads, the target's limit), one
-// output element per thread, an unroll pragma when it reduces.
+// GPU: the plain GPU stage (sketch_rule.h, add_plain_gpu_stage).
 std::vector<Sketch> generate_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx, const SketchRules& rules);
 // With the target's rules: gpu_sketch_rules() for cuda and opencl, else
 // cpu_sketch_rules().

@@ -49,8 +49,9 @@ std::vector<std::pair<SketchBuilder, int>> CrossThreadReduction::apply(const Ske
 
 namespace {
 
-// What TensorCoreTiling notes in a sketch's rules (is_tensor_core_sketch reads it).
+// What TensorCoreTiling and SplitK note in a sketch's rules (is_tensor_core_sketch, is_split_k_sketch read it).
 constexpr const char* kTensorCoreTilingNote = "tensor-core tiling";
+constexpr const char* kSplitKNote = "split-K";
 
 // Threads of a warp: a tensor-core block's x extent.
 constexpr int64_t kWarpLanes = 32;
@@ -107,9 +108,19 @@ struct TileWriter {
   int writer = -1;
   int images = -1;
 };
+// Whether `stage` holds a split reduction's partial sums (SplitK): its one
+// reader is the stage it was factored out of, which adds them.
+bool partial_sums(const schedule::State& state, int stage) {
+  const auto readers = consumers(state, stage);
+  return readers.size() == 1 &&
+         schedule::rfactor_name(state.stages()[readers[0]].name()) == state.stages()[stage].name();
+}
+
 TileWriter tile_writer(const schedule::State& state, int stage) {
   const auto& stages = state.stages();
   const ir::Tensor& product = stages[stage].tensor;
+  // Partial sums are written out whole, for the stage that adds them.
+  if (partial_sums(state, stage)) return {stage, -1};
   if (product->tag != "conv2d_nchw_gemm") {
     const int consumer = elementwise_matched_consumer(state, stage);
     return {consumer >= 0 ? consumer : stage, -1};
@@ -293,6 +304,54 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   return {{std::move(n), stage - 1}};
 }
 
+std::vector<int64_t> split_k_ranges(int64_t extent, int64_t reduce) {
+  int64_t most = 1;
+  for (int64_t ranges = 2; ranges <= schedule::kMaxReductionSplit; ranges *= 2)
+    if (extent % ranges == 0 && reduce / ranges >= schedule::kMinPartialReduce) most = ranges;
+  std::vector<int64_t> out;
+  if (most >= 2) out.push_back(most);
+  if (most / 4 >= 2) out.push_back(most / 4);
+  return out;
+}
+
+SketchRule::Condition SplitK::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
+  const auto& state = b.state();
+  const schedule::Stage& s = b.stage(stage);
+  // (An accumulator is its stage after AddCacheWrite: split once, from the stage itself.)
+  if (!needs_multi_level_tiling(state, stage) || !untouched(s) || schedule::is_cache_write_local(*s.tensor) ||
+      partial_sums(state, stage) || spatial_length(state, stage) >= kSplitKMaxOutputs)
+    return Condition::Pass;
+  if (split_k_ranges(s.tensor->reduce_axes[0].extent, reduce_length(state, stage)).empty()) return Condition::Pass;
+  const TileWriter w = tile_writer(state, stage);
+  if (w.writer < 0 || (w.writer != stage && !untouched(state.stages()[w.writer]))) return Condition::Pass;
+  return Condition::Apply;
+}
+
+std::vector<std::pair<SketchBuilder, int>> SplitK::apply(const SketchContext& ctx, const SketchBuilder& b,
+                                                         int stage) const {
+  const schedule::Stage& s = b.stage(stage);
+  const std::string p = s.name(), axis = s.tensor->reduce_axes[0].var.name();
+  const std::string writer = b.stage(tile_writer(b.state(), stage).writer).name();
+  std::vector<std::pair<SketchBuilder, int>> out;
+  for (int64_t ranges : split_k_ranges(s.tensor->reduce_axes[0].extent, reduce_length(b.state(), stage))) {
+    SketchBuilder n = b;
+    n.add(schedule::RfactorStep{p, axis, ranges, /*by_range=*/true});
+    // The stage now adds the partial sums (the stage before it), in the
+    // writer's threads; a stage written out by itself is the plain GPU stage.
+    if (writer != p) {
+      const std::string thread = add_plain_gpu_stage(n, n.state().stage_index(writer), ctx.target.gpu.max_threads_per_block);
+      n.add(schedule::ComputeAtStep{p, writer, thread});
+      n.sites().unroll.push_back({p, n.stage(n.state().stage_index(p)).iters.front().name});
+      n.mark_structured(writer);
+      n.mark_structured(p);
+    }
+    n.note(p + ": " + kSplitKNote + " into " + std::to_string(ranges) + " ranges of " + axis + ", added in " + writer +
+           "'s threads");
+    out.push_back({std::move(n), stage});  // the partial sums, where the stage was: tiled next
+  }
+  return out;
+}
+
 SketchRule::Condition GpuMultiLevelTiling::condition(const SketchContext&, const SketchBuilder& b, int stage) const {
   const auto& state = b.state();
   if (!needs_multi_level_tiling(state, stage) || !untouched(b.stage(stage))) return Condition::Pass;
@@ -358,11 +417,17 @@ bool is_tensor_core_sketch(const Sketch& sketch) {
   });
 }
 
+bool is_split_k_sketch(const Sketch& sketch) {
+  return std::any_of(sketch.rules.begin(), sketch.rules.end(),
+                     [](const std::string& rule) { return rule.find(kSplitKNote) != std::string::npos; });
+}
+
 SketchRules gpu_sketch_rules() {
   SketchRules rules;
   rules.push_back(std::make_unique<AlwaysInline>());
   rules.push_back(std::make_unique<CrossThreadReduction>());
   rules.push_back(std::make_unique<TensorCoreTiling>());
+  rules.push_back(std::make_unique<SplitK>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<GpuMultiLevelTiling>());
   rules.push_back(std::make_unique<SkipStage>());

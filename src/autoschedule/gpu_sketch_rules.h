@@ -24,11 +24,22 @@
 //     consumer it is fused into) writes out, 32 lanes by the warps.
 //     Blocks are 32 threads along x (a warp's lanes) by the warps along y.
 //     The rules after it derive their sketches too; the search measures both.
-//  4. AddCacheWrite: a stage that needs multi-level tiling and has no
+//  4. SplitK: a stage that needs multi-level tiling, whose outputs are few
+//     enough that its tiles may not fill the GPU (fewer than
+//     kSplitKMaxOutputs) and whose reduction is long, also gets sketches
+//     with its first reduce axis cut into ranges (split-K, a by-range
+//     rfactor; split_k_ranges says how many). The partial sums are a stage
+//     of their own, which the rules after it tile as they would the stage
+//     (on tensor cores too, the ranges a batch); the stage then adds each
+//     output's partial sums in the thread that writes it out (its
+//     elementwise consumer's, or the convolution images'), one output per
+//     thread. The rules after it derive their sketches too: the search
+//     measures split and whole.
+//  5. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (as on CPUs; on a GPU "local" is the thread's registers), which the
 //     next rule tiles inside the copy-out's threads.
-//  5. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
+//  6. GpuMultiLevelTiling: a stage that needs multi-level tiling and has
 //     one elementwise consumer is tiled "SSRRSRS": every spatial axis
 //     split in 4 (block, thread, and two levels in the thread's registers),
 //     every reduce axis in 3, ordered S0 | S1 | R0 R1 S2 R2 S3. The
@@ -38,7 +49,7 @@
 //     fetched cooperatively into shared memory per step of R0: the copy's
 //     loops fused, split by the block's thread count, bound to threadIdx.x,
 //     each thread copying one element or 4 consecutive ones (a choice).
-//  6. SkipStage: anything else keeps its loops; its spatial loops are
+//  7. SkipStage: anything else keeps its loops; its spatial loops are
 //     fused and spread one output element per thread over blocks of whole
 //     warps (generate_sketches.h, the plain GPU stage).
 // The GPU verifier (tir/verify_gpu.h) refuses, before any build, the
@@ -61,6 +72,18 @@ class TensorCoreTiling : public SketchRule {
   std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
 };
 
+inline constexpr int64_t kSplitKMaxOutputs = int64_t{1} << 20;  // 256 blocks of 64 x 64
+class SplitK : public SketchRule {
+ public:
+  std::string name() const override { return "split-k"; }
+  Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
+};
+// The range counts SplitK cuts a reduction of `reduce` products per output
+// into, whose first reduce axis has `extent` iterations: largest first;
+// none when no split keeps kMinPartialReduce products a partial sum.
+std::vector<int64_t> split_k_ranges(int64_t extent, int64_t reduce);
+
 class GpuMultiLevelTiling : public SketchRule {
  public:
   std::string name() const override { return "gpu-multi-level-tiling"; }
@@ -72,5 +95,7 @@ SketchRules gpu_sketch_rules();
 
 // Whether TensorCoreTiling made `sketch` (its product tiled for tensor cores).
 bool is_tensor_core_sketch(const Sketch& sketch);
+// Whether SplitK made `sketch` (a reduction cut into ranges).
+bool is_split_k_sketch(const Sketch& sketch);
 
 }  // namespace tessera::autoschedule

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule/gpu_schedule.h"
 #include "schedule/iter_names.h"
 #include "schedule/trace.h"
 
@@ -77,6 +78,26 @@ std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> 
   std::vector<std::string> out;
   for (const auto& l : lists) out.insert(out.end(), l.begin(), l.end());
   return out;
+}
+
+std::string add_plain_gpu_stage(SketchBuilder& b, int stage, int max_threads) {
+  const schedule::Stage& s = b.stage(stage);
+  if (s.location != schedule::Location::Root) return "";
+  const std::string name = s.name();
+  std::vector<std::string> spatial;
+  int64_t elements = 1;
+  for (const auto& it : s.iters) {
+    if (it.kind != ir::IterKind::Spatial) break;
+    spatial.push_back(it.name);
+    elements *= it.extent;
+  }
+  if (spatial.empty()) return "";
+  const std::string all = b.fuse(name, spatial);
+  b.add(schedule::SplitStep{name, all, {schedule::gpu_block_threads(elements, max_threads)}});
+  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 0), schedule::Annotation::BlockX});
+  b.add(schedule::AnnotateStep{name, schedule::split_part(all, 1), schedule::Annotation::ThreadX});
+  if (s.tensor->is_reduction()) b.sites().unroll.push_back({name, schedule::split_part(all, 0)});
+  return schedule::split_part(all, 1);
 }
 
 }  // namespace tessera::autoschedule

@@ -84,5 +84,11 @@ std::vector<std::string> parts(const std::vector<std::string>& names, size_t par
 // No rule has transformed the stage yet: its loops are the DAG's, at root.
 bool untouched(const schedule::Stage& s);
 std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> lists);
+// The plain GPU stage (generate_sketches.h) of a root stage: its spatial
+// loops fused and split into blocks of whole warps (schedule::gpu_block_threads,
+// as the hand-written schedule makes them), one output element per thread,
+// an unroll site when it reduces. Returns the thread loop ("" when the
+// stage is not at root or has no spatial loop: it is left as it is).
+std::string add_plain_gpu_stage(SketchBuilder& b, int stage, int max_threads);
 
 }  // namespace tessera::autoschedule

@@ -28,7 +28,7 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
                    [](const ir::Tensor& p) { return p->dtype == ir::DType::Float16; }))
     return std::nullopt;
   for (Sketch& sketch : generate_sketches(dag, SketchContext{target, 1})) {
-    if (!is_tensor_core_sketch(sketch)) continue;
+    if (!is_tensor_core_sketch(sketch) || is_split_k_sketch(sketch)) continue;  // the product whole
     TensorCoreFallback f;
     f.blocks = f.reduce = 1;
     for (const TileSlot& slot : sketch.tiles) {

@@ -5,11 +5,13 @@
 // on the OpenCL device (PoCL here) equal to the operator's reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "../codegen/gpu_run_util.h"
 #include "autoschedule/cost_model.h"
 #include "autoschedule/generate_sketches.h"
+#include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/random_annotation.h"
 #include "autoschedule/sketch_policy.h"
 #include "ops/workloads.h"
@@ -169,6 +171,80 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
     EXPECT_GE(ran * 2, tried) << c.name << ": most random annotations should fit a block";
   }
   EXPECT_GT(vectorized_fetches, 0) << "no fetch drew 4-wide copies";
+}
+
+// Split-K: a long reduction of few outputs also gets sketches with its
+// first reduce axis cut into ranges (the most that leave 128 products a
+// partial sum, and a quarter of that), whose partial sums are tiled as the
+// stage would be and added in the writer's threads; every one, randomly
+// annotated, runs on PoCL equal to the reference. Many outputs, or a short
+// reduction, get none.
+TEST(GpuSketchGeneration, LongReductionsOfFewOutputsAlsoGetSplitKSketches) {
+  const SketchContext ctx = opencl();
+  const auto pad1 = ops::Conv2dAttrs::symmetric(1, 1);
+  const ops::Epilogue bias_relu{.bias = true, .relu = true};
+  struct SplitCase {
+    std::string name;
+    ops::Workload workload;
+    std::vector<int64_t> ranges;
+  };
+  const std::vector<SplitCase> split_cases = {
+      // K = 1024: 8 ranges of 128 products, or 2.
+      {"dense_bias_relu", ops::dense_workload({4, 1024}, {48, 1024}, bias_relu), {8, 2}},
+      // 64 channels x 9 taps: 4 ranges of 16 channels (144 products); a quarter of 4 is no split.
+      {"conv2d_nchw_bias_relu", ops::conv2d_nchw_workload({1, 64, 6, 6}, {16, 64, 3, 3}, pad1, bias_relu), {4}},
+      // The convolution as one product: written out by its images' epilogue.
+      {"conv2d_implicit_gemm", ops::conv2d_nchw_implicit_gemm_workload({1, 64, 6, 6}, {16, 64, 3, 3}, pad1, bias_relu),
+       {4}},
+      {"batch_matmul", ops::batch_matmul_workload({2, 12, 512}, {2, 20, 512}), {4}},
+  };
+  EXPECT_EQ(split_k_ranges(4608, 4608), (std::vector<int64_t>{16, 4}));
+  EXPECT_EQ(split_k_ranges(512, 4608), (std::vector<int64_t>{16, 4}));  // channels of a 3 x 3 convolution
+  EXPECT_EQ(split_k_ranges(768, 768), (std::vector<int64_t>{4}));
+  EXPECT_TRUE(split_k_ranges(255, 255).empty());
+  EXPECT_TRUE(split_k_ranges(3, 1 << 20).empty());  // no power of two divides 3
+  const bool opencl_here = runtime::opencl_unavailable_reason().empty();
+  std::mt19937_64 rng(7);
+  for (const SplitCase& c : split_cases) {
+    std::vector<int64_t> ranges;
+    int ran = 0, tried = 0;
+    for (const Sketch& sketch : generate_sketches(c.workload.dag, ctx)) {
+      if (!is_split_k_sketch(sketch)) continue;
+      const std::string text = sketch.print();
+      const size_t at = text.find("split-K into ");
+      ASSERT_NE(at, std::string::npos) << text;
+      ranges.push_back(std::stoll(text.substr(at + 13)));
+      EXPECT_NE(text.find("rfactor"), std::string::npos) << text;
+      for (int k = 0; k < 2 && opencl_here; ++k, ++tried) {
+        const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
+        SCOPED_TRACE(c.name + ": " + trace.dump());
+        const tir::LoweredFunc f = tir::lower(c.workload.dag, trace, c.workload.op);
+        try {
+          tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
+          continue;
+        }
+        // The partial sums are a buffer of their own, which a kernel adds up.
+        EXPECT_GE(tir::split_device_kernels(f).kernels.size(), 2u);
+        EXPECT_NE(tir::to_string(f).find(".rf["), std::string::npos) << tir::to_string(f);
+        const codegen::test::GpuRun run = codegen::test::run_against_reference(c.workload, f, ctx.target, 9);
+        EXPECT_LE(run.max_relative_error, 1e-5) << run.source;
+        ++ran;
+      }
+    }
+    std::sort(ranges.rbegin(), ranges.rend());
+    // Each split once per way the rules after it tile the partial sums.
+    ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+    EXPECT_EQ(ranges, c.ranges) << c.name;
+    EXPECT_GE(ran * 2, tried) << c.name << ": most random annotations should fit a block";
+  }
+  // Short reductions (72 products) and many outputs get none.
+  for (const auto& c : cases())
+    for (const Sketch& sketch : generate_sketches(c.workload.dag, ctx))
+      EXPECT_FALSE(is_split_k_sketch(sketch)) << c.name;
+  const auto wide = ops::dense_workload({1024, 1024}, {1024, 1024});
+  for (const Sketch& sketch : generate_sketches(wide.dag, ctx)) EXPECT_FALSE(is_split_k_sketch(sketch));
 }
 
 // The search hands out only candidates the device can run.

@@ -37,10 +37,12 @@ ops::Workload dense_bias_relu(int64_t m, int64_t n, int64_t k) {
   return ops::dense_workload({m, k}, {n, k}, ops::Epilogue{.bias = true, .relu = true});
 }
 
-std::vector<Sketch> tensor_core_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx) {
+// The tensor-core sketches of the product whole, or (`split`) those of its
+// partial sums (SplitK).
+std::vector<Sketch> tensor_core_sketches(const ir::ComputeDAG& dag, const SketchContext& ctx, bool split = false) {
   std::vector<Sketch> out;
   for (const Sketch& s : generate_sketches(dag, ctx))
-    if (is_tensor_core_sketch(s)) out.push_back(s);
+    if (is_tensor_core_sketch(s) && is_split_k_sketch(s) == split) out.push_back(s);
   return out;
 }
 
@@ -97,13 +99,16 @@ std::vector<ops::Workload> products() {
 
 // Up to `count` random candidates of the workload's tensor-core sketch that
 // fit a block of the target, lowered.
+// (`split`: of each split-K tensor-core sketch, which there must be.)
 std::vector<tir::LoweredFunc> candidates(const ops::Workload& w, const ir::ComputeDAG& half, const SketchContext& ctx,
-                                         int count, std::mt19937_64& rng) {
-  const auto sketches = tensor_core_sketches(half, ctx);
-  EXPECT_EQ(sketches.size(), 1u) << w.op;
+                                         int count, std::mt19937_64& rng, bool split = false) {
+  const auto sketches = tensor_core_sketches(half, ctx, split);
+  if (split) EXPECT_FALSE(sketches.empty()) << w.op;
+  else EXPECT_EQ(sketches.size(), 1u) << w.op;
   std::vector<tir::LoweredFunc> out;
-  for (int k = 0; k < 4 * count && static_cast<int>(out.size()) < count && !sketches.empty(); ++k) {
-    const schedule::Trace trace = instantiate(sketches[0], random_params(sketches[0], ctx, rng));
+  for (int k = 0; k < 4 * count * static_cast<int>(sketches.size()) && static_cast<int>(out.size()) < count; ++k) {
+    const Sketch& sketch = sketches[static_cast<size_t>(k) % sketches.size()];
+    const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
     tir::LoweredFunc f = tir::lower(half, trace, w.op);
     try {
       tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
@@ -143,6 +148,42 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   }
 }
 
+// Products of long reductions and few outputs (split_k_ranges), whose
+// partial sums the split-K sketches tile for tensor cores, their ranges a
+// batch: the tiles compile with mma.sync and, on PoCL, the partial sums
+// added equal the reference.
+std::vector<ops::Workload> long_products() {
+  return {
+      dense_bias_relu(32, 48, 1024),  // 8 ranges of 128, or 2 of 512
+      // 64 channels x 9 taps: 4 ranges of 144.
+      ops::conv2d_nchw_implicit_gemm_workload({1, 64, 4, 4}, {32, 64, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
+  };
+}
+
+TEST(TensorCoreSketch, SplitKCandidatesMatchTheReferenceAndCompileForHopper) {
+  const bool opencl = runtime::opencl_unavailable_reason().empty();
+  const bool nvrtc = codegen::nvrtc_unavailable_reason().empty();
+  if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
+  const SketchContext ctx = cuda(90);
+  std::mt19937_64 rng(13);
+  for (const ops::Workload& w : long_products()) {
+    const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng, /*split=*/true)) {
+      // The partial sums' tiles on tensor cores, then a kernel adding them.
+      const auto kernels = tir::split_device_kernels(f).kernels;
+      EXPECT_GE(kernels.size(), 2u) << w.op;
+      const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);
+      EXPECT_NE(cuda_source.code.find("tsr_tc_mma("), std::string::npos) << cuda_source.code;
+      if (nvrtc) {
+        const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, 90, w.op);
+        EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
+      }
+      if (opencl) EXPECT_LE(error_on_device(w, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
+    }
+  }
+}
+
 // A ResNet layer at batch 1: the shared tiles of a block are its own
 // (the positions fused in the writer index the product's columns in order,
 // its batch of one indexed 0), so candidates fit a block's shared memory.
@@ -164,6 +205,11 @@ TEST(TensorCoreSketch, CandidatesOnCudaTensorCoresMatchTheReference) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng))
       EXPECT_LE(error_on_device(w, f, "cuda"), 2e-3) << w.op;
+  }
+  for (const ops::Workload& w : long_products()) {
+    const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+    for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng, /*split=*/true))
+      EXPECT_LE(error_on_device(w, f, "cuda"), 2e-3) << w.op << " split-K";
   }
 }
 
