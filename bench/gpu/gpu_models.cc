@@ -9,7 +9,9 @@
 //              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
 //              [--no-shipped-records] [--no-untuned-tensor-cores] MODEL...
 // --dtype float16 compiles (and with --tune, tunes) the networks in half
-// storage, checked against the fp32 interpreter at the half tolerance.
+// storage, checked against the fp32 interpreter at the half tolerance; a
+// "cuda -tf32" target's fp32 products run on tensor cores in TF32, checked
+// at the same tolerance.
 // --tune tunes each model first (driver::tune_network: its progress on
 // stderr, the records in --log, resumed where the log has some), then
 // compiles it with the log's best records; --records compiles with a log's.
@@ -96,9 +98,12 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
     line["reference_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
     bool ok = true;
     double worst = 0;
+    // TF32 rounds every product's operands as half storage rounds values.
+    const double tolerance =
+        target.tf32 ? std::max(measure::network_tolerance(ex.graph()), measure::kHalfNetworkTolerance)
+                    : measure::network_tolerance(ex.graph());
     for (int i = 0; i < ex.num_outputs(); ++i) {
-      const measure::OutputComparison c =
-          measure::compare_output(ex.get_output(i), want.at(i), measure::network_tolerance(ex.graph()));
+      const measure::OutputComparison c = measure::compare_output(ex.get_output(i), want.at(i), tolerance);
       ok &= c.ok;
       worst = std::max(worst, c.max_rel_error);
     }

@@ -5,11 +5,14 @@ device time by CUDA events) and then each PyTorch mode (CUDA events), and
 the table holds each side's minimum over the rounds. PyTorch keeps its
 defaults in fp32 (cuDNN may use TF32 for convolutions, matmuls stay fp32),
 as users run it, and runs fp16 under torch.autocast; Tessera's fp16 is
---dtype float16 (half storage, fp32 arithmetic). --records MODEL=LOG
-compiles that model with a tuning log's best records (tuned Tessera).
+--dtype float16 (half storage, fp32 arithmetic); dtype tf32 is Tessera's
+fp32 on target "cuda -tf32" (its fp32 products on tensor cores in TF32, as
+cuDNN's convolutions run under PyTorch's defaults) against PyTorch's fp32.
+--records MODEL=LOG compiles that model with a tuning log's best records
+(tuned Tessera).
 
   python3 bench/gpu/gpu_vs_torch.py --gpu-models BIN --models resnet-18 ... --batches 1 16 \
-      [--dtypes float32 float16] [--records resnet-18=r18.log] --out DIR
+      [--dtypes float32 float16 tf32] [--records resnet-18=r18.log] --out DIR
 """
 import contextlib
 import argparse
@@ -40,8 +43,8 @@ def time_torch(fn, x, half, warmup=5, iters=20):
     return start.elapsed_time(end) / iters
 
 
-def time_tessera(binary, model, batch, extra):
-    out = subprocess.run([binary, "--target", "cuda", "--batch", str(batch), "--bench", *extra, model],
+def time_tessera(binary, model, batch, extra, target="cuda"):
+    out = subprocess.run([binary, "--target", target, "--batch", str(batch), "--bench", *extra, model],
                          capture_output=True, text=True, timeout=300)
     line = json.loads(out.stdout.strip().splitlines()[-1])
     if "error" in line:
@@ -56,7 +59,7 @@ def main():
     p.add_argument("--batches", nargs="+", type=int, default=[1, 16])
     p.add_argument("--modes", nargs="+", default=["eager", "compile", "max-autotune"])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float16"], choices=["float32", "float16"])
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float16"], choices=["float32", "float16", "tf32"])
     p.add_argument("--records", nargs="*", default=[], help="MODEL=LOG: compile MODEL with LOG's best records")
     p.add_argument("--bert-onnx", default="/tmp/bert_base.onnx")
     p.add_argument("--deadline", type=float, default=1e9, help="seconds from now after which nothing new starts")
@@ -84,11 +87,12 @@ def main():
             half = dtype == "float16"
             row = {"model": name, "dtype": dtype, "batch": batch, "gpu": torch.cuda.get_device_name(),
                    "torch": torch.__version__, "tessera_records": records.get(name)}
-            flags = extra + ["--dtype", dtype] + (["--profile"] if a.profile else [])
+            tf32 = dtype == "tf32"
+            flags = extra + ["--dtype", "float32" if tf32 else dtype] + (["--profile"] if a.profile else [])
             tessera_lines = []
 
             def tessera():
-                ms, line = time_tessera(a.gpu_models, tessera_model, batch, flags)
+                ms, line = time_tessera(a.gpu_models, tessera_model, batch, flags, "cuda -tf32" if tf32 else "cuda")
                 tessera_lines.append(line)
                 return ms
             sides = {"tessera": tessera}

@@ -5,11 +5,12 @@
 #   device: run "bench/gpu/profile_check.sh" with carry ["bench/gpu/carry"]
 # Results under $OUT: gpu.txt; gpu_tests.txt (the GPU tests, CUDA cases run);
 # check.jsonl (ResNet-18/50 and MobileNet-v2 at batch 1, fp32 and fp16,
-# against the interpreter, beside the tests); gpu_vs_torch.{json,md,log}
+# ResNet-18 and MobileNet-v2 in TF32, against the interpreter, beside the tests); gpu_vs_torch.{json,md,log}
 # (bench/gpu/gpu_vs_torch.py --profile: each model, dtype and batch against
 # PyTorch eager, with every Tessera kernel call's device time in the JSON).
 # TOTAL_S (330) bounds the whole; BENCH_ARGS adds to the benchmark's
-# arguments (its --models, --modes, --rounds narrow or widen it).
+# arguments (its --models, --modes, --rounds, --dtypes narrow or widen it;
+# "--dtypes float32 tf32 float16" adds Tessera in TF32).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/profile_check_out}
@@ -27,6 +28,9 @@ for dtype in float32 float16; do
   for m in resnet-18 resnet-50 mobilenet-v2; do echo "$dtype $m"; done
 done | xargs -P 6 -L 1 sh -c 'timeout 100 "$0" --target cuda --dtype "$1" --batch 1 --check --no-shipped-records "$2"' \
   "$work/gpu_models" >"$OUT/check.jsonl" 2>"$OUT/check.err"
+# TF32 (fp32 products on tensor cores) at the half tolerance.
+timeout 100 "$work/gpu_models" --target "cuda -tf32" --batch 1 --check --no-shipped-records resnet-18 mobilenet-v2 \
+  >>"$OUT/check.jsonl" 2>>"$OUT/check.err"
 wait
 tail -3 "$OUT/gpu_tests.txt"
 cut -c1-200 "$OUT/check.jsonl"

@@ -57,20 +57,24 @@ constexpr const char* kSplitKNote = "split-K";
 constexpr int64_t kWarpLanes = 32;
 constexpr int64_t kTile = 16;
 
-// Values exactly representable in fp16: a half-storage placeholder, or a
-// stage that only copies one (batch_matmul's transposed B, a convolution's
-// im2col columns), padded with zeros or not.
-bool holds_halves(const ir::Tensor& t);
-bool half_value(const ir::Expr& e) {
-  if (const auto* load = e.as<ir::TensorLoadNode>()) return holds_halves(load->tensor);
-  if (const auto* s = e.as<ir::SelectNode>()) return half_value(s->true_value) && half_value(s->false_value);
+// An input's values as stored in `dtype`: a placeholder of it, or a stage
+// that only copies one (batch_matmul's transposed B, a convolution's im2col
+// columns), padded with zeros or not. (Fetched into shared memory, such a
+// copy is read through; anything that computes is not an operand.)
+bool holds_stored(const ir::Tensor& t, ir::DType dtype);
+bool stored_value(const ir::Expr& e, ir::DType dtype) {
+  if (const auto* load = e.as<ir::TensorLoadNode>()) return holds_stored(load->tensor, dtype);
+  if (const auto* s = e.as<ir::SelectNode>())
+    return stored_value(s->true_value, dtype) && stored_value(s->false_value, dtype);
   const auto* c = e.as<ir::FloatImmNode>();
   return c && c->value == 0;
 }
-bool holds_halves(const ir::Tensor& t) {
-  if (t->is_placeholder()) return t->dtype == ir::DType::Float16;
-  return !t->is_reduction() && half_value(t->body);
+bool holds_stored(const ir::Tensor& t, ir::DType dtype) {
+  if (t->is_placeholder()) return t->dtype == dtype;
+  return !t->is_reduction() && stored_value(t->body, dtype);
 }
+// Values exactly representable in fp16: copies of half-storage inputs.
+bool holds_halves(const ir::Tensor& t) { return holds_stored(t, ir::DType::Float16); }
 
 // The matrix product C(.., i, j) = sum over k of A(.., i, k) * B(.., k, j)
 // a stage computes, with its operands in the order (rows, columns): the
@@ -98,6 +102,14 @@ std::optional<MatrixProduct> matrix_product(const ir::Tensor& t) {
   if (uses(p.a, j) || uses(p.b, i) || !uses(p.a, i) || !uses(p.b, j) || !uses(p.a, k) || !uses(p.b, k))
     return std::nullopt;
   return p;
+}
+
+// Operands tensor cores take as they are: stored fp16 values (mma.sync
+// f16), or, on a target that allows TF32 (target.h), stored fp32 ones
+// (mma.sync tf32, which rounds them).
+bool tensor_core_operands(const target::Target& target, const MatrixProduct& p) {
+  if (holds_halves(p.a->tensor) && holds_halves(p.b->tensor)) return true;
+  return target.tf32 && holds_stored(p.a->tensor, ir::DType::Float32) && holds_stored(p.b->tensor, ir::DType::Float32);
 }
 
 // The stage that writes a product's tiles out: its elementwise consumer or
@@ -169,7 +181,7 @@ SketchRule::Condition TensorCoreTiling::condition(const SketchContext& ctx, cons
   if (!needs_multi_level_tiling(state, stage) || !untouched(s) || schedule::is_cache_write_local(*s.tensor))
     return Condition::Pass;
   const auto product = matrix_product(s.tensor);
-  if (!product || !holds_halves(product->a->tensor) || !holds_halves(product->b->tensor)) return Condition::Pass;
+  if (!product || !tensor_core_operands(ctx.target, *product)) return Condition::Pass;
   const auto& shape = s.tensor->shape;
   const int64_t k = s.tensor->reduce_axes[0].extent;
   if (shape[shape.size() - 2] % kTile != 0 || shape.back() % kTile != 0 || k % kTile != 0) return Condition::Pass;
@@ -277,16 +289,18 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
                                       {split_part(fi, 0), split_part(fj, 0), split_part(fi, 1), split_part(fj, 1),
                                        split_part(k, 1)}})});
   n.add(AnnotateStep{fragment, split_part(fi, 1), Annotation::TensorCore});
+  // In half when the operands hold halves (mma.sync reads them as they
+  // are, in half the shared memory); else fp32, which TF32 rounds.
+  const auto product = matrix_product(b.stage(stage).tensor);
+  const bool halves = holds_halves(product->a->tensor) && holds_halves(product->b->tensor);
   std::set<std::string> fetched;
   for (const auto& input : fs.tensor->inputs()) {
     if (!fetched.insert(input->name).second) continue;
-    // A copy that only reorders an fp16 input (batch_matmul's transposed
-    // B) is read through: the fetch reorders it on the way.
+    // A copy that only reorders an input (batch_matmul's transposed B) is
+    // read through: the fetch reorders it on the way.
     if (!input->is_placeholder()) n.add(schedule::ComputeInlineStep{input->name});
     const std::string copy = schedule::cache_read_name(input->name);
-    // In half: the operands hold halves (the rule's condition), which
-    // mma.sync reads as they are, in half the shared memory.
-    const std::string all = add_shared_copy(n, fragment, input, step_loop, "float16");
+    const std::string all = add_shared_copy(n, fragment, input, step_loop, halves ? "float16" : "");
     n.add(SplitStep{copy, all, {kWarpLanes}});
     n.fetch_split(copy, split_part(all, 0), block);
     n.add(AnnotateStep{copy, split_part(split_part(all, 0), 1), Annotation::ThreadY});

@@ -11,14 +11,16 @@
 //     one output together (partial results in registers, then a tree in
 //     shared memory: tir/lower.h). Both with and without.
 //  3. TensorCoreTiling (CUDA, sm_80 and later): a matrix product whose
-//     operands are fp16 values (half-storage inputs, or copies of them) and
+//     operands are fp16 values (half-storage inputs, or copies of them), or
+//     fp32 ones on a target that allows TF32 (target.h, "-tf32"), and
 //     whose rows, columns and reduction are multiples of 16 (dense,
 //     batch_matmul) is also tiled for tensor cores: rows and columns split
 //     (block, warp, fragment, 16), the reduction (step, sub-step, 16); each
 //     warp accumulates its fragments' 16 x 16 tiles in a "fragment" cache
 //     stage (mma.sync with fp32 accumulation), per step of the reduction
 //     from both operands fetched into shared memory by the whole block (in
-//     half: the values are halves, and mma.sync reads their bits); the
+//     half: the values are halves, and mma.sync reads their bits; TF32's
+//     in fp32, rounded as the fragments are loaded); the
 //     warps then store their tiles into a shared copy of the block's
 //     outputs, which the output stage (the product, or the elementwise
 //     consumer it is fused into) writes out, 32 lanes by the warps.

@@ -24,8 +24,8 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
   // (Cheap refusals first: every GPU build asks for each of its kernels.)
   if (target.kind != "cuda" || target.gpu.arch < 80) return std::nullopt;
   const auto placeholders = dag.placeholders();
-  if (std::none_of(placeholders.begin(), placeholders.end(),
-                   [](const ir::Tensor& p) { return p->dtype == ir::DType::Float16; }))
+  if (!target.tf32 && std::none_of(placeholders.begin(), placeholders.end(),
+                                   [](const ir::Tensor& p) { return p->dtype == ir::DType::Float16; }))
     return std::nullopt;
   for (Sketch& sketch : generate_sketches(dag, SketchContext{target, 1})) {
     if (!is_tensor_core_sketch(sketch) || is_split_k_sketch(sketch)) continue;  // the product whole

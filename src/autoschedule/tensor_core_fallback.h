@@ -25,8 +25,11 @@ struct TensorCoreFallback {
   int64_t reduce = 0;  // the products each output adds, in the 16-multiple the tiles cover
 };
 // Nothing when `dag`'s product takes no tensor cores on `target` (CUDA
-// sm_80+, fp16 operands, sides in multiples of 16: TensorCoreTiling's
-// condition).
+// sm_80+, fp16 operands or fp32 ones with TF32 allowed, sides in multiples
+// of 16: TensorCoreTiling's condition). A TF32 product takes the half
+// one's numbers, and tensor_core_fallback_pays decides for it as for half,
+// where it was measured; not yet for TF32, whose tensor cores do half
+// fp16's multiply-adds a cycle from operands of twice the bytes.
 std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag, const target::Target& target);
 
 // Whether the fallback runs faster untuned than the hand-written CUDA-core

@@ -202,6 +202,33 @@ static __device__ __forceinline__ void tsr_tc_mma(tsr_tile16& c, const TA* a, in
                  : "r"(af0), "r"(af1), "r"(af2), "r"(af3), "r"(bf0), "r"(bf1));
   }
 }
+// The same for fp32 operands in TF32 (Target::tf32): each element rounded
+// to TF32 as the fragments are gathered (cvt.rna), then per 8-column half
+// two mma.sync.m16n8k8 over k < 8 and 8 <= k < 16. A lane holds A's rows g
+// and g + 8 at columns t and t + 4, B's column g at rows t and t + 4 (PTX
+// ISA, "Matrix Fragments for mma.m16n8k8", .tf32); the accumulators are
+// laid out as m16n8k16's.
+static __device__ __forceinline__ unsigned tsr_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+static __device__ __forceinline__ void tsr_tc_mma(tsr_tile16& c, const float* a, int a_row, int a_k, const float* b, int b_k, int b_col) {
+  const int g = tsr_lane() >> 2, t = tsr_lane() & 3;
+  for (int s = 0; s < 2; ++s) {
+    const float* a0 = a + g * a_row + (8 * s + t) * a_k;
+    const unsigned af0 = tsr_tf32(a0[0]), af1 = tsr_tf32(a0[8 * a_row]);
+    const unsigned af2 = tsr_tf32(a0[4 * a_k]), af3 = tsr_tf32(a0[8 * a_row + 4 * a_k]);
+    for (int h = 0; h < 2; ++h) {
+      const float* b0 = b + (8 * s + t) * b_k + (8 * h + g) * b_col;
+      const unsigned bf0 = tsr_tf32(b0[0]), bf1 = tsr_tf32(b0[4 * b_k]);
+      float* d = c.v + 4 * h;
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                   : "r"(af0), "r"(af1), "r"(af2), "r"(af3), "r"(bf0), "r"(bf1));
+    }
+  }
+}
 // p[i * row + j * col] = c(i, j).
 template <class T> static __device__ __forceinline__ void tsr_tc_store(T* p, int row, int col, const tsr_tile16& c) {
   const int g = tsr_lane() >> 2, t = tsr_lane() & 3;

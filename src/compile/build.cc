@@ -300,7 +300,7 @@ void require_half_storage_target(const target::Target& target) {
 }
 
 bool implicit_gemm_convolutions(const target::Target& target, bool half_storage) {
-  return half_storage && target.kind == "cuda" && target.gpu.arch >= 80;
+  return (half_storage || target.tf32) && target.kind == "cuda" && target.gpu.arch >= 80;
 }
 
 graph::ImplicitGemmChoice implicit_gemm_of(const BuildOptions& options, const target::Target& target) {

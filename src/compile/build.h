@@ -75,8 +75,8 @@ struct BuildOptions {
 };
 
 // Where every convolution runs as a matrix product by default: half
-// storage on a CUDA GPU with tensor cores (sm_80 and later), whose tiles
-// they run.
+// storage, or fp32 with TF32 allowed (target.h), on a CUDA GPU with tensor
+// cores (sm_80 and later), whose tiles they run.
 bool implicit_gemm_convolutions(const target::Target& target, bool half_storage);
 // Elsewhere on CUDA, the convolutions of at least kImplicitGemmMinPositions
 // output positions over images of at least kImplicitGemmMinImage: the

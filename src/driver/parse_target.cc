@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "runtime/cuda_backend.h"
+#include "tessera/error.h"
 
 namespace tessera::driver {
 
@@ -17,6 +18,9 @@ target::Target parse_target(const std::string& text) {
     t.gpu.max_threads_per_block = device->max_threads_per_block;
   if (text.find("-max_shared_memory_per_block=") == std::string::npos)
     t.gpu.max_shared_memory_per_block = device->max_shared_memory_per_block;
+  if (t.tf32 && t.gpu.arch < 80)
+    throw Error("target '" + text + "': -tf32 needs tensor cores that take TF32 (sm_80 or newer); this device is " +
+                t.gpu.arch_name());
   return t;
 }
 

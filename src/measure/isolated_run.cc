@@ -322,7 +322,9 @@ std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const 
               const std::string bytes = support::read_file(job.object_path);
               if (!runtime::is_gpu_code(bytes)) throw Error("not GPU code");
               if (in_child) in_child(k);
-              report = measure_gpu_here(bytes, job.function, *job.arguments, options, check);
+              LocalRunnerOptions checked = options;
+              checked.tolerance = std::max(options.tolerance, job.tolerance);
+              report = measure_gpu_here(bytes, job.function, *job.arguments, checked, check);
             } catch (const std::exception& e) {
               report = encode_error(ErrorKind::RuntimeDevice, std::string("cannot load kernel: ") + e.what());
             }

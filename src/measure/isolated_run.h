@@ -96,6 +96,9 @@ struct GpuJob {
   std::string object_path;  // a GPU build (runtime::GpuCode)
   std::string function;
   const KernelArguments* arguments = nullptr;
+  // The check's least tolerance, above the options' where the candidate
+  // rounds by design: kHalfStorageTolerance for TF32 products (tf32_tolerance).
+  double tolerance = 0;
 };
 std::vector<MeasureResult> run_gpu_batch(const std::vector<GpuJob>& jobs, const LocalRunnerOptions& options, bool check,
                                          const std::function<void(size_t)>& in_child = nullptr);

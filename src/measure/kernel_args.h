@@ -52,6 +52,10 @@ inline constexpr double kDefaultTolerance = 1e-4;
 // A half-stored output differs from the fp32 reference by its own rounding
 // (2^-11 relative) and the order of the additions.
 inline constexpr double kHalfStorageTolerance = 2e-3;
+// A kernel whose fp32 products run on tensor cores in TF32 (a "-tf32"
+// target) rounds every operand to a 10-bit mantissa, as half storage does:
+// its outputs are held to kHalfStorageTolerance; on other targets, none.
+inline double tf32_tolerance(bool tf32) { return tf32 ? kHalfStorageTolerance : 0; }
 // A whole network in half storage (--dtype float16) against the fp32
 // interpreter: every weight and intermediate value rounded, layer after layer.
 inline constexpr double kHalfNetworkTolerance = 5e-3;  // the zoo and tiny BERT/GPT-2 on PoCL: at most 1.0e-3

@@ -1,5 +1,6 @@
 #include "rpc/rpc_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <zmq.hpp>
 
 #include "codegen/shared_object.h"
+#include "measure/kernel_args.h"
 #include "rpc/job.h"
 #include "rpc/log.h"
 #include "rpc/message.h"
@@ -113,6 +115,7 @@ std::vector<measure::MeasureResult> RpcRunner::run(const std::vector<measure::Me
       t.outputs = measure::tensor_shapes(dag.outputs());
       t.options = options_.run;
       t.options.cores.clear();
+      t.options.tolerance = std::max(t.options.tolerance, measure::tf32_tolerance(inputs[i].target.tf32));
       t.check = check;
       if (check) {  // the inputs are made here only to compute the reference
         measure::KernelArguments args = measure::kernel_arguments_of(dag, reference_);

@@ -138,7 +138,7 @@ int positive_option(const std::string& text, const std::string& option, const st
   return *n;
 }
 
-// "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B]",
+// "cuda [-arch=sm_NN] [-max_threads_per_block=N] [-max_shared_memory_per_block=B] [-tf32]",
 // "opencl" with the same limits (no arch). CUDA 13 compiles for sm_75 and
 // newer; a block holds at most 1024 threads (whole warps) and 227 KB of
 // shared memory on any of them.
@@ -165,11 +165,17 @@ Target parse_gpu(const std::string& kind, const std::string& text, std::istrings
                     std::to_string(t.gpu.warp_size) + "-thread warps");
     } else if (option == "-max_shared_memory_per_block") {
       t.gpu.max_shared_memory_per_block = positive_option(text, option, value, 227 * 1024);
+    } else if (word == "-tf32" && kind == "cuda") {
+      t.tf32 = true;
     } else {
       throw Error("target '" + text + "': unknown option '" + word + "' for " + kind + " (" +
-                  (kind == "cuda" ? "-arch, " : "") + "-max_threads_per_block, -max_shared_memory_per_block)");
+                  (kind == "cuda" ? "-arch, " : "") + "-max_threads_per_block, -max_shared_memory_per_block" +
+                  (kind == "cuda" ? ", -tf32" : "") + ")");
     }
   }
+  if (t.tf32 && t.gpu.arch < 80)
+    throw Error("target '" + text + "': -tf32 needs tensor cores that take TF32 (sm_80 or newer), not " +
+                t.gpu.arch_name());
   return t;
 }
 
@@ -286,7 +292,7 @@ std::string narrowed_limits(const GpuLimits& g, const std::string& prefix) {
 }  // namespace
 
 std::string Target::str() const {
-  if (kind == "cuda") return "cuda -arch=" + gpu.arch_name() + narrowed_limits(gpu, "-");
+  if (kind == "cuda") return "cuda -arch=" + gpu.arch_name() + narrowed_limits(gpu, "-") + (tf32 ? " -tf32" : "");
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "-");
   if (kind != "llvm") return kind;
   std::string s = accelerator.empty() ? "llvm" : accelerator;
@@ -312,7 +318,7 @@ Target Target::host_with_isa(const std::string& isa) {
 }
 
 std::string Target::match_key() const {
-  if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "");
+  if (kind == "cuda") return "cuda " + gpu.arch_name() + narrowed_limits(gpu, "") + (tf32 ? " tf32" : "");
   if (kind == "opencl") return "opencl" + narrowed_limits(gpu, "");
   if (kind != "llvm") return kind;
   std::string key = (accelerator.empty() ? kind : accelerator) + " " +

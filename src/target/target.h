@@ -49,9 +49,16 @@ struct Target {
   int threads = 0;
 
   // kind "cuda": "cuda -arch=sm_90 -max_threads_per_block=N
-  // -max_shared_memory_per_block=BYTES" (each optional); kind "opencl"
+  // -max_shared_memory_per_block=BYTES -tf32" (each optional); kind "opencl"
   // (OpenCL C for any OpenCL device, PoCL's CPU one in CI): the same limits.
   GpuLimits gpu;
+  // "-tf32" (cuda, sm_80 and later): fp32 matrix products (dense,
+  // batch_matmul, convolutions as one product) may run on tensor cores in
+  // TF32, their operands rounded to 10-bit mantissas and summed in fp32, as
+  // cuDNN's convolutions do under PyTorch's defaults
+  // (torch.backends.cudnn.allow_tf32) and its matrix products with
+  // torch.backends.cuda.matmul.allow_tf32. Off: fp32 products stay fp32.
+  bool tf32 = false;
 
   // "vta": the network's packed convolutions (ops/conv2d_packed.h) run on the
   // VTA accelerator (simulated), and everything else on this CPU, described
@@ -85,8 +92,8 @@ struct Target {
   // avx2 256-bit" when threads are not stated). Not the CPU name or feature
   // string: two Zen 3 machines whose detected features differ in some flag
   // unrelated to vectors run the same kernels equally well. For cuda: the
-  // arch and any limit narrowed from its defaults, e.g. "cuda sm_90
-  // max_threads_per_block=512".
+  // arch, any limit narrowed from its defaults and tf32, e.g. "cuda sm_90
+  // max_threads_per_block=512", "cuda sm_90 tf32".
   std::string match_key() const;
 
   // The instruction-set extensions code for this target may use that `host`

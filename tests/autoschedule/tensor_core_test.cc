@@ -184,6 +184,51 @@ TEST(TensorCoreSketch, SplitKCandidatesMatchTheReferenceAndCompileForHopper) {
   }
 }
 
+// TF32 (a target's "-tf32"): fp32 products get the tensor-core sketch too,
+// their operands staged in fp32; the tiles are written with mma.sync
+// m16n8k8 in TF32 and compile for sm_80 and sm_90; on PoCL (fp32 loops)
+// they equal the reference. Without -tf32 fp32 products get none.
+TEST(TensorCoreSketch, Fp32ProductsTakeTf32TensorCoresWhereTheTargetAllowsThem) {
+  const SketchContext tf32{target::Target::parse("cuda -arch=sm_90 -tf32"), 1};
+  const ops::Workload dense = dense_bias_relu(32, 48, 64);
+  EXPECT_TRUE(tensor_core_sketches(dense.dag, cuda(90)).empty());
+  const auto sketches = tensor_core_sketches(dense.dag, tf32);
+  ASSERT_EQ(sketches.size(), 1u);
+  const std::string text = sketches[0].print();
+  EXPECT_EQ(text.find("float16"), std::string::npos) << text;
+  const bool opencl = runtime::opencl_unavailable_reason().empty();
+  const bool nvrtc = codegen::nvrtc_unavailable_reason().empty();
+  if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
+  std::mt19937_64 rng(17);
+  for (const ops::Workload& w : products()) {
+    const auto found = tensor_core_sketches(w.dag, tf32);
+    ASSERT_EQ(found.size(), 1u) << w.op;
+    for (int k = 0, ran = 0; k < 8 && ran < 2; ++k) {
+      const schedule::Trace trace = instantiate(found[0], random_params(found[0], tf32, rng));
+      const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
+      try {
+        tir::verify_gpu(tir::split_device_kernels(f), tf32.target.gpu);
+      } catch (const Error&) {
+        continue;
+      }
+      ++ran;
+      const codegen::GpuSource source = codegen::emit_gpu_source(f, tf32.target.gpu, codegen::GpuDialect::Cuda);
+      EXPECT_NE(source.code.find("tsr_tc_mma("), std::string::npos) << source.code;
+      if (nvrtc)
+        for (int arch : {80, 90}) {
+          const codegen::CudaBinary binary = codegen::compile_cuda(source.code, arch, w.op);
+          EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos)
+              << binary.log;
+          EXPECT_EQ(binary.ptx.find("m16n8k16"), std::string::npos) << w.op << ": no fp16 products in TF32";
+        }
+      if (opencl)
+        EXPECT_LE(codegen::test::run_against_reference(w, f, target::Target::parse("opencl"), 11).max_relative_error,
+                  1e-5)
+            << w.op;
+    }
+  }
+}
+
 // A ResNet layer at batch 1: the shared tiles of a block are its own
 // (the positions fused in the writer index the product's columns in order,
 // its batch of one indexed 0), so candidates fit a block's shared memory.
@@ -210,6 +255,25 @@ TEST(TensorCoreSketch, CandidatesOnCudaTensorCoresMatchTheReference) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng, /*split=*/true))
       EXPECT_LE(error_on_device(w, f, "cuda"), 2e-3) << w.op << " split-K";
+  }
+  // TF32: fp32 inputs, each operand rounded to a 10-bit mantissa (2^-11
+  // relative), the products summed in fp32.
+  const SketchContext tf32{target::Target::parse(ctx.target.str() + " -tf32"), 1};
+  for (const ops::Workload& w : products()) {
+    const auto sketches = tensor_core_sketches(w.dag, tf32);
+    ASSERT_EQ(sketches.size(), 1u) << w.op;
+    for (int k = 0, ran = 0; k < 8 && ran < 2; ++k) {
+      const schedule::Trace trace = instantiate(sketches[0], random_params(sketches[0], tf32, rng));
+      const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
+      try {
+        tir::verify_gpu(tir::split_device_kernels(f), tf32.target.gpu);
+      } catch (const Error&) {
+        continue;
+      }
+      ++ran;
+      EXPECT_LE(codegen::test::run_against_reference(w, f, tf32.target, 11).max_relative_error, 3e-3)
+          << w.op << " TF32";
+    }
   }
 }
 

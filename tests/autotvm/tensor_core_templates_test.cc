@@ -72,6 +72,20 @@ TEST(TensorCoreTemplates, HalfProductsOnAmpereAndLaterTakeThemAndNothingElse) {
   fp32.dtype = "float32";
   EXPECT_EQ(create_task("dense", fp32, sm90()).name(), "dense.gpu");
   EXPECT_EQ(create_task("dense", half_dense(8, 128, 256), sm90()).name(), "dense.gpu");
+  // fp32 on a target that allows TF32 takes them, with fp32 operands staged.
+  const Task tf32 = create_task("dense", fp32, target::Target::parse("cuda -arch=sm_90 -tf32"));
+  EXPECT_EQ(tf32.name(), "dense_tensorcore.cuda");
+  auto cuda_source = [](const Task& t) {
+    return codegen::emit_gpu_source(tir::lower(t.workload.dag, t.instantiate(t.space.fallback()), "dense"),
+                                    t.target.gpu, codegen::GpuDialect::Cuda)
+        .code;
+  };
+  const std::string tf32_source = cuda_source(tf32);
+  const std::string half_source = cuda_source(create_task("dense", half_dense(64, 128, 256), sm90()));
+  EXPECT_NE(tf32_source.find("tsr_tc_mma("), std::string::npos) << tf32_source;
+  // Staged in shared memory as floats, where half products stage halves.
+  EXPECT_EQ(tf32_source.find("__shared__ __align__(16) unsigned short"), std::string::npos) << tf32_source;
+  EXPECT_NE(half_source.find("__shared__ __align__(16) unsigned short"), std::string::npos) << half_source;
 }
 
 TEST(TensorCoreTemplates, KnobsAreTheSketchsNumbersAndTheFallbackFitsABlock) {

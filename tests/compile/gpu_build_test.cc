@@ -212,6 +212,39 @@ TEST(GpuBuild, UntunedHalfNetworkOnCudaTensorCoresIsWithinTheHalfTolerance) {
   EXPECT_TRUE(c.ok) << c.describe();
 }
 
+// TF32 (a "cuda -tf32" target): an fp32 network's convolutions all run as
+// matrix products, and those the untuned rule puts on tensor cores are
+// written with mma.sync in TF32; without -tf32 none is.
+TEST(GpuBuild, Fp32ProductsRunOnTensorCoresInTf32WhereTheTargetAllowsIt) {
+  if (std::string why = codegen::nvrtc_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  const BuildResult tf32 = build(model, target::Target::parse("cuda -arch=sm_90 -tf32"), BuildOptions{});
+  const auto [convolutions, products] = convolutions_as_products(tf32.optimized);
+  EXPECT_EQ(products, convolutions);
+  const int on_tensor_cores = kernels_on_tensor_cores(tf32);
+  EXPECT_GT(on_tensor_cores, 0) << tf32.artifact.gpu->source.substr(0, 2000);
+  EXPECT_NE(tf32.artifact.gpu->source.find("m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+  EXPECT_EQ(kernels_on_tensor_cores(build(model, target::Target::parse("cuda -arch=sm_90"), BuildOptions{})), 0);
+  // A transformer too: attention's products read computed values (the
+  // softmax's), which only stored ones may be on tensor cores; it builds.
+  const graph::Graph bert = graph::import_onnx(std::string(TESSERA_SOURCE_DIR) + "/tests/data/onnx/bert_tiny.onnx");
+  EXPECT_NO_THROW(build(bert, target::Target::parse("cuda -arch=sm_90 -tf32"), BuildOptions{}));
+}
+
+// The same on a CUDA GPU: within the half tolerance of the fp32 interpreter
+// (TF32 rounds the products' operands as half storage rounds values).
+TEST(GpuBuild, Tf32NetworkOnCudaTensorCoresIsWithinTheHalfTolerance) {
+  if (std::string why = runtime::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const graph::Graph model = test::narrow_resnet18();
+  const target::Target device = target::Target::parse("cuda");
+  if (device.gpu.arch < 80) GTEST_SKIP() << device.gpu.arch_name() << " has no TF32 tensor cores";
+  BuildResult built = build(model, target::Target::parse(device.str() + " -tf32"), BuildOptions{});
+  EXPECT_GT(kernels_on_tensor_cores(built), 0);
+  const measure::OutputComparison c =
+      compare_with_interpreter(std::move(built), model, 5, measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
 // --convolutions chooses against the default: direct for a half network on
 // sm_90, implicit-gemm for an fp32 one on OpenCL; anything else is one line.
 TEST(GpuBuild, TheConvolutionsFlagOverridesTheDefault) {

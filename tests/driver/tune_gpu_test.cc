@@ -4,10 +4,14 @@
 // device. Every task must log successful measurements and the compile must
 // use them. On the first H200 run every CUDA measurement failed: reading the
 // target had initialised CUDA in the tuner, and CUDA does not survive fork.
-// CI runs the OpenCL case on PoCL; the CUDA case runs on a GPU machine.
+// CI runs the OpenCL case on PoCL; the CUDA cases run on a GPU machine
+// ("cuda -tf32": the convolution's candidates on TF32 tensor cores, checked
+// at the half tolerance, measure).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -34,16 +38,26 @@ graph::Graph conv_and_dense() {
   return b.finish({b.dense(y, b.random_constant("fc.weight", {10, 16}, -0.3f, 0.3f), "fc")});
 }
 
+// "cuda -tf32" -> "cuda_tf32": a test's or a file's name.
+std::string name_of(std::string target_text) {
+  for (char& c : target_text)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  target_text.erase(std::unique(target_text.begin(), target_text.end(),
+                                [](char a, char b) { return a == '_' && b == '_'; }),
+                    target_text.end());
+  return target_text;
+}
+
 class TuneOnGpu : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(TuneOnGpu, EveryTaskMeasuresOnTheDeviceTheTargetWasReadFrom) {
   const auto& [target_text, search] = GetParam();
-  const std::string why =
-      target_text == "cuda" ? runtime::cuda_unavailable_reason() : runtime::opencl_unavailable_reason();
+  const bool cuda = target_text.rfind("cuda", 0) == 0;
+  const std::string why = cuda ? runtime::cuda_unavailable_reason() : runtime::opencl_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << target_text << ": " << why;
   const target::Target target = parse_target(target_text);
   const graph::Graph model = conv_and_dense();
-  const std::string log = ::testing::TempDir() + "tune_gpu_" + target_text + "_" + search + "_" +
+  const std::string log = ::testing::TempDir() + "tune_gpu_" + name_of(target_text) + "_" + search + "_" +
                           std::to_string(::getpid()) + ".log";
   std::filesystem::remove(log);
 
@@ -84,10 +98,10 @@ TEST_P(TuneOnGpu, EveryTaskMeasuresOnTheDeviceTheTargetWasReadFrom) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, TuneOnGpu,
-                         ::testing::Combine(::testing::Values("opencl", "cuda"),
+                         ::testing::Combine(::testing::Values("opencl", "cuda", "cuda -tf32"),
                                             ::testing::Values("templates", "auto")),
                          [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           return name_of(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
 
 }  // namespace

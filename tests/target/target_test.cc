@@ -89,6 +89,17 @@ TEST(CodegenTarget, CudaLimitsAreDataAndImpossibleOnesAreNamed) {
                            "cuda -max_shared_memory_per_block=1000000", "cuda -threads=2", "cuda -mcpu=znver3"})
     EXPECT_EQ(error_of(text).rfind(std::string("target '") + text + "': ", 0), 0u) << error_of(text);
   EXPECT_NE(error_of("cuda -arch=sm_70").find("sm_75 or newer"), std::string::npos);
+  // TF32 is a choice of the user's (fp32 products on tensor cores), stated
+  // in the target, which records carry; sm_75's tensor cores take none.
+  const Target tf32 = Target::parse("cuda -tf32 -arch=sm_90");
+  EXPECT_TRUE(tf32.tf32);
+  EXPECT_FALSE(h100.tf32);
+  EXPECT_EQ(tf32.str(), "cuda -arch=sm_90 -tf32");
+  EXPECT_EQ(Target::parse(tf32.str()).str(), tf32.str());
+  EXPECT_NE(error_of("cuda -arch=sm_75 -tf32").find("sm_80 or newer"), std::string::npos)
+      << error_of("cuda -arch=sm_75 -tf32");
+  EXPECT_EQ(error_of("opencl -tf32").rfind("target 'opencl -tf32': unknown option '-tf32'", 0), 0u);
+  EXPECT_EQ(error_of("cuda -tf32=1").rfind("target 'cuda -tf32=1': unknown option", 0), 0u);
   EXPECT_NE(error_of("cuda -max_threads_per_block=1000").find("32-thread warps"), std::string::npos);
 }
 
@@ -119,6 +130,8 @@ TEST(CodegenTarget, MatchKeyIsKindIsaWidthAndThreads) {
   EXPECT_EQ(Target::parse("cuda").match_key(), "cuda sm_80");
   EXPECT_EQ(Target::parse("cuda -arch=sm_90 -max_threads_per_block=512").match_key(),
             "cuda sm_90 max_threads_per_block=512");
+  // Records tuned in TF32 are not fp32's.
+  EXPECT_EQ(Target::parse("cuda -arch=sm_90 -tf32").match_key(), "cuda sm_90 tf32");
 }
 
 TEST(CodegenTarget, SameIsaWidthAndThreadsMatchWhateverTheCpuAndFeatureFlags) {

@@ -12,9 +12,11 @@
 //   auto_unroll_max_step (the accumulation), auto_unroll_max_step_1 (the
 //   store of the fragments), vectorize_fetch_<i> (a cooperative fetch's
 //   four-wide loads), where the sketch has them.
-// A product the sketch does not tile (fp32 operands, a side that is no
-// multiple of 16, another target) is not this template's: define_space
-// refuses it and the task takes the plain GPU template (autotvm/task.h).
+// Products in fp32 take it on a target that allows TF32 ("cuda -tf32").
+// A product the sketch does not tile (fp32 operands without TF32, a side
+// that is no multiple of 16, another target) is not this template's:
+// define_space refuses it and the task takes the plain GPU template
+// (autotvm/task.h).
 // Configs whose block holds too many threads or shared bytes are the GPU
 // verifier's build errors, as in every GPU template.
 #include <optional>
@@ -36,7 +38,8 @@ autoschedule::TensorCoreFallback tensor_core_fallback_of(const ops::Workload& w,
   std::optional<autoschedule::TensorCoreFallback> f = autoschedule::tensor_core_fallback(w.dag, target);
   if (!f)
     throw Error(who + ": no tensor-core tiling of " + w.op + " on " + target.str() +
-                " (it needs CUDA sm_80 or later, fp16 operands, and rows, columns and reduction in multiples of 16)");
+                " (it needs CUDA sm_80 or later, fp16 operands or fp32 ones on a -tf32 target, and rows, columns and "
+                "reduction in multiples of 16)");
   if (!f->sketch.parallel.empty() || !f->sketch.locations.empty())
     throw Error(who + ": the tensor-core sketch has choices the template does not name");
   return std::move(*f);
@@ -81,7 +84,10 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
   Template t;
   t.name = name;
   t.target_kind = "cuda";
-  t.matches = [op](const std::string& o, const ops::OpArgs& a) { return o == op && a.dtype == "float16"; };
+  // (fp32 on a target without TF32: define_space refuses it.)
+  t.matches = [op](const std::string& o, const ops::OpArgs& a) {
+    return o == op && (a.dtype == "float16" || a.dtype == "float32");
+  };
   t.declare = [](const ops::OpArgs& args, const target::Target&) { return args; };
   t.define_space = [name](const ops::Workload& w, const target::Target& target) {
     const autoschedule::TensorCoreFallback fallback = tensor_core_fallback_of(w, target, name);
