@@ -252,10 +252,9 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   n.add(AnnotateStep{out, block_loop, Annotation::BlockX});
   // The block's outputs written out 32 consecutive ones per warp.
   const std::string written = n.fuse(out, concat({tile_parts(oi, oj, 1), tile_parts(oi, oj, 2), inner_tile}));
-  n.add(SplitStep{out, written, {kWarpLanes}});
-  n.fetch_split(out, split_part(written, 0), block);
-  n.add(AnnotateStep{out, split_part(split_part(written, 0), 1), Annotation::ThreadY});
-  n.add(AnnotateStep{out, split_part(written, 1), Annotation::ThreadX});
+  n.fetch_split(out, written, block);
+  n.add(AnnotateStep{out, split_part(written, 1), Annotation::ThreadY});
+  n.add(AnnotateStep{out, split_part(written, 2), Annotation::ThreadX});
 
   // The shared tiles, one warp's per threadIdx.y, each stored from a fragment.
   n.add(ComputeAtStep{tiles, out, block_loop});
@@ -301,10 +300,15 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
     if (!input->is_placeholder()) n.add(schedule::ComputeInlineStep{input->name});
     const std::string copy = schedule::cache_read_name(input->name);
     const std::string all = add_shared_copy(n, fragment, input, step_loop, halves ? "float16" : "");
-    n.add(SplitStep{copy, all, {kWarpLanes}});
-    n.fetch_split(copy, split_part(all, 0), block);
-    n.add(AnnotateStep{copy, split_part(split_part(all, 0), 1), Annotation::ThreadY});
-    n.add(AnnotateStep{copy, split_part(all, 1), Annotation::ThreadX});
+    // Each lane copies one element, or (a choice) 16 bytes: 8 halves or 4
+    // floats, one load where the code generator proves them aligned (an
+    // input read as it is stored: the weights; not a convolution's padded
+    // window, gathered element by element).
+    const int lanes = static_cast<int>(n.sites().vectorize.size());
+    n.sites().vectorize.push_back({copy, split_part(all, 3), true});
+    n.fetch_split(copy, all, block, lanes, halves ? 8 : 4);
+    n.add(AnnotateStep{copy, split_part(all, 1), Annotation::ThreadY});
+    n.add(AnnotateStep{copy, split_part(all, 2), Annotation::ThreadX});
     n.mark_structured(copy);
     if (!input->is_placeholder()) n.mark_structured(input->name);
   }

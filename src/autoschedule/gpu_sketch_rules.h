@@ -20,7 +20,8 @@
 //     stage (mma.sync with fp32 accumulation), per step of the reduction
 //     from both operands fetched into shared memory by the whole block (in
 //     half: the values are halves, and mma.sync reads their bits; TF32's
-//     in fp32, rounded as the fragments are loaded); the
+//     in fp32, rounded as the fragments are loaded), each lane copying one
+//     element or (a choice per operand) 16 bytes; the
 //     warps then store their tiles into a shared copy of the block's
 //     outputs, which the output stage (the product, or the elementwise
 //     consumer it is fused into) writes out, 32 lanes by the warps.

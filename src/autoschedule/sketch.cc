@@ -83,7 +83,8 @@ std::string Sketch::print() const {
                      for (size_t i = 0; i < lengths.size(); ++i)
                        out << (i ? " x " : "") << "tile " << lengths[i].first << "[" << lengths[i].second << "]";
                      out << "]";
-                     if (s.vector_site >= 0) out << ", x" << kFetchLanes << " lanes if vectorize site " << s.vector_site;
+                     if (warps) out << " x 32 lanes";
+                     if (s.vector_site >= 0) out << ", x" << s.lanes << " lanes if vectorize site " << s.vector_site;
                      out << "\n";
                    },
                },
@@ -173,7 +174,9 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
                    },
                    [&](const FetchSplit& s) {
                      std::vector<int64_t> lengths{block_units(sketch, params, s.block)};
-                     if (s.vector_site >= 0 && params.vectorize.at(s.vector_site)) lengths.push_back(kFetchLanes);
+                     const int64_t unit_lanes = sketch.blocks.at(s.block).threads_per_unit;
+                     if (unit_lanes > 1) lengths.push_back(unit_lanes);
+                     if (s.vector_site >= 0 && params.vectorize.at(s.vector_site)) lengths.push_back(s.lanes);
                      t.split(s.stage, s.iter, lengths);
                    },
                },

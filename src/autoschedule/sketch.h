@@ -56,14 +56,18 @@ struct BlockThreads {
   int64_t threads_per_unit = 1;
 };
 // A cooperative fetch's split (GPU): the copy's fused loop split by the
-// units of block `block` (Sketch::blocks: its threads, or its warps), its
-// inner loop bound to threadIdx.x (y), so that every thread of the block copies its share; when
-// vectorize site `vector_site` is on, each thread copies 4 consecutive
-// elements (one float4 load where the code generator proves it aligned).
+// units of block `block` (Sketch::blocks: its threads, or its warps, and
+// then a warp's lanes), bound by the rule to threadIdx.x (or y, and x the
+// lanes), so that every thread of the block copies its share; when
+// vectorize site `vector_site` is on, each thread copies `lanes`
+// consecutive elements (one 16-byte load where the code generator proves
+// it aligned: 4 floats, 8 halves).
+inline constexpr int64_t kFetchLanes = 4;  // fp32 elements in 16 bytes
 struct FetchSplit {
   std::string stage, iter;
   int block = 0;
   int vector_site = -1;
+  int64_t lanes = kFetchLanes;
 };
 using SketchStep = std::variant<schedule::Step, TiledSplit, FollowSplit, TiledRfactor, FetchSplit>;
 
@@ -79,7 +83,6 @@ struct VectorizeSite {
   // by crossover, not chosen from the loop's extent.
   bool fetch = false;
 };
-inline constexpr int64_t kFetchLanes = 4;
 // An auto-unroll pragma on the stage's outermost loop.
 struct UnrollSite {
   std::string stage, iter;

@@ -50,9 +50,13 @@ int SketchBuilder::add_block(BlockThreads threads) {
   return static_cast<int>(sketch_.blocks.size()) - 1;
 }
 
-void SketchBuilder::fetch_split(const std::string& stage, const std::string& iter, int block, int vector_site) {
-  schedule::apply(state_, schedule::SplitStep{stage, iter, {1}});
-  sketch_.steps.push_back(FetchSplit{stage, iter, block, vector_site});
+void SketchBuilder::fetch_split(const std::string& stage, const std::string& iter, int block, int vector_site,
+                                int64_t lanes) {
+  // (The state holds the loops without the vector lanes: their site may be off.)
+  std::vector<int64_t> lengths{1};
+  if (sketch_.blocks.at(block).threads_per_unit > 1) lengths.push_back(1);
+  schedule::apply(state_, schedule::SplitStep{stage, iter, lengths});
+  sketch_.steps.push_back(FetchSplit{stage, iter, block, vector_site, lanes});
 }
 
 bool SketchBuilder::structured(const std::string& stage) const {

@@ -41,9 +41,10 @@ class SketchBuilder {
   void rfactor(const std::string& stage, const std::string& axis, int slot);
   // A GPU block whose threads are the product of tile lengths; returns its index.
   int add_block(BlockThreads threads);
-  // Splits `iter` by the thread count of `block`, and by kFetchLanes when
-  // vectorize site `vector_site` is on (FetchSplit).
-  void fetch_split(const std::string& stage, const std::string& iter, int block, int vector_site = -1);
+  // Splits `iter` by the units of `block` (threads, or warps and their
+  // lanes), and by `lanes` when vectorize site `vector_site` is on (FetchSplit).
+  void fetch_split(const std::string& stage, const std::string& iter, int block, int vector_site = -1,
+                   int64_t lanes = kFetchLanes);
   void note(std::string rule) { sketch_.rules.push_back(std::move(rule)); }
   Sketch& sites() { return sketch_; }
   // Stages whose annotation sites a rule has chosen; the rest get the plain ones.

@@ -232,20 +232,24 @@ class GpuPrinter : public CSourcePrinter {
     CSourcePrinter::loop(n, depth);
   }
 
-  // A vectorized loop of 2 or 4 lanes copying contiguous floats between
-  // offsets that the lanes' count divides (the buffers themselves start
-  // aligned: device allocations, aligned shared arrays): one float2 /
-  // float4 load and one store instead of 2 or 4 of each. The cooperative
-  // fetches into shared memory are such loops.
+  // A vectorized loop of 2 or 4 lanes copying contiguous floats, or 2, 4
+  // or 8 copying contiguous halves, between offsets that the lanes' count
+  // divides (the buffers themselves start aligned: device allocations,
+  // aligned shared arrays): one load and one store of 4 to 16 bytes instead
+  // of a few of each (CUDA: float2 / float4, a half's bits as unsigned,
+  // uint2, uint4; OpenCL: vloadN / vstoreN, vload_halfN / vstore_halfN).
+  // The cooperative fetches into shared memory are such loops.
   bool vector_copy(const tir::ForNode* n, int depth) {
     const int64_t lanes = n->extent;
-    if ((lanes != 2 && lanes != 4) || n->body->kind != tir::StmtKind::Store) return false;
+    if (n->body->kind != tir::StmtKind::Store) return false;
     const auto* store = tir::as<tir::StoreNode>(n->body);
     const auto* load = store->value.as<ir::TensorLoadNode>();
-    if (!load || store->buffer->dtype != ir::DType::Float32 || load->tensor->dtype != ir::DType::Float32) return false;
-    const ir::VarNode* lane = n->var.node();
-    if (access_stride(store->indices, store->buffer->shape, lane) != 1 ||
-        access_stride(load->indices, load->tensor->shape, lane) != 1)
+    if (!load || store->buffer->dtype != load->tensor->dtype) return false;
+    const bool halves = store->buffer->dtype == ir::DType::Float16;
+    if (!halves && store->buffer->dtype != ir::DType::Float32) return false;
+    if (lanes != 2 && lanes != 4 && !(halves && lanes == 8)) return false;
+    if (lane_access_stride(store->indices, store->buffer->shape, n->var, lanes) != 1 ||
+        lane_access_stride(load->indices, load->tensor->shape, n->var, lanes) != 1)
       return false;
     const ir::VarMap first_lane{{n->var, ir::Expr(int64_t{0})}};
     auto at_first_lane = [&](const std::vector<ir::Expr>& indices) {
@@ -260,11 +264,14 @@ class GpuPrinter : public CSourcePrinter {
     const std::string n_lanes = std::to_string(lanes);
     const std::string dst = name(store->buffer->name) + " + " + flat_index(to, store->buffer->shape);
     const std::string src = name(load->tensor->name) + " + " + flat_index(from, load->tensor->shape);
-    if (cuda())
-      out_ << indent(depth) << "*(float" << n_lanes << "*)(" << dst << ") = *(const float" << n_lanes << "*)(" << src
-           << ");\n";
-    else
-      out_ << indent(depth) << "vstore" << n_lanes << "(vload" << n_lanes << "(0, " << src << "), 0, " << dst << ");\n";
+    if (cuda()) {
+      const std::string type = !halves ? "float" + n_lanes : lanes == 2 ? "unsigned" : "uint" + std::to_string(lanes / 2);
+      out_ << indent(depth) << "*(" << type << "*)(" << dst << ") = *(const " << type << "*)(" << src << ");\n";
+    } else {
+      const std::string kind = halves ? "_half" : "";
+      out_ << indent(depth) << "vstore" << kind << n_lanes << "(vload" << kind << n_lanes << "(0, " << src << "), 0, "
+           << dst << ");\n";
+    }
     return true;
   }
 

@@ -5,6 +5,7 @@
 
 #include "ir/functor.h"
 #include "tir/arith.h"
+#include "tir/simplify.h"
 #include "tir/stmt_functor.h"
 
 namespace tessera::codegen {
@@ -43,6 +44,38 @@ std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const
   int64_t total = 0, extent_product = 1;
   for (size_t d = indices.size(); d-- > 0;) {
     auto stride = stride_along(indices[d], var);
+    if (!stride) return std::nullopt;
+    total += *stride * extent_product;
+    extent_product *= d < shape.size() ? shape[d] : 1;
+  }
+  return total;
+}
+
+std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes) {
+  int64_t stride = 0;
+  for (const auto& [atom, coefficient] : tir::linear_form(e).terms) {
+    if (atom.get() == var.node()) {
+      stride += coefficient;
+      continue;
+    }
+    if (!depends_on(atom, var.node())) continue;
+    const auto* b = atom.as<ir::BinaryNode>();
+    int64_t divisor = 0;
+    if (!b || (atom.kind() != ir::ExprKind::FloorDiv && atom.kind() != ir::ExprKind::FloorMod) ||
+        !ir::is_const_int(b->b, &divisor) || divisor <= 0 || divisor % lanes != 0 || lane_stride(b->a, var, lanes) != 1)
+      return std::nullopt;
+    const ir::Expr first = tir::simplify(ir::substitute(b->a, ir::VarMap{{var, ir::Expr(int64_t{0})}}));
+    if (known_alignment(first) % lanes != 0) return std::nullopt;
+    if (atom.kind() == ir::ExprKind::FloorMod) stride += coefficient;
+  }
+  return stride;
+}
+
+std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                          const ir::Var& var, int64_t lanes) {
+  int64_t total = 0, extent_product = 1;
+  for (size_t d = indices.size(); d-- > 0;) {
+    auto stride = lane_stride(indices[d], var, lanes);
     if (!stride) return std::nullopt;
     total += *stride * extent_product;
     extent_product *= d < shape.size() ? shape[d] : 1;

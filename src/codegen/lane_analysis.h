@@ -20,6 +20,16 @@ std::optional<int64_t> stride_along(const ir::Expr& e, const ir::VarNode* var);
 std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
                                      const ir::VarNode* var);
 
+// The same along the variable of a loop of `lanes` iterations from 0 (a
+// vector's lanes), which also sees through a floordiv or floormod by a
+// constant that `lanes` divides, of an operand contiguous along it whose
+// value at the first lane `lanes` divides: the lanes then share a quotient
+// (stride 0) and run consecutive remainders (stride 1). A loop fused and
+// split into vectors indexes its buffers so.
+std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes);
+std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                          const ir::Var& var, int64_t lanes);
+
 // The largest power of two, up to 64, known to divide e wherever it is
 // evaluated (a loop variable may be any integer: 1): from constants through
 // +, -, *, min, max and modulo. What a vector access's alignment rests on.

@@ -58,7 +58,11 @@ class GpuVerifier {
         // A virtual thread is a loop every thread runs alike: a condition
         // on it is the same in all of them.
         if (n->for_kind == ForKind::TensorCore) check_tensor_core(*n);
-        const bool thread = is_thread_axis(n->for_kind);
+        // A tensor-core tile is its warp's lanes' (threadIdx.x) work: in a
+        // block of one warp, what it writes is written once.
+        const bool thread = is_thread_axis(n->for_kind) ||
+                            (n->for_kind == ForKind::TensorCore && kernel_.block[0] == 32 &&
+                             kernel_.block[1] * kernel_.block[2] == 1);
         bound_ |= thread || is_block_axis(n->for_kind) || n->for_kind == ForKind::VThread;
         ++loops_;
         if (is_block_axis(n->for_kind)) ++block_loops_;

@@ -147,7 +147,7 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
   if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   const SketchContext ctx = opencl();
   std::mt19937_64 rng(5);
-  int vectorized_fetches = 0;
+  int vectorized_fetches = 0, vector_loads = 0;
   for (const auto& c : cases()) {
     int ran = 0, tried = 0;
     for (const auto& sketch : generate_sketches(c.workload.dag, ctx)) {
@@ -165,12 +165,15 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
         }
         const codegen::test::GpuRun run = codegen::test::run_against_reference(c.workload, f, ctx.target, 9);
         EXPECT_LE(run.max_relative_error, 1e-5) << run.source;
+        vector_loads += run.source.find("vload4(") != std::string::npos;
         ++ran;
       }
     }
     EXPECT_GE(ran * 2, tried) << c.name << ": most random annotations should fit a block";
   }
   EXPECT_GT(vectorized_fetches, 0) << "no fetch drew 4-wide copies";
+  // Some are aligned (a fetch's fused loop split into 4-wide lanes): one load each.
+  EXPECT_GT(vector_loads, 0) << "no 4-wide fetch became one vector load";
 }
 
 // Split-K: a long reduction of few outputs also gets sketches with its

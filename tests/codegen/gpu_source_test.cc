@@ -110,6 +110,25 @@ TEST(GpuSource, KnownAlignmentReadsConstantsThroughSumsProductsAndModulo) {
   EXPECT_EQ(offset_alignment({i, j * 4}, {10, 6}), 2);
 }
 
+// A loop fused and split into vectors indexes through a quotient and a
+// remainder: (t * 8 + l) / 16 and (t * 8 + l) % 16 over lanes l < 8 are
+// one row and 8 consecutive columns, unless the lanes could cross a row.
+TEST(GpuSource, LaneStrideSeesThroughQuotientsAndRemaindersTheLanesDoNotCross) {
+  ir::Var t("t"), l("l");
+  const ir::Expr sixteen(int64_t{16});
+  const ir::Expr row = ir::floordiv(t * 8 + l, sixteen), col = ir::floormod(t * 8 + l, sixteen);
+  EXPECT_EQ(lane_stride(row, l, 8), 0);
+  EXPECT_EQ(lane_stride(col, l, 8), 1);
+  EXPECT_EQ(lane_access_stride({row, col}, {4, 16}, l, 8), 1);
+  EXPECT_EQ(lane_stride(col * 3 + row, l, 8), 3);
+  // Not: 8 lanes from t * 4 may cross a row; a divisor the lanes do not
+  // divide; a remainder of a strided operand. Without lanes, nothing.
+  EXPECT_EQ(lane_stride(ir::floormod(t * 4 + l, sixteen), l, 8), std::nullopt);
+  EXPECT_EQ(lane_stride(ir::floormod(t * 8 + l, ir::Expr(int64_t{12})), l, 8), std::nullopt);
+  EXPECT_EQ(lane_stride(ir::floormod(t * 16 + l * 2, sixteen), l, 8), std::nullopt);
+  EXPECT_EQ(access_stride({row, col}, {4, 16}, l.node()), std::nullopt);
+}
+
 ops::OpArgs conv_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t stride, int64_t dilation = 1) {
   ops::OpArgs a;
   a.input = std::move(input);
