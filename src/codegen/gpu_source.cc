@@ -122,6 +122,7 @@ class GpuPrinter : public CSourcePrinter {
     tir::visit_stmts(k.body, [&](const tir::Stmt& s) {
       auto* a = tir::as<tir::AllocateNode>(s);
       if (!a || a->scope != tir::MemoryScope::Shared || !declared.insert(a->buffer->name).second) return;
+      shared_.insert(a->buffer.get());
       const std::string buffer = name(a->buffer->name), size = std::to_string(a->buffer->num_elements());
       if (cuda())
         out_ << "  __shared__ __align__(16) " << type_name(a->buffer->dtype) << " " << buffer << "[" << size << "];\n";
@@ -294,7 +295,13 @@ class GpuPrinter : public CSourcePrinter {
       out_ << indent(depth);
       switch (t.op) {
         case TensorCoreTile::Op::Fill: out_ << "tsr_tc_fill(" << tile << ", " << float_literal(t.fill_value) << ");\n"; break;
-        case TensorCoreTile::Op::MultiplyAdd: out_ << "tsr_tc_mma(" << tile << ", " << at(t.a) << ", " << at(t.b) << ");\n"; break;
+        case TensorCoreTile::Op::MultiplyAdd:
+          if (t.a.buffer->dtype == ir::DType::Float16 && t.b.buffer->dtype == ir::DType::Float16)
+            out_ << "tsr_tc_mma_frags(" << tile << ", " << fragment_load(t.a, 'a') << ", " << fragment_load(t.b, 'b')
+                 << ");\n";
+          else
+            out_ << "tsr_tc_mma(" << tile << ", " << at(t.a) << ", " << at(t.b) << ");\n";
+          break;
         case TensorCoreTile::Op::Store: out_ << "tsr_tc_store(" << at(t.destination) << ", " << tile << ");\n"; break;
       }
       return;
@@ -330,6 +337,25 @@ class GpuPrinter : public CSourcePrinter {
       }
     }
     out_ << indent(depth + 1) << "}\n";
+  }
+
+  // How a half operand tile of a product reaches mma.sync's registers
+  // (codegen/tensor_core_tile.h): by ldmatrix, four 8 x 8 matrices in one
+  // instruction, where it lies in shared memory with its steps (or, then
+  // transposed, its rows or columns) contiguous, the other stride and its
+  // origin multiples of 8 halves (16-byte rows); else gathered element by
+  // element. `side` 'a': rows x steps; 'b': steps x columns.
+  std::string fragment_load(const TileOperand& o, char side) {
+    const std::string at = name(o.buffer->name) + " + " + flat_index(o.origin, o.buffer->shape);
+    const int64_t steps = side == 'a' ? o.col_stride : o.row_stride;
+    const int64_t across = side == 'a' ? o.row_stride : o.col_stride;
+    if (shared_.count(o.buffer.get()) && offset_alignment(o.origin, o.buffer->shape) % 8 == 0) {
+      const std::string load = std::string("tsr_ldmatrix_") + side;
+      if (steps == 1 && across % 8 == 0) return load + "<false>(" + at + ", " + std::to_string(across) + ")";
+      if (across == 1 && steps % 8 == 0) return load + "<true>(" + at + ", " + std::to_string(steps) + ")";
+    }
+    return std::string("tsr_gather_") + side + "(" + at + ", " + std::to_string(o.row_stride) + ", " +
+           std::to_string(o.col_stride) + ")";
   }
 
   void check_not_fragment(const ir::Tensor& buffer) const {
@@ -372,6 +398,7 @@ class GpuPrinter : public CSourcePrinter {
   bool index_32_;
   bool tensor_cores_;
   std::set<const ir::TensorNode*> fragments_;
+  std::set<const ir::TensorNode*> shared_;  // the kernel's shared buffers
 };
 
 }  // namespace

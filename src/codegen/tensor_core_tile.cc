@@ -186,21 +186,71 @@ template <class T> static __device__ __forceinline__ unsigned tsr_pair(const T* 
 static __device__ __forceinline__ void tsr_tc_fill(tsr_tile16& c, float x) {
   for (int e = 0; e < 8; ++e) c.v[e] = x;
 }
-// c(i, j) += sum over k < 16 of a[i * a_row + k * a_k] * b[k * b_k + j * b_col].
-template <class TA, class TB>
-static __device__ __forceinline__ void tsr_tc_mma(tsr_tile16& c, const TA* a, int a_row, int a_k, const TB* b, int b_k, int b_col) {
+// A 16 x 16 operand tile as mma.sync's f16x2 registers. A (rows i, steps
+// k): r[0] rows g, r[1] rows g + 8 at k = 2t, 2t + 1; r[2], r[3] the same
+// at k + 8. B (steps k, columns j): r[2h] column 8h + g at k = 2t, 2t + 1,
+// r[2h + 1] at k + 8.
+struct tsr_frag16 { unsigned r[4]; };
+// Gathered element by element: any layout, any memory.
+template <class T> static __device__ __forceinline__ tsr_frag16 tsr_gather_a(const T* a, int a_row, int a_k) {
   const int g = tsr_lane() >> 2, t = tsr_lane() & 3;
-  const TA* a0 = a + g * a_row + 2 * t * a_k;
-  const unsigned af0 = tsr_pair(a0, a_k), af1 = tsr_pair(a0 + 8 * a_row, a_k);
-  const unsigned af2 = tsr_pair(a0 + 8 * a_k, a_k), af3 = tsr_pair(a0 + 8 * a_row + 8 * a_k, a_k);
+  const T* a0 = a + g * a_row + 2 * t * a_k;
+  return {{tsr_pair(a0, a_k), tsr_pair(a0 + 8 * a_row, a_k), tsr_pair(a0 + 8 * a_k, a_k),
+           tsr_pair(a0 + 8 * a_row + 8 * a_k, a_k)}};
+}
+template <class T> static __device__ __forceinline__ tsr_frag16 tsr_gather_b(const T* b, int b_k, int b_col) {
+  const int g = tsr_lane() >> 2, t = tsr_lane() & 3;
+  tsr_frag16 f;
   for (int h = 0; h < 2; ++h) {
-    const TB* b0 = b + 2 * t * b_k + (8 * h + g) * b_col;
-    const unsigned bf0 = tsr_pair(b0, b_k), bf1 = tsr_pair(b0 + 8 * b_k, b_k);
+    const T* b0 = b + 2 * t * b_k + (8 * h + g) * b_col;
+    f.r[2 * h] = tsr_pair(b0, b_k);
+    f.r[2 * h + 1] = tsr_pair(b0 + 8 * b_k, b_k);
+  }
+  return f;
+}
+// Four 8 x 8 matrices of halves in shared memory, one instruction: lanes
+// 8m..8m+7 give the addresses of matrix m's rows (16 contiguous, aligned
+// bytes each); a lane gets, of each matrix, row g's elements 2t and 2t + 1
+// (TRANS: column g's rows 2t and 2t + 1).
+template <bool TRANS> static __device__ __forceinline__ tsr_frag16 tsr_ldmatrix(const unsigned short* row) {
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  tsr_frag16 f;
+  if (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(f.r[0]), "=r"(f.r[1]), "=r"(f.r[2]), "=r"(f.r[3]) : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(f.r[0]), "=r"(f.r[1]), "=r"(f.r[2]), "=r"(f.r[3]) : "r"(at));
+  return f;
+}
+// A from shared halves whose steps are contiguous (TRANS: whose rows are),
+// `ld` apart from row to row (step to step): matrix m holds rows 8(m & 1)
+// on, steps 8(m >> 1) on.
+template <bool TRANS> static __device__ __forceinline__ tsr_frag16 tsr_ldmatrix_a(const unsigned short* a, int ld) {
+  const int m = tsr_lane() >> 3, r = tsr_lane() & 7;
+  const int row = 8 * (m & 1), step = 8 * (m >> 1);
+  return tsr_ldmatrix<TRANS>(TRANS ? a + (step + r) * ld + row : a + (row + r) * ld + step);
+}
+// B from shared halves whose steps are contiguous (TRANS: whose columns
+// are): matrix m holds columns 8(m >> 1) on, steps 8(m & 1) on.
+template <bool TRANS> static __device__ __forceinline__ tsr_frag16 tsr_ldmatrix_b(const unsigned short* b, int ld) {
+  const int m = tsr_lane() >> 3, r = tsr_lane() & 7;
+  const int column = 8 * (m >> 1), step = 8 * (m & 1);
+  return tsr_ldmatrix<TRANS>(TRANS ? b + (step + r) * ld + column : b + (column + r) * ld + step);
+}
+// c(i, j) += sum over k < 16 of A(i, k) * B(k, j), both as registers.
+static __device__ __forceinline__ void tsr_tc_mma_frags(tsr_tile16& c, const tsr_frag16& a, const tsr_frag16& b) {
+  for (int h = 0; h < 2; ++h) {
     float* d = c.v + 4 * h;
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(af0), "r"(af1), "r"(af2), "r"(af3), "r"(bf0), "r"(bf1));
+                 : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
   }
+}
+// c(i, j) += sum over k < 16 of a[i * a_row + k * a_k] * b[k * b_k + j * b_col].
+template <class TA, class TB>
+static __device__ __forceinline__ void tsr_tc_mma(tsr_tile16& c, const TA* a, int a_row, int a_k, const TB* b, int b_k, int b_col) {
+  tsr_tc_mma_frags(c, tsr_gather_a(a, a_row, a_k), tsr_gather_b(b, b_k, b_col));
 }
 // The same for fp32 operands in TF32 (Target::tf32): each element rounded
 // to TF32 as the fragments are gathered (cvt.rna), then per 8-column half

@@ -45,8 +45,11 @@ TensorCoreTile recognise_tensor_core_tile(const tir::ForNode& loop);
 // The CUDA helpers the three operations are written with (mma.sync
 // m16n8k16 with fp16 operands and fp32 accumulation, sm_80 and later; with
 // both operands fp32 buffers, m16n8k8 in TF32, which only a target allowing
-// TF32 tiles: autoschedule/gpu_sketch_rules.h). Needs tsr_f2h (the
-// half-storage conversion) declared before it.
+// TF32 tiles: autoschedule/gpu_sketch_rules.h). A half operand tile reaches
+// the registers by ldmatrix (tsr_ldmatrix_a / _b) where the code generator
+// finds it in shared memory in 16-byte rows, else gathered element by
+// element (tsr_gather_a / _b). Needs tsr_f2h (the half-storage conversion)
+// declared before it.
 std::string cuda_tensor_core_prelude();
 
 }  // namespace tessera::codegen

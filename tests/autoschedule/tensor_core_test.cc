@@ -127,7 +127,7 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
   const SketchContext ctx = cuda(90);
   std::mt19937_64 rng(5);
-  int vector_fetches = 0;
+  int vector_fetches = 0, ldmatrix_loads = 0;
   for (const ops::Workload& w : products()) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng)) {
@@ -136,21 +136,26 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
       EXPECT_GT(features::gpu_features(f)[11], 0.0f);
       EXPECT_EQ(tir::split_device_kernels(f).kernels.size(), 1u) << w.op;
       const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);
-      EXPECT_NE(cuda_source.code.find("tsr_tc_mma("), std::string::npos) << cuda_source.code;
-      EXPECT_NE(cuda_source.code.find("tsr_tc_fill("), std::string::npos) << cuda_source.code;
-      EXPECT_NE(cuda_source.code.find("tsr_tc_store("), std::string::npos) << cuda_source.code;
+      EXPECT_TRUE(codegen::test::kernels_call(cuda_source.code, "tsr_tc_mma")) << cuda_source.code;
+      EXPECT_TRUE(codegen::test::kernels_call(cuda_source.code, "tsr_tc_fill(")) << cuda_source.code;
+      EXPECT_TRUE(codegen::test::kernels_call(cuda_source.code, "tsr_tc_store(")) << cuda_source.code;
       // A fetch of 8 halves a lane (where it drew them and they are aligned):
       // one 16-byte copy; on PoCL the same lanes as vload_half8.
       vector_fetches += cuda_source.code.find("*(uint4*)(") != std::string::npos;
+      // Operand tiles in shared memory, 16-byte rows: one ldmatrix each.
+      const bool ldmatrix = codegen::test::kernels_call(cuda_source.code, "tsr_ldmatrix_");
+      ldmatrix_loads += ldmatrix;
       if (nvrtc)
         for (int arch : {80, 90}) {
           const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, arch, w.op);
           EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
+          if (ldmatrix) EXPECT_NE(binary.ptx.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << binary.log;
         }
       if (opencl) EXPECT_LE(error_on_device(w, f, "opencl"), 2e-3) << w.op << "\n" << cuda_source.code;
     }
   }
   EXPECT_GT(vector_fetches, 0) << "no candidate fetched 8 halves a lane";
+  EXPECT_GT(ldmatrix_loads, 0) << "no candidate loaded its operands with ldmatrix";
 }
 
 // Products of long reductions and few outputs (split_k_ranges), whose
@@ -179,7 +184,7 @@ TEST(TensorCoreSketch, SplitKCandidatesMatchTheReferenceAndCompileForHopper) {
       const auto kernels = tir::split_device_kernels(f).kernels;
       EXPECT_GE(kernels.size(), 2u) << w.op;
       const codegen::GpuSource cuda_source = codegen::emit_gpu_source(f, ctx.target.gpu, codegen::GpuDialect::Cuda);
-      EXPECT_NE(cuda_source.code.find("tsr_tc_mma("), std::string::npos) << cuda_source.code;
+      EXPECT_TRUE(codegen::test::kernels_call(cuda_source.code, "tsr_tc_mma")) << cuda_source.code;
       if (nvrtc) {
         const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, 90, w.op);
         EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
@@ -218,7 +223,7 @@ TEST(TensorCoreSketch, Fp32ProductsTakeTf32TensorCoresWhereTheTargetAllowsThem) 
       }
       ++ran;
       const codegen::GpuSource source = codegen::emit_gpu_source(f, tf32.target.gpu, codegen::GpuDialect::Cuda);
-      EXPECT_NE(source.code.find("tsr_tc_mma("), std::string::npos) << source.code;
+      EXPECT_TRUE(codegen::test::kernels_call(source.code, "tsr_tc_mma(")) << source.code;  // TF32: fp32 operands
       if (nvrtc)
         for (int arch : {80, 90}) {
           const codegen::CudaBinary binary = codegen::compile_cuda(source.code, arch, w.op);

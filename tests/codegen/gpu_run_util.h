@@ -74,6 +74,15 @@ inline std::vector<std::string> kernel_sources(const std::string& code) {
   return kernels;
 }
 
+// Whether some kernel of CUDA C source (not its preludes, which define the
+// helpers) calls `helper`: "tsr_tc_mma" finds the tensor-core products,
+// whichever way their operands are loaded (tsr_tc_mma, tsr_tc_mma_frags).
+inline bool kernels_call(const std::string& code, const std::string& helper) {
+  for (const std::string& kernel : kernel_sources(code))
+    if (kernel.find(helper) != std::string::npos) return true;
+  return false;
+}
+
 // The buffer a kernel writes: its signature's last parameter.
 inline std::string written_buffer(const std::string& kernel) {
   const size_t close = kernel.find(") {"), space = kernel.rfind(' ', close);
