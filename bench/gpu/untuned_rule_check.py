@@ -28,7 +28,7 @@ def tensor_core_kernels(tessera, model, batch):
     for kernel in re.split(r'(?=extern "C" __global__)', source):
         name = re.search(r"(tessera_k\d+_\w+?)_kernel\d+\(", kernel)
         body = kernel.split("// CUDA C written by")[0]  # the next kernel's prelude defines tsr_tc_mma
-        if name and re.search(r"tsr_tc_mma\(\w+_local", body):
+        if name and re.search(r"tsr_tc_mma(_frags)?\(\w+_local", body):
             chosen.add(name.group(1))
     return chosen
 

@@ -35,7 +35,8 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
       if (slot.reduce) {  // 16-deep tiles: [tiles staged a step]
         f.params.tiles.push_back({largest_dividing(slot.extent, {2})});
         f.reduce *= 16 * slot.extent;
-      } else {  // 16-wide tiles: [warps, fragments per warp]
+      } else {  // 16-wide tiles: [warps, fragments per warp]; the rows', then the columns'
+        f.columns = 16 * slot.extent;
         const int64_t warps = largest_dividing(slot.extent, {2});
         const int64_t fragments = largest_dividing(slot.extent / warps, {2});
         f.params.tiles.push_back({warps, fragments});
@@ -58,7 +59,8 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
 
 bool tensor_core_fallback_pays(const TensorCoreFallback& f) {
   return f.blocks >= schedule::kSplitReductionBlocks || f.reduce <= kShortTensorCoreReduce ||
-         (f.blocks >= kTensorCoreWaveBlocks && f.reduce <= kMediumTensorCoreReduce);
+         (f.blocks >= kTensorCoreWaveBlocks && f.reduce <= kMediumTensorCoreReduce) ||
+         (f.columns <= kNarrowTensorCoreColumns && f.reduce <= kNarrowTensorCoreReduce);
 }
 
 schedule::Trace untuned_schedule(const ir::ComputeDAG& dag, const target::Target& target) {

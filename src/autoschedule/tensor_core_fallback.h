@@ -21,8 +21,9 @@ namespace tessera::autoschedule {
 struct TensorCoreFallback {
   Sketch sketch;
   SketchParams params;
-  int64_t blocks = 0;  // the grid's blocks
-  int64_t reduce = 0;  // the products each output adds, in the 16-multiple the tiles cover
+  int64_t blocks = 0;   // the grid's blocks
+  int64_t reduce = 0;   // the products each output adds, in the 16-multiple the tiles cover
+  int64_t columns = 0;  // the product's columns (a convolution's output positions), likewise
 };
 // Nothing when `dag`'s product takes no tensor cores on `target` (CUDA
 // sm_80+, fp16 operands or fp32 ones with TF32 allowed, sides in multiples
@@ -45,10 +46,16 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
 // the time of the faster side of each kernel (MobileNet-v2 at batch 1:
 // 1.41x), where all on tensor cores took up to 3.1x (ResNet-18 at batch 1;
 // its layer4 3x3 at 8 blocks, K = 4608, 12x the CUDA-core time) and all on
-// CUDA cores up to 2.1x (ResNet-50 at batch 16).
+// CUDA cores up to 2.1x (ResNet-50 at batch 16). Also a narrow product (at
+// most kNarrowTensorCoreColumns columns: a batch of one 14 x 14 image) whose
+// reduction is at most kNarrowTensorCoreReduce: the CUDA-core tiles leave
+// most of their threads idle there, and MobileNet-v2's 1x1 projections at
+// 14 x 14 (K = 384, 576) took 0.20-0.36x their time on tensor cores.
 inline constexpr int64_t kShortTensorCoreReduce = 256;
 inline constexpr int64_t kTensorCoreWaveBlocks = 132;
 inline constexpr int64_t kMediumTensorCoreReduce = 1024;
+inline constexpr int64_t kNarrowTensorCoreColumns = 256;
+inline constexpr int64_t kNarrowTensorCoreReduce = 640;
 bool tensor_core_fallback_pays(const TensorCoreFallback& fallback);
 
 // The schedule of `dag` without a record: the tensor-core fallback where it

@@ -305,7 +305,8 @@ bool implicit_gemm_convolutions(const target::Target& target, bool half_storage)
 
 graph::ImplicitGemmChoice implicit_gemm_of(const BuildOptions& options, const target::Target& target) {
   if (options.implicit_gemm) return *options.implicit_gemm;
-  if (implicit_gemm_convolutions(target, options.half_storage)) return true;
+  if (implicit_gemm_convolutions(target, options.half_storage))
+    return graph::ImplicitGemmChoice::where(kTensorCoreImplicitGemmMinPositions, 0);
   if (target.kind == "cuda") return graph::ImplicitGemmChoice::where(kImplicitGemmMinPositions, kImplicitGemmMinImage);
   return false;
 }

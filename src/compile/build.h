@@ -74,10 +74,18 @@ struct BuildOptions {
   bool untuned_tensor_cores = true;
 };
 
-// Where every convolution runs as a matrix product by default: half
-// storage, or fp32 with TF32 allowed (target.h), on a CUDA GPU with tensor
-// cores (sm_80 and later), whose tiles they run.
+// Where convolutions run as matrix products for tensor cores by default:
+// half storage, or fp32 with TF32 allowed (target.h), on a CUDA GPU with
+// tensor cores (sm_80 and later). There every convolution of at least
+// kTensorCoreImplicitGemmMinPositions output positions is one product, whose
+// tiles tensor cores or CUDA cores run (autoschedule/tensor_core_fallback.h);
+// one of fewer (a batch of one 7 x 7 image: ResNet's layer4, MobileNet-v2's
+// last stages) stays a direct convolution: there the products lost on both
+// sides, tensor cores 1.4-2.2x and CUDA cores 1.0-1.6x the fp32 direct
+// kernels' time (MobileNet-v2's 7 x 7 layers at batch 1, H200, 2026-11-28:
+// bench/gpu/results/h200-2026-11-28/; half direct kernels were not timed).
 bool implicit_gemm_convolutions(const target::Target& target, bool half_storage);
+inline constexpr int64_t kTensorCoreImplicitGemmMinPositions = 196;
 // Elsewhere on CUDA, the convolutions of at least kImplicitGemmMinPositions
 // output positions over images of at least kImplicitGemmMinImage: the
 // product's 64 x 64 tiles on CUDA cores ran ResNet-18/50's convolutions at

@@ -149,6 +149,16 @@ TEST(TensorCoreTemplates, FallbackTakesTensorCoresWhereItWasMeasuredFaster) {
   const autoschedule::TensorCoreFallback projection = fallback_of({16, 1024, 14, 14}, {256, 1024, 1, 1});
   EXPECT_EQ(projection.blocks, 196);
   EXPECT_TRUE(autoschedule::tensor_core_fallback_pays(projection));
+  // Narrow products with short reductions: MobileNet-v2's 1x1 projection at
+  // 14 x 14 (196 positions in 13 tiles; measured 0.20x the CUDA-core time)
+  // takes them; ResNet-18's 3x3 at 14 x 14 (K = 2304: 2.3x) and its layer1
+  // at 56 x 56 (K = 576, but 3136 columns: 2.3x) do not.
+  const autoschedule::TensorCoreFallback narrow = fallback_of({1, 384, 14, 14}, {64, 384, 1, 1});
+  EXPECT_EQ(narrow.columns, 208);
+  EXPECT_EQ(narrow.reduce, 384);
+  EXPECT_TRUE(autoschedule::tensor_core_fallback_pays(narrow));
+  EXPECT_FALSE(autoschedule::tensor_core_fallback_pays(fallback_of({1, 256, 14, 14}, {256, 256, 3, 3})));
+  EXPECT_FALSE(autoschedule::tensor_core_fallback_pays(fallback_of({1, 64, 56, 56}, {64, 64, 3, 3})));
   // A batched product's blocks count its batch: 2 x (32 / 32) x (64 / 64).
   const Task batched = create_task("batch_matmul", half_batch_matmul(), sm90());
   EXPECT_EQ(autoschedule::tensor_core_fallback(batched.workload.dag, sm90())->blocks, 2);
