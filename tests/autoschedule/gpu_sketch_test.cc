@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "../codegen/gpu_run_util.h"
@@ -46,6 +47,20 @@ std::vector<Case> cases() {
 
 SketchContext opencl(const std::string& options = "") {
   return SketchContext{target::Target::parse("opencl" + options), 1};
+}
+
+// The candidate lowered, or nothing where the GPU verifier refuses it (in
+// one line naming the kernel: too many threads or shared bytes for a block).
+std::optional<tir::LoweredFunc> lowered_if_it_fits(const ops::Workload& w, const schedule::Trace& trace,
+                                                   const SketchContext& ctx) {
+  tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
+  try {
+    tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
+    return std::nullopt;
+  }
+  return f;
 }
 
 TEST(GpuSketchGeneration, AnOutputConvolutionIsTiledInItsCopyOutsThreadsWithSharedFetches) {
@@ -156,13 +171,9 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
         const schedule::Trace trace = instantiate(sketch, params);
         SCOPED_TRACE(c.name + ": " + trace.dump());
         for (int v : params.vectorize) vectorized_fetches += v;
-        const tir::LoweredFunc f = tir::lower(c.workload.dag, trace, c.workload.op);
-        try {
-          tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
-          continue;
-        }
+        const std::optional<tir::LoweredFunc> fits = lowered_if_it_fits(c.workload, trace, ctx);
+        if (!fits) continue;
+        const tir::LoweredFunc& f = *fits;
         const codegen::test::GpuRun run = codegen::test::run_against_reference(c.workload, f, ctx.target, 9);
         EXPECT_LE(run.max_relative_error, 1e-5) << run.source;
         vector_loads += run.source.find("vload4(") != std::string::npos;
@@ -221,13 +232,9 @@ TEST(GpuSketchGeneration, LongReductionsOfFewOutputsAlsoGetSplitKSketches) {
       for (int k = 0; k < 2 && opencl_here; ++k, ++tried) {
         const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
         SCOPED_TRACE(c.name + ": " + trace.dump());
-        const tir::LoweredFunc f = tir::lower(c.workload.dag, trace, c.workload.op);
-        try {
-          tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("GPU kernel "), std::string::npos) << e.what();
-          continue;
-        }
+        const std::optional<tir::LoweredFunc> fits = lowered_if_it_fits(c.workload, trace, ctx);
+        if (!fits) continue;
+        const tir::LoweredFunc& f = *fits;
         // The partial sums are a buffer of their own, which a kernel adds up.
         EXPECT_GE(tir::split_device_kernels(f).kernels.size(), 2u);
         EXPECT_NE(tir::to_string(f).find(".rf["), std::string::npos) << tir::to_string(f);

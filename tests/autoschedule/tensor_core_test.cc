@@ -97,19 +97,20 @@ std::vector<ops::Workload> products() {
   };
 }
 
-// Up to `count` random candidates of the workload's tensor-core sketch that
-// fit a block of the target, lowered.
+// Up to `count` random candidates of the workload's tensor-core sketch (of
+// `dag`: in half, or in fp32 on a -tf32 target) that fit a block of the
+// target, lowered.
 // (`split`: of each split-K tensor-core sketch, which there must be.)
-std::vector<tir::LoweredFunc> candidates(const ops::Workload& w, const ir::ComputeDAG& half, const SketchContext& ctx,
+std::vector<tir::LoweredFunc> candidates(const ops::Workload& w, const ir::ComputeDAG& dag, const SketchContext& ctx,
                                          int count, std::mt19937_64& rng, bool split = false) {
-  const auto sketches = tensor_core_sketches(half, ctx, split);
+  const auto sketches = tensor_core_sketches(dag, ctx, split);
   if (split) EXPECT_FALSE(sketches.empty()) << w.op;
   else EXPECT_EQ(sketches.size(), 1u) << w.op;
   std::vector<tir::LoweredFunc> out;
   for (int k = 0; k < 4 * count * static_cast<int>(sketches.size()) && static_cast<int>(out.size()) < count; ++k) {
     const Sketch& sketch = sketches[static_cast<size_t>(k) % sketches.size()];
     const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
-    tir::LoweredFunc f = tir::lower(half, trace, w.op);
+    tir::LoweredFunc f = tir::lower(dag, trace, w.op);
     try {
       tir::verify_gpu(tir::split_device_kernels(f), ctx.target.gpu);
     } catch (const Error&) {
@@ -211,17 +212,7 @@ TEST(TensorCoreSketch, Fp32ProductsTakeTf32TensorCoresWhereTheTargetAllowsThem) 
   if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
   std::mt19937_64 rng(17);
   for (const ops::Workload& w : products()) {
-    const auto found = tensor_core_sketches(w.dag, tf32);
-    ASSERT_EQ(found.size(), 1u) << w.op;
-    for (int k = 0, ran = 0; k < 8 && ran < 2; ++k) {
-      const schedule::Trace trace = instantiate(found[0], random_params(found[0], tf32, rng));
-      const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
-      try {
-        tir::verify_gpu(tir::split_device_kernels(f), tf32.target.gpu);
-      } catch (const Error&) {
-        continue;
-      }
-      ++ran;
+    for (const tir::LoweredFunc& f : candidates(w, w.dag, tf32, 2, rng)) {
       const codegen::GpuSource source = codegen::emit_gpu_source(f, tf32.target.gpu, codegen::GpuDialect::Cuda);
       EXPECT_TRUE(codegen::test::kernels_call(source.code, "tsr_tc_mma(")) << source.code;  // TF32: fp32 operands
       if (nvrtc)
@@ -269,22 +260,10 @@ TEST(TensorCoreSketch, CandidatesOnCudaTensorCoresMatchTheReference) {
   // TF32: fp32 inputs, each operand rounded to a 10-bit mantissa (2^-11
   // relative), the products summed in fp32.
   const SketchContext tf32{target::Target::parse(ctx.target.str() + " -tf32"), 1};
-  for (const ops::Workload& w : products()) {
-    const auto sketches = tensor_core_sketches(w.dag, tf32);
-    ASSERT_EQ(sketches.size(), 1u) << w.op;
-    for (int k = 0, ran = 0; k < 8 && ran < 2; ++k) {
-      const schedule::Trace trace = instantiate(sketches[0], random_params(sketches[0], tf32, rng));
-      const tir::LoweredFunc f = tir::lower(w.dag, trace, w.op);
-      try {
-        tir::verify_gpu(tir::split_device_kernels(f), tf32.target.gpu);
-      } catch (const Error&) {
-        continue;
-      }
-      ++ran;
+  for (const ops::Workload& w : products())
+    for (const tir::LoweredFunc& f : candidates(w, w.dag, tf32, 2, rng))
       EXPECT_LE(codegen::test::run_against_reference(w, f, tf32.target, 11).max_relative_error, 3e-3)
           << w.op << " TF32";
-    }
-  }
 }
 
 // The code generator writes a tensor-core loop only when it is one of the
