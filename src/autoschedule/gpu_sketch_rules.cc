@@ -357,7 +357,8 @@ std::vector<std::pair<SketchBuilder, int>> SplitK::apply(const SketchContext& ct
     // The stage now adds the partial sums (the stage before it), in the
     // writer's threads; a stage written out by itself is the plain GPU stage.
     if (writer != p) {
-      const std::string thread = add_plain_gpu_stage(n, n.state().stage_index(writer), ctx.target.gpu.max_threads_per_block);
+      const std::string thread =
+          add_plain_gpu_stage(n, n.state().stage_index(writer), ctx.target.gpu.max_threads_per_block);
       n.add(schedule::ComputeAtStep{p, writer, thread});
       n.sites().unroll.push_back({p, n.stage(n.state().stage_index(p)).iters.front().name});
       n.mark_structured(writer);

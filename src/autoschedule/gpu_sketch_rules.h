@@ -80,7 +80,8 @@ class SplitK : public SketchRule {
  public:
   std::string name() const override { return "split-k"; }
   Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
-  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
+  std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext& ctx, const SketchBuilder& b,
+                                                   int stage) const override;
 };
 // The range counts SplitK cuts a reduction of `reduce` products per output
 // into, whose first reduce axis has `extent` iterations: largest first;

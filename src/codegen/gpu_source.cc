@@ -266,7 +266,8 @@ class GpuPrinter : public CSourcePrinter {
     const std::string dst = name(store->buffer->name) + " + " + flat_index(to, store->buffer->shape);
     const std::string src = name(load->tensor->name) + " + " + flat_index(from, load->tensor->shape);
     if (cuda()) {
-      const std::string type = !halves ? "float" + n_lanes : lanes == 2 ? "unsigned" : "uint" + std::to_string(lanes / 2);
+      const std::string type =
+          !halves ? "float" + n_lanes : lanes == 2 ? "unsigned" : "uint" + std::to_string(lanes / 2);
       out_ << indent(depth) << "*(" << type << "*)(" << dst << ") = *(const " << type << "*)(" << src << ");\n";
     } else {
       const std::string kind = halves ? "_half" : "";
