@@ -436,6 +436,12 @@ bool is_tensor_core_sketch(const Sketch& sketch) {
   });
 }
 
+SketchRule::Condition AddCacheWriteToPartialSums::condition(const SketchContext& ctx, const SketchBuilder& b,
+                                                            int stage) const {
+  if (!partial_sums(b.state(), stage) || !untouched(b.stage(stage))) return Condition::Pass;
+  return AddCacheWrite::condition(ctx, b, stage) == Condition::Pass ? Condition::Pass : Condition::ApplyAndSkipRest;
+}
+
 bool is_split_k_sketch(const Sketch& sketch) {
   return std::any_of(sketch.rules.begin(), sketch.rules.end(),
                      [](const std::string& rule) { return rule.find(kSplitKNote) != std::string::npos; });
@@ -447,6 +453,7 @@ SketchRules gpu_sketch_rules() {
   rules.push_back(std::make_unique<CrossThreadReduction>());
   rules.push_back(std::make_unique<TensorCoreTiling>());
   rules.push_back(std::make_unique<SplitK>());
+  rules.push_back(std::make_unique<AddCacheWriteToPartialSums>());
   rules.push_back(std::make_unique<AddCacheWrite>());
   rules.push_back(std::make_unique<GpuMultiLevelTiling>());
   rules.push_back(std::make_unique<SkipStage>());

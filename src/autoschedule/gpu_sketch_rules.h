@@ -37,7 +37,9 @@
 //     output's partial sums in the thread that writes it out (its
 //     elementwise consumer's, or the convolution images'), one output per
 //     thread. The rules after it derive their sketches too: the search
-//     measures split and whole.
+//     measures split and whole. The partial sums themselves are always
+//     tiled (on tensor cores, or by the next two rules; AddCacheWrite is no
+//     choice for them): one thread per partial sum would undo the split.
 //  5. AddCacheWrite: a stage that needs multi-level tiling and has no
 //     elementwise consumer to fuse into gets a local accumulator stage
 //     (as on CPUs; on a GPU "local" is the thread's registers), which the
@@ -73,6 +75,14 @@ class TensorCoreTiling : public SketchRule {
   std::string name() const override { return "tensor-core-tiling"; }
   Condition condition(const SketchContext& ctx, const SketchBuilder& b, int stage) const override;
   std::vector<std::pair<SketchBuilder, int>> apply(const SketchContext&, const SketchBuilder& b, int stage) const override;
+};
+
+// SplitK's partial sums get their accumulator unconditionally (AddCacheWrite,
+// and no other rule at that stage).
+class AddCacheWriteToPartialSums : public AddCacheWrite {
+ public:
+  std::string name() const override { return "add-cache-write-to-partial-sums"; }
+  Condition condition(const SketchContext&, const SketchBuilder& b, int stage) const override;
 };
 
 inline constexpr int64_t kSplitKMaxOutputs = int64_t{1} << 20;  // 256 blocks of 64 x 64

@@ -229,6 +229,8 @@ TEST(GpuSketchGeneration, LongReductionsOfFewOutputsAlsoGetSplitKSketches) {
       ASSERT_NE(at, std::string::npos) << text;
       ranges.push_back(std::stoll(text.substr(at + 13)));
       EXPECT_NE(text.find("rfactor"), std::string::npos) << text;
+      // The partial sums tiled, never one thread each.
+      EXPECT_NE(text.find(".rf.local: GPU multi-level tiling"), std::string::npos) << text;
       for (int k = 0; k < 2 && opencl_here; ++k, ++tried) {
         const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
         SCOPED_TRACE(c.name + ": " + trace.dump());
