@@ -39,16 +39,28 @@ std::optional<int64_t> stride_along(const ir::Expr& e, const ir::VarNode* var) {
   return stride;
 }
 
-std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
-                                     const ir::VarNode* var) {
+namespace {
+
+// The stride of the row-major offset of `indices` into `shape`, from each
+// index's own stride (`stride_of`, nullopt when it has none).
+template <class StrideOf>
+std::optional<int64_t> row_major_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                        const StrideOf& stride_of) {
   int64_t total = 0, extent_product = 1;
   for (size_t d = indices.size(); d-- > 0;) {
-    auto stride = stride_along(indices[d], var);
+    const std::optional<int64_t> stride = stride_of(indices[d]);
     if (!stride) return std::nullopt;
     total += *stride * extent_product;
     extent_product *= d < shape.size() ? shape[d] : 1;
   }
   return total;
+}
+
+}  // namespace
+
+std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
+                                     const ir::VarNode* var) {
+  return row_major_stride(indices, shape, [&](const ir::Expr& e) { return stride_along(e, var); });
 }
 
 std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes) {
@@ -73,14 +85,7 @@ std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_
 
 std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
                                           const ir::Var& var, int64_t lanes) {
-  int64_t total = 0, extent_product = 1;
-  for (size_t d = indices.size(); d-- > 0;) {
-    auto stride = lane_stride(indices[d], var, lanes);
-    if (!stride) return std::nullopt;
-    total += *stride * extent_product;
-    extent_product *= d < shape.size() ? shape[d] : 1;
-  }
-  return total;
+  return row_major_stride(indices, shape, [&](const ir::Expr& e) { return lane_stride(e, var, lanes); });
 }
 
 int64_t known_alignment(const ir::Expr& e) {

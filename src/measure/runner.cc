@@ -86,9 +86,9 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
       continue;
     }
     const ir::ComputeDAG& dag = inputs[i].dag;
+    const double tolerance = tf32_tolerance(inputs[i].target.tf32);  // GpuJob::tolerance
     if (inputs[i].target.is_gpu() && check_gpu && !reference_) {  // measured together below
-      gpu_jobs.push_back(
-          GpuJob{build.object_path, build.function_name, &host_checked(dag), tf32_tolerance(inputs[i].target.tf32)});
+      gpu_jobs.push_back(GpuJob{build.object_path, build.function_name, &host_checked(dag), tolerance});
       gpu_candidate.push_back(i);
       continue;
     }
@@ -96,8 +96,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     auto it = prepared.find(key);
     if (it == prepared.end()) it = prepared.emplace(key, kernel_arguments_of(dag, check ? reference_ : nullptr)).first;
     if (inputs[i].target.is_gpu()) {  // measured together below
-      gpu_jobs.push_back(
-          GpuJob{build.object_path, build.function_name, &it->second, tf32_tolerance(inputs[i].target.tf32)});
+      gpu_jobs.push_back(GpuJob{build.object_path, build.function_name, &it->second, tolerance});
       gpu_candidate.push_back(i);
       continue;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // The hand-written schedule of a kernel on a target: what a build uses for a
-// kernel without a tuned record (but for a half product on tensor cores:
-// autoschedule/tensor_core_fallback.h), and so what the auto-scheduler
+// kernel without a tuned record (but for a product on tensor cores, in half
+// or TF32: autoschedule/tensor_core_fallback.h), and so what the auto-scheduler
 // measures first, so that a task's best record is never slower than
 // building it untuned.
 #include "ir/compute_dag.h"

@@ -61,7 +61,7 @@ class GpuVerifier {
         // A tensor-core tile is its warp's lanes' (threadIdx.x) work: in a
         // block of one warp, what it writes is written once.
         const bool thread = is_thread_axis(n->for_kind) ||
-                            (n->for_kind == ForKind::TensorCore && kernel_.block[0] == 32 &&
+                            (n->for_kind == ForKind::TensorCore && kernel_.block[0] == limits_.warp_size &&
                              kernel_.block[1] * kernel_.block[2] == 1);
         bound_ |= thread || is_block_axis(n->for_kind) || n->for_kind == ForKind::VThread;
         ++loops_;
