@@ -1,6 +1,9 @@
 #include "tir/simplify.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <optional>
 
 #include "ir/functor.h"
 #include "tir/arith.h"
@@ -255,6 +258,13 @@ class Simplifier : public StmtMutator {
   // linear form leave the division exactly.
   Expr rewrite_int_floor(ExprKind kind, const Expr& a, int64_t c) {
     if (c == 1) return kind == ExprKind::FloorDiv ? a : ir::make_int(0);
+    // floor(floor(x / d) / c) = floor(x / (d*c)) for positive d and c: one
+    // quotient, which recombines with x's remainders (floor(x / dc)*dc + x mod dc = x).
+    int64_t divisor = 0;
+    if (const auto* inner = a.as<ir::BinaryNode>(); kind == ExprKind::FloorDiv && inner &&
+        inner->kind == ExprKind::FloorDiv && ir::is_const_int(inner->b, &divisor) && divisor > 0 &&
+        divisor <= (int64_t{1} << 31) / c)
+      return rewrite_int_floor(kind, inner->a, divisor * c);
     LinearForm f = linear_form(a), quotient, rest;
     for (const auto& [atom, coef] : f.terms) {
       if (coef % c == 0) quotient.add(atom, coef / c);
@@ -269,13 +279,43 @@ class Simplifier : public StmtMutator {
     bool r_fits = ir_.min >= 0 && ir_.max < c;
     if (kind == ExprKind::FloorMod) {
       if (r_fits) return r;
+      if (std::optional<Expr> m = floor_of_aligned(kind, rest, c)) return *m;
       return ir::floormod(r, ir::make_int(c));
     }
     if (r_fits) return quotient.to_expr();
     Expr q = quotient.to_expr();
-    Expr d = ir::floordiv(r, ir::make_int(c));
+    Expr d = floor_of_aligned(kind, rest, c).value_or(ir::floordiv(r, ir::make_int(c)));
     if (ir::is_const_int(q, int64_t{0})) return d;
     return linear_form(q + d).to_expr();
+  }
+
+  // floor(a / c) and a mod c where a = g*A + r, g a divisor of c and
+  // 0 <= r < g: floor(A / (c/g)) and (A mod (c/g))*g + r. A tile's offset
+  // plus a position within the tile, divided by a multiple of the tile:
+  // (k0*32 + j) / 64 with 0 <= j < 32 is k0 / 2, (k0*32 + j) mod 64 is
+  // (k0 mod 2)*32 + j. (An implicit GEMM's reduction in (tap, channel)
+  // order then reads a step's channels at offsets linear in j.) Nothing
+  // where no divisor g of c splits a that way.
+  std::optional<Expr> floor_of_aligned(ExprKind kind, const LinearForm& a, int64_t c) {
+    std::vector<int64_t> divisors;  // the candidates g: common divisors of c and a coefficient, largest first
+    for (const auto& [atom, coef] : a.terms)
+      if (int64_t g = std::gcd(coef, c); g > 1 && g < c) divisors.push_back(g);
+    std::sort(divisors.rbegin(), divisors.rend());
+    for (int64_t g : divisors) {
+      LinearForm aligned, small;
+      for (const auto& [atom, coef] : a.terms) {
+        if (coef % g == 0) aligned.add(atom, coef / g);
+        else small.add(atom, coef);
+      }
+      aligned.constant = a.constant >= 0 ? a.constant / g : -((-a.constant + g - 1) / g);
+      small.constant = a.constant - aligned.constant * g;
+      const Expr r = small.to_expr();
+      const Interval bound = bound_of(r, ranges_);
+      if (bound.min < 0 || bound.max >= g) continue;
+      const Expr outer = rewrite_int_floor(kind, aligned.to_expr(), c / g);
+      return kind == ExprKind::FloorDiv ? outer : linear_form(outer * g + r).to_expr();
+    }
+    return std::nullopt;
   }
 
   Expr rewrite_float(const Expr& e, const ir::BinaryNode* b) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "ops/conv2d.h"
 #include "ops/dense.h"
@@ -71,6 +72,45 @@ TEST(TirSimplify, QuotientsAndRemaindersOfAFusedLoopRecombine) {
   // Not when the digits do not belong together.
   EXPECT_NE(ir::to_string(simplify(n * 35 + y * 7)), "q");
   EXPECT_NE(ir::to_string(simplify(ir::floordiv(q, ir::make_int(7)) * 6 + x)), "q");
+}
+
+// A tile's offset plus a position in it, divided by a multiple of the tile:
+// (k*32 + j) / 64 = k / 2 and (k*32 + j) mod 64 = (k mod 2)*32 + j where
+// 0 <= j < 32; the constant splits likewise. Not where j may reach 32.
+TEST(TirSimplify, QuotientsOfATileOffsetPlusAPositionInTheTile) {
+  Var k("k"), j("j"), t("t");
+  RangeMap r;
+  r[j] = Interval{0, 31};
+  r[t] = Interval{0, 127};
+  const Expr c64 = ir::make_int(64);
+  EXPECT_EQ(ir::to_string(simplify(ir::floordiv(k * 32 + j, c64), r)), "floordiv(k, 2)");
+  EXPECT_EQ(ir::to_string(simplify(ir::floormod(k * 32 + j, c64), r)), "((floormod(k, 2)*32) + j)");
+  // j*2 + t/64 < 32 too (a fetch's rows: two per step of 128 threads).
+  const Expr row = j * 2 + ir::floordiv(t, ir::make_int(64));
+  RangeMap rows;
+  rows[j] = Interval{0, 15};
+  rows[t] = Interval{0, 127};
+  EXPECT_EQ(ir::to_string(simplify(ir::floordiv(k * 32 + row + 576, ir::make_int(192)), rows)),
+            ir::to_string(simplify(ir::floordiv(k + 18, ir::make_int(6)))));
+  // Where the position may cross the tile: kept.
+  EXPECT_EQ(ir::to_string(simplify(ir::floordiv(k * 32 + t, c64), r)), "floordiv(((k*32) + t), 64)");
+  // A tile of no divisor of the divisor: kept.
+  EXPECT_EQ(ir::to_string(simplify(ir::floordiv(k * 24 + j, c64), r)).find("floordiv(k"), std::string::npos);
+  // The digits of k in (tap, channel) order put back together: k.
+  const Expr tap = ir::floordiv(k, c64);
+  EXPECT_EQ(ir::to_string(simplify(ir::floordiv(tap, ir::make_int(3)) * 192 + ir::floormod(tap, ir::make_int(3)) * 64 +
+                                   ir::floormod(k, c64))),
+            "k");
+  // And the values agree everywhere.
+  for (int64_t kv = -3; kv < 5; ++kv)
+    for (int64_t jv = 0; jv < 32; ++jv) {
+      const ir::VarMap at{{k, Expr(kv)}, {j, Expr(jv)}};
+      int64_t div = 0, mod = 0, want = kv * 32 + jv;
+      ASSERT_TRUE(ir::is_const_int(simplify(ir::substitute(simplify(ir::floordiv(k * 32 + j, c64), r), at)), &div));
+      ASSERT_TRUE(ir::is_const_int(simplify(ir::substitute(simplify(ir::floormod(k * 32 + j, c64), r), at)), &mod));
+      EXPECT_EQ(div, want >= 0 ? want / 64 : -((-want + 63) / 64)) << kv << " " << jv;
+      EXPECT_EQ(div * 64 + mod, want);
+    }
 }
 
 TEST(TirLower, NonDivisibleSplitIsGuardedAndCorrect) {
