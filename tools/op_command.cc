@@ -18,7 +18,7 @@
 #include "onednn_workload.h"
 #include "records/apply_history_best.h"
 #include "runtime/thread_pool.h"
-#include "schedule/gpu_schedule.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "schedule/manual_schedule.h"
 #include "flag_checks.h"
 #include "gpu_op.h"
@@ -72,7 +72,8 @@ std::pair<ops::Workload, schedule::Trace> from_records(const std::string& path, 
 CLI::App* add_op_command(CLI::App& app, OpCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("op", "compile, check and time one operator");
   add_operator_flags(cmd, o.op);
-  auto* schedule = cmd->add_option("--schedule", o.schedule_file, "JSON schedule trace (default: best hand-written)");
+  auto* schedule = cmd->add_option("--schedule", o.schedule_file,
+                                   "JSON schedule trace (default: best hand-written; GPUs: what a build runs untuned)");
   cmd->add_option("--records", o.records_file, "tuning log: run the operator with its best record")
       ->excludes(schedule);
   cmd->add_option("--threads", o.threads, "threads (0: the target's, else one per core)")
@@ -105,8 +106,9 @@ int run_op(const OpCommandOptions& o) {
       return run_gpu_op(o, target, w, t);
     }
     const ops::Workload w = ops::make_workload(o.op.op, gpu_args);
+    // Without a file: what a build runs untuned, tensor cores where they pay.
     return run_gpu_op(o, target, w,
-                      o.schedule_file.empty() ? schedule::best_gpu_schedule(w.dag, tir::gpu_block_limits(target))
+                      o.schedule_file.empty() ? autoschedule::untuned_schedule(w.dag, target)
                                               : read_schedule(o.schedule_file));
   }
   if (!o.compile_only) {

@@ -1,5 +1,7 @@
 #include "codegen/gpu_source.h"
 
+#include <cmath>
+#include <optional>
 #include <set>
 
 #include "codegen/c_printer.h"
@@ -53,6 +55,23 @@ bool non_negative(const ir::Expr& e) {
     }
     default: return false;
   }
+}
+
+// Whether evaluating e could fault or read memory: a load, or a division
+// by something other than a constant.
+bool may_fault(const ir::Expr& e) {
+  bool unsafe = false;
+  ir::post_order_visit(e, [&](const ir::Expr& x) {
+    switch (x.kind()) {
+      case ExprKind::TensorLoad: unsafe = true; break;
+      case ExprKind::Div:
+      case ExprKind::Mod:
+      case ExprKind::FloorDiv:
+      case ExprKind::FloorMod: unsafe |= !ir::is_const_int(x.as<ir::BinaryNode>()->b); break;
+      default: break;
+    }
+  });
+  return unsafe;
 }
 
 bool has_tensor_core_tiles(const tir::DeviceProgram& p) {
@@ -178,15 +197,31 @@ class GpuPrinter : public CSourcePrinter {
     check_not_fragment(n->buffer);
     if (n->buffer->dtype != ir::DType::Float16) return CSourcePrinter::store(n, depth);
     const std::string buffer = name(n->buffer->name), index = flat_index(n->indices, n->buffer->shape);
-    const auto* copied = n->value.as<ir::TensorLoadNode>();
-    if (cuda() && copied && copied->tensor->dtype == ir::DType::Float16)  // a half copied as it is: its bits
-      out_ << indent(depth) << buffer << "[" << index << "] = " << name(copied->tensor->name) << "["
-           << flat_index(copied->indices, copied->tensor->shape) << "];\n";
+    if (const std::optional<std::string> bits = cuda() ? half_bits(n->value) : std::nullopt)
+      out_ << indent(depth) << buffer << "[" << index << "] = " << *bits << ";\n";
     else if (cuda())
       out_ << indent(depth) << buffer << "[" << index << "] = tsr_f2h(" << expr(n->value) << ");\n";
     else
       out_ << indent(depth) << "vstore_half_rte(" << expr(n->value) << ", " << index << ", " << buffer << ");\n";
   }
+  // A half value copied as it is, as CUDA's bits: a half read, or zero, or
+  // a select of such (a padded read). Nothing for anything computed, which
+  // goes through float. (The conversions there and back cost a padded
+  // fetch two instructions an element, as many as its load and store.)
+  std::optional<std::string> half_bits(const ir::Expr& v) {
+    if (const auto* load = v.as<ir::TensorLoadNode>(); load && load->tensor->dtype == ir::DType::Float16) {
+      check_not_fragment(load->tensor);
+      return name(load->tensor->name) + "[" + flat_index(load->indices, load->tensor->shape) + "]";
+    }
+    if (const auto* zero = v.as<ir::FloatImmNode>(); zero && zero->value == 0.0 && !std::signbit(zero->value))
+      return std::string("(unsigned short)0");
+    const auto* select = v.as<ir::SelectNode>();
+    if (!select) return std::nullopt;
+    const std::optional<std::string> t = half_bits(select->true_value), f = half_bits(select->false_value);
+    if (!t || !f) return std::nullopt;
+    return expr(select->cond, kOr) + " ? " + *t + " : " + *f;
+  }
+
   std::string index_type() const override { return index_32_ ? "int" : cuda() ? "long long" : "long"; }
 
   std::string function_name(const std::string& name) const override {
@@ -211,6 +246,22 @@ class GpuPrinter : public CSourcePrinter {
         divisor > 0 && non_negative(n.a)) {
       *precedence = kMultiplicative;
       return expr(n.a, kMultiplicative) + (n.kind == ExprKind::FloorDiv ? " / " : " % ") + std::to_string(divisor);
+    }
+    // A conjunction of index bounds (padding's, a partial tile's) is
+    // written & rather than &&: C's && evaluates its right side only when
+    // the left holds, and for the padded fetch into shared memory of an
+    // implicit GEMM's im2col operand, 16 elements a thread, ptxas (CUDA 13,
+    // sm_90) kept that control flow, a branch per element with its load
+    // awaited inside (744 SASS instructions, 35 branches); with & the
+    // condition is one predicate, the loads predicated and all in flight
+    // at once (688, 3). Only where neither side can fault or reads memory,
+    // so evaluating both is what the program means. (In such a subtree
+    // every && and || is converted, so & and | in the places of && and ||
+    // parse as intended beside the comparisons, which bind tighter.)
+    if ((n.kind == ExprKind::And || n.kind == ExprKind::Or) && !may_fault(n.a) && !may_fault(n.b)) {
+      const bool conjunction = n.kind == ExprKind::And;
+      *precedence = conjunction ? kAnd : kOr;
+      return expr(n.a, *precedence) + (conjunction ? " & " : " | ") + expr(n.b, *precedence + 1);
     }
     return CSourcePrinter::expr_of_binary(n, precedence);
   }
@@ -240,10 +291,21 @@ class GpuPrinter : public CSourcePrinter {
   // of a few of each (CUDA: float2 / float4, a half's bits as unsigned,
   // uint2, uint4; OpenCL: vloadN / vstoreN, vload_halfN / vstore_halfN).
   // The cooperative fetches into shared memory are such loops.
+  // Guards that hold for all lanes or none (a fetch's bound: lane_uniform)
+  // may enclose the copy; it then runs under the first lane's.
   bool vector_copy(const tir::ForNode* n, int depth) {
     const int64_t lanes = n->extent;
-    if (n->body->kind != tir::StmtKind::Store) return false;
-    const auto* store = tir::as<tir::StoreNode>(n->body);
+    const ir::VarMap first_lane{{n->var, ir::Expr(int64_t{0})}};
+    tir::Stmt body = n->body;
+    std::vector<ir::Expr> guards;
+    while (body->kind == tir::StmtKind::IfThenElse) {
+      const auto* guard = tir::as<tir::IfThenElseNode>(body);
+      if (guard->else_case || !lane_uniform(guard->cond, n->var, lanes)) return false;
+      guards.push_back(tir::simplify(ir::substitute(guard->cond, first_lane)));
+      body = guard->then_case;
+    }
+    if (body->kind != tir::StmtKind::Store) return false;
+    const auto* store = tir::as<tir::StoreNode>(body);
     const auto* load = store->value.as<ir::TensorLoadNode>();
     if (!load || store->buffer->dtype != load->tensor->dtype) return false;
     const bool halves = store->buffer->dtype == ir::DType::Float16;
@@ -252,7 +314,6 @@ class GpuPrinter : public CSourcePrinter {
     if (lane_access_stride(store->indices, store->buffer->shape, n->var, lanes) != 1 ||
         lane_access_stride(load->indices, load->tensor->shape, n->var, lanes) != 1)
       return false;
-    const ir::VarMap first_lane{{n->var, ir::Expr(int64_t{0})}};
     auto at_first_lane = [&](const std::vector<ir::Expr>& indices) {
       std::vector<ir::Expr> r;
       for (const ir::Expr& i : indices) r.push_back(tir::simplify(ir::substitute(i, first_lane)));
@@ -265,6 +326,11 @@ class GpuPrinter : public CSourcePrinter {
     const std::string n_lanes = std::to_string(lanes);
     const std::string dst = name(store->buffer->name) + " + " + flat_index(to, store->buffer->shape);
     const std::string src = name(load->tensor->name) + " + " + flat_index(from, load->tensor->shape);
+    if (!guards.empty()) {
+      ir::Expr all = guards[0];
+      for (size_t i = 1; i < guards.size(); ++i) all = all && guards[i];
+      out_ << indent(depth++) << "if (" << expr(all) << ")\n";
+    }
     if (cuda()) {
       const std::string type =
           !halves ? "float" + n_lanes : lanes == 2 ? "unsigned" : "uint" + std::to_string(lanes / 2);

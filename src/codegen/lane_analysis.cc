@@ -88,6 +88,25 @@ std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, 
   return row_major_stride(indices, shape, [&](const ir::Expr& e) { return lane_stride(e, var, lanes); });
 }
 
+bool lane_uniform(const ir::Expr& cond, const ir::Var& var, int64_t lanes) {
+  if (!depends_on(cond, var.node())) return true;
+  const auto* b = cond.as<ir::BinaryNode>();
+  if (!b) return false;
+  if (cond.kind() == ir::ExprKind::And) return lane_uniform(b->a, var, lanes) && lane_uniform(b->b, var, lanes);
+  int64_t shift = 0;  // e OP 0 as (e - shift) < 0 or >= 0
+  switch (cond.kind()) {
+    case ir::ExprKind::LT:
+    case ir::ExprKind::GE: break;
+    case ir::ExprKind::LE:
+    case ir::ExprKind::GT: shift = 1; break;
+    default: return false;
+  }
+  const ir::Expr e = b->a - b->b;
+  if (lane_stride(e, var, lanes) != 1) return false;
+  const ir::Expr first = tir::simplify(ir::substitute(e, ir::VarMap{{var, ir::Expr(int64_t{0})}}) - ir::Expr(shift));
+  return known_alignment(first) % lanes == 0;
+}
+
 int64_t known_alignment(const ir::Expr& e) {
   constexpr int64_t kMost = 64;
   int64_t c = 0;

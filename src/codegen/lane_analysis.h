@@ -30,6 +30,15 @@ std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_
 std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
                                           const ir::Var& var, int64_t lanes);
 
+// True when the condition `cond` holds for all `lanes` lanes of `var` (a
+// loop from 0) or for none, wherever their first lane is a multiple of
+// `lanes`: it reads no lane, or is a conjunction of such, or compares
+// var + (a multiple of lanes) with 0 (e < 0, e >= 0; e <= 0 and e > 0 with
+// the multiple off by one). A fetch of whole vectors checks its bound
+// (fused index < extent, the extent a multiple of the lanes) so; the vector
+// move then goes under the first lane's check.
+bool lane_uniform(const ir::Expr& cond, const ir::Var& var, int64_t lanes);
+
 // The largest power of two, up to 64, known to divide e wherever it is
 // evaluated (a loop variable may be any integer: 1): from constants through
 // +, -, *, min, max and modulo. What a vector access's alignment rests on.

@@ -97,6 +97,67 @@ TEST(GpuSource, VectorCopiesNeedContiguousAlignedOffsetsOnBothSides) {
   EXPECT_EQ(copy(ir::Expr(int64_t{0}), v, 3).find("float3"), std::string::npos);      // no 3-lane vectors
 }
 
+// Bounds conjunctions (padding's) are one predicate, & not &&: with && ptxas
+// branched around each padded load and awaited it there. A side that reads
+// memory keeps C's order of evaluation.
+TEST(GpuSource, ConditionsOnIndicesAloneEvaluateBothSides) {
+  ir::Tensor a = ir::placeholder({64}, "a"), b = ir::placeholder({64}, "b");
+  ir::Var tx("tx");
+  auto source = [&](const ir::Expr& cond, GpuDialect dialect) {
+    tir::Stmt body = tir::make_for(
+        tx, 64, tir::ForKind::ThreadX,
+        tir::make_store(b, {tx}, ir::select(cond, ir::load(a, {tx}), ir::make_float(0.0))));
+    const std::string code = emit_gpu_source(tir::LoweredFunc{"guard", {a, b}, body}, {}, dialect).code;
+    return code.substr(code.find(dialect == GpuDialect::Cuda ? "__global__" : "__kernel"));  // past the prelude
+  };
+  const ir::Expr x(tx), one(int64_t{1}), last(int64_t{63});
+  for (GpuDialect dialect : {GpuDialect::Cuda, GpuDialect::OpenCl}) {
+    const std::string inside = source(x >= one && x < last, dialect);
+    EXPECT_NE(inside.find("tx >= 1 & tx < 63 ? "), std::string::npos) << inside;
+    const std::string outside = source(x < one || x >= last || x == ir::Expr(int64_t{5}), dialect);
+    EXPECT_NE(outside.find("tx < 1 | tx >= 63 | tx == 5 ? "), std::string::npos) << outside;
+    EXPECT_NE(source(ir::logical_not(x >= one && x < last), dialect).find("!(tx >= 1 & tx < 63)"), std::string::npos);
+  }
+  // A read on either side: && as written (the read may depend on the other side).
+  EXPECT_NE(source(x < last && ir::load(a, {x + one}) > ir::make_float(0.0), GpuDialect::Cuda)
+                .find("tx < 63 && a[tx + 1] > 0.0f"),
+            std::string::npos);
+  EXPECT_NE(source(ir::load(a, {x}) > ir::make_float(0.0) || x < one, GpuDialect::Cuda).find("a[tx] > 0.0f || tx < 1"),
+            std::string::npos);
+  // Mixed: the index-only side is one predicate inside the short-circuit.
+  EXPECT_NE(source((x >= one && x < last) && ir::load(a, {x - one}) > ir::make_float(0.0), GpuDialect::Cuda)
+                .find("tx >= 1 & tx < 63 && a[tx - 1] > 0.0f"),
+            std::string::npos);
+}
+
+// A fetch's bound on whole vectors (the fused index below an extent the
+// lanes divide) holds for all lanes or none: the vector move goes under the
+// first lane's check. Bounds that split a vector keep the lanes scalar.
+TEST(GpuSource, VectorCopiesGoUnderBoundsThatHoldForWholeVectors) {
+  ir::Tensor a = ir::placeholder({64, 8}, "a"), b = ir::placeholder({64, 8}, "b");
+  ir::Var tx("tx"), v("v");
+  auto copy = [&](const ir::Expr& bound) {
+    const ir::Expr x(tx), lane(v);
+    tir::Stmt body = tir::make_for(
+        tx, 64, tir::ForKind::ThreadX,
+        tir::make_for(v, 4, tir::ForKind::Vectorized,
+                      tir::make_if(x * 8 + lane < bound, tir::make_store(b, {tx, lane}, ir::load(a, {tx, lane})))));
+    return emit_gpu_source(tir::LoweredFunc{"copy", {a, b}, body}, {}, GpuDialect::Cuda).code;
+  };
+  const std::string whole = copy(ir::Expr(int64_t{400}));
+  EXPECT_NE(whole.find("if (tx*8 < 400)\n"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("*(float4*)(b + tx*8) = *(const float4*)(a + tx*8);"), std::string::npos) << whole;
+  EXPECT_EQ(copy(ir::Expr(int64_t{398})).find("float4"), std::string::npos);  // 398: the last vector splits
+  ir::Var other("other");
+  EXPECT_TRUE(lane_uniform(ir::Expr(tx) * 8 + ir::Expr(v) <= ir::Expr(int64_t{399}), v, 4));  // <= 399 is < 400
+  EXPECT_FALSE(lane_uniform(ir::Expr(v) < ir::Expr(int64_t{2}), v, 4));
+  EXPECT_FALSE(lane_uniform(ir::Expr(tx) * 8 + ir::Expr(v) * 2 < ir::Expr(int64_t{400}), v, 4));
+  EXPECT_TRUE(lane_uniform(ir::Expr(other) < ir::Expr(int64_t{3}), v, 4));
+  EXPECT_TRUE(lane_uniform(
+      ir::Expr(tx) * 4 + ir::Expr(v) >= ir::Expr(int64_t{8}) && ir::Expr(other) < ir::Expr(int64_t{3}), v, 4));
+  EXPECT_FALSE(lane_uniform(ir::Expr(tx) + ir::Expr(v) >= ir::Expr(int64_t{8}), v, 4));  // tx: any integer
+}
+
 TEST(GpuSource, KnownAlignmentReadsConstantsThroughSumsProductsAndModulo) {
   ir::Var i("i"), j("j");
   EXPECT_EQ(known_alignment(ir::Expr(int64_t{12})), 4);
