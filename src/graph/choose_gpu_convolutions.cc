@@ -1,6 +1,6 @@
 // The algorithm of a GPU network's convolutions (passes.h), chosen on their
 // attributes before the kernels form: choose_implicit_gemm computes the
-// ungrouped NCHW convolutions as one matrix product each
+// ungrouped NCHW convolutions of constant weights as one matrix product each
 // (ops/conv2d_implicit_gemm.h), the form whose tiles tensor cores run;
 // choose_nchw_winograd runs the 3x3 stride-1 ones winograd_tile_for picks
 // as Winograd in NCHW (ops/winograd.h), their weights stored transformed.
@@ -42,7 +42,9 @@ bool ungrouped_nchw(const ops::Conv2dAttrs& a) {
 
 Graph choose_implicit_gemm(const Graph& g, const ImplicitGemmChoice& choice) {
   return rewrite_convolutions(g, [&](const Node& n, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
-    if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0) return std::nullopt;
+    // The weight must be a constant: the build stores it OHWI (ops/conv2d_implicit_gemm.h).
+    const Node& weight = g.node(n.inputs.at(1));
+    if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0 || weight.op != Op::kConstant) return std::nullopt;
     const Shape& out = n.type.shape;  // N, F, OH, OW
     if (out[2] * out[3] < choice.min_image || out[0] * out[2] * out[3] < choice.min_positions) return std::nullopt;
     a.implicit_gemm = true;

@@ -129,8 +129,9 @@ struct PassOptions {
   int int8_weight_limit = 127;  // convert_layout's limit for blocking int8 convolutions
 };
 
-// The ungrouped NCHW convolutions `choice` names computed as one matrix
-// product each (Conv2dAttrs::implicit_gemm).
+// The ungrouped NCHW convolutions of constant weights that `choice` names
+// computed as one matrix product each (Conv2dAttrs::implicit_gemm; the
+// build stores their weights OHWI).
 Graph choose_implicit_gemm(const Graph& graph, const ImplicitGemmChoice& choice = true);
 // The NCHW convolutions winograd_tile_for picks (not those computed as a
 // matrix product) marked to run as Winograd in NCHW (ops/winograd.h), as a

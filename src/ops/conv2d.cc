@@ -388,13 +388,17 @@ void reference_blocked_conv2d(const Conv2dAttrs& a, const float* data, const Sha
 }
 
 bool is_winograd_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.winograd_tile > 0; }
+bool is_implicit_gemm_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.implicit_gemm; }
 
-// A Winograd convolution's weight: OIHW<i>i<o>o (CPUs) or OIHW (GPUs) in
-// the graph, transformed for the kernel.
-StoredConstant winograd_weight() {
+// A convolution's weight where its kernel reads it in another form: a
+// Winograd convolution's, OIHW<i>i<o>o (CPUs) or OIHW (GPUs) in the graph,
+// transformed; an implicit GEMM's, OIHW in the graph, OHWI
+// (ops/conv2d_implicit_gemm.h).
+StoredConstant stored_weight() {
   StoredConstant s;
   s.shape = [](const OperatorCall& call, size_t input, const Shape& shape) {
     const auto& a = call.attrs.as<Conv2dAttrs>();
+    if (is_implicit_gemm_weight(a, input)) return implicit_gemm_weight_shape(shape);
     if (!is_winograd_weight(a, input)) return shape;
     if (a.data_layout == "NCHW") return winograd_nchw_weight_shape(shape, a.winograd_tile);  // OIHW
     const int64_t ib = shape.at(4), ob = shape.at(5);  // (O/ob, I/ib, 3, 3, ib, ob)
@@ -402,6 +406,7 @@ StoredConstant winograd_weight() {
   };
   s.values = [](const OperatorCall& call, size_t input, const float* value, const Shape& shape) {
     const auto& a = call.attrs.as<Conv2dAttrs>();
+    if (is_implicit_gemm_weight(a, input)) return implicit_gemm_weight(value, shape);
     if (!is_winograd_weight(a, input)) return std::vector<float>(value, value + num_elements(shape));
     if (a.data_layout == "NCHW") return winograd_transform_nchw_weight(value, shape, a.winograd_tile);
     return winograd_transform_weight(value, shape, a.winograd_tile);
@@ -493,13 +498,20 @@ TESSERA_OPERATOR(conv2d) {
     if (a.data_layout == "NCHW" && depthwise) return depthwise_conv2d_nchw(in[0], in[1], a);
     if (a.data_layout == "NCHW" && a.winograd_tile > 0)
       return conv2d_winograd_nchw(in[0], in[1], a, a.winograd_tile);  // weight stored transformed
-    if (a.data_layout == "NCHW") return a.implicit_gemm ? conv2d_nchw_implicit_gemm(in[0], in[1], a) : conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NCHW" && a.implicit_gemm) {
+      // Its weight is stored OHWI, which only a constant can be (graph::choose_implicit_gemm).
+      if (call.constant_inputs.size() < 2 || !call.constant_inputs[1])
+        throw tessera::Error(
+            "an implicit GEMM convolution reads its weight stored OHWI: the weight must be a constant");
+      return conv2d_nchw_implicit_gemm(in[0], in[1], a);
+    }
+    if (a.data_layout == "NCHW") return conv2d_nchw(in[0], in[1], a);
     if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);
     if (depthwise) return depthwise_conv2d_nchwc(in[0], in[1], a);
     if (a.winograd_tile > 0) return conv2d_winograd_nchwc(in[0], in[1], a, a.winograd_tile);  // weight stored transformed
     return conv2d_nchwc(in[0], in[1], a);
   };
-  op.stored_constant = winograd_weight();
+  op.stored_constant = stored_weight();
   op.strategies = {{"llvm", x86_conv2d_template}, {"cuda", gpu_conv2d_template}, {"opencl", gpu_conv2d_template}};
   return op;
 }

@@ -33,22 +33,23 @@ ir::Expr zero_past(const ir::Expr& value, const std::vector<std::pair<ir::Var, i
 ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
   const std::string op = "conv2d_nchw_implicit_gemm";
   check_rank(op, "data", data->shape, 4);
-  check_rank(op, "weight", weight->shape, 4);
+  check_rank(op, "weight (OHWI)", weight->shape, 4);
   if (a.groups != 1) fail(op, "a grouped convolution has no single matrix product");
-  const Shape out = conv2d_nchw_output_shape(data->shape, weight->shape, a);
+  const int64_t kh = weight->shape[1], kw = weight->shape[2], channels = weight->shape[3];
+  const Shape out = conv2d_nchw_output_shape(data->shape, {weight->shape[0], channels, kh, kw}, a);
   const int64_t n = out[0], f = out[1], oh = out[2], ow = out[3];
-  const int64_t kh = weight->shape[2], kw = weight->shape[3];
-  const int64_t k = weight->shape[1] * kh * kw, pixels = oh * ow, q = n * pixels;
+  const int64_t k = channels * kh * kw, pixels = oh * ow, q = n * pixels;
   const int64_t fp = round_up(f), kp = round_up(k), qp = round_up(q);
   const ir::Tensor padded = pad_spatial(data, 2, 3, a, "pad_temp");
+  const ir::Expr c_extent = ir::make_int(channels);
 
   const ir::Tensor weights = ir::compute(
       {fp, kp},
       [&](const std::vector<ir::Var>& v) {
         const ir::Expr ff = clamped(v[0], f, fp), kk = clamped(v[1], k, kp);
-        const ir::Expr tap = ir::floormod(kk, ir::make_int(kh * kw));
-        return zero_past(ir::load(weight, {ff, ir::floordiv(kk, ir::make_int(kh * kw)),
-                                           ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw))}),
+        const ir::Expr tap = ir::floordiv(kk, c_extent);
+        return zero_past(ir::load(weight, {ff, ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw)),
+                                           ir::floormod(kk, c_extent)}),
                          {{v[0], f}, {v[1], k}}, {fp, kp});
       },
       unique_name("conv_weights", {weight}), "implicit_gemm_weights", {"f", "k"});
@@ -56,14 +57,13 @@ ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& w
       {kp, qp},
       [&](const std::vector<ir::Var>& v) {
         const ir::Expr kk = clamped(v[0], k, kp), qq = clamped(v[1], q, qp);
-        const ir::Expr tap = ir::floormod(kk, ir::make_int(kh * kw)), pixel = ir::floormod(qq, ir::make_int(pixels));
+        const ir::Expr tap = ir::floordiv(kk, c_extent), pixel = ir::floormod(qq, ir::make_int(pixels));
         const ir::Expr y = window_index(ir::floordiv(pixel, ir::make_int(ow)), ir::floordiv(tap, ir::make_int(kw)),
                                         a.stride_h, a.dilation_h);
         const ir::Expr x = window_index(ir::floormod(pixel, ir::make_int(ow)), ir::floormod(tap, ir::make_int(kw)),
                                         a.stride_w, a.dilation_w);
-        return zero_past(
-            ir::load(padded, {ir::floordiv(qq, ir::make_int(pixels)), ir::floordiv(kk, ir::make_int(kh * kw)), y, x}),
-            {{v[0], k}, {v[1], q}}, {kp, qp});
+        return zero_past(ir::load(padded, {ir::floordiv(qq, ir::make_int(pixels)), ir::floormod(kk, c_extent), y, x}),
+                         {{v[0], k}, {v[1], q}}, {kp, qp});
       },
       unique_name("conv_columns", {padded}), "implicit_gemm_columns", {"k", "q"});
   const ir::IterVar rk = ir::reduce_axis(kp, "rk");
@@ -81,6 +81,39 @@ ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& w
         return ir::load(product, {v[1], plus(scaled(plus(scaled(v[0], oh), v[2]), ow), v[3])});
       },
       unique_name(op, {product}), op, {"nn", "ff", "yy", "xx"}, attrs);
+}
+
+Shape implicit_gemm_weight_shape(const Shape& oihw) {
+  check_rank("conv2d_nchw_implicit_gemm", "weight (OIHW)", oihw, 4);
+  return {oihw[0], oihw[2], oihw[3], oihw[1]};
+}
+
+namespace {
+
+// OIHW <-> OHWI: `to_ohwi` reads OIHW values of `oihw` and writes OHWI, or the reverse.
+std::vector<float> transpose_weight(const float* from, const Shape& oihw, bool to_ohwi) {
+  const int64_t o = oihw[0], i = oihw[1], h = oihw[2], w = oihw[3];
+  std::vector<float> to(static_cast<size_t>(o * i * h * w));
+  for (int64_t a = 0; a < o; ++a)
+    for (int64_t c = 0; c < i; ++c)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t at_oihw = ((a * i + c) * h + y) * w + x, at_ohwi = ((a * h + y) * w + x) * i + c;
+          to[to_ohwi ? at_ohwi : at_oihw] = from[to_ohwi ? at_oihw : at_ohwi];
+        }
+  return to;
+}
+
+}  // namespace
+
+std::vector<float> implicit_gemm_weight(const float* oihw, const Shape& oihw_shape) {
+  check_rank("conv2d_nchw_implicit_gemm", "weight (OIHW)", oihw_shape, 4);
+  return transpose_weight(oihw, oihw_shape, true);
+}
+
+std::vector<float> oihw_of_implicit_gemm_weight(const float* ohwi, const Shape& ohwi_shape) {
+  check_rank("conv2d_nchw_implicit_gemm", "weight (OHWI)", ohwi_shape, 4);
+  return transpose_weight(ohwi, {ohwi_shape[0], ohwi_shape[3], ohwi_shape[1], ohwi_shape[2]}, false);
 }
 
 }  // namespace tessera::ops

@@ -61,10 +61,18 @@ Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv
   return conv_workload("conv2d_nchw", conv2d_nchw, reference::conv2d_nchw, data, kernel, attrs, e, {1});
 }
 
-Workload conv2d_nchw_implicit_gemm_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+Workload conv2d_nchw_implicit_gemm_workload(const Shape& data_shape, const Shape& oihw, const Conv2dAttrs& attrs,
                                             Epilogue e) {
-  return conv_workload("conv2d_nchw_implicit_gemm", conv2d_nchw_implicit_gemm, reference::conv2d_nchw, data, kernel,
-                       attrs, e, {1});
+  // The kernel reads its weight as a build stores it (OHWI); the reference convolves it OIHW.
+  const Shape ohwi = implicit_gemm_weight_shape(oihw);
+  ir::Tensor data = ir::placeholder(data_shape, "data");
+  ir::Tensor kernel = ir::placeholder(ohwi, "kernel");
+  ir::Tensor out = conv2d_nchw_implicit_gemm(data, kernel, attrs);
+  auto core_ref = [=](const std::vector<const float*>& in, float* o) {
+    const std::vector<float> weight = oihw_of_implicit_gemm_weight(in[1], ohwi);
+    reference::conv2d_nchw(in[0], data_shape, weight.data(), oihw, attrs, o);
+  };
+  return finish("conv2d_nchw_implicit_gemm", out, {data, kernel}, core_ref, e, {1});
 }
 
 Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {

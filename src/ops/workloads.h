@@ -22,8 +22,9 @@ struct Epilogue {
 Workload conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 // Grouped (attrs.groups): kernel (O, C/groups, KH, KW).
 Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
-// The same convolution computed as one matrix product (ops/conv2d_implicit_gemm.h).
-Workload conv2d_nchw_implicit_gemm_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs,
+// The same convolution computed as one matrix product (ops/conv2d_implicit_gemm.h):
+// given the OIHW shape, the kernel placeholder is (O, KH, KW, I), as a build stores it.
+Workload conv2d_nchw_implicit_gemm_workload(const Shape& data, const Shape& oihw_kernel, const Conv2dAttrs& attrs,
                                             Epilogue e = {});
 Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 // data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/groups/ic_bn, KH, KW, ic_bn, oc_bn);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "graph/builder.h"
 #include "graph/fuse.h"
@@ -513,6 +514,25 @@ TEST(GraphPasses, ReadersCollapsingTheSameChainShareOneTransform) {
   EXPECT_EQ(c.node(shared).attrs_as<LayoutTransformAttrs>().src, "NCHW16c");
   EXPECT_EQ(c.node(shared).attrs_as<LayoutTransformAttrs>().dst, "NCHW8c");
   expect_same_outputs(g, c);
+}
+
+// Convolutions of constant weights become matrix products (their weights
+// stored OHWI by the build); one whose weight is a graph input stays direct,
+// and the interpreter computes the same outputs either way.
+TEST(GraphPasses, ChooseImplicitGemmTakesConvolutionsOfConstantWeights) {
+  GraphBuilder b(3);
+  NodeId x = b.input("data", {1, 8, 9, 9});
+  NodeId given = b.input("given.weight", {8, 8, 3, 3});
+  NodeId y = b.conv2d(x, b.random_constant("conv.weight", {8, 8, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 1),
+                      "conv");
+  y = b.conv2d(y, given, Conv2dAttrs::symmetric(1, 1), "conv_given");
+  const Graph g = b.finish({y});
+  const Graph chosen = choose_implicit_gemm(g);
+  std::map<std::string, bool> products;
+  for (const Node& n : chosen.nodes())
+    if (n.op == Op::kConv2d) products[n.name] = n.attrs_as<Conv2dAttrs>().implicit_gemm;
+  EXPECT_EQ(products, (std::map<std::string, bool>{{"conv", true}, {"conv_given", false}}));
+  expect_same_outputs(g, chosen);
 }
 
 TEST(GraphFusion, ConvolutionsTakeBiasResidualAndReluAsOneKernel) {
