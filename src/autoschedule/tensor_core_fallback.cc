@@ -5,7 +5,10 @@
 #include "autoschedule/generate_sketches.h"
 #include "autoschedule/gpu_sketch_rules.h"
 #include "schedule/gpu_schedule.h"
+#include "schedule/iter_names.h"
+#include "tir/arith.h"
 #include "tir/hand_written_schedule.h"
+#include "tir/simplify.h"
 
 namespace tessera::autoschedule {
 
@@ -16,6 +19,36 @@ int64_t largest_dividing(int64_t extent, std::initializer_list<int64_t> choices)
   for (int64_t c : choices)
     if (extent % c == 0) return c;
   return 1;
+}
+
+// Whether the product's operand `operand` is read as stored rows: a
+// placeholder, or a view whose value is one read of a placeholder at a flat
+// index of the view's last axis plus multiples of `lanes` (its other axes'
+// strides and its offset): then a fetch of `lanes` elements a thread copies
+// aligned 16-byte pieces of rows. A convolution's weights (OHWI) are such
+// rows; its padded window is not (a select), nor is a transposed operand.
+bool reads_aligned_rows(const ir::Tensor& operand, int64_t lanes) {
+  if (operand->is_placeholder()) return operand->shape.back() % lanes == 0;
+  const auto* load = operand->body.as<ir::TensorLoadNode>();
+  if (!load || !load->tensor->is_placeholder()) return false;
+  ir::Expr flat = ir::make_int(0);
+  int64_t stride = 1;
+  for (size_t d = load->indices.size(); d-- > 0;) {
+    flat = flat + load->indices[d] * ir::make_int(stride);
+    stride *= load->tensor->shape[d];
+  }
+  const tir::LinearForm form = tir::linear_form(tir::simplify(flat));
+  if (form.constant % lanes != 0) return false;
+  bool row = false;
+  for (const auto& [atom, coef] : form.terms) {
+    const auto* var = atom.as<ir::VarNode>();
+    const auto axis = std::find_if(operand->axes.begin(), operand->axes.end(),
+                                   [&](const ir::IterVar& a) { return var && a.var.same_as(atom); });
+    if (axis == operand->axes.end()) return false;  // a quotient, a remainder: no row
+    if (axis + 1 == operand->axes.end()) row = coef == 1;
+    else if (coef % lanes != 0) return false;
+  }
+  return row;
 }
 
 }  // namespace
@@ -45,7 +78,16 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
     }
     f.params.unroll.assign(sketch.unroll.size(), 0);
     if (!sketch.unroll.empty()) f.params.unroll[0] = 64;  // a step's multiplications (the accumulation's site)
+    // 16-byte fetches of operands read as stored rows; the others (the
+    // padded window) one element a lane, coalesced across the lanes.
     f.params.vectorize.assign(sketch.vectorize.size(), 0);
+    for (const SketchStep& step : sketch.steps) {
+      const auto* fetch = std::get_if<FetchSplit>(&step);
+      if (!fetch || fetch->vector_site < 0) continue;
+      for (const ir::Tensor& t : dag.tensors())
+        if (schedule::cache_read_name(t->name) == fetch->stage && reads_aligned_rows(t, fetch->lanes))
+          f.params.vectorize[fetch->vector_site] = 1;
+    }
     // A batched product's blocks run along its batch too (the block loop
     // fuses it); a convolution's images are among the product's columns.
     for (const ir::Tensor& t : dag.tensors())

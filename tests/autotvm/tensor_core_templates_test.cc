@@ -170,6 +170,41 @@ TEST(TensorCoreTemplates, FallbackTakesTensorCoresWhereItWasMeasuredFaster) {
   EXPECT_FALSE(autoschedule::tensor_core_fallback(create_task("dense", fp32, sm90()).workload.dag, sm90()));
 }
 
+// The fallback fetches operands read as stored rows 16 bytes a lane (8
+// halves: one uint4 move each), and the others an element a lane: a
+// dense's input and weight; a convolution's OHWI weights but not its padded
+// window, which it copies as half bits, zero off the image; not a weight
+// whose rows a padded view's select guards (24 channels, 27 taps), nor a
+// batched product's transposed operand.
+TEST(TensorCoreTemplates, FallbackFetchesStoredRowsSixteenBytesALane) {
+  auto fallback_source = [](const std::string& op, const ops::OpArgs& args) {
+    const Task task = create_task(op, args, sm90());
+    const std::optional<autoschedule::TensorCoreFallback> f =
+        autoschedule::tensor_core_fallback(task.workload.dag, sm90());
+    if (!f) throw Error("no tensor-core fallback");
+    const tir::LoweredFunc lowered = tir::lower(task.workload.dag, autoschedule::instantiate(f->sketch, f->params), op);
+    return codegen::emit_gpu_source(lowered, sm90().gpu, codegen::GpuDialect::Cuda).code;
+  };
+  auto copies_rows_of = [](const std::string& code, const std::string& buffer) {
+    return code.find("= *(const uint4*)(" + buffer + " + ") != std::string::npos;
+  };
+  const std::string dense = fallback_source("dense", half_dense(64, 128, 256));
+  EXPECT_TRUE(copies_rows_of(dense, "data")) << dense;
+  EXPECT_TRUE(copies_rows_of(dense, "weight")) << dense;
+  const std::string conv =
+      fallback_source("conv2d_nchw_implicit_gemm", half_convolution({2, 64, 8, 8}, {64, 64, 3, 3}));
+  EXPECT_TRUE(copies_rows_of(conv, "kernel_")) << conv;
+  EXPECT_FALSE(copies_rows_of(conv, "data")) << conv;
+  EXPECT_NE(conv.find(" ? data["), std::string::npos) << conv;
+  EXPECT_NE(conv.find("] : (unsigned short)0;"), std::string::npos) << conv;
+  EXPECT_EQ(conv.find("tsr_f2h(tsr_h2f("), std::string::npos) << conv;
+  const std::string ragged = fallback_source("conv2d_nchw_implicit_gemm", half_implicit_gemm());
+  EXPECT_FALSE(copies_rows_of(ragged, "kernel_")) << ragged;
+  const std::string batched = fallback_source("batch_matmul", half_batch_matmul());
+  EXPECT_TRUE(copies_rows_of(batched, "A")) << batched;
+  EXPECT_FALSE(copies_rows_of(batched, "B")) << batched;
+}
+
 // The fallback and random configs of a task, lowered; those the verifier
 // refuses for `target` (too many threads or shared bytes) left out.
 std::vector<tir::LoweredFunc> configs(const Task& task, int random, const target::Target& target) {
