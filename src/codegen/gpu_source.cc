@@ -443,10 +443,18 @@ class GpuPrinter : public CSourcePrinter {
       stmt(n->body, depth);
       return;
     }
-    if (n->scope == tir::MemoryScope::Local)
-      out_ << indent(depth) << type_name(n->buffer->dtype) << " " << name(n->buffer->name) << "["
-           << n->buffer->num_elements() << "];\n";
-    stmt(n->body, depth);
+    if (n->scope != tir::MemoryScope::Local) return stmt(n->body, depth);
+    // In a block of its own: an unrolled loop repeats the allocation.
+    const std::string buffer = name(n->buffer->name), size = std::to_string(n->buffer->num_elements());
+    out_ << indent(depth) << "{\n";
+    if (n->buffer->dtype == ir::DType::Float16 && !cuda())
+      // As shared halves: ushorts, read and written through a half pointer.
+      out_ << indent(depth + 1) << "ushort " << buffer << "_bits[" << size << "];\n"
+           << indent(depth + 1) << "half* " << buffer << " = (half*)" << buffer << "_bits;\n";
+    else
+      out_ << indent(depth + 1) << type_name(n->buffer->dtype) << " " << buffer << "[" << size << "];\n";
+    stmt(n->body, depth + 1);
+    out_ << indent(depth) << "}\n";
   }
 
   void barrier(int depth) override {

@@ -28,6 +28,20 @@ ir::Expr zero_past(const ir::Expr& value, const std::vector<std::pair<ir::Var, i
   return inside ? ir::select(inside, value, ir::make_float(0.0)) : value;
 }
 
+// OIHW <-> OHWI: `to_ohwi` reads OIHW values of `oihw` and writes OHWI, or the reverse.
+std::vector<float> transpose_weight(const float* from, const Shape& oihw, bool to_ohwi) {
+  const int64_t o = oihw[0], i = oihw[1], h = oihw[2], w = oihw[3];
+  std::vector<float> to(static_cast<size_t>(o * i * h * w));
+  for (int64_t a = 0; a < o; ++a)
+    for (int64_t c = 0; c < i; ++c)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t at_oihw = ((a * i + c) * h + y) * w + x, at_ohwi = ((a * h + y) * w + x) * i + c;
+          to[to_ohwi ? at_ohwi : at_oihw] = from[to_ohwi ? at_oihw : at_ohwi];
+        }
+  return to;
+}
+
 }  // namespace
 
 ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
@@ -87,24 +101,6 @@ Shape implicit_gemm_weight_shape(const Shape& oihw) {
   check_rank("conv2d_nchw_implicit_gemm", "weight (OIHW)", oihw, 4);
   return {oihw[0], oihw[2], oihw[3], oihw[1]};
 }
-
-namespace {
-
-// OIHW <-> OHWI: `to_ohwi` reads OIHW values of `oihw` and writes OHWI, or the reverse.
-std::vector<float> transpose_weight(const float* from, const Shape& oihw, bool to_ohwi) {
-  const int64_t o = oihw[0], i = oihw[1], h = oihw[2], w = oihw[3];
-  std::vector<float> to(static_cast<size_t>(o * i * h * w));
-  for (int64_t a = 0; a < o; ++a)
-    for (int64_t c = 0; c < i; ++c)
-      for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x) {
-          const int64_t at_oihw = ((a * i + c) * h + y) * w + x, at_ohwi = ((a * h + y) * w + x) * i + c;
-          to[to_ohwi ? at_ohwi : at_oihw] = from[to_ohwi ? at_oihw : at_ohwi];
-        }
-  return to;
-}
-
-}  // namespace
 
 std::vector<float> implicit_gemm_weight(const float* oihw, const Shape& oihw_shape) {
   check_rank("conv2d_nchw_implicit_gemm", "weight (OIHW)", oihw_shape, 4);

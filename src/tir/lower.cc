@@ -15,6 +15,7 @@
 #include "tir/printer.h"
 #include "tir/simplify.h"
 #include "tir/skip_padding.h"
+#include "tir/stage_fetches.h"
 #include "tir/unroll.h"
 #include "tir/verify.h"
 
@@ -697,6 +698,7 @@ constexpr Pass kCodegenPasses[] = {
     {"skip_padding", [](const Stmt& s) { return skip_padding(s); }},
 };
 constexpr Pass kGpuCodegenPasses[] = {
+    {"stage_fetches", [](const Stmt& s) { return stage_fetches(s); }},
     {"unroll", [](const Stmt& s) { return unroll_loops(s); }},
     {"simplify", [](const Stmt& s) { return simplify(s); }},
 };

@@ -93,5 +93,19 @@ TEST(Conv2dImplicitGemm, TheProductIsPaddedToWholeTilesAndGroupsAreRefused) {
                Error);
 }
 
+// The stored weight is OHWI: element (o, c, y, x) of the OIHW weight at
+// ((o*KH + y)*KW + x)*I + c; and back.
+TEST(Conv2dImplicitGemm, TheWeightIsStoredOhwiAndReadBack) {
+  const Shape oihw = {3, 4, 2, 5};
+  std::vector<float> w(3 * 4 * 2 * 5);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i);
+  EXPECT_EQ(implicit_gemm_weight_shape(oihw), (Shape{3, 2, 5, 4}));
+  const std::vector<float> ohwi = implicit_gemm_weight(w.data(), oihw);
+  const int64_t o = 2, c = 3, y = 1, x = 4;
+  EXPECT_EQ(ohwi[((o * 2 + y) * 5 + x) * 4 + c], w[((o * 4 + c) * 2 + y) * 5 + x]);
+  EXPECT_EQ(oihw_of_implicit_gemm_weight(ohwi.data(), implicit_gemm_weight_shape(oihw)), w);
+  EXPECT_THROW(implicit_gemm_weight_shape({3, 4, 2}), Error);
+}
+
 }  // namespace
 }  // namespace tessera::ops

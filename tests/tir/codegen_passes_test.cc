@@ -5,6 +5,7 @@
 #include "testing/check.h"
 #include "tir/lower.h"
 #include "tir/printer.h"
+#include "tir/stage_fetches.h"
 #include "tir/stmt_functor.h"
 
 namespace tessera::tir {
@@ -65,6 +66,41 @@ TEST(TirCodegenPasses, MaxReductionsAreNotSkipped) {
     if (!s->is_placeholder() && s != w.dag.outputs()[0]) t.compute_inline(s->name);
   auto r = testing::check_schedule(w, t);
   EXPECT_LE(r.max_rel_error, 1e-6) << r.lowered;
+}
+
+// A fetch of 3 steps over 64 threads into a shared buffer of 160 (the last
+// step's threads past 160 idle), each element of a padded row: staged, its
+// loads (each zero outside the bound and the window) come first, unrolled,
+// into 3 registers, then its stores under the bound. Not a fetch of 17
+// steps, nor a store that reads no memory, nor one to a buffer not shared.
+TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
+  const ir::Tensor data = ir::placeholder({200}, "data");
+  const ir::Tensor cache = ir::placeholder({160}, "cache"), local = ir::placeholder({160}, "local");
+  ir::Var s("s"), t("t");
+  auto fetch = [&](int64_t steps, const ir::Tensor& into, const ir::Expr& value, tir::MemoryScope scope) {
+    const ir::Expr at = ir::Expr(s) * 64 + ir::Expr(t);
+    return make_allocate(
+        into,
+        make_for(s, steps, ForKind::Serial,
+                 make_for(t, 64, ForKind::ThreadX, make_if(at < ir::Expr(int64_t{160}), make_store(into, {at}, value)))),
+        scope);
+  };
+  const ir::Expr at = ir::Expr(s) * 64 + ir::Expr(t);
+  const ir::Expr padded = ir::select(at >= ir::Expr(int64_t{1}), ir::load(data, {at - ir::Expr(int64_t{1})}),
+                                     ir::make_float(0.0));
+  const std::string staged = to_string(stage_fetches(fetch(3, cache, padded, MemoryScope::Shared)));
+  const size_t loads = staged.find("cache.staged[s] = tir.if_then_else"), stores = staged.find("cache[((s*64) + t)] =");
+  EXPECT_NE(staged.find("allocate cache.staged[3] (local)"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("for s in 0..3 (unrolled)"), std::string::npos) << staged;
+  ASSERT_NE(loads, std::string::npos) << staged;
+  ASSERT_NE(stores, std::string::npos) << staged;
+  EXPECT_LT(loads, stores) << staged;
+  EXPECT_NE(staged.find("] = cache.staged["), std::string::npos) << staged;
+  EXPECT_NE(staged.find("if (((s*64) + t) < 160)\n      cache["), std::string::npos) << staged;
+  for (const Stmt& unchanged : {fetch(17, cache, padded, MemoryScope::Shared),
+                                fetch(3, cache, ir::make_float(1.0), MemoryScope::Shared),
+                                fetch(3, local, padded, MemoryScope::Local)})
+    EXPECT_EQ(to_string(stage_fetches(unchanged)).find("staged"), std::string::npos) << to_string(unchanged);
 }
 
 }  // namespace
