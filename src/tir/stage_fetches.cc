@@ -16,6 +16,14 @@ bool reads_memory(const ir::Expr& e) {
   return reads;
 }
 
+bool reads(const ir::Expr& e, const ir::Tensor& buffer) {
+  bool found = false;
+  ir::post_order_visit(e, [&](const ir::Expr& x) {
+    if (const auto* l = x.as<ir::TensorLoadNode>()) found |= l->tensor.get() == buffer.get();
+  });
+  return found;
+}
+
 // A fetch step's body: thread loops and bounds around one store.
 struct FetchStep {
   std::vector<const ForNode*> threads;  // outermost first
@@ -51,7 +59,8 @@ class FetchStager : public StmtMutator {
     const std::optional<FetchStep> f =
         n->for_kind == ForKind::Serial && n->extent > 1 && n->extent <= max_steps_ ? fetch_step(n->body) : std::nullopt;
     if (!f || f->threads.empty() || !shared_.count(f->store->buffer.get()) ||
-        f->store->value.dtype() != ir::DType::Float32 || !reads_memory(f->store->value))
+        f->store->value.dtype() != ir::DType::Float32 || !reads_memory(f->store->value) ||
+        reads(f->store->value, f->store->buffer))  // its loads then depend on its stores
       return StmtMutator::mutate_for(n, s);
     const ir::Tensor staged = ir::placeholder({n->extent}, f->store->buffer->name + ".staged", f->store->buffer->dtype);
     // The fetch's step and thread loops around `inner`, over `vars` (step first).

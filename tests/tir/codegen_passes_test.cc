@@ -72,7 +72,8 @@ TEST(TirCodegenPasses, MaxReductionsAreNotSkipped) {
 // step's threads past 160 idle), each element of a padded row: staged, its
 // loads (each zero outside the bound and the window) come first, unrolled,
 // into 3 registers, then its stores under the bound. Not a fetch of 17
-// steps, nor a store that reads no memory, nor one to a buffer not shared.
+// steps, nor a store that reads no memory or the buffer it writes, nor one
+// to a buffer not shared.
 TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
   const ir::Tensor data = ir::placeholder({200}, "data");
   const ir::Tensor cache = ir::placeholder({160}, "cache"), local = ir::placeholder({160}, "local");
@@ -99,6 +100,7 @@ TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
   EXPECT_NE(staged.find("if (((s*64) + t) < 160)\n      cache["), std::string::npos) << staged;
   for (const Stmt& unchanged : {fetch(17, cache, padded, MemoryScope::Shared),
                                 fetch(3, cache, ir::make_float(1.0), MemoryScope::Shared),
+                                fetch(3, cache, ir::load(cache, {ir::Expr(t)}), MemoryScope::Shared),
                                 fetch(3, local, padded, MemoryScope::Local)})
     EXPECT_EQ(to_string(stage_fetches(unchanged)).find("staged"), std::string::npos) << to_string(unchanged);
 }
