@@ -251,6 +251,15 @@ add_test(NAME Cli.OpForCudaShowsEachKernelsResources
 set_tests_properties(Cli.OpForCudaShowsEachKernelsResources PROPERTIES
                      PASS_REGULAR_EXPRESSION "__syncthreads\\(\\);.*dense_kernel0 for sm_90: [1-9][0-9]* registers, 0 bytes spilled \\(stores\\), 0 \\(loads\\), 4096 bytes shared.*compiled for cuda -arch=sm_90"
                      SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
+# Without --schedule, op on a GPU runs what a build runs untuned: a half
+# product on tensor cores where that pays (ResNet-18's layer1 at batch 16:
+# 784 blocks), its weight rows fetched 16 bytes a lane; the CUDA-core tiles
+# where it does not (layer4 at batch 1: 8 blocks of K = 4608).
+add_test(NAME Cli.OpOnAGpuRunsTheUntunedBuildsSchedule
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> op conv2d_nchw_implicit_gemm --input 16x64x56x56 --weight 64x64x3x3 --pad 1 --dtype float16 --target 'cuda -arch=sm_90' --compile-only --show && $<TARGET_FILE:tessera_cli> op conv2d_nchw_implicit_gemm --input 1x512x7x7 --weight 512x512x3x3 --pad 1 --dtype float16 --target 'cuda -arch=sm_90' --compile-only --show | grep -c 'tsr_tc_mma_frags(conv_product' ; true")
+set_tests_properties(Cli.OpOnAGpuRunsTheUntunedBuildsSchedule PROPERTIES
+                     PASS_REGULAR_EXPRESSION "= \\*\\(const uint4\\*\\)\\(kernel_ \\+ .*tsr_tc_mma_frags\\(conv_product_local_local.*compiled for cuda -arch=sm_90[^\n]*\n0\n$"
+                     SKIP_REGULAR_EXPRESSION "NVRTC cannot compile here" TIMEOUT 60)
 # Half storage (--dtype float16): the kernel reads and writes halves on the
 # OpenCL device and equals the reference on the same rounded inputs; CUDA C
 # converts by PTX and compiles; a CPU target refuses it in one line.
