@@ -295,13 +295,12 @@ class GpuPrinter : public CSourcePrinter {
   // may enclose the copy; it then runs under the first lane's.
   bool vector_copy(const tir::ForNode* n, int depth) {
     const int64_t lanes = n->extent;
-    const ir::VarMap first_lane{{n->var, ir::Expr(int64_t{0})}};
     tir::Stmt body = n->body;
     std::vector<ir::Expr> guards;
     while (body->kind == tir::StmtKind::IfThenElse) {
       const auto* guard = tir::as<tir::IfThenElseNode>(body);
       if (guard->else_case || !lane_uniform(guard->cond, n->var, lanes)) return false;
-      guards.push_back(tir::simplify(ir::substitute(guard->cond, first_lane)));
+      guards.push_back(at_first_lane(guard->cond, n->var));
       body = guard->then_case;
     }
     if (body->kind != tir::StmtKind::Store) return false;
@@ -314,12 +313,12 @@ class GpuPrinter : public CSourcePrinter {
     if (lane_access_stride(store->indices, store->buffer->shape, n->var, lanes) != 1 ||
         lane_access_stride(load->indices, load->tensor->shape, n->var, lanes) != 1)
       return false;
-    auto at_first_lane = [&](const std::vector<ir::Expr>& indices) {
+    auto first_lane = [&](const std::vector<ir::Expr>& indices) {
       std::vector<ir::Expr> r;
-      for (const ir::Expr& i : indices) r.push_back(tir::simplify(ir::substitute(i, first_lane)));
+      for (const ir::Expr& i : indices) r.push_back(at_first_lane(i, n->var));
       return r;
     };
-    const std::vector<ir::Expr> to = at_first_lane(store->indices), from = at_first_lane(load->indices);
+    const std::vector<ir::Expr> to = first_lane(store->indices), from = first_lane(load->indices);
     if (offset_alignment(to, store->buffer->shape) % lanes != 0 ||
         offset_alignment(from, load->tensor->shape) % lanes != 0)
       return false;

@@ -44,12 +44,6 @@ using runtime::kParallelForGlobal;
 using runtime::kWorkspaceAllocGlobal;
 using runtime::kWorkspaceFreeGlobal;
 
-bool contains_load(const Expr& e) {
-  bool found = false;
-  ir::post_order_visit(e, [&](const Expr& x) { found = found || x.kind() == ExprKind::TensorLoad; });
-  return found;
-}
-
 // --- The emitter -----------------------------------------------------------
 
 class KernelEmitter {
@@ -587,7 +581,7 @@ class KernelEmitter {
 
   llvm::Value* select(const ir::SelectNode* n) {
     llvm::Value* cond = convert(expr(n->cond), b_.getInt1Ty());
-    bool arms_load = contains_load(n->true_value) || contains_load(n->false_value);
+    bool arms_load = ir::contains_load(n->true_value) || ir::contains_load(n->false_value);
     if (!arms_load) {
       llvm::Value* t = expr(n->true_value);
       llvm::Value* f = expr(n->false_value);

@@ -63,6 +63,10 @@ std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const
   return row_major_stride(indices, shape, [&](const ir::Expr& e) { return stride_along(e, var); });
 }
 
+ir::Expr at_first_lane(const ir::Expr& e, const ir::Var& var) {
+  return tir::simplify(ir::substitute(e, ir::VarMap{{var, ir::Expr(int64_t{0})}}));
+}
+
 std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes) {
   int64_t stride = 0;
   for (const auto& [atom, coefficient] : tir::linear_form(e).terms) {
@@ -76,8 +80,7 @@ std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_
     if (!b || (atom.kind() != ir::ExprKind::FloorDiv && atom.kind() != ir::ExprKind::FloorMod) ||
         !ir::is_const_int(b->b, &divisor) || divisor <= 0 || divisor % lanes != 0 || lane_stride(b->a, var, lanes) != 1)
       return std::nullopt;
-    const ir::Expr first = tir::simplify(ir::substitute(b->a, ir::VarMap{{var, ir::Expr(int64_t{0})}}));
-    if (known_alignment(first) % lanes != 0) return std::nullopt;
+    if (known_alignment(at_first_lane(b->a, var)) % lanes != 0) return std::nullopt;
     if (atom.kind() == ir::ExprKind::FloorMod) stride += coefficient;
   }
   return stride;
@@ -103,8 +106,7 @@ bool lane_uniform(const ir::Expr& cond, const ir::Var& var, int64_t lanes) {
   }
   const ir::Expr e = b->a - b->b;
   if (lane_stride(e, var, lanes) != 1) return false;
-  const ir::Expr first = tir::simplify(ir::substitute(e, ir::VarMap{{var, ir::Expr(int64_t{0})}}) - ir::Expr(shift));
-  return known_alignment(first) % lanes == 0;
+  return known_alignment(at_first_lane(e - ir::Expr(shift), var)) % lanes == 0;
 }
 
 int64_t known_alignment(const ir::Expr& e) {

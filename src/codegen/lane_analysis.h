@@ -27,6 +27,8 @@ std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const
 // (stride 0) and run consecutive remainders (stride 1). A loop fused and
 // split into vectors indexes its buffers so.
 std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes);
+// e at the first lane (var = 0), simplified.
+ir::Expr at_first_lane(const ir::Expr& e, const ir::Var& var);
 std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, const std::vector<int64_t>& shape,
                                           const ir::Var& var, int64_t lanes);
 

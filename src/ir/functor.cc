@@ -139,6 +139,12 @@ bool uses_var(const Expr& e, const Var& v) {
   return found;
 }
 
+bool contains_load(const Expr& e) {
+  bool found = false;
+  post_order_visit(e, [&](const Expr& x) { found = found || x.kind() == ExprKind::TensorLoad; });
+  return found;
+}
+
 bool structural_equal(const Expr& a, const Expr& b) {
   if (a.same_as(b)) return true;
   if (!a || !b || a.kind() != b.kind() || a.dtype() != b.dtype()) return false;

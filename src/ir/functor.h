@@ -39,6 +39,8 @@ Expr substitute(const Expr& e, const VarMap& map);
 // Calls f on every node, parents before children.
 void post_order_visit(const Expr& e, const std::function<void(const Expr&)>& f);
 bool uses_var(const Expr& e, const Var& v);
+// Whether e reads a tensor (holds a TensorLoad).
+bool contains_load(const Expr& e);
 // Structural equality (variables by identity).
 bool structural_equal(const Expr& a, const Expr& b);
 

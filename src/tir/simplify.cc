@@ -271,7 +271,7 @@ class Simplifier : public StmtMutator {
       else rest.add(atom, coef);
     }
     int64_t k = f.constant;
-    int64_t kq = k >= 0 ? k / c : -((-k + c - 1) / c);
+    int64_t kq = floor_div(k, c);
     quotient.constant = kq;
     rest.constant = k - kq * c;
     Expr r = rest.to_expr();
@@ -307,7 +307,7 @@ class Simplifier : public StmtMutator {
         if (coef % g == 0) aligned.add(atom, coef / g);
         else small.add(atom, coef);
       }
-      aligned.constant = a.constant >= 0 ? a.constant / g : -((-a.constant + g - 1) / g);
+      aligned.constant = floor_div(a.constant, g);
       small.constant = a.constant - aligned.constant * g;
       const Expr r = small.to_expr();
       const Interval bound = bound_of(r, ranges_);

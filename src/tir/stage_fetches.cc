@@ -10,12 +10,6 @@ namespace tessera::tir {
 
 namespace {
 
-bool reads_memory(const ir::Expr& e) {
-  bool reads = false;
-  ir::post_order_visit(e, [&](const ir::Expr& x) { reads |= x.kind() == ir::ExprKind::TensorLoad; });
-  return reads;
-}
-
 bool reads(const ir::Expr& e, const ir::Tensor& buffer) {
   bool found = false;
   ir::post_order_visit(e, [&](const ir::Expr& x) {
@@ -59,7 +53,7 @@ class FetchStager : public StmtMutator {
     const std::optional<FetchStep> f =
         n->for_kind == ForKind::Serial && n->extent > 1 && n->extent <= max_steps_ ? fetch_step(n->body) : std::nullopt;
     if (!f || f->threads.empty() || !shared_.count(f->store->buffer.get()) ||
-        f->store->value.dtype() != ir::DType::Float32 || !reads_memory(f->store->value) ||
+        f->store->value.dtype() != ir::DType::Float32 || !ir::contains_load(f->store->value) ||
         reads(f->store->value, f->store->buffer))  // its loads then depend on its stores
       return StmtMutator::mutate_for(n, s);
     const ir::Tensor staged = ir::placeholder({n->extent}, f->store->buffer->name + ".staged", f->store->buffer->dtype);
