@@ -15,8 +15,10 @@ runs.
   python3 bench/gpu/sass_census.py build/tessera [--before OLD_TESSERA] \\
       [--models resnet-18 mobilenet-v2] [--batches 1 16] [--dtypes float32 float16]
 
-nvdisasm: from the CUDA toolkit if it has one, else the copy PyTorch's
-Triton carries in bench/.venv (bench/gpu/gpu_vs_torch.py's environment).
+nvdisasm: from the CUDA toolkit if it has one, else PATH (PyPI's
+nvidia-cuda-nvdisasm, 13.2 and later, in any venv: its nvidia/cu13/bin), else
+the copy PyTorch's Triton carries in bench/.venv (bench/gpu/gpu_vs_torch.py's
+environment).
 """
 import argparse
 import glob
@@ -37,7 +39,8 @@ def find_nvdisasm():
             glob.glob(os.path.join(ROOT, "bench/.venv/lib/python3*/site-packages/triton/backends/nvidia/bin/nvdisasm"))):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    sys.exit("sass_census: no nvdisasm (not in " + CUDA + "/bin, PATH or bench/.venv's triton)")
+    sys.exit("sass_census: no nvdisasm (not in " + CUDA + "/bin, PATH or bench/.venv's triton; "
+             "pip install nvidia-cuda-nvdisasm brings one)")
 
 
 def network_source(tessera, model, batch, dtype):

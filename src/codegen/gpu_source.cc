@@ -6,6 +6,7 @@
 
 #include "codegen/c_printer.h"
 #include "codegen/lane_analysis.h"
+#include "codegen/repeated_reads.h"
 #include "codegen/tensor_core_tile.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -193,16 +194,30 @@ class GpuPrinter : public CSourcePrinter {
     return cuda() ? "tsr_h2f(" + buffer + "[" + index + "])" : "vload_half(" + index + ", " + buffer + ")";
   }
 
+  // A value that reads memory more than once (relu's, clip's, hard-swish's
+  // x) reads it once, into a variable of a block around the store
+  // (codegen/repeated_reads.h).
   void store(const tir::StoreNode* n, int depth) override {
     check_not_fragment(n->buffer);
-    if (n->buffer->dtype != ir::DType::Float16) return CSourcePrinter::store(n, depth);
-    const std::string buffer = name(n->buffer->name), index = flat_index(n->indices, n->buffer->shape);
-    if (const std::optional<std::string> bits = cuda() ? half_bits(n->value) : std::nullopt)
+    const BoundReads reads = bind_repeated_reads(n->value, "tsr_x");
+    if (reads.bindings.empty()) return store_value(*n, n->value, depth);
+    out_ << indent(depth) << "{\n";
+    for (const auto& [variable, read] : reads.bindings)
+      out_ << indent(depth + 1) << "const " << type_name(variable.dtype()) << " " << name(variable.name()) << " = "
+           << expr(read) << ";\n";
+    store_value(*n, reads.value, depth + 1);
+    out_ << indent(depth) << "}\n";
+  }
+  void store_value(const tir::StoreNode& n, const ir::Expr& value, int depth) {
+    const std::string buffer = name(n.buffer->name), index = flat_index(n.indices, n.buffer->shape);
+    if (n.buffer->dtype != ir::DType::Float16)
+      out_ << indent(depth) << buffer << "[" << index << "] = " << expr(value) << ";\n";
+    else if (const std::optional<std::string> bits = cuda() ? half_bits(value) : std::nullopt)
       out_ << indent(depth) << buffer << "[" << index << "] = " << *bits << ";\n";
     else if (cuda())
-      out_ << indent(depth) << buffer << "[" << index << "] = tsr_f2h(" << expr(n->value) << ");\n";
+      out_ << indent(depth) << buffer << "[" << index << "] = tsr_f2h(" << expr(value) << ");\n";
     else
-      out_ << indent(depth) << "vstore_half_rte(" << expr(n->value) << ", " << index << ", " << buffer << ");\n";
+      out_ << indent(depth) << "vstore_half_rte(" << expr(value) << ", " << index << ", " << buffer << ");\n";
   }
   // A half value copied as it is, as CUDA's bits: a half read, or zero, or
   // a select of such (a padded read). Nothing for anything computed, which

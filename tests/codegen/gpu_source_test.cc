@@ -122,12 +122,61 @@ TEST(GpuSource, ConditionsOnIndicesAloneEvaluateBothSides) {
   EXPECT_NE(source(x < last && ir::load(a, {x + one}) > ir::make_float(0.0), GpuDialect::Cuda)
                 .find("tx < 63 && a[tx + 1] > 0.0f"),
             std::string::npos);
-  EXPECT_NE(source(ir::load(a, {x}) > ir::make_float(0.0) || x < one, GpuDialect::Cuda).find("a[tx] > 0.0f || tx < 1"),
+  EXPECT_NE(source(ir::load(a, {x + one}) > ir::make_float(0.0) || x < one, GpuDialect::Cuda)
+                .find("a[tx + 1] > 0.0f || tx < 1"),
             std::string::npos);
+  // The read the value repeats (a[tx], also the select's choice) is read
+  // once, before (codegen/repeated_reads.h): the condition is then on
+  // values alone, one predicate.
+  const std::string repeated = source(ir::load(a, {x}) > ir::make_float(0.0) || x < one, GpuDialect::Cuda);
+  EXPECT_NE(repeated.find("const float tsr_x0 = a[tx];"), std::string::npos) << repeated;
+  EXPECT_NE(repeated.find("tsr_x0 > 0.0f | tx < 1 ? tsr_x0 : 0.0f"), std::string::npos) << repeated;
   // Mixed: the index-only side is one predicate inside the short-circuit.
   EXPECT_NE(source((x >= one && x < last) && ir::load(a, {x - one}) > ir::make_float(0.0), GpuDialect::Cuda)
                 .find("tx >= 1 & tx < 63 && a[tx - 1] > 0.0f"),
             std::string::npos);
+}
+
+// A clip (relu6) of a sum of reads, as a fused epilogue writes it, repeats
+// its operand three times; the store reads it once, into a variable, and
+// selects among values (ptxas had branched around the repeated reads).
+// On PoCL: clip's values, NaN kept, in fp32 and through half storage.
+TEST(GpuSource, EpiloguesReadTheirRepeatedOperandOnce) {
+  const int64_t n = 64;
+  auto kernel = [&](ir::DType storage) {
+    ir::Tensor a = ir::placeholder({n}, "a", storage), b = ir::placeholder({n}, "b", storage),
+               out = ir::placeholder({n}, "out", storage);
+    ir::Var tx("tx");
+    const ir::Expr x = ir::load(a, {tx}) + ir::load(b, {tx}), zero = ir::make_float(0.0), six = ir::make_float(6.0);
+    const ir::Expr relu6 = ir::select(x < zero, zero, ir::select(x > six, six, x));
+    return tir::LoweredFunc{"relu6", {a, b, out}, tir::make_for(tx, n, tir::ForKind::ThreadX, tir::make_store(out, {tx}, relu6))};
+  };
+  for (GpuDialect dialect : {GpuDialect::Cuda, GpuDialect::OpenCl})
+    for (ir::DType storage : {ir::DType::Float32, ir::DType::Float16}) {
+      std::string code = emit_gpu_source(kernel(storage), {}, dialect).code;
+      code = code.substr(code.find(dialect == GpuDialect::Cuda ? "__global__" : "__kernel"));  // past the prelude
+      const bool cuda_half = dialect == GpuDialect::Cuda && storage == ir::DType::Float16;
+      const std::string read =
+          cuda_half ? "tsr_h2f(a[tx])" : dialect == GpuDialect::Cuda || storage == ir::DType::Float32 ? "a[tx]" : "vload_half(tx, a)";
+      EXPECT_NE(code.find("const float tsr_x0 = " + read + " + "), std::string::npos) << code;
+      EXPECT_EQ(code.find(read), code.rfind(read)) << "a read twice\n" << code;
+      EXPECT_NE(code.find("tsr_x0 < 0.0f ? 0.0f : tsr_x0 > 6.0f ? 6.0f : tsr_x0"), std::string::npos) << code;
+    }
+  if (!runtime::opencl_unavailable_reason().empty()) GTEST_SKIP() << runtime::opencl_unavailable_reason();
+  std::vector<float> a(n), b(n, 0.5f);
+  for (int64_t i = 0; i < n; ++i) a[i] = static_cast<float>(i - 16) * 0.25f;  // -4 .. 11.75
+  a[3] = std::nanf("");
+  for (ir::DType storage : {ir::DType::Float32, ir::DType::Float16}) {
+    std::vector<float> out(n, -7.0f);
+    measure::GpuFunction(kernel(storage), target::Target::parse("opencl")).run({a.data(), b.data(), out.data()});
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = a[i] + b[i];
+      if (std::isnan(x))
+        EXPECT_TRUE(std::isnan(out[i])) << i;
+      else
+        EXPECT_EQ(out[i], x < 0 ? 0.0f : x > 6 ? 6.0f : x) << i;  // quarters are exact in half too
+    }
+  }
 }
 
 // A fetch's bound on whole vectors (the fused index below an extent the
