@@ -314,6 +314,7 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
   }
   n.sites().unroll.push_back({fragment, n.stage(n.state().stage_index(fragment)).iters.front().name});
   n.sites().unroll.push_back({tiles, n.stage(n.state().stage_index(tiles)).iters.front().name});
+  n.sites().pipeline.push_back({fragment, step_loop});
   for (const std::string& s : {fragment, tiles, c, out}) n.mark_structured(s);
   if (!images.empty()) n.mark_structured(images);
   n.note(c + ": " + kTensorCoreTilingNote + ", fragments per warp, operands fetched into shared memory, written out by " +
@@ -423,6 +424,7 @@ std::vector<std::pair<SketchBuilder, int>> GpuMultiLevelTiling::apply(const Sket
     n.mark_structured(copy);
   }
   n.sites().unroll.push_back({p, order.front()});
+  n.sites().pipeline.push_back({p, step_loop});
   n.mark_structured(p);
   n.mark_structured(c);
   n.note(p + ": GPU multi-level tiling in " + c + "'s threads, inputs fetched into shared memory");

@@ -26,6 +26,7 @@
 //     outputs, which the output stage (the product, or the elementwise
 //     consumer it is fused into) writes out, 32 lanes by the warps.
 //     Blocks are 32 threads along x (a warp's lanes) by the warps along y.
+//     The reduction's step is a pipeline site (as in rule 6).
 //     The rules after it derive their sketches too; the search measures both.
 //  4. SplitK: a stage that needs multi-level tiling, whose outputs are few
 //     enough that its tiles may not fill the GPU (fewer than
@@ -54,6 +55,9 @@
 //     fetched cooperatively into shared memory per step of R0: the copy's
 //     loops fused, split by the block's thread count, bound to threadIdx.x,
 //     each thread copying one element or 4 consecutive ones (a choice).
+//     The step (R0's innermost part) is a pipeline site: a choice to load
+//     the next step's fetches while this one computes, in registers live
+//     across the compute (tir/pipeline_fetches.h).
 //  7. SkipStage: anything else keeps its loops; its spatial loops are
 //     fused and spread one output element per thread over blocks of whole
 //     warps (generate_sketches.h, the plain GPU stage).

@@ -94,12 +94,20 @@ bool mutate_compute_location(const Sketch& sketch, SketchParams& params, std::mt
   return true;
 }
 
+bool mutate_pipeline(const Sketch& sketch, SketchParams& params, std::mt19937_64& rng) {
+  if (sketch.pipeline.empty()) return false;
+  const size_t i = pick(sketch.pipeline.size(), rng);
+  params.pipeline[i] = 1 - params.pipeline[i];
+  return true;
+}
+
 bool mutate(MutationKind kind, const Sketch& sketch, SketchParams& params, std::mt19937_64& rng) {
   switch (kind) {
     case MutationKind::TileSize: return mutate_tile_size(sketch, params, rng);
     case MutationKind::AutoUnroll: return mutate_auto_unroll(sketch, params, rng);
     case MutationKind::Parallel: return mutate_parallel(sketch, params, rng);
     case MutationKind::ComputeLocation: return mutate_compute_location(sketch, params, rng);
+    case MutationKind::Pipeline: return mutate_pipeline(sketch, params, rng);
   }
   return false;
 }
@@ -111,6 +119,7 @@ SketchParams crossover(const Sketch& sketch, const SketchParams& a, const Sketch
   for (const auto& v : sketch.vectorize) stages.insert(v.stage);
   for (const auto& u : sketch.unroll) stages.insert(u.stage);
   for (const auto& l : sketch.locations) stages.insert(l.stage);
+  for (const auto& p : sketch.pipeline) stages.insert(p.stage);
   for (const auto& s : stages)
     if (pick(2, rng)) from_b.insert(s);
   auto take = [&](const std::string& stage) { return from_b.count(stage) ? &b : &a; };
@@ -120,6 +129,7 @@ SketchParams crossover(const Sketch& sketch, const SketchParams& a, const Sketch
   for (size_t i = 0; i < sketch.unroll.size(); ++i) child.unroll[i] = take(sketch.unroll[i].stage)->unroll[i];
   for (size_t i = 0; i < sketch.locations.size(); ++i)
     child.locations[i] = take(sketch.locations[i].stage)->locations[i];
+  for (size_t i = 0; i < sketch.pipeline.size(); ++i) child.pipeline[i] = take(sketch.pipeline[i].stage)->pipeline[i];
   for (size_t i = 0; i < sketch.vectorize.size(); ++i)
     if (sketch.vectorize[i].fetch) child.vectorize[i] = take(sketch.vectorize[i].stage)->vectorize[i];
   choose_vectorize(sketch, child);

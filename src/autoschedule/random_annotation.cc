@@ -142,6 +142,7 @@ SketchParams random_params(const Sketch& sketch, const SketchContext& ctx, std::
   for (size_t i = 0; i < sketch.unroll.size(); ++i)
     p.unroll.push_back(auto_unroll_choices()[pick(auto_unroll_choices().size())]);
   for (const auto& l : sketch.locations) p.locations.push_back(static_cast<int>(pick(l.target_iters.size() + 1)));
+  for (size_t i = 0; i < sketch.pipeline.size(); ++i) p.pipeline.push_back(static_cast<int>(pick(2)));
   // Both choices read the same extents: one replay serves them.
   const schedule::State state = bare_state(sketch, p);
   set_vectorize(sketch, state, p);

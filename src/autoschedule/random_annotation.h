@@ -6,7 +6,7 @@
 // (kFullVectorProbability); a parallel site fuses the fewest outer
 // loops that give every thread several iterations; a vectorize site is on
 // when its loop has 2 to 64 iterations, a cooperative fetch's lanes half
-// the time; unroll and compute location are
+// the time; unroll, compute location and pipelining are
 // drawn uniformly. On a GPU the tiles are drawn again while a block holds
 // more threads than the target allows.
 #include <cstdint>

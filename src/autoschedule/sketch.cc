@@ -97,6 +97,7 @@ std::string Sketch::print() const {
   }
   for (const auto& v : vectorize) out << "  vectorize? " << v.stage << " " << v.iter << "\n";
   for (const auto& u : unroll) out << "  auto-unroll? " << u.stage << " " << u.iter << "\n";
+  for (const auto& p : pipeline) out << "  pipeline? " << p.stage << " " << p.iter << "\n";
   for (const auto& l : locations) {
     out << "  compute location? " << l.stage << ": root or at " << l.target_stage << " [";
     for (size_t i = 0; i < l.target_iters.size(); ++i) out << (i ? ", " : "") << l.target_iters[i];
@@ -107,7 +108,7 @@ std::string Sketch::print() const {
 
 nlohmann::json SketchParams::to_json() const {
   return {{"tiles", tiles}, {"parallel", parallel}, {"vectorize", vectorize}, {"unroll", unroll},
-          {"locations", locations}};
+          {"locations", locations}, {"pipeline", pipeline}};
 }
 
 void check_params(const Sketch& sketch, const SketchParams& params) {
@@ -116,6 +117,7 @@ void check_params(const Sketch& sketch, const SketchParams& params) {
   check_count("vectorize", sketch.vectorize.size(), params.vectorize.size());
   check_count("unroll", sketch.unroll.size(), params.unroll.size());
   check_count("location", sketch.locations.size(), params.locations.size());
+  check_count("pipeline", sketch.pipeline.size(), params.pipeline.size());
   for (size_t i = 0; i < sketch.tiles.size(); ++i) {
     const TileSlot& t = sketch.tiles[i];
     const auto& lengths = params.tiles[i];
@@ -145,6 +147,9 @@ void check_params(const Sketch& sketch, const SketchParams& params) {
   for (size_t i = 0; i < sketch.locations.size(); ++i)
     if (params.locations[i] < 0 || params.locations[i] > static_cast<int>(sketch.locations[i].target_iters.size()))
       throw Error("sketch params: location site " + std::to_string(i) + " got " + std::to_string(params.locations[i]));
+  for (size_t i = 0; i < sketch.pipeline.size(); ++i)
+    if (params.pipeline[i] != 0 && params.pipeline[i] != 1)
+      throw Error("sketch params: pipeline site " + std::to_string(i) + " is 0 or 1");
 }
 
 int64_t block_units(const Sketch& sketch, const SketchParams& params, int block) {
@@ -191,6 +196,9 @@ schedule::Trace instantiate(const Sketch& sketch, const SketchParams& params) {
       t.pragma(sketch.unroll[i].stage, sketch.unroll[i].iter, "auto_unroll_max_step$" + std::to_string(params.unroll[i]));
   for (size_t i = 0; i < sketch.vectorize.size(); ++i)
     if (params.vectorize[i]) t.vectorize(sketch.vectorize[i].stage, sketch.vectorize[i].iter);
+  for (size_t i = 0; i < sketch.pipeline.size(); ++i)
+    if (params.pipeline[i])
+      t.add(schedule::AnnotateStep{sketch.pipeline[i].stage, sketch.pipeline[i].iter, schedule::Annotation::Pipeline});
   for (size_t i = 0; i < sketch.parallel.size(); ++i) {
     const auto& p = sketch.parallel[i];
     const int k = params.parallel[i];

@@ -87,6 +87,12 @@ struct VectorizeSite {
 struct UnrollSite {
   std::string stage, iter;
 };
+// A loop whose body fetches into shared memory and computes (a GPU tile's
+// reduction step): choice 1 loads the next step's fetches while this one
+// computes (schedule::Annotation::Pipeline, tir/pipeline_fetches.h).
+struct PipelineSite {
+  std::string stage, iter;
+};
 // A stage computed at root (choice 0) or inside loop target_iters[k - 1] of
 // `target_stage` (choice k).
 struct ComputeLocationSite {
@@ -106,6 +112,7 @@ struct Sketch {
   std::vector<VectorizeSite> vectorize;
   std::vector<UnrollSite> unroll;
   std::vector<ComputeLocationSite> locations;
+  std::vector<PipelineSite> pipeline;
   std::vector<BlockThreads> blocks;  // GPU: the blocks whose thread counts are tile lengths
 
   // The rules, then the steps with "?" for open lengths, then the sites.
@@ -119,6 +126,7 @@ struct SketchParams {
   std::vector<int> vectorize;               // per vectorize site: 0 or 1
   std::vector<int> unroll;                  // per unroll site: an auto_unroll_choices() value
   std::vector<int> locations;               // per location site: 0 root, k at its k-th iterator
+  std::vector<int> pipeline;                // per pipeline site: 0 or 1
 
   bool operator==(const SketchParams& o) const = default;
   nlohmann::json to_json() const;

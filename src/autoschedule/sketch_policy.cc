@@ -21,7 +21,7 @@ constexpr size_t kFeaturesKept = 4096;  // about a few generations of candidates
 constexpr float kUnlowerable = -std::numeric_limits<float>::max();
 
 const MutationKind kMutations[] = {MutationKind::TileSize, MutationKind::TileSize, MutationKind::AutoUnroll,
-                                   MutationKind::Parallel, MutationKind::ComputeLocation};
+                                   MutationKind::Parallel, MutationKind::ComputeLocation, MutationKind::Pipeline};
 
 }  // namespace
 

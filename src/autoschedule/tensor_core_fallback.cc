@@ -81,6 +81,9 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
     // 16-byte fetches of operands read as stored rows; the others (the
     // padded window) one element a lane, coalesced across the lanes.
     f.params.vectorize.assign(sketch.vectorize.size(), 0);
+    // Each step's fetches awaited before it computes (other blocks hide
+    // their latency): the kernels the untuned rule was measured with.
+    f.params.pipeline.assign(sketch.pipeline.size(), 0);
     for (const SketchStep& step : sketch.steps) {
       const auto* fetch = std::get_if<FetchSplit>(&step);
       if (!fetch || fetch->vector_site < 0) continue;

@@ -200,8 +200,8 @@ void ConfigSpace::define_annotate(const std::string& name, int num_axes, const s
   add_knob(knobs_, std::move(k));
 }
 
-void ConfigSpace::define_knob(const std::string& name, std::vector<json> candidates) {
-  add_knob(knobs_, Knob{name, KnobKind::Other, std::move(candidates)});
+void ConfigSpace::define_knob(const std::string& name, std::vector<json> candidates, bool added_later) {
+  add_knob(knobs_, Knob{name, KnobKind::Other, std::move(candidates), added_later});
 }
 
 const Knob& ConfigSpace::knob(const std::string& name) const {
@@ -267,6 +267,7 @@ int choice_of(const Knob& k, const json& values, int missing) {
   auto it = values.find(k.name);
   if (it == values.end()) {
     if (missing >= 0) return missing;
+    if (k.added_later) return 0;
     throw Error("config has no value for knob '" + k.name + "'");
   }
   for (size_t c = 0; c < k.candidates.size(); ++c)

@@ -19,6 +19,9 @@ struct Knob {
   // Reorder: a permutation of 0..n-1; Annotate: one of "none", "unroll", "vec",
   // "parallel" per axis; Other: any JSON value.
   std::vector<nlohmann::json> candidates;
+  // A knob the template gained after records of it were written: a record
+  // without it reads as its first candidate (what the template did before).
+  bool added_later = false;
 };
 
 // Which factorisations define_split offers.
@@ -52,7 +55,7 @@ class ConfigSpace {
                       const std::vector<std::pair<int, int>>& groups = {});
   // For each of `num_axes` axes one of `options` ("none", "unroll", "vec", "parallel").
   void define_annotate(const std::string& name, int num_axes, const std::vector<std::string>& options);
-  void define_knob(const std::string& name, std::vector<nlohmann::json> candidates);
+  void define_knob(const std::string& name, std::vector<nlohmann::json> candidates, bool added_later = false);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   const Knob& knob(const std::string& name) const;  // throws tessera::Error when absent

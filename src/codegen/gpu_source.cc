@@ -459,14 +459,18 @@ class GpuPrinter : public CSourcePrinter {
     }
     if (n->scope != tir::MemoryScope::Local) return stmt(n->body, depth);
     // In a block of its own: an unrolled loop repeats the allocation.
+    // Aligned as shared buffers are, for the 16-byte moves of a staged
+    // vector fetch (tir/stage_fetches.h).
     const std::string buffer = name(n->buffer->name), size = std::to_string(n->buffer->num_elements());
+    const std::string aligned = cuda() ? "" : " __attribute__((aligned(16)))";
     out_ << indent(depth) << "{\n";
     if (n->buffer->dtype == ir::DType::Float16 && !cuda())
       // As shared halves: ushorts, read and written through a half pointer.
-      out_ << indent(depth + 1) << "ushort " << buffer << "_bits[" << size << "];\n"
+      out_ << indent(depth + 1) << "ushort " << buffer << "_bits[" << size << "]" << aligned << ";\n"
            << indent(depth + 1) << "half* " << buffer << " = (half*)" << buffer << "_bits;\n";
     else
-      out_ << indent(depth + 1) << type_name(n->buffer->dtype) << " " << buffer << "[" << size << "];\n";
+      out_ << indent(depth + 1) << (cuda() ? "__align__(16) " : "") << type_name(n->buffer->dtype) << " " << buffer
+           << "[" << size << "]" << aligned << ";\n";
     stmt(n->body, depth + 1);
     out_ << indent(depth) << "}\n";
   }

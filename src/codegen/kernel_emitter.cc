@@ -183,6 +183,7 @@ class KernelEmitter {
         if (lanes_ == 1 && byte_dot_product_loop(n)) return;
         break;  // not the pattern: the serial loop it means
       case tir::ForKind::Serial:
+      case tir::ForKind::Pipelined:  // serial in meaning; only GPU code loads ahead
       case tir::ForKind::TensorCore: break;  // a warp's tile, serial in meaning (tir/stmt.h)
       default:
         throw Error("loop '" + n->var.name() + "' is bound to " + tir::to_string(n->for_kind) +

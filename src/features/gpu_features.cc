@@ -28,6 +28,7 @@ struct KernelWork {
   double worst_conflict = 0;  // gcd(|stride|, 32) along threadIdx.x, 0 when none
   double store_stride = 0;    // the largest of device-memory stores along threadIdx.x
   bool bound = false;
+  bool pipelined = false;  // a loop's fetches loaded a step ahead
   double work() const { return threads * blocks * main_iterations; }
 };
 
@@ -42,6 +43,7 @@ class Walker {
       const bool bound = tir::is_block_axis(f->for_kind) || tir::is_thread_axis(f->for_kind);
       w_.bound |= bound;
       if (f->for_kind == ForKind::VThread) w_.vthreads *= static_cast<double>(f->extent);
+      w_.pipelined |= f->for_kind == ForKind::Pipelined;
       loops_.push_back({f->var, f->extent, f->for_kind});
       visit(f->body);
       loops_.pop_back();
@@ -168,6 +170,7 @@ std::vector<float> gpu_features(const tir::LoweredFunc& f) {
   out[9] = static_cast<float>(occupancy(heaviest));
   out[10] = lg(heaviest.local_elements);
   out[11] = lg(heaviest.tensor_core_products);
+  out[12] = heaviest.pipelined ? 1.0f : 0.0f;
   for (float& x : out)
     if (!std::isfinite(x)) x = 0;
   return out;

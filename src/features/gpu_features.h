@@ -24,13 +24,15 @@
 //  11  log2(1+16 x 16 x 16 tensor-core products per warp) (tir::ForKind::
 //      TensorCore; such a tile counts as one iteration of the main store,
 //      and its operands as the 8 elements each lane gathers of each tile)
+//  12  pipelined: 1 when a loop's fetches are loaded a step ahead, in
+//      registers live across its compute (tir::ForKind::Pipelined)
 #include <vector>
 
 #include "tir/stmt.h"
 
 namespace tessera::features {
 
-constexpr int kGpuLength = 12;
+constexpr int kGpuLength = 13;
 
 std::vector<float> gpu_features(const tir::LoweredFunc& f);
 

@@ -19,6 +19,7 @@ std::string to_string(Annotation a) {
     case Annotation::Unroll: return "unroll";
     case Annotation::TensorCore: return "tensor_core";
     case Annotation::DotProduct: return "dot_product";
+    case Annotation::Pipeline: return "pipeline";
     case Annotation::BlockX: return "blockIdx.x";
     case Annotation::BlockY: return "blockIdx.y";
     case Annotation::BlockZ: return "blockIdx.z";
@@ -39,11 +40,13 @@ Annotation annotation_from_string(const std::string& s) {
   if (s == "unroll") return Annotation::Unroll;
   if (s == "tensor_core") return Annotation::TensorCore;
   if (s == "dot_product") return Annotation::DotProduct;
+  if (s == "pipeline") return Annotation::Pipeline;
   for (Annotation a : {Annotation::BlockX, Annotation::BlockY, Annotation::BlockZ, Annotation::ThreadX,
                        Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread})
     if (s == to_string(a)) return a;
   throw Error("unknown annotation " + support::quoted(s) +
-              " (valid: none, parallel, vectorize, unroll, tensor_core, dot_product, blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
+              " (valid: none, parallel, vectorize, unroll, tensor_core, dot_product, pipeline, blockIdx.x|y|z, threadIdx.x|y|z, "
+              "vthread)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {

@@ -18,11 +18,14 @@ namespace tessera::schedule {
 // loop of 4 whose body is a vectorized loop adding, in each 32-bit lane, the
 // products of unsigned and signed bytes: a CPU computes the 4 products and
 // their sum in one instruction (tir::ForKind::DotProduct says which).
+// Pipeline (GPU): a loop whose body fetches into shared memory and then
+// computes on what it fetched; the next iteration's fetches are loaded
+// while this one computes (tir::ForKind::Pipelined).
 enum class Annotation {
-  None, Parallel, Vectorize, Unroll, TensorCore, DotProduct,
+  None, Parallel, Vectorize, Unroll, TensorCore, DotProduct, Pipeline,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "dot_product", "blockIdx.x", "threadIdx.y", "vthread"
+std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "dot_product", "pipeline", "blockIdx.x", "threadIdx.y", "vthread"
 Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
 bool is_gpu_binding(Annotation a);
 

@@ -12,6 +12,7 @@
 #include "tessera/error.h"
 #include "tir/arith.h"
 #include "tir/partition_loops.h"
+#include "tir/pipeline_fetches.h"
 #include "tir/printer.h"
 #include "tir/simplify.h"
 #include "tir/skip_padding.h"
@@ -53,6 +54,7 @@ ForKind for_kind(schedule::Annotation a) {
     case schedule::Annotation::Unroll: return ForKind::Unrolled;
     case schedule::Annotation::TensorCore: return ForKind::TensorCore;
     case schedule::Annotation::DotProduct: return ForKind::DotProduct;
+    case schedule::Annotation::Pipeline: return ForKind::Pipelined;
     case schedule::Annotation::BlockX: return ForKind::BlockX;
     case schedule::Annotation::BlockY: return ForKind::BlockY;
     case schedule::Annotation::BlockZ: return ForKind::BlockZ;
@@ -699,6 +701,7 @@ constexpr Pass kCodegenPasses[] = {
 };
 constexpr Pass kGpuCodegenPasses[] = {
     {"stage_fetches", [](const Stmt& s) { return stage_fetches(s); }},
+    {"pipeline_fetches", [](const Stmt& s) { return pipeline_fetches(s); }},
     {"unroll", [](const Stmt& s) { return unroll_loops(s); }},
     {"simplify", [](const Stmt& s) { return simplify(s); }},
 };

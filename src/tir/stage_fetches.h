@@ -24,7 +24,10 @@
 // A ResNet-18 3x3 convolution at batch 1 in fp32 (its window in 4 steps,
 // its weights in 11): 10 divergent regions -> 2 (bench/gpu/sass_census.py).
 // Fetches of at most `max_steps` steps (each a register a thread) whose
-// store reads memory; not a vectorized copy (a move of 16 bytes a lane).
+// store reads memory. Inside a pipelined loop (tir/pipeline_fetches.h,
+// which then loads them a step ahead) also a fetch of one step, and a
+// vectorized copy (16 bytes a lane, kept one move under its bound);
+// elsewhere not those: ptxas already issues their loads before their stores.
 #include "tir/stmt.h"
 
 namespace tessera::tir {

@@ -10,6 +10,7 @@ std::string to_string(ForKind k) {
     case ForKind::Unrolled: return "unrolled";
     case ForKind::TensorCore: return "tensor_core";
     case ForKind::DotProduct: return "dot_product";
+    case ForKind::Pipelined: return "pipelined";
     case ForKind::BlockX: return "blockIdx.x";
     case ForKind::BlockY: return "blockIdx.y";
     case ForKind::BlockZ: return "blockIdx.z";

@@ -19,16 +19,19 @@ namespace tessera::tir {
 // stored elsewhere (codegen/gpu_source.h writes each as tensor-core
 // instructions on CUDA). Its meaning is that of serial loops run by every
 // thread of the warp alike: so other code generators run it.
+// A Pipelined loop runs serially; on a GPU its body's fetches into shared
+// memory, before its first barrier, are loaded one iteration ahead, while
+// the rest of the body computes (tir/pipeline_fetches.h).
 // A DotProduct loop (4 iterations) holds a Vectorized loop whose lanes each
 // add the products of 4 unsigned bytes and 4 signed bytes into a 32-bit
 // accumulator: the LLVM emitter writes the target's byte dot-product
 // instruction (codegen/byte_dot_product.h); it means, and elsewhere runs as,
 // a serial loop.
 enum class ForKind {
-  Serial, Parallel, Vectorized, Unrolled, TensorCore, DotProduct,
+  Serial, Parallel, Vectorized, Unrolled, TensorCore, DotProduct, Pipelined,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(ForKind k);  // "serial", ..., "tensor_core", "dot_product", "blockIdx.x", "threadIdx.z", "vthread"
+std::string to_string(ForKind k);  // "serial", ..., "tensor_core", "dot_product", "pipelined", "blockIdx.x", "threadIdx.z", "vthread"
 bool is_block_axis(ForKind k);
 bool is_thread_axis(ForKind k);  // threadIdx.x|y|z (not vthread)
 int grid_dimension(ForKind k);   // 0, 1, 2 for x, y, z of a block or thread axis

@@ -15,6 +15,7 @@
 #include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/random_annotation.h"
 #include "autoschedule/sketch_policy.h"
+#include "features/gpu_features.h"
 #include "ops/workloads.h"
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
@@ -187,6 +188,54 @@ TEST(GpuSketchGeneration, EveryRandomlyAnnotatedSketchRunsOnOpenClOrIsRefused) {
   EXPECT_GT(vector_loads, 0) << "no 4-wide fetch became one vector load";
 }
 
+// A multi-level tiled sketch's reduction step is a pipeline site: on, the
+// step's staged fetches (tir/pipeline_fetches.h) load the next step's
+// elements between the barriers, after a first load before the loop, and
+// the candidate still equals the reference on PoCL; off, or where no fetch
+// is staged, the loop is as it was. Its GPU features say which.
+TEST(GpuSketchGeneration, PipelinedStepsLoadTheNextStepWhileThisOneComputes) {
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const SketchContext ctx = opencl();
+  std::mt19937_64 rng(11);
+  int pipelined = 0;
+  for (const auto& c : cases()) {
+    for (const auto& sketch : generate_sketches(c.workload.dag, ctx)) {
+      if (sketch.print().find("multi-level tiling") == std::string::npos) continue;
+      ASSERT_EQ(sketch.pipeline.size(), 1u) << sketch.print();
+      for (int k = 0; k < 4; ++k) {
+        SketchParams params = random_params(sketch, ctx, rng);
+        params.vectorize.assign(params.vectorize.size(), 0);  // element fetches: staged (vector copies are not)
+        const std::optional<tir::LoweredFunc> fits = lowered_if_it_fits(c.workload, instantiate(sketch, params), ctx);
+        if (!fits) continue;
+        params.pipeline = {1};
+        const schedule::Trace trace = instantiate(sketch, params);
+        SCOPED_TRACE(c.name + ": " + trace.dump());
+        const tir::LoweredFunc f = tir::lower(c.workload.dag, trace, c.workload.op);
+        if (tir::to_string(f).find("(pipelined)") == std::string::npos) continue;  // a step of one: no loop left
+        const codegen::test::GpuRun run = codegen::test::run_against_reference(c.workload, f, ctx.target, 9);
+        EXPECT_LE(run.max_relative_error, 1e-5) << run.source;
+        const std::string step = sketch.pipeline[0].iter;
+        // The next step's loads are guarded by the step's bound; the staged
+        // registers are declared outside the step's loop.
+        const tir::LoweredFunc ready = tir::prepare_for_gpu_codegen(f);
+        const std::string text = tir::to_string(ready);
+        EXPECT_EQ(text.find("(pipelined)"), std::string::npos) << text;  // serial once pipelined
+        const size_t loop = text.find("for " + step + " in 0.."), registers = text.find(".staged[");
+        ASSERT_NE(loop, std::string::npos) << text;
+        if (registers == std::string::npos) continue;  // no staged fetch: nothing to load ahead
+        ++pipelined;
+        EXPECT_LT(registers, loop) << "the registers are allocated inside the step\n" << text;
+        EXPECT_NE(text.find("if ((" + step + " + 1) < "), std::string::npos) << text;
+        EXPECT_EQ(features::gpu_features(f).back(), 1.0f);
+        params.pipeline = {0};
+        EXPECT_EQ(features::gpu_features(tir::lower(c.workload.dag, instantiate(sketch, params), c.workload.op)).back(),
+                  0.0f);
+      }
+    }
+  }
+  EXPECT_GE(pipelined, 4) << "few candidates had a staged fetch to pipeline";
+}
+
 // Split-K: a long reduction of few outputs also gets sketches with its
 // first reduce axis cut into ranges (the most that leave 128 products a
 // partial sum, and a quarter of that), whose partial sums are tiled as the
@@ -231,7 +280,7 @@ TEST(GpuSketchGeneration, LongReductionsOfFewOutputsAlsoGetSplitKSketches) {
       EXPECT_NE(text.find("rfactor"), std::string::npos) << text;
       // The partial sums tiled, never one thread each.
       EXPECT_NE(text.find(".rf.local: GPU multi-level tiling"), std::string::npos) << text;
-      for (int k = 0; k < 2 && opencl_here; ++k, ++tried) {
+      for (int k = 0; k < 4 && opencl_here; ++k, ++tried) {
         const schedule::Trace trace = instantiate(sketch, random_params(sketch, ctx, rng));
         SCOPED_TRACE(c.name + ": " + trace.dump());
         const std::optional<tir::LoweredFunc> fits = lowered_if_it_fits(c.workload, trace, ctx);
@@ -249,7 +298,9 @@ TEST(GpuSketchGeneration, LongReductionsOfFewOutputsAlsoGetSplitKSketches) {
     // Each split once per way the rules after it tile the partial sums.
     ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
     EXPECT_EQ(ranges, c.ranges) << c.name;
-    EXPECT_GE(ran * 2, tried) << c.name << ": most random annotations should fit a block";
+    // (Random steps of a long reduction often stage more than a block's
+    // 48 KB: the verifier refuses those, in one line.)
+    EXPECT_GE(ran * 4, tried) << c.name << ": a quarter of the random annotations should fit a block";
   }
   // Short reductions (72 products) and many outputs get none.
   for (const auto& c : cases())

@@ -24,6 +24,7 @@
 #include "runtime/opencl_device.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/printer.h"
 #include "tir/verify_gpu.h"
 
 namespace tessera::autoschedule {
@@ -128,7 +129,7 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
   const SketchContext ctx = cuda(90);
   std::mt19937_64 rng(5);
-  int vector_fetches = 0, ldmatrix_loads = 0;
+  int vector_fetches = 0, ldmatrix_loads = 0, pipelined = 0;
   for (const ops::Workload& w : products()) {
     const ir::ComputeDAG half = ir::with_half_storage(w.dag);
     for (const tir::LoweredFunc& f : candidates(w, half, ctx, 3, rng)) {
@@ -146,6 +147,12 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
       // Operand tiles in shared memory, 16-byte rows: one ldmatrix each.
       const bool ldmatrix = codegen::test::kernels_call(cuda_source.code, "tsr_ldmatrix_");
       ldmatrix_loads += ldmatrix;
+      // Where it drew a pipelined step, a staged fetch loads the next step
+      // between the barriers (tir/pipeline_fetches.h).
+      if (features::gpu_features(f)[12] > 0) {
+        const std::string loops = tir::to_string(tir::prepare_for_gpu_codegen(f));
+        pipelined += loops.find(" + 1) < ") != std::string::npos && loops.find(".staged[") != std::string::npos;
+      }
       if (nvrtc)
         for (int arch : {80, 90}) {
           const codegen::CudaBinary binary = codegen::compile_cuda(cuda_source.code, arch, w.op);
@@ -157,6 +164,7 @@ TEST(TensorCoreSketch, RandomCandidatesMatchTheReferenceAndCompileForAmpereAndHo
   }
   EXPECT_GT(vector_fetches, 0) << "no candidate fetched 8 halves a lane";
   EXPECT_GT(ldmatrix_loads, 0) << "no candidate loaded its operands with ldmatrix";
+  EXPECT_GT(pipelined, 0) << "no candidate loaded a step ahead";
 }
 
 // Products of long reductions and few outputs (split_k_ranges), whose

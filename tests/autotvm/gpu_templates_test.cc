@@ -87,6 +87,40 @@ TEST(GpuTemplates, Conv2dAutoUnrollUnrollsTheWindow) {
   }
 }
 
+// pipeline_fetches: at 1 the step's fetches are staged and the next step's
+// loaded while this one computes (tir/pipeline_fetches.h), at 0 not; both
+// equal the reference. A record from before the knob (its values without
+// it) reads as 0.
+TEST(GpuTemplates, PipelineFetchesLoadsTheNextStepAheadAndOlderRecordsReadAsOff) {
+  const target::Target opencl = target::Target::parse("opencl");
+  ops::OpArgs conv;
+  conv.input = {1, 16, 12, 12};
+  conv.weight = {16, 16, 3, 3};
+  conv.pad = 1;
+  ops::OpArgs dense;
+  dense.input = {64, 128};
+  dense.weight = {64, 128};
+  for (const Task& task : {create_task("conv2d", conv, opencl), create_task("dense", dense, opencl)}) {
+    nlohmann::json values = task.space.fallback().to_json();
+    EXPECT_EQ(values.at("pipeline_fetches"), 0) << task.name();
+    // 4 steps: of 4 input channels, or 32 of K.
+    if (task.name() == "conv2d_nchw.gpu")
+      values["tile_rc"] = {4, 1, 4};
+    else
+      values["tile_k"] = {4, 1, 32};
+    for (int pipeline : {0, 1}) {
+      values["pipeline_fetches"] = pipeline;
+      const ConfigEntity c = task.space.from_json(values);
+      const tir::LoweredFunc f = tir::lower(task.workload.dag, task.instantiate(c), task.workload.op);
+      const std::string loops = tir::to_string(tir::prepare_for_gpu_codegen(f));
+      EXPECT_EQ(loops.find(" + 1) < 4)") != std::string::npos, pipeline == 1) << task.name() << "\n" << loops;
+      if (runtime::opencl_unavailable_reason().empty()) EXPECT_TRUE(runs_correctly(task, c, opencl)) << pipeline;
+    }
+    values.erase("pipeline_fetches");
+    EXPECT_EQ(task.space.from_json(values).value("pipeline_fetches"), 0) << task.name();
+  }
+}
+
 TEST(GpuTemplates, Conv2dConfigsRunOrAreRefusedOnOpenCl) {
   ops::OpArgs a;
   a.input = {1, 8, 12, 12};

@@ -4,6 +4,7 @@
 #include "schedule/manual_schedule.h"
 #include "testing/check.h"
 #include "tir/lower.h"
+#include "tir/pipeline_fetches.h"
 #include "tir/printer.h"
 #include "tir/stage_fetches.h"
 #include "tir/stmt_functor.h"
@@ -103,6 +104,87 @@ TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
                                 fetch(3, cache, ir::load(cache, {ir::Expr(t)}), MemoryScope::Shared),
                                 fetch(3, local, padded, MemoryScope::Local)})
     EXPECT_EQ(to_string(stage_fetches(unchanged)).find("staged"), std::string::npos) << to_string(unchanged);
+}
+
+
+// A pipelined step k of 4: fetch 3 steps of 64 threads into a shared
+// buffer, barrier, accumulate from it, barrier. Staged and pipelined, the
+// registers live outside the loop, loaded for k = 0 before it and for
+// k + 1 after its first barrier (not on the last step); the loop is then
+// serial. A body of another form, or a fetch that reads what the loop
+// writes, stays as it was (serial).
+TEST(TirCodegenPasses, PipelinedStepsLoadTheNextStepAfterTheFirstBarrier) {
+  const ir::Tensor data = ir::placeholder({640}, "data"), out = ir::placeholder({64}, "out");
+  const ir::Tensor cache = ir::placeholder({160}, "cache");
+  ir::Var k("k"), s("s"), t("t"), u("u");
+  auto step_loop = [&](const ir::Tensor& source, bool barriers) {
+    const ir::Expr at = ir::Expr(s) * 64 + ir::Expr(t);
+    const Stmt fetch =
+        make_for(s, 3, ForKind::Serial,
+                 make_for(t, 64, ForKind::ThreadX,
+                          make_if(at < ir::Expr(int64_t{160}),
+                                  make_store(cache, {at}, ir::load(source, {ir::Expr(k) * 160 + at})))));
+    const Stmt compute = make_for(
+        u, 64, ForKind::ThreadX, make_store(out, {ir::Expr(u)}, ir::load(out, {ir::Expr(u)}) + ir::load(cache, {ir::Expr(u)})));
+    std::vector<Stmt> body = {fetch, compute};
+    if (barriers) body = {fetch, make_barrier(), compute, make_barrier()};
+    return make_for(k, 4, ForKind::Pipelined, make_allocate(cache, make_seq(body), MemoryScope::Shared));
+  };
+  const std::string p = to_string(pipeline_fetches(stage_fetches(step_loop(data, true))));
+  const size_t registers = p.find("allocate cache.staged[3] (local)"),
+               first = p.find("cache.staged[s] = tir.if_then_else((((s*64) + t) < 160), data[((s*64) + t)], 0f)"),
+               loop = p.find("for k in 0..4\n"), barrier = p.find("barrier"), next = p.find("if ((k + 1) < 4)"),
+               compute = p.find("out[u] = ");
+  for (size_t at : {registers, first, loop, barrier, next, compute}) ASSERT_NE(at, std::string::npos) << p;
+  EXPECT_LT(registers, first) << p;
+  EXPECT_LT(first, loop) << p;
+  EXPECT_LT(barrier, next) << p;
+  EXPECT_LT(next, compute) << p;
+  EXPECT_NE(p.find("data[((((k*160) + (s*64)) + t) + 160)]"), std::string::npos) << p;  // step k + 1's
+  EXPECT_EQ(p.find("(pipelined)"), std::string::npos) << p;
+
+  // No barriers, or a fetch of the buffer the step accumulates: serial, unchanged.
+  for (const Stmt& unchanged : {step_loop(data, false), step_loop(out, true)}) {
+    const std::string text = to_string(pipeline_fetches(stage_fetches(unchanged)));
+    EXPECT_EQ(text.find("if ((k + 1)"), std::string::npos) << text;
+    EXPECT_NE(text.find("for k in 0..4\n"), std::string::npos) << text;
+  }
+}
+
+// A fetch of 4 floats a lane (a vectorized copy) is staged inside a
+// pipelined loop, each step's vector into 4 registers under the bound, and
+// so is a fetch of one step; nowhere else (ptxas already issues such loads
+// together).
+TEST(TirCodegenPasses, VectorAndOneStepFetchesAreStagedInPipelinedLoopsOnly) {
+  const ir::Tensor data = ir::placeholder({1024}, "data"), cache = ir::placeholder({512}, "cache");
+  ir::Var k("k"), s("s"), t("t"), v("v");
+  auto fetch_in = [&](ForKind kind) {
+    const ir::Expr at = (ir::Expr(s) * 64 + ir::Expr(t)) * 4 + ir::Expr(v);
+    const Stmt fetch = make_for(
+        s, 2, ForKind::Serial,
+        make_for(t, 64, ForKind::ThreadX,
+                 make_if(ir::Expr(s) * 64 + ir::Expr(t) < ir::Expr(int64_t{100}),
+                         make_for(v, 4, ForKind::Vectorized,
+                                  make_store(cache, {at}, ir::load(data, {ir::Expr(k) * 512 + at}))))));
+    return make_for(k, 2, kind, make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
+  };
+  const std::string staged = to_string(stage_fetches(fetch_in(ForKind::Pipelined)));
+  EXPECT_NE(staged.find("allocate cache.staged[8] (local)"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("cache.staged[((s*4) + v)] = data["), std::string::npos) << staged;
+  EXPECT_NE(staged.find("] = cache.staged[((s*4) + v)]"), std::string::npos) << staged;
+  EXPECT_EQ(to_string(stage_fetches(fetch_in(ForKind::Serial))).find("staged"), std::string::npos);
+
+  // A fetch of one step (the thread loops alone): one register a thread, pipelined loops only.
+  auto one_step_in = [&](ForKind kind) {
+    const Stmt fetch = make_for(t, 64, ForKind::ThreadX,
+                                make_store(cache, {ir::Expr(t)}, ir::load(data, {ir::Expr(k) * 64 + ir::Expr(t)})));
+    return make_for(k, 2, kind, make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
+  };
+  const std::string one = to_string(stage_fetches(one_step_in(ForKind::Pipelined)));
+  EXPECT_NE(one.find("allocate cache.staged[1] (local)"), std::string::npos) << one;
+  EXPECT_NE(one.find("cache.staged[0] = data[((k*64) + t)]"), std::string::npos) << one;
+  EXPECT_NE(one.find("cache[t] = cache.staged[0]"), std::string::npos) << one;
+  EXPECT_EQ(to_string(stage_fetches(one_step_in(ForKind::Serial))).find("staged"), std::string::npos);
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 // range of steps x staged channels in blocks of its own, a second kernel
 // adds them (TVM's tile_rc has no middle part); auto_unroll_max_step how
 // far the accumulator's inner loops (the window, the staged channels) are
-// unrolled beyond the register tiles. A
+// unrolled beyond the register tiles; pipeline_fetches whether the next
+// step's window and weights are loaded while this one computes
+// (tir/pipeline_fetches.h; records from before it read as 0). A
 // config no block holds (threads, shared bytes) is a build error, the GPU
 // verifier's line.
 #include <limits>
@@ -29,6 +31,7 @@ schedule::GpuConvPlan plan_of(const ConfigEntity& c) {
   p.threads_x = x.at(1), p.per_x = x.at(2);
   p.split_rc = rc.at(1), p.step_rc = rc.at(2);
   p.auto_unroll = c.value("auto_unroll_max_step").get<int64_t>();
+  p.pipeline = c.value("pipeline_fetches").get<int>() == 1;
   return p;
 }
 
@@ -52,6 +55,7 @@ Template conv2d_nchw_template() {
     s.define_split("tile_x", wd, SplitPolicy::Factors, 3, 32);
     s.define_split("tile_rc", c, SplitPolicy::Factors, 3, 32);
     s.define_knob("auto_unroll_max_step", {0, 512, 1500});
+    s.define_knob("pipeline_fetches", {0, 1}, /*added_later=*/true);
     // The hand-written plan where its tiles divide the output exactly.
     const int64_t taps = conv->reduce_axes[1].extent * conv->reduce_axes[2].extent;
     const schedule::GpuConvPlan p = schedule::gpu_conv_plan(conv->shape, c, 1024, taps);

@@ -8,7 +8,9 @@
 // as [steps, partial sums, staged in shared memory a step] (tile_k; each of
 // the partial sums, split-K, reduces a range of K in blocks of its own, a
 // second kernel adds them); auto_unroll_max_step how far the accumulator's
-// loops are unrolled beyond the register tiles. A config
+// loops are unrolled beyond the register tiles; pipeline_fetches whether
+// the next step's operands are loaded while this one computes
+// (tir/pipeline_fetches.h; records from before it read as 0). A config
 // whose block has more threads than the target allows, or more shared
 // memory, is a build error (the GPU verifier's line), as a measurement says.
 #include "autotvm/gpu/gpu_templates.h"
@@ -26,7 +28,8 @@ schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c) {
           .cols = x.at(2),
           .step_k = k.at(2),
           .split_k = k.at(1),
-          .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>()};
+          .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>(),
+          .pipeline = c.value("pipeline_fetches").get<int>() == 1};
 }
 
 void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
@@ -34,6 +37,7 @@ void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
   s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
   s.define_split("tile_k", k, SplitPolicy::Factors, 3, 32);
   s.define_knob("auto_unroll_max_step", {0, 512, 1500});
+  s.define_knob("pipeline_fetches", {0, 1}, /*added_later=*/true);
 }
 
 namespace {

@@ -11,7 +11,9 @@
 //   tile_k  the reduction in 16-deep tiles: [steps, tiles staged per step]
 //   auto_unroll_max_step (the accumulation), auto_unroll_max_step_1 (the
 //   store of the fragments), vectorize_fetch_<i> (a cooperative fetch's
-//   four-wide loads), where the sketch has them.
+//   four-wide loads), pipeline_fetches (the next step's fetches loaded
+//   while this one computes: tir/pipeline_fetches.h), where the sketch has
+//   them.
 // Products in fp32 take it on a target that allows TF32 ("cuda -tf32").
 // A product the sketch does not tile (fp32 operands without TF32, a side
 // that is no multiple of 16, another target) is not this template's:
@@ -62,6 +64,9 @@ std::string unroll_knob(size_t site) {
   return site == 0 ? "auto_unroll_max_step" : "auto_unroll_max_step_" + std::to_string(site);
 }
 std::string vectorize_knob(size_t site) { return "vectorize_fetch_" + std::to_string(site); }
+std::string pipeline_knob(size_t site) {
+  return site == 0 ? "pipeline_fetches" : "pipeline_fetches_" + std::to_string(site);
+}
 
 // The knobs' values of a sketch's numbers (a split lists the outer loop's
 // length first, then the sketch's inner lengths).
@@ -77,6 +82,7 @@ nlohmann::json knobs_of(const autoschedule::Sketch& s, const autoschedule::Sketc
   }
   for (size_t i = 0; i < p.unroll.size(); ++i) f[unroll_knob(i)] = p.unroll[i];
   for (size_t i = 0; i < p.vectorize.size(); ++i) f[vectorize_knob(i)] = p.vectorize[i];
+  for (size_t i = 0; i < p.pipeline.size(); ++i) f[pipeline_knob(i)] = p.pipeline[i];
   return f;
 }
 
@@ -102,6 +108,7 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
       s.define_knob(unroll_knob(i), values);
     }
     for (size_t i = 0; i < sketch.vectorize.size(); ++i) s.define_knob(vectorize_knob(i), {0, 1});
+    for (size_t i = 0; i < sketch.pipeline.size(); ++i) s.define_knob(pipeline_knob(i), {0, 1}, /*added_later=*/true);
     // Without a record: the numbers a build runs untuned (autoschedule/tensor_core_fallback.h).
     s.set_fallback(knobs_of(sketch, fallback.params, knobs));
     return s;
@@ -116,6 +123,7 @@ Template tensor_core_template(const std::string& name, const std::string& op) {
     }
     for (size_t i = 0; i < sketch.unroll.size(); ++i) p.unroll.push_back(c.value(unroll_knob(i)).get<int>());
     for (size_t i = 0; i < sketch.vectorize.size(); ++i) p.vectorize.push_back(c.value(vectorize_knob(i)).get<int>());
+    for (size_t i = 0; i < sketch.pipeline.size(); ++i) p.pipeline.push_back(c.value(pipeline_knob(i)).get<int>());
     autoschedule::check_params(sketch, p);
     return autoschedule::instantiate(sketch, p);
   };
