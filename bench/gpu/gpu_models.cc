@@ -7,7 +7,7 @@
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
 //              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
 //              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
-//              [--no-shipped-records] [--no-untuned-tensor-cores] MODEL...
+//              [--no-shipped-records] [--no-untuned-tensor-cores] [--untuned-pipelined] MODEL...
 // --dtype float16 compiles (and with --tune, tunes) the networks in half
 // storage, checked against the fp32 interpreter at the half tolerance; a
 // "cuda -tf32" target's fp32 products run on tensor cores in TF32, checked
@@ -17,6 +17,8 @@
 // compiles it with the log's best records; --records compiles with a log's.
 // --no-untuned-tensor-cores: half products without a record take the
 // hand-written CUDA-core schedule instead of the tensor-core fallback.
+// --untuned-pipelined: kernels without a record load their reductions' next
+// step while one computes (build::BuildOptions::untuned_pipeline).
 // --profile adds each kernel call's device time (the per-layer comparison
 // of two searches: bench/gpu/compare_searches.py).
 #include <algorithm>
@@ -52,6 +54,7 @@ struct Tuning {
   std::string convolutions = "auto";
   bool shipped_records = true;
   bool untuned_tensor_cores = true;
+  bool untuned_pipeline = false;
 };
 
 nlohmann::json run_model(const std::string& name, const target::Target& target, const graph::ModelOptions& options,
@@ -63,6 +66,7 @@ nlohmann::json run_model(const std::string& name, const target::Target& target, 
   compile_options.convolutions = tuning.convolutions;
   compile_options.shipped_records = tuning.shipped_records;
   compile_options.untuned_tensor_cores = tuning.untuned_tensor_cores;
+  compile_options.untuned_pipeline = tuning.untuned_pipeline;
   line["convolutions"] = tuning.convolutions;
   if (!tuning.search.empty()) {
     driver::TuneOptions t;
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
     else if (a == "--convolutions" && i + 1 < argc) tuning.convolutions = argv[++i];
     else if (a == "--no-shipped-records") tuning.shipped_records = false;
     else if (a == "--no-untuned-tensor-cores") tuning.untuned_tensor_cores = false;
+    else if (a == "--untuned-pipelined") tuning.untuned_pipeline = true;
     else if (a == "--dim" && i + 1 < argc) {
       const std::string d = argv[++i];
       options.dims[d.substr(0, d.find('='))] = std::atoll(d.c_str() + d.find('=') + 1);

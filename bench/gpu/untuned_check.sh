@@ -12,6 +12,8 @@
 # MODELS (resnet-18 resnet-50 mobilenet-v2 bert-base), BATCHES (1 16),
 # DTYPE (float16) and EXTRA (more gpu_models lines: "MODEL BATCH DTYPE
 # FLAGS..." separated by ';') narrow or widen it; TOTAL_S (200) bounds it.
+# PIPELINED=1 also runs each with its steps pipelined (--untuned-pipelined:
+# the next step's fetches loaded while one computes), a third side.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/untuned_check_out}
@@ -44,6 +46,7 @@ for m in ${MODELS:-resnet-18 resnet-50 mobilenet-v2 bert-base}; do
   for b in ${BATCHES:-1 16}; do
     run "$m" "$b" "${DTYPE:-float16}"
     run "$m" "$b" "${DTYPE:-float16}" --no-untuned-tensor-cores
+    [ -n "${PIPELINED:-}" ] && run "$m" "$b" "${DTYPE:-float16}" --untuned-pipelined
   done
 done
 IFS=';' read -ra extra <<<"${EXTRA:-}"

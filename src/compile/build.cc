@@ -21,6 +21,7 @@
 #include "ops/conv2d.h"
 #include "ops/conv2d_packed.h"
 #include "records/log_file.h"
+#include "schedule/pipelined_steps.h"
 #include "tessera/error.h"
 #include "tir/hand_written_schedule.h"
 #include "tir/lower.h"
@@ -247,8 +248,9 @@ class Builder {
         tuned = d.record.has_value();
         if (tuned) return std::move(d.trace);
       }
-    return options_.untuned_tensor_cores ? autoschedule::untuned_schedule(kernel.dag, target_)
-                                         : tir::hand_written_schedule(kernel.dag, target_);
+    schedule::Trace untuned = options_.untuned_tensor_cores ? autoschedule::untuned_schedule(kernel.dag, target_)
+                                                            : tir::hand_written_schedule(kernel.dag, target_);
+    return options_.untuned_pipeline && target_.is_gpu() ? schedule::pipelined_steps(untuned) : untuned;
   }
 
   const graph::Graph& g_;

@@ -72,6 +72,10 @@ struct BuildOptions {
   // the hand-written CUDA-core schedule (what the benchmarks compare it
   // with).
   bool untuned_tensor_cores = true;
+  // The kernels without a record with their reductions' steps pipelined
+  // (schedule/pipelined_steps.h), GPU targets: to time against the default
+  // on a device before the untuned build takes it.
+  bool untuned_pipeline = false;
 };
 
 // Where convolutions run as matrix products for tensor cores by default:

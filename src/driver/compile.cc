@@ -77,6 +77,7 @@ void set_up(const CompileOptions& options, const target::Target& target, BuildSe
   apply_convolutions(options.convolutions, target, b);
   b.keep_layout = options.keep_layout;
   b.untuned_tensor_cores = options.untuned_tensor_cores;
+  b.untuned_pipeline = options.untuned_pipeline;
   b.fuse.depthwise_projection_min_rows = options.fuse_depthwise_rows;
   b.warnings = options.warnings;
   std::vector<records::Record> shipped = shipped_for(options, target);

@@ -49,6 +49,8 @@ struct CompileOptions {
   // build::BuildOptions::untuned_tensor_cores: half products without a
   // record on tensor cores where that pays (autoschedule/tensor_core_fallback.h).
   bool untuned_tensor_cores = true;
+  // build::BuildOptions::untuned_pipeline.
+  bool untuned_pipeline = false;
   // --quantize int8: the convolutions computed in int8 (graph::
   // quantize_network; CPU targets), calibrated on `calibrate` (--calibrate:
   // a number of random samples or a .npy file, driver/calibration_samples.h)

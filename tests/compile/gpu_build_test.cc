@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "../codegen/gpu_run_util.h"
@@ -250,6 +251,28 @@ TEST(GpuBuild, ClipEpiloguesReadTheirOperandOnce) {
   const measure::OutputComparison c = compare_with_interpreter(
       build(model, target::Target::parse("opencl"), BuildOptions{.half_storage = true}), model, 5,
       measure::kHalfNetworkTolerance);
+  EXPECT_TRUE(c.ok) << c.describe();
+}
+
+// BuildOptions::untuned_pipeline: the untuned kernels' steps pipelined
+// (schedule/pipelined_steps.h). For sm_90 in half the kernels compile,
+// their steps loading the next step's fetches under the step's bound
+// (`if (k + 1 < K)`); on PoCL in fp32 (direct convolutions) the network
+// equals the interpreter.
+TEST(GpuBuild, UntunedPipelinedNetworksMatchTheInterpreter) {
+  const graph::Graph model = test::narrow_resnet18();
+  if (codegen::nvrtc_unavailable_reason().empty()) {
+    const BuildResult cuda = build(model, target::Target::parse("cuda -arch=sm_90"),
+                                   BuildOptions{.half_storage = true, .untuned_pipeline = true});
+    const std::regex next_step(R"(if \(\w+ \+ 1 < \d+\))");
+    int pipelined = 0;
+    for (const std::string& kernel : codegen::test::kernel_sources(cuda.artifact.gpu->source))
+      pipelined += std::regex_search(kernel, next_step);
+    EXPECT_GT(pipelined, 5) << cuda.artifact.gpu->source.substr(0, 4000);
+  }
+  if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const measure::OutputComparison c = compare_with_interpreter(
+      build(model, target::Target::parse("opencl"), BuildOptions{.untuned_pipeline = true}), model, 5, 1e-4);
   EXPECT_TRUE(c.ok) << c.describe();
 }
 
