@@ -34,7 +34,8 @@ int64_t node_count(const Expr& e) {
 // branches and the right side of && and || are conditional.
 void collect(const Expr& e, bool unconditional, std::vector<Occurrences>& seen) {
   if (e.dtype() != ir::DType::Bool && ir::contains_load(e)) {
-    auto it = std::find_if(seen.begin(), seen.end(), [&](const Occurrences& o) { return ir::structural_equal(o.expr, e); });
+    auto it =
+        std::find_if(seen.begin(), seen.end(), [&](const Occurrences& o) { return ir::structural_equal(o.expr, e); });
     if (it == seen.end()) it = seen.insert(seen.end(), Occurrences{e, 0, false, node_count(e)});
     ++it->count;
     it->unconditional |= unconditional;

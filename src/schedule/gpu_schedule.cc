@@ -327,7 +327,6 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   trace.unroll(tiled, split_part(i, 2));
   trace.unroll(tiled, split_part(j, 2));
   if (plan.auto_unroll > 0) trace.pragma(acc, split_part(k, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
-  if (plan.pipeline) trace.add(AnnotateStep{acc, split_part(k, 0), Annotation::Pipeline});
 }
 
 }  // namespace
@@ -533,7 +532,6 @@ std::optional<Trace> gpu_conv2d_schedule(const ir::ComputeDAG& dag, int max_thre
   trace.unroll(acc, split_part(rc, 1));
   if (plan.auto_unroll > 0)
     trace.pragma(acc, split_part(rc, 0), "auto_unroll_max_step$" + std::to_string(plan.auto_unroll));
-  if (plan.pipeline) trace.add(AnnotateStep{acc, split_part(rc, 0), Annotation::Pipeline});
 
   // Split: the second kernel, a thread per output adding its partial sums
   // (the epilogue's stages are inlined into the output).

@@ -68,9 +68,6 @@ struct GpuMatmulPlan {
   // auto_unroll_max_step on the accumulator: its inner loops unrolled while
   // their trip count stays within it (0: the register tiles alone).
   int64_t auto_unroll = 0;
-  // The next step's operands loaded while this one computes (the step loop
-  // pipelined: tir/pipeline_fetches.h).
-  bool pipeline = false;
 };
 // The writer of a convolution's product (ops/conv2d_implicit_gemm.h), an
 // NCHW output with axes `nfyx`, tiled as the product: its loops in `order`,
@@ -106,7 +103,6 @@ struct GpuConvPlan {
   int64_t step_rc = 8;                                  // input channels staged per step
   int64_t split_rc = 1;                                 // ranges of input channels summed apart
   int64_t auto_unroll = 0;                              // as GpuMatmulPlan's
-  bool pipeline = false;                                // as GpuMatmulPlan's
   int64_t threads() const { return threads_f * threads_y * threads_x; }
 };
 // The plan for a convolution output (N, F, H, W) over C input channels of

@@ -45,8 +45,8 @@ Annotation annotation_from_string(const std::string& s) {
                        Annotation::ThreadY, Annotation::ThreadZ, Annotation::VThread})
     if (s == to_string(a)) return a;
   throw Error("unknown annotation " + support::quoted(s) +
-              " (valid: none, parallel, vectorize, unroll, tensor_core, dot_product, pipeline, blockIdx.x|y|z, threadIdx.x|y|z, "
-              "vthread)");
+              " (valid: none, parallel, vectorize, unroll, tensor_core, dot_product, pipeline, blockIdx.x|y|z, "
+              "threadIdx.x|y|z, vthread)");
 }
 
 int Stage::iter_index(const std::string& iter_name) const {

@@ -25,7 +25,8 @@ enum class Annotation {
   None, Parallel, Vectorize, Unroll, TensorCore, DotProduct, Pipeline,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(Annotation a);  // "parallel", ..., "tensor_core", "dot_product", "pipeline", "blockIdx.x", "threadIdx.y", "vthread"
+// "parallel", ..., "tensor_core", "dot_product", "pipeline", "blockIdx.x", "threadIdx.y", "vthread"
+std::string to_string(Annotation a);
 Annotation annotation_from_string(const std::string& s);  // throws tessera::Error
 bool is_gpu_binding(Annotation a);
 

@@ -31,7 +31,8 @@ enum class ForKind {
   Serial, Parallel, Vectorized, Unrolled, TensorCore, DotProduct, Pipelined,
   BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, VThread,
 };
-std::string to_string(ForKind k);  // "serial", ..., "tensor_core", "dot_product", "pipelined", "blockIdx.x", "threadIdx.z", "vthread"
+// "serial", ..., "tensor_core", "dot_product", "pipelined", "blockIdx.x", "threadIdx.z", "vthread"
+std::string to_string(ForKind k);
 bool is_block_axis(ForKind k);
 bool is_thread_axis(ForKind k);  // threadIdx.x|y|z (not vthread)
 int grid_dimension(ForKind k);   // 0, 1, 2 for x, y, z of a block or thread axis

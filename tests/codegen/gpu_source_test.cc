@@ -149,15 +149,16 @@ TEST(GpuSource, EpiloguesReadTheirRepeatedOperandOnce) {
     ir::Var tx("tx");
     const ir::Expr x = ir::load(a, {tx}) + ir::load(b, {tx}), zero = ir::make_float(0.0), six = ir::make_float(6.0);
     const ir::Expr relu6 = ir::select(x < zero, zero, ir::select(x > six, six, x));
-    return tir::LoweredFunc{"relu6", {a, b, out}, tir::make_for(tx, n, tir::ForKind::ThreadX, tir::make_store(out, {tx}, relu6))};
+    return tir::LoweredFunc{"relu6", {a, b, out},
+                            tir::make_for(tx, n, tir::ForKind::ThreadX, tir::make_store(out, {tx}, relu6))};
   };
   for (GpuDialect dialect : {GpuDialect::Cuda, GpuDialect::OpenCl})
     for (ir::DType storage : {ir::DType::Float32, ir::DType::Float16}) {
       std::string code = emit_gpu_source(kernel(storage), {}, dialect).code;
       code = code.substr(code.find(dialect == GpuDialect::Cuda ? "__global__" : "__kernel"));  // past the prelude
       const bool cuda_half = dialect == GpuDialect::Cuda && storage == ir::DType::Float16;
-      const std::string read =
-          cuda_half ? "tsr_h2f(a[tx])" : dialect == GpuDialect::Cuda || storage == ir::DType::Float32 ? "a[tx]" : "vload_half(tx, a)";
+      const bool plain = dialect == GpuDialect::Cuda || storage == ir::DType::Float32;
+      const std::string read = cuda_half ? "tsr_h2f(a[tx])" : plain ? "a[tx]" : "vload_half(tx, a)";
       EXPECT_NE(code.find("const float tsr_x0 = " + read + " + "), std::string::npos) << code;
       EXPECT_EQ(code.find(read), code.rfind(read)) << "a read twice\n" << code;
       EXPECT_NE(code.find("tsr_x0 < 0.0f ? 0.0f : tsr_x0 > 6.0f ? 6.0f : tsr_x0"), std::string::npos) << code;

@@ -42,7 +42,8 @@ TEST(RepeatedReads, ReluAndClipReadTheirOperandOnce) {
   EXPECT_EQ(reads_in(clip), 6);
 
   // hard-swish: x * relu6(x + 3) / 6, the repeat below arithmetic and calls.
-  const ir::Expr hard_swish = f.x * ir::min(ir::max(f.x + ir::make_float(3.0), f.zero), f.six) * ir::make_float(1 / 6.0);
+  const ir::Expr hard_swish =
+      f.x * ir::min(ir::max(f.x + ir::make_float(3.0), f.zero), f.six) * ir::make_float(1 / 6.0);
   r = bind_repeated_reads(hard_swish, "v");
   ASSERT_EQ(r.bindings.size(), 1u);
   EXPECT_TRUE(ir::structural_equal(r.bindings[0].second, f.x));
@@ -55,7 +56,8 @@ TEST(RepeatedReads, ReluAndClipReadTheirOperandOnce) {
 TEST(RepeatedReads, SeveralOperandsAreBoundLargestFirst) {
   Fixture f;
   const ir::Expr y = ir::load(f.b, {f.i + ir::Expr(int64_t{1})});
-  const ir::Expr both = ir::select(f.x < f.zero, f.zero, f.x) + ir::select(y < f.zero, f.zero, ir::select(y > f.six, f.six, y));
+  const ir::Expr both =
+      ir::select(f.x < f.zero, f.zero, f.x) + ir::select(y < f.zero, f.zero, ir::select(y > f.six, f.six, y));
   BoundReads r = bind_repeated_reads(both, "v");
   ASSERT_EQ(r.bindings.size(), 2u);
   EXPECT_TRUE(ir::structural_equal(r.bindings[1].second, f.x));  // bound first: 5 nodes to y's 4

@@ -31,7 +31,8 @@ TEST(PipelinedSteps, TheStepLoopOfEverySharedFetchIsPipelinedOnce) {
   EXPECT_EQ(pipelines(pipelined_steps(p)).size(), 1u);  // already pipelined: unchanged
   p.replay(dense.dag);                                   // a valid schedule
   // A direct convolution's window and weights, at the step of its channels.
-  const ops::Workload conv = ops::conv2d_nchw_workload({1, 16, 14, 14}, {32, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
+  const ops::Workload conv =
+      ops::conv2d_nchw_workload({1, 16, 14, 14}, {32, 16, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1));
   const std::optional<Trace> c = gpu_conv2d_schedule(conv.dag, 1024, 48 * 1024);
   ASSERT_TRUE(c.has_value());
   const Trace pc = pipelined_steps(*c);

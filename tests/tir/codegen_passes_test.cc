@@ -125,7 +125,8 @@ TEST(TirCodegenPasses, PipelinedStepsLoadTheNextStepAfterTheFirstBarrier) {
                           make_if(at < ir::Expr(int64_t{160}),
                                   make_store(cache, {at}, ir::load(source, {ir::Expr(k) * 160 + at})))));
     const Stmt compute = make_for(
-        u, 64, ForKind::ThreadX, make_store(out, {ir::Expr(u)}, ir::load(out, {ir::Expr(u)}) + ir::load(cache, {ir::Expr(u)})));
+        u, 64, ForKind::ThreadX,
+        make_store(out, {ir::Expr(u)}, ir::load(out, {ir::Expr(u)}) + ir::load(cache, {ir::Expr(u)})));
     std::vector<Stmt> body = {fetch, compute};
     if (barriers) body = {fetch, make_barrier(), compute, make_barrier()};
     return make_for(k, 4, ForKind::Pipelined, make_allocate(cache, make_seq(body), MemoryScope::Shared));
@@ -158,33 +159,32 @@ TEST(TirCodegenPasses, PipelinedStepsLoadTheNextStepAfterTheFirstBarrier) {
 TEST(TirCodegenPasses, VectorAndOneStepFetchesAreStagedInPipelinedLoopsOnly) {
   const ir::Tensor data = ir::placeholder({1024}, "data"), cache = ir::placeholder({512}, "cache");
   ir::Var k("k"), s("s"), t("t"), v("v");
-  auto fetch_in = [&](ForKind kind) {
-    const ir::Expr at = (ir::Expr(s) * 64 + ir::Expr(t)) * 4 + ir::Expr(v);
-    const Stmt fetch = make_for(
-        s, 2, ForKind::Serial,
-        make_for(t, 64, ForKind::ThreadX,
-                 make_if(ir::Expr(s) * 64 + ir::Expr(t) < ir::Expr(int64_t{100}),
-                         make_for(v, 4, ForKind::Vectorized,
-                                  make_store(cache, {at}, ir::load(data, {ir::Expr(k) * 512 + at}))))));
-    return make_for(k, 2, kind, make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
+  // A step k of 2 of kind `kind` that fetches by `fetch` between its barriers.
+  auto step_of = [&](const Stmt& fetch, ForKind kind) {
+    return make_for(k, 2, kind,
+                    make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
   };
-  const std::string staged = to_string(stage_fetches(fetch_in(ForKind::Pipelined)));
+  const ir::Expr at = (ir::Expr(s) * 64 + ir::Expr(t)) * 4 + ir::Expr(v);
+  const Stmt vectors = make_for(
+      s, 2, ForKind::Serial,
+      make_for(t, 64, ForKind::ThreadX,
+               make_if(ir::Expr(s) * 64 + ir::Expr(t) < ir::Expr(int64_t{100}),
+                       make_for(v, 4, ForKind::Vectorized,
+                                make_store(cache, {at}, ir::load(data, {ir::Expr(k) * 512 + at}))))));
+  const std::string staged = to_string(stage_fetches(step_of(vectors, ForKind::Pipelined)));
   EXPECT_NE(staged.find("allocate cache.staged[8] (local)"), std::string::npos) << staged;
   EXPECT_NE(staged.find("cache.staged[((s*4) + v)] = data["), std::string::npos) << staged;
   EXPECT_NE(staged.find("] = cache.staged[((s*4) + v)]"), std::string::npos) << staged;
-  EXPECT_EQ(to_string(stage_fetches(fetch_in(ForKind::Serial))).find("staged"), std::string::npos);
+  EXPECT_EQ(to_string(stage_fetches(step_of(vectors, ForKind::Serial))).find("staged"), std::string::npos);
 
   // A fetch of one step (the thread loops alone): one register a thread, pipelined loops only.
-  auto one_step_in = [&](ForKind kind) {
-    const Stmt fetch = make_for(t, 64, ForKind::ThreadX,
-                                make_store(cache, {ir::Expr(t)}, ir::load(data, {ir::Expr(k) * 64 + ir::Expr(t)})));
-    return make_for(k, 2, kind, make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
-  };
-  const std::string one = to_string(stage_fetches(one_step_in(ForKind::Pipelined)));
+  const Stmt one_step = make_for(t, 64, ForKind::ThreadX,
+                                 make_store(cache, {ir::Expr(t)}, ir::load(data, {ir::Expr(k) * 64 + ir::Expr(t)})));
+  const std::string one = to_string(stage_fetches(step_of(one_step, ForKind::Pipelined)));
   EXPECT_NE(one.find("allocate cache.staged[1] (local)"), std::string::npos) << one;
   EXPECT_NE(one.find("cache.staged[0] = data[((k*64) + t)]"), std::string::npos) << one;
   EXPECT_NE(one.find("cache[t] = cache.staged[0]"), std::string::npos) << one;
-  EXPECT_EQ(to_string(stage_fetches(one_step_in(ForKind::Serial))).find("staged"), std::string::npos);
+  EXPECT_EQ(to_string(stage_fetches(step_of(one_step, ForKind::Serial))).find("staged"), std::string::npos);
 }
 
 }  // namespace

@@ -31,7 +31,6 @@ schedule::GpuConvPlan plan_of(const ConfigEntity& c) {
   p.threads_x = x.at(1), p.per_x = x.at(2);
   p.split_rc = rc.at(1), p.step_rc = rc.at(2);
   p.auto_unroll = c.value("auto_unroll_max_step").get<int64_t>();
-  p.pipeline = c.value("pipeline_fetches").get<int>() == 1;
   return p;
 }
 
@@ -55,7 +54,7 @@ Template conv2d_nchw_template() {
     s.define_split("tile_x", wd, SplitPolicy::Factors, 3, 32);
     s.define_split("tile_rc", c, SplitPolicy::Factors, 3, 32);
     s.define_knob("auto_unroll_max_step", {0, 512, 1500});
-    s.define_knob("pipeline_fetches", {0, 1}, /*added_later=*/true);
+    define_pipeline_knob(s);
     // The hand-written plan where its tiles divide the output exactly.
     const int64_t taps = conv->reduce_axes[1].extent * conv->reduce_axes[2].extent;
     const schedule::GpuConvPlan p = schedule::gpu_conv_plan(conv->shape, c, 1024, taps);
@@ -71,7 +70,7 @@ Template conv2d_nchw_template() {
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     // Every config reaches the verifier, which holds it to the target's block.
     if (auto trace = schedule::gpu_conv2d_schedule(w.dag, 1024, std::numeric_limits<int64_t>::max(), plan_of(c)))
-      return *trace;
+      return with_pipeline_knob(*trace, c);
     throw Error("conv2d_nchw.gpu: a block of more than 1024 threads, or a DAG with no direct convolution");
   };
   return t;

@@ -2,8 +2,8 @@
 // F(m x m, 3 x 3) in NCHW (ops/winograd.h), as schedule::gpu_winograd_schedule
 // writes them. The knobs are those of the alpha^2 matrix products (output
 // channels x tiles, reduced over the input channels): tile_y the channels,
-// tile_x the tiles, tile_k the staged input channels, auto_unroll_max_step;
-// the transforms are a thread per tile each. A config no block holds is a
+// tile_x the tiles, tile_k the staged input channels, auto_unroll_max_step,
+// pipeline_fetches; the transforms are a thread per tile each. A config no block holds is a
 // build error, the GPU verifier's line.
 #include "autotvm/gpu/gpu_templates.h"
 #include "schedule/nchwc_tile.h"
@@ -32,7 +32,8 @@ Template conv2d_nchw_winograd_template() {
     return s;
   };
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
-    if (auto trace = schedule::gpu_winograd_schedule(w.dag, 1024, matmul_plan_of(c))) return *trace;
+    if (auto trace = schedule::gpu_winograd_schedule(w.dag, 1024, matmul_plan_of(c)))
+      return with_pipeline_knob(*trace, c);
     throw Error("conv2d_nchw_winograd.gpu: the products are smaller than one tile of the config");
   };
   return t;

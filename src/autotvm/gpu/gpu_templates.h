@@ -24,8 +24,17 @@ Template conv2d_nchw_implicit_gemm_tensor_core_template();
 // The knobs of a tiled matrix product (M x N, reduced over K), shared by the
 // product templates: tile_y and tile_x split M and N into blocks x threads x
 // outputs per thread, tile_k K into steps x elements staged per step;
-// auto_unroll_max_step. And the plan a config of them gives.
+// auto_unroll_max_step; pipeline_fetches. And the plan a config of them
+// gives (pipeline_fetches aside: with_pipeline_knob applies it).
 void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k);
 schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c);
+
+// pipeline_fetches, a knob of the templates whose steps fetch into shared
+// memory: 1 loads the next step's fetches while one computes. Added after
+// records of those templates were written: a record without it reads 0.
+void define_pipeline_knob(ConfigSpace& s);
+// `trace` with its steps pipelined (schedule/pipelined_steps.h) where the
+// config's pipeline_fetches is 1.
+schedule::Trace with_pipeline_knob(schedule::Trace trace, const ConfigEntity& c);
 
 }  // namespace tessera::autotvm::gpu

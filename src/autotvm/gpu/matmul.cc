@@ -16,6 +16,7 @@
 #include "autotvm/gpu/gpu_templates.h"
 #include "schedule/gpu_schedule.h"
 #include "schedule/nchwc_tile.h"
+#include "schedule/pipelined_steps.h"
 #include "tessera/error.h"
 
 namespace tessera::autotvm::gpu {
@@ -28,8 +29,7 @@ schedule::GpuMatmulPlan matmul_plan_of(const ConfigEntity& c) {
           .cols = x.at(2),
           .step_k = k.at(2),
           .split_k = k.at(1),
-          .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>(),
-          .pipeline = c.value("pipeline_fetches").get<int>() == 1};
+          .auto_unroll = c.value("auto_unroll_max_step").get<int64_t>()};
 }
 
 void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
@@ -37,7 +37,13 @@ void define_matmul_space(ConfigSpace& s, int64_t m, int64_t n, int64_t k) {
   s.define_split("tile_x", n, SplitPolicy::Factors, 3, 32);
   s.define_split("tile_k", k, SplitPolicy::Factors, 3, 32);
   s.define_knob("auto_unroll_max_step", {0, 512, 1500});
-  s.define_knob("pipeline_fetches", {0, 1}, /*added_later=*/true);
+  define_pipeline_knob(s);
+}
+
+void define_pipeline_knob(ConfigSpace& s) { s.define_knob("pipeline_fetches", {0, 1}, /*added_later=*/true); }
+
+schedule::Trace with_pipeline_knob(schedule::Trace trace, const ConfigEntity& c) {
+  return c.value("pipeline_fetches").get<int>() == 1 ? schedule::pipelined_steps(trace) : trace;
 }
 
 namespace {
@@ -73,7 +79,8 @@ Template matmul_template(const std::string& name, std::function<bool(const std::
   t.apply = [name](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     // A GPU block's threads: the verifier checks them against the target;
     // 1024 lets every config through to it.
-    if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, matmul_plan_of(c))) return *trace;
+    if (auto trace = schedule::gpu_matmul_schedule(w.dag, 1024, matmul_plan_of(c)))
+      return with_pipeline_knob(*trace, c);
     throw Error(name + ": the product is smaller than one tile of the config");
   };
   return t;
