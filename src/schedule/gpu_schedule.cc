@@ -246,15 +246,20 @@ void add_partial_sums(Trace& trace, const ir::Tensor& anchor, const ir::Tensor& 
 // of threads, `acc` (the accumulator) computed in each thread's loop, its
 // reduction staged through shared memory. Split (plan.split_k > 1, after
 // split_reduction), the stage tiled is the product's partial sums instead,
-// their range along blockIdx.z.
+// their range along blockIdx.z. The product's rows are its axis `rows_axis`
+// (by default the one before the columns, its last); every other axis is a
+// batch along blockIdx.z (a batch_matmul's first; attention's weighted
+// values (b, i, t, c) have their key tiles t there too).
 void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out, const std::string& acc,
-                  const GpuMatmulPlan& plan, bool images) {
+                  const GpuMatmulPlan& plan, bool images, std::optional<size_t> rows_axis = std::nullopt) {
   const size_t rank = product->shape.size();
+  const size_t rows_at = rows_axis.value_or(rank - 2);
   const bool split = plan.split_k > 1;
   std::string k = product->reduce_axes[0].var.name();
   const std::string tiled = split ? rfactor_name(product->name) : out->name;
   std::vector<std::string> acc_axes = spatial_names(product), blocks_z;
-  if (rank == 3) blocks_z.push_back(acc_axes[0]);
+  for (size_t d = 0; d + 1 < rank; ++d)
+    if (d != rows_at) blocks_z.push_back(acc_axes[d]);
   const std::string partial = rfactor_inner(k);  // split: the range, the partial sums' first axis
   if (split) {
     blocks_z.push_back(partial);
@@ -272,7 +277,7 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
     trace.fuse(tiled, columns.positions);
     axes = {axes[1], fused_name(columns.positions)};
   }
-  const std::string i = axes[rank - 2], j = axes[rank - 1];
+  const std::string i = axes[rows_at], j = axes[rank - 1];
   trace.split(tiled, i, {plan.threads_y, plan.rows});
   trace.split(tiled, j, {plan.threads_x, plan.cols});
   std::vector<std::string> order = blocks_z;
@@ -321,7 +326,7 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   }
   // The rows x cols accumulators are registers only when every index is a constant.
   trace.unroll(acc, split_part(k, 1));
-  trace.unroll(acc, product->axes[rank - 2].var.name());
+  trace.unroll(acc, product->axes[rows_at].var.name());
   trace.unroll(acc, product->axes[rank - 1].var.name());
   if (split) trace.unroll(acc, partial);
   trace.unroll(tiled, split_part(i, 2));
@@ -679,6 +684,78 @@ std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_th
   return trace;
 }
 
+namespace {
+
+// A tile of one of attention's products: axis_tile's along its rows and
+// columns, then fewer outputs a thread (rows first) while the blocks are
+// fewer than kSplitReductionBlocks; its reduction staged 8 (else 4, else 1)
+// at a time.
+GpuMatmulPlan attention_product_plan(int64_t batch, int64_t rows, int64_t cols, int64_t depth) {
+  GpuMatmulPlan p;
+  std::tie(p.threads_y, p.rows) = axis_tile(rows);
+  std::tie(p.threads_x, p.cols) = axis_tile(cols);
+  auto blocks = [&] {
+    return batch * tiles_along(rows, p.threads_y * p.rows) * tiles_along(cols, p.threads_x * p.cols);
+  };
+  while (blocks() < kSplitReductionBlocks && (p.rows > 1 || p.cols > 1)) {
+    if (p.rows >= p.cols)
+      p.rows /= 2;
+    else
+      p.cols /= 2;
+  }
+  p.step_k = depth % 8 == 0 ? 8 : depth % 4 == 0 ? 4 : 1;
+  return p;
+}
+
+}  // namespace
+
+std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_threads) {
+  const ir::Tensor out = dag.outputs().size() == 1 ? dag.outputs()[0] : nullptr;
+  if (!out || out->tag != "attention") return std::nullopt;
+  const ir::Tensor scores = tagged(dag, "attention_scores"), values = tagged(dag, "attention_values");
+  if (!scores || !values || scores->shape.size() != 3 || values->shape.size() != 4) return std::nullopt;
+  const int64_t batch = scores->shape[0], m = scores->shape[1], n = scores->shape[2];
+  const int64_t tiles = values->shape[2], d = values->shape[3], keys = values->reduce_axes[0].extent;
+  const GpuMatmulPlan score_plan = attention_product_plan(batch, m, n, scores->reduce_axes[0].extent);
+  const GpuMatmulPlan value_plan = attention_product_plan(batch * tiles, m, d, keys);
+  for (const GpuMatmulPlan& p : {score_plan, value_plan})
+    if (p.threads_y * p.threads_x > max_threads) return std::nullopt;
+  Trace trace;
+  std::vector<ir::Tensor> per_thread;
+  for (const auto& t : dag.tensors()) {
+    if (t->is_placeholder()) continue;
+    if (t == scores || t == values) {
+      // Each product in tiles of a block, staged through shared memory; the
+      // values' rows are their queries (axis 1), beside the key tiles.
+      trace.cache_write(t->name, "local");
+      tile_product(trace, t, t, cache_write_name(t->name), t == scores ? score_plan : value_plan, false,
+                   t == values ? std::optional<size_t>(1) : std::nullopt);
+    } else if (t->tag == "attention_tile_softmax" && t->is_reduction()) {
+      // A key tile's maximum and sum: a block per row, its threads reading
+      // consecutive scores (one thread a row read the rows a row apart,
+      // a warp's load 32 transactions).
+      bind_cross_thread(trace, t, max_threads);
+    } else if (t->tag == "attention_combine") {
+      // The key tiles combined in the output's threads: each computes its
+      // row's maximum, the tiles' weights and their sum again, over the few
+      // key tiles (one at up to kWholeRowKeys keys), instead of three more
+      // kernels.
+      if (t->is_reduction())
+        per_thread.push_back(t);
+      else
+        trace.compute_inline(t->name);
+    } else if (inlined_by_default(dag, t) && !recomputed_per_read(dag, t)) {
+      trace.compute_inline(t->name);
+    } else {
+      bind_elementwise(trace, t, max_threads);
+    }
+  }
+  // Consumers first: a stage moves into the output's threads once what reads it is there.
+  for (auto t = per_thread.rbegin(); t != per_thread.rend(); ++t)
+    trace.compute_at((*t)->name, out->name, elementwise_thread(out));
+  return trace;
+}
+
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {}))) return *t;
   // A convolution's product with fewer than 64 output channels (16 of
@@ -691,6 +768,7 @@ Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits)
   if (auto t = gpu_winograd_schedule(dag, limits.max_threads, gpu_winograd_plan(dag))) return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
   if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
+  if (auto t = gpu_attention_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);
 }
 

@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "../ops/ops_test_util.h"
 #include "gpu_run_util.h"
 #include "codegen/lane_analysis.h"
 #include "codegen/nvrtc_compiler.h"
+#include "ir/half_storage.h"
 #include "measure/gpu_function.h"
 #include "ops/attention.h"
 #include "ops/operator.h"
@@ -439,19 +442,61 @@ TEST(GpuSource, MatmulPlanSplitsTheKOfFewTiles) {
 // transposed keys likewise (a layout copy): the scores' neighbouring
 // threads then read neighbouring keys, where inlined they read keys a
 // head's width apart. Same result on PoCL as the reference.
-TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
-  const int64_t batch = 3, m = 10, n = 12, d = 16;
-  const ops::Attrs attrs = ops::AttentionAttrs{0.25, 3, false, 4, 0};
-  const ops::OperatorCall call{attrs, {{batch, m, d}, {batch, n, d}, {batch, n, d}}, {batch, m, d}, {}};
+// Attention over q (batch, m, d), k and v (batch, n, d), batch = groups x
+// heads, with a mask of `mask`'s shape (broadcast to (groups, heads, m, n))
+// when it has one.
+ops::Workload attention_workload(int64_t batch, int64_t m, int64_t n, int64_t d, int64_t heads,
+                                 const ops::Shape& mask = {}) {
+  const ops::Attrs attrs = ops::AttentionAttrs{0.25, heads, !mask.empty(), 4, 0};
+  std::vector<ops::Shape> shapes = {{batch, m, d}, {batch, n, d}, {batch, n, d}};
+  std::vector<ir::Tensor> in = {ir::placeholder({batch, m, d}, "q"), ir::placeholder({batch, n, d}, "k"),
+                                ir::placeholder({batch, n, d}, "v")};
+  if (!mask.empty()) {
+    shapes.push_back(mask);
+    in.push_back(ir::placeholder(mask, "mask"));
+  }
   const ops::Operator& op = ops::find_operator("attention");
-  const ir::Tensor q = ir::placeholder({batch, m, d}, "q"), k = ir::placeholder({batch, n, d}, "k"),
-                   v = ir::placeholder({batch, n, d}, "v");
-  const ops::Workload w{"attention", ir::ComputeDAG({op.compute(call, {q, k, v})}),
-                        [&](const std::vector<const float*>& in, float* out) { op.reference(call, in, out); }};
+  const ops::Shape out = {batch, m, d};
+  ir::ComputeDAG dag({op.compute({attrs, shapes, out, {}}, in)});
+  // A workload's reference takes the DAG's placeholders in its order (q, k,
+  // the mask, v: as the stages read them), the operator's in its own.
+  const std::vector<ir::Tensor> placeholders = dag.placeholders();
+  std::vector<size_t> at;
+  for (const ir::Tensor& t : in)
+    at.push_back(std::find(placeholders.begin(), placeholders.end(), t) - placeholders.begin());
+  // The call holds its attributes by reference: they live in the closure.
+  return {"attention", std::move(dag), [&op, attrs, shapes, out, at](const std::vector<const float*>& x, float* y) {
+            std::vector<const float*> operands;
+            for (size_t i : at) operands.push_back(x.at(i));
+            op.reference({attrs, shapes, out, {}}, operands, y);
+          }};
+}
+
+// Each kernel of CUDA C by the device buffers it stores to: a parameter
+// that begins a statement "name[...] = ...".
+std::map<std::string, std::string> kernels_by_written_buffer(const std::string& code) {
+  std::map<std::string, std::string> kernels;
+  for (const std::string& kernel : test::kernel_sources(code)) {
+    std::set<std::string> parameters;
+    std::istringstream signature(kernel.substr(kernel.find('(') + 1, kernel.find(") {") - kernel.find('(') - 1));
+    for (std::string parameter; std::getline(signature, parameter, ',');)
+      parameters.insert(parameter.substr(parameter.rfind(' ') + 1));
+    std::istringstream lines(kernel);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t start = line.find_first_not_of(' '), open = line.find('[');
+      if (start == std::string::npos || open == std::string::npos || line.find("] = ") == std::string::npos) continue;
+      const std::string name = open > start ? line.substr(start, open - start) : "";
+      if (parameters.count(name)) kernels[name] = kernel;
+    }
+  }
+  return kernels;
+}
+
+TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
+  const ops::Workload w = attention_workload(3, 10, 12, 16, 3);
   const schedule::Trace trace = schedule::gpu_default_schedule(w.dag, 1024);
   const GpuSource cuda = emit_gpu_source(lowered(w, trace), {}, GpuDialect::Cuda);
-  std::map<std::string, std::string> kernel_writing;  // each kernel by the buffer it writes
-  for (const std::string& kernel : test::kernel_sources(cuda.code)) kernel_writing[test::written_buffer(kernel)] = kernel;
+  std::map<std::string, std::string> kernel_writing = kernels_by_written_buffer(cuda.code);
   ASSERT_TRUE(kernel_writing.count("T_attention_p")) << cuda.code;
   ASSERT_TRUE(kernel_writing.count("T_attention_values")) << cuda.code;
   EXPECT_NE(kernel_writing["T_attention_p"].find("expf("), std::string::npos);
@@ -460,6 +505,81 @@ TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
   ASSERT_TRUE(kernel_writing.count("T_attention_kT")) << cuda.code;
   EXPECT_NE(kernel_writing["T_attention_scores"].find("T_attention_kT["), std::string::npos) << cuda.code;
   expect_matches_reference(w, trace, "opencl");
+}
+
+// What a GPU runs attention by untuned (schedule::gpu_attention_schedule):
+// both products tiled in blocks, their operands staged in shared memory; a
+// key tile's maximum and sum a block per row, its threads reducing together
+// (the default schedule gave each row to one thread, a warp then reading 32
+// rows a row apart); the key tiles combined in the output's kernel. Ragged
+// tiles, two key tiles with a mask per group, BERT's head (64 wide, 128
+// keys) with a mask per query and without, a small head; each equals the
+// reference on PoCL.
+TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
+  struct Case {
+    int64_t batch, m, n, d, heads;
+    ops::Shape mask;
+  };
+  for (const Case& c : {Case{3, 10, 12, 16, 3, {}}, Case{4, 70, 320, 32, 2, {2, 1, 1, 320}},
+                        Case{2, 128, 128, 64, 2, {1, 1, 128, 128}}, Case{2, 128, 128, 64, 2, {}},
+                        Case{2, 32, 32, 16, 2, {}}}) {
+    SCOPED_TRACE("n = " + std::to_string(c.n));
+    const ops::Workload w = attention_workload(c.batch, c.m, c.n, c.d, c.heads, c.mask);
+    const std::optional<schedule::Trace> trace = schedule::gpu_attention_schedule(w.dag, 1024);
+    ASSERT_TRUE(trace.has_value());
+    EXPECT_EQ(schedule::best_gpu_schedule(w.dag, {}).to_json(), trace->to_json());
+    const GpuSource cuda = emit_gpu_source(lowered(w, *trace), {}, GpuDialect::Cuda);
+    std::map<std::string, std::string> kernel_writing = kernels_by_written_buffer(cuda.code);
+    for (const char* product : {"T_attention_scores", "T_attention_values"}) {
+      ASSERT_TRUE(kernel_writing.count(product)) << cuda.code;
+      EXPECT_NE(kernel_writing[product].find("__shared__"), std::string::npos) << kernel_writing[product];
+      EXPECT_NE(kernel_writing[product].find("__syncthreads()"), std::string::npos) << kernel_writing[product];
+    }
+    const int64_t keys = ops::key_tile(c.n, 0), rows = c.batch * c.m * (c.n / keys);
+    for (const std::string written : {"T_attention_tile_max", "T_attention_tile_sum"}) {
+      const std::string& source = kernel_writing[written];
+      EXPECT_NE(source.find(written + "_red["), std::string::npos) << source;
+      for (const tir::DeviceKernel& kernel : cuda.program.kernels) {
+        if (source.find(" " + kernel.name + "(") == std::string::npos) continue;
+        EXPECT_EQ(kernel.grid[0] * kernel.grid[1] * kernel.grid[2], rows) << written;
+        EXPECT_GE(kernel.threads_per_block(), std::min<int64_t>(keys, 32)) << written;
+      }
+    }
+    // The key tiles combined in the output's threads: the transposed keys,
+    // the two products, the two reductions, the probabilities and the output.
+    EXPECT_EQ(cuda.program.kernels.size(), 7u);
+    for (const char* combined : {"T_attention_max", "T_attention_weight", "T_attention_sum"})
+      EXPECT_FALSE(kernel_writing.count(combined)) << combined;
+    expect_matches_reference(w, *trace, "opencl");
+  }
+  // Not an attention: nothing.
+  EXPECT_FALSE(schedule::gpu_attention_schedule(ops::make_workload("softmax", {.input = {6, 50}}).dag, 1024));
+}
+
+// BERT-base's head, masked, as CUDA C on an NVIDIA GPU (skipped where there is none).
+TEST(GpuSource, AttentionScheduleOnCudaMatchesTheReference) {
+  const ops::Workload w = attention_workload(24, 128, 128, 64, 12, {2, 1, 1, 128});
+  expect_matches_reference(w, *schedule::gpu_attention_schedule(w.dag, 1024), "cuda");
+}
+
+// The same in half storage, as a network in --dtype float16 runs it: within
+// a half's rounding on PoCL, and its CUDA C compiles with NVRTC for sm_80
+// and sm_90 without spills.
+TEST(GpuSource, AttentionScheduleInHalfStorage) {
+  const ops::Workload w = attention_workload(2, 128, 128, 64, 2, {1, 1, 128, 128});
+  const ops::Workload half{w.op, ir::with_half_storage(w.dag), w.reference};
+  const schedule::Trace trace = *schedule::gpu_attention_schedule(half.dag, 1024);
+  const tir::LoweredFunc f = lowered(half, trace);
+  if (runtime::opencl_unavailable_reason().empty())
+    EXPECT_LE(test::run_half_against_reference(half, f, target::Target::parse("opencl"), 5).max_relative_error, 4e-3);
+  const std::string why = nvrtc_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << "NVRTC: " << why;
+  const GpuSource source = emit_gpu_source(f, {}, GpuDialect::Cuda);
+  for (int arch : {80, 90}) {
+    const CudaBinary binary = compile_cuda(source.code, arch, half.op);
+    ASSERT_EQ(binary.kernels.size(), source.program.kernels.size()) << binary.log;
+    for (const CudaKernelResources& k : binary.kernels) EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
+  }
 }
 
 struct GpuCase {
