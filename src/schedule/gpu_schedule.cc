@@ -756,6 +756,71 @@ std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_t
   return trace;
 }
 
+std::optional<Trace> gpu_rows_schedule(const ir::ComputeDAG& dag, int max_threads) {
+  if (dag.outputs().size() != 1) return std::nullopt;
+  const ir::Tensor out = dag.outputs()[0];
+  if (out->is_reduction()) return std::nullopt;
+  // The reductions: over the output's trailing axes from `row_rank` on, each
+  // of the output's leading axes' shape.
+  std::vector<ir::Tensor> reductions;
+  size_t row_rank = 0;
+  for (const auto& t : dag.tensors())
+    if (t->is_reduction()) {
+      if (reductions.empty()) row_rank = t->shape.size();
+      const std::vector<int64_t> rows(out->shape.begin(), out->shape.begin() + std::min(row_rank, out->shape.size()));
+      if (t->shape.size() != row_rank || t->shape != rows) return std::nullopt;
+      reductions.push_back(t);
+    }
+  if (reductions.empty() || row_rank == 0 || row_rank >= out->shape.size()) return std::nullopt;
+  int64_t length = 1;
+  for (size_t d = row_rank; d < out->shape.size(); ++d) length *= out->shape[d];
+  for (const auto& r : reductions)
+    if (reduce_length(r) != length) return std::nullopt;
+  if (length < kCrossThreadMinReduce) return std::nullopt;  // a thread a row does better
+  int64_t threads = 32;
+  while (threads * 2 <= std::min<int64_t>({length, 256, max_threads})) threads *= 2;
+
+  Trace trace;
+  for (const auto& t : dag.tensors())
+    if (!t->is_placeholder() && !t->is_reduction() && t != out) trace.compute_inline(t->name);
+  // The output: a block per row, its threads along the row (consecutive
+  // threads, consecutive elements).
+  std::vector<std::string> axes = spatial_names(out);
+  const std::vector<std::string> row_axes(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(row_rank));
+  const std::vector<std::string> element_axes(axes.begin() + static_cast<std::ptrdiff_t>(row_rank), axes.end());
+  auto fused = [&](const std::string& stage, const std::vector<std::string>& names) {
+    if (names.size() == 1) return names[0];
+    trace.fuse(stage, names);
+    return fused_name(names);
+  };
+  const std::string row = fused(out->name, row_axes), element = fused(out->name, element_axes);
+  trace.split(out->name, element, {threads});
+  trace.reorder(out->name, {row, split_part(element, 1), split_part(element, 0)});
+  trace.bind(out->name, row, Annotation::BlockX);
+  trace.bind(out->name, split_part(element, 1), Annotation::ThreadX);
+  // Each reduction in the row's block, its threads reducing together into
+  // shared memory, which every thread then reads (consumers first: a stage
+  // moves into the block once what reads it is there).
+  for (auto r = reductions.rbegin(); r != reductions.rend(); ++r) {
+    const std::string stage = (*r)->name, shared = cache_write_name(stage);
+    trace.cache_write(stage, "shared");
+    trace.compute_inline(stage);
+    std::vector<std::string> reduce;
+    for (const auto& k : (*r)->reduce_axes) reduce.push_back(k.var.name());
+    const std::string k = fused(shared, reduce);
+    trace.split(shared, k, {threads});
+    // The threads outside the steps along the row: a ragged last step's
+    // bound then guards the step inside its loop.
+    std::vector<std::string> order = spatial_names(*r);
+    order.push_back(split_part(k, 1));
+    order.push_back(split_part(k, 0));
+    trace.reorder(shared, order);
+    trace.bind(shared, split_part(k, 1), Annotation::ThreadX);
+    trace.compute_at(shared, out->name, row);
+  }
+  return trace;
+}
+
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {}))) return *t;
   // A convolution's product with fewer than 64 output channels (16 of
@@ -769,6 +834,7 @@ Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits)
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
   if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
   if (auto t = gpu_attention_schedule(dag, limits.max_threads)) return *t;
+  if (auto t = gpu_rows_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);
 }
 

@@ -156,6 +156,16 @@ GpuMatmulPlan gpu_winograd_plan(const ir::ComputeDAG& dag);
 // when the DAG is not an attention.
 std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_threads);
 
+// A DAG whose reductions all reduce the output's rows (its trailing axes,
+// at least kCrossThreadMinReduce elements a row: softmax, layer norm) in
+// one kernel of a block per row: each reduction's threads reduce it
+// together into shared memory, which all of them then read, and the
+// row's elements follow, consecutive threads consecutive elements; the
+// elementwise stages inlined (softmax's exponentials computed twice, for
+// the sum and the output, rather than written to memory and read back).
+// Nothing for any other DAG.
+std::optional<Trace> gpu_rows_schedule(const ir::ComputeDAG& dag, int max_threads);
+
 // What a block may hold on the target (target::GpuLimits, as the schedules
 // read it).
 struct GpuBlockLimits {

@@ -17,6 +17,7 @@
 #include "tir/simplify.h"
 #include "tir/skip_padding.h"
 #include "tir/stage_fetches.h"
+#include "tir/stmt_functor.h"
 #include "tir/unroll.h"
 #include "tir/verify.h"
 
@@ -301,6 +302,17 @@ class Lowerer {
     bool placed = false;
   };
 
+  // Whether `s` loads from `buffer`.
+  static bool loads(const Stmt& s, const ir::Tensor& buffer) {
+    bool found = false;
+    visit_stmts(s, [](const Stmt&) {}, [&](const Expr& e) {
+      ir::post_order_visit(e, [&](const Expr& x) {
+        if (auto* l = x.as<ir::TensorLoadNode>()) found |= l->tensor == buffer;
+      });
+    });
+    return found;
+  }
+
   bool reads(const Expr& e, int p) const {
     bool found = false;
     ir::post_order_visit(e, [&](const Expr& x) {
@@ -547,11 +559,21 @@ class Lowerer {
           // A shared buffer is filled by all the block's threads together:
           // none reads it before all have written, and none writes the next
           // iteration's values before all have read.
+          // A producer reading an earlier one's shared buffer (layer norm's
+          // squares, its mean's) waits for all of its writers first.
           bool shared = false;
           std::vector<Stmt> seq;
+          std::vector<ir::Tensor> unsynced;  // shared buffers written since the last barrier
           for (const Producer& p : producers[k]) {
+            if (std::any_of(unsynced.begin(), unsynced.end(), [&](const ir::Tensor& b) { return loads(p.nest, b); })) {
+              seq.push_back(make_barrier());
+              unsynced.clear();
+            }
             seq.push_back(p.nest);
-            shared |= p.buffer && p.scope == MemoryScope::Shared;
+            if (p.buffer && p.scope == MemoryScope::Shared) {
+              shared = true;
+              unsynced.push_back(p.buffer);
+            }
           }
           if (shared) seq.push_back(make_barrier());
           seq.push_back(inner);

@@ -17,6 +17,7 @@
 #include "ir/half_storage.h"
 #include "measure/gpu_function.h"
 #include "ops/attention.h"
+#include "ops/layer_norm.h"
 #include "ops/operator.h"
 #include "ops/registry.h"
 #include "runtime/cuda_backend.h"
@@ -580,6 +581,79 @@ TEST(GpuSource, AttentionScheduleInHalfStorage) {
     ASSERT_EQ(binary.kernels.size(), source.program.kernels.size()) << binary.log;
     for (const CudaKernelResources& k : binary.kernels) EXPECT_EQ(k.spill_store_bytes, 0) << k.name;
   }
+}
+
+// Layer norm over x of `shape` from `axis` on, with its scale and bias.
+ops::Workload layer_norm_workload(const ops::Shape& shape, int64_t axis) {
+  const ops::Attrs attrs = ops::LayerNormAttrs{axis, 1e-5f};
+  const ops::Shape inner(shape.begin() + (axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis), shape.end());
+  const std::vector<ops::Shape> shapes = {shape, inner, inner};
+  const ops::Operator& op = ops::find_operator("layer_norm");
+  ir::ComputeDAG dag(
+      {op.compute({attrs, shapes, shape, {}},
+                  {ir::placeholder(shape, "x"), ir::placeholder(inner, "scale"), ir::placeholder(inner, "bias")})});
+  return {"layer_norm", std::move(dag), [&op, attrs, shapes, shape](const std::vector<const float*>& x, float* y) {
+            op.reference({attrs, shapes, shape, {}}, x, y);
+          }};
+}
+
+// Softmax and layer norm (schedule::gpu_rows_schedule): one kernel of a
+// block per row, each reduction's threads reducing together into shared
+// memory; rows of a head's width, BERT's hidden size, a ragged last
+// stretch of threads, layer norm over two axes. Each equals the reference
+// on PoCL. Rows shorter than a warp keep a thread each (nothing here).
+TEST(GpuSource, RowsScheduleRunsABlockPerRowInOneKernel) {
+  struct Case {
+    std::string name;
+    ops::Workload workload;
+    int64_t rows, threads;
+  };
+  const std::vector<Case> cases = {
+      {"softmax 6x50", ops::make_workload("softmax", {.input = {6, 50}}), 6, 32},
+      {"softmax 2x3x300", ops::make_workload("softmax", {.input = {2, 3, 300}}), 6, 256},
+      {"layer norm 128x768", layer_norm_workload({128, 768}, -1), 128, 256},
+      {"layer norm 4x6x10 over 6x10", layer_norm_workload({4, 6, 10}, -2), 4, 32},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::optional<schedule::Trace> trace = schedule::gpu_rows_schedule(c.workload.dag, 1024);
+    ASSERT_TRUE(trace.has_value());
+    EXPECT_EQ(schedule::best_gpu_schedule(c.workload.dag, {}).to_json(), trace->to_json());
+    const GpuSource cuda = emit_gpu_source(lowered(c.workload, *trace), {}, GpuDialect::Cuda);
+    ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+    const tir::DeviceKernel& kernel = cuda.program.kernels[0];
+    EXPECT_EQ(kernel.grid[0] * kernel.grid[1] * kernel.grid[2], c.rows);
+    EXPECT_EQ(kernel.threads_per_block(), c.threads);
+    EXPECT_GT(kernel.shared_bytes, 0);
+    expect_matches_reference(c.workload, *trace, "opencl");
+  }
+  EXPECT_FALSE(schedule::gpu_rows_schedule(ops::make_workload("softmax", {.input = {64, 16}}).dag, 1024));
+  const ops::Workload dense = ops::make_workload("dense", matmul_args({64, 64}, {64, 64}, true));
+  EXPECT_FALSE(schedule::gpu_rows_schedule(dense.dag, 1024));
+}
+
+// BERT's layer norm and attention's row softmax as CUDA C on an NVIDIA GPU
+// (skipped where there is none).
+TEST(GpuSource, RowsScheduleOnCudaMatchesTheReference) {
+  for (const ops::Workload& w :
+       {layer_norm_workload({256, 768}, -1), ops::make_workload("softmax", {.input = {1536, 128}})})
+    expect_matches_reference(w, *schedule::gpu_rows_schedule(w.dag, 1024), "cuda");
+}
+
+// Layer norm's squares read its mean, which one thread stored in shared
+// memory: a barrier stands between that store and every read (PoCL runs a
+// block's work-items one after another between barriers, so only the
+// source can show it).
+TEST(GpuSource, RowsScheduleWaitsForTheMeanBeforeTheSquaresReadIt) {
+  const ops::Workload w = layer_norm_workload({16, 768}, -1);
+  const std::string code =
+      emit_gpu_source(lowered(w, *schedule::gpu_rows_schedule(w.dag, 1024)), {}, GpuDialect::Cuda).code;
+  const size_t stored = code.find("T_layer_norm_sum_local[0] = T_layer_norm_sum_local_red[0]");
+  ASSERT_NE(stored, std::string::npos) << code;
+  const size_t read = code.find("T_layer_norm_sum_local[0]*", stored);
+  ASSERT_NE(read, std::string::npos) << code;
+  const size_t barrier = code.find("__syncthreads()", stored);
+  EXPECT_LT(barrier, read) << code;
 }
 
 struct GpuCase {
