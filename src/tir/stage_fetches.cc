@@ -51,8 +51,8 @@ std::optional<FetchStep> fetch_step(const Stmt& body) {
 
 class FetchStager : public StmtMutator {
  public:
-  FetchStager(std::set<const ir::TensorNode*> shared, int64_t max_steps)
-      : shared_(std::move(shared)), max_steps_(max_steps) {}
+  FetchStager(std::set<const ir::TensorNode*> shared, int64_t max_registers)
+      : shared_(std::move(shared)), max_registers_(max_registers) {}
 
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
@@ -73,8 +73,10 @@ class FetchStager : public StmtMutator {
  private:
   Stmt stage(const ForNode* n, const Stmt& s) {
     const std::optional<FetchStep> f =
-        n->for_kind == ForKind::Serial && n->extent > 1 && n->extent <= max_steps_ ? fetch_step(n->body) : std::nullopt;
-    if (!f || !stageable(*f)) return StmtMutator::mutate_for(n, s);
+        n->for_kind == ForKind::Serial && n->extent > 1 && n->extent <= max_registers_ ? fetch_step(n->body)
+                                                                                        : std::nullopt;
+    if (!f || !stageable(*f) || n->extent * (f->lanes ? f->lanes->extent : 1) > max_registers_)
+      return StmtMutator::mutate_for(n, s);
     // A vector copy only where pipelined: elsewhere ptxas already issues a
     // fetch's 16-byte loads together, before their stores.
     if (f->lanes && !pipelined_) return s;
@@ -145,19 +147,19 @@ class FetchStager : public StmtMutator {
   }
 
   std::set<const ir::TensorNode*> shared_;
-  int64_t max_steps_;
+  int64_t max_registers_;  // a thread's staged registers, at most
   bool pipelined_ = false;           // inside a Pipelined loop
   bool directly_pipelined_ = false;  // ... and in no other loop inside it
 };
 
 }  // namespace
 
-Stmt stage_fetches(const Stmt& s, int64_t max_steps) {
+Stmt stage_fetches(const Stmt& s, int64_t max_registers) {
   std::set<const ir::TensorNode*> shared;
   visit_stmts(s, [&](const Stmt& x) {
     if (const auto* a = as<AllocateNode>(x); a && a->scope == MemoryScope::Shared) shared.insert(a->buffer.get());
   });
-  return FetchStager(std::move(shared), max_steps).mutate_stmt(s);
+  return FetchStager(std::move(shared), max_registers).mutate_stmt(s);
 }
 
 }  // namespace tessera::tir

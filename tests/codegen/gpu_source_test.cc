@@ -697,6 +697,9 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"Conv2dDilated", "conv2d", conv_args({1, 8, 12, 12}, {8, 8, 3, 3}, 2, 1, 2)});
   cases.push_back({"Conv2dPointwiseBatch2", "conv2d", conv_args({2, 24, 9, 9}, {40, 24, 1, 1}, 0, 1)});
   cases.push_back({"Conv2dWideRows", "conv2d", conv_args({1, 4, 40, 40}, {16, 4, 3, 3}, 1, 1)});
+  // ResNet-18's layer3 at batch 1 in small: 64 channels x 8 x 9 taps of
+  // weights a step, 21 steps of 224 threads, staged (tir/stage_fetches.h).
+  cases.push_back({"Conv2dWeightsIn21Steps", "conv2d", conv_args({1, 16, 14, 14}, {128, 16, 3, 3}, 1, 1)});
   // Split-K: 4 blocks of a 7 x 7 output, the 64 input channels in four
   // ranges summed by a second kernel (ragged rows too); over a batch of two
   // without an epilogue (the sum is the output itself).

@@ -72,9 +72,10 @@ TEST(TirCodegenPasses, MaxReductionsAreNotSkipped) {
 // A fetch of 3 steps over 64 threads into a shared buffer of 160 (the last
 // step's threads past 160 idle), each element of a padded row: staged, its
 // loads (each zero outside the bound and the window) come first, unrolled,
-// into 3 registers, then its stores under the bound. Not a fetch of 17
-// steps, nor a store that reads no memory or the buffer it writes, nor one
-// to a buffer not shared.
+// into 3 registers, then its stores under the bound; so is one of 21 steps
+// (ResNet-18's layer3 weights at batch 1), within kMaxStagedRegisters. Not
+// a fetch of 33 steps, nor a store that reads no memory or the buffer it
+// writes, nor one to a buffer not shared.
 TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
   const ir::Tensor data = ir::placeholder({200}, "data");
   const ir::Tensor cache = ir::placeholder({160}, "cache"), local = ir::placeholder({160}, "local");
@@ -99,7 +100,9 @@ TEST(TirCodegenPasses, FetchesLoadEveryStepBeforeTheyStore) {
   EXPECT_LT(loads, stores) << staged;
   EXPECT_NE(staged.find("] = cache.staged["), std::string::npos) << staged;
   EXPECT_NE(staged.find("if (((s*64) + t) < 160)\n      cache["), std::string::npos) << staged;
-  for (const Stmt& unchanged : {fetch(17, cache, padded, MemoryScope::Shared),
+  EXPECT_NE(to_string(stage_fetches(fetch(21, cache, padded, MemoryScope::Shared))).find("cache.staged[21]"),
+            std::string::npos);
+  for (const Stmt& unchanged : {fetch(kMaxStagedRegisters + 1, cache, padded, MemoryScope::Shared),
                                 fetch(3, cache, ir::make_float(1.0), MemoryScope::Shared),
                                 fetch(3, cache, ir::load(cache, {ir::Expr(t)}), MemoryScope::Shared),
                                 fetch(3, local, padded, MemoryScope::Local)})
@@ -153,9 +156,9 @@ TEST(TirCodegenPasses, PipelinedStepsLoadTheNextStepAfterTheFirstBarrier) {
 }
 
 // A fetch of 4 floats a lane (a vectorized copy) is staged inside a
-// pipelined loop, each step's vector into 4 registers under the bound, and
-// so is a fetch of one step; nowhere else (ptxas already issues such loads
-// together).
+// pipelined loop, each step's vector into 4 registers under the bound (up
+// to 8 steps: kMaxStagedRegisters), and so is a fetch of one step; nowhere
+// else (ptxas already issues such loads together).
 TEST(TirCodegenPasses, VectorAndOneStepFetchesAreStagedInPipelinedLoopsOnly) {
   const ir::Tensor data = ir::placeholder({1024}, "data"), cache = ir::placeholder({512}, "cache");
   ir::Var k("k"), s("s"), t("t"), v("v");
@@ -165,13 +168,18 @@ TEST(TirCodegenPasses, VectorAndOneStepFetchesAreStagedInPipelinedLoopsOnly) {
                     make_allocate(cache, make_seq({fetch, make_barrier(), make_barrier()}), MemoryScope::Shared));
   };
   const ir::Expr at = (ir::Expr(s) * 64 + ir::Expr(t)) * 4 + ir::Expr(v);
-  const Stmt vectors = make_for(
-      s, 2, ForKind::Serial,
-      make_for(t, 64, ForKind::ThreadX,
-               make_if(ir::Expr(s) * 64 + ir::Expr(t) < ir::Expr(int64_t{100}),
-                       make_for(v, 4, ForKind::Vectorized,
-                                make_store(cache, {at}, ir::load(data, {ir::Expr(k) * 512 + at}))))));
+  auto vectors_of = [&](int64_t steps) {
+    return make_for(s, steps, ForKind::Serial,
+                    make_for(t, 64, ForKind::ThreadX,
+                             make_if(ir::Expr(s) * 64 + ir::Expr(t) < ir::Expr(int64_t{100}),
+                                     make_for(v, 4, ForKind::Vectorized,
+                                              make_store(cache, {at}, ir::load(data, {ir::Expr(k) * 512 + at}))))));
+  };
+  const Stmt vectors = vectors_of(2);
   const std::string staged = to_string(stage_fetches(step_of(vectors, ForKind::Pipelined)));
+  EXPECT_NE(to_string(stage_fetches(step_of(vectors_of(8), ForKind::Pipelined))).find("cache.staged[32]"),
+            std::string::npos);
+  EXPECT_EQ(to_string(stage_fetches(step_of(vectors_of(9), ForKind::Pipelined))).find("staged"), std::string::npos);
   EXPECT_NE(staged.find("allocate cache.staged[8] (local)"), std::string::npos) << staged;
   EXPECT_NE(staged.find("cache.staged[((s*4) + v)] = data["), std::string::npos) << staged;
   EXPECT_NE(staged.find("] = cache.staged[((s*4) + v)]"), std::string::npos) << staged;
