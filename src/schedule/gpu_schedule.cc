@@ -735,6 +735,11 @@ std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_t
       // consecutive scores (one thread a row read the rows a row apart,
       // a warp's load 32 transactions).
       bind_cross_thread(trace, t, max_threads);
+    } else if (t->tag == "attention_tile_softmax") {
+      // The probabilities computed where the values' blocks fetch them into
+      // shared memory (each element once a block of the head's columns):
+      // no kernel of their own, no round trip through device memory.
+      trace.compute_inline(t->name);
     } else if (t->tag == "attention_combine") {
       // The key tiles combined in the output's threads: each computes its
       // row's maximum, the tiles' weights and their sum again, over the few

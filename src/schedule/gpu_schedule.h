@@ -146,14 +146,14 @@ std::optional<Trace> gpu_winograd_schedule(const ir::ComputeDAG& dag, int max_th
 // few (a 7 x 7 image has 4).
 GpuMatmulPlan gpu_winograd_plan(const ir::ComputeDAG& dag);
 
-// Attention (ops/attention.h) in seven kernels: the keys transposed; the
-// scores (b, i, j) over the head's width and the weighted values (b, i, t,
-// c) over a key tile's keys, each tiled as gpu_matmul_schedule tiles a
-// batch_matmul (the key tiles t a batch beside b), fewer outputs a thread
-// while the blocks are few; each key tile's maximum and sum, a block per
-// row reducing it across its threads; the probabilities, a thread each;
-// and the output, whose threads combine their row's key tiles. Nothing
-// when the DAG is not an attention.
+// Attention (ops/attention.h) in six kernels: the keys transposed; the
+// scores (b, i, j) over the head's width; each key tile's maximum and sum,
+// a block per row reducing it across its threads; the weighted values (b,
+// i, t, c) over a key tile's keys, which compute the probabilities as they
+// fetch them; and the output, whose threads combine their row's key tiles.
+// Both products are tiled as gpu_matmul_schedule tiles a batch_matmul (the
+// key tiles t a batch beside b), fewer outputs a thread while the blocks
+// are few. Nothing when the DAG is not an attention.
 std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_threads);
 
 // A DAG whose reductions all reduce the output's rows (its trailing axes,

@@ -512,10 +512,11 @@ TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
 // both products tiled in blocks, their operands staged in shared memory; a
 // key tile's maximum and sum a block per row, its threads reducing together
 // (the default schedule gave each row to one thread, a warp then reading 32
-// rows a row apart); the key tiles combined in the output's kernel. Ragged
+// rows a row apart); the probabilities computed where the values fetch
+// them, the key tiles combined in the output's kernel. Ragged
 // tiles, two key tiles with a mask per group, BERT's head (64 wide, 128
-// keys) with a mask per query and without, a small head; each equals the
-// reference on PoCL.
+// keys) with a mask per query and without, a small head, one query over
+// 37 keys (a decoder's step); each equals the reference on PoCL.
 TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
   struct Case {
     int64_t batch, m, n, d, heads;
@@ -523,7 +524,7 @@ TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
   };
   for (const Case& c : {Case{3, 10, 12, 16, 3, {}}, Case{4, 70, 320, 32, 2, {2, 1, 1, 320}},
                         Case{2, 128, 128, 64, 2, {1, 1, 128, 128}}, Case{2, 128, 128, 64, 2, {}},
-                        Case{2, 32, 32, 16, 2, {}}}) {
+                        Case{2, 32, 32, 16, 2, {}}, Case{4, 1, 37, 16, 2, {}}}) {
     SCOPED_TRACE("n = " + std::to_string(c.n));
     const ops::Workload w = attention_workload(c.batch, c.m, c.n, c.d, c.heads, c.mask);
     const std::optional<schedule::Trace> trace = schedule::gpu_attention_schedule(w.dag, 1024);
@@ -546,11 +547,13 @@ TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
         EXPECT_GE(kernel.threads_per_block(), std::min<int64_t>(keys, 32)) << written;
       }
     }
-    // The key tiles combined in the output's threads: the transposed keys,
-    // the two products, the two reductions, the probabilities and the output.
-    EXPECT_EQ(cuda.program.kernels.size(), 7u);
-    for (const char* combined : {"T_attention_max", "T_attention_weight", "T_attention_sum"})
-      EXPECT_FALSE(kernel_writing.count(combined)) << combined;
+    // The probabilities computed in the values' fetch, the key tiles
+    // combined in the output's threads: six kernels, the transposed keys,
+    // the two products, the two reductions and the output.
+    EXPECT_EQ(cuda.program.kernels.size(), 6u);
+    for (const char* inlined : {"T_attention_p", "T_attention_max", "T_attention_weight", "T_attention_sum"})
+      EXPECT_FALSE(kernel_writing.count(inlined)) << inlined;
+    EXPECT_NE(kernel_writing["T_attention_values"].find("expf("), std::string::npos);
     expect_matches_reference(w, *trace, "opencl");
   }
   // Not an attention: nothing.
@@ -613,6 +616,7 @@ TEST(GpuSource, RowsScheduleRunsABlockPerRowInOneKernel) {
       {"softmax 2x3x300", ops::make_workload("softmax", {.input = {2, 3, 300}}), 6, 256},
       {"layer norm 128x768", layer_norm_workload({128, 768}, -1), 128, 256},
       {"layer norm 4x6x10 over 6x10", layer_norm_workload({4, 6, 10}, -2), 4, 32},
+      {"layer norm of one row", layer_norm_workload({1, 768}, -1), 1, 256},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
