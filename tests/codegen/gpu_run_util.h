@@ -2,6 +2,9 @@
 // Runs a lowered function on a GPU target's device (the OpenCL device, or a
 // CUDA GPU) on seeded inputs and compares with its workload's reference:
 // what the GPU schedule and template tests check.
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -83,10 +86,24 @@ inline bool kernels_call(const std::string& code, const std::string& helper) {
   return false;
 }
 
-// The buffer a kernel writes: its signature's last parameter.
-inline std::string written_buffer(const std::string& kernel) {
-  const size_t close = kernel.find(") {"), space = kernel.rfind(' ', close);
-  return kernel.substr(space + 1, close - space - 1);
+// Each kernel of CUDA C by the device buffers it stores to: a parameter
+// that begins a statement "name[...] = ...".
+inline std::map<std::string, std::string> kernels_by_written_buffer(const std::string& code) {
+  std::map<std::string, std::string> kernels;
+  for (const std::string& kernel : kernel_sources(code)) {
+    std::set<std::string> parameters;
+    std::istringstream signature(kernel.substr(kernel.find('(') + 1, kernel.find(") {") - kernel.find('(') - 1));
+    for (std::string parameter; std::getline(signature, parameter, ',');)
+      parameters.insert(parameter.substr(parameter.rfind(' ') + 1));
+    std::istringstream lines(kernel);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t start = line.find_first_not_of(' '), open = line.find('[');
+      if (start == std::string::npos || open == std::string::npos || line.find("] = ") == std::string::npos) continue;
+      const std::string name = open > start ? line.substr(start, open - start) : "";
+      if (parameters.count(name)) kernels[name] = kernel;
+    }
+  }
+  return kernels;
 }
 
 }  // namespace tessera::codegen::test

@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <set>
-#include <sstream>
 
 #include "../ops/ops_test_util.h"
 #include "gpu_run_util.h"
@@ -436,13 +434,6 @@ TEST(GpuSource, MatmulPlanSplitsTheKOfFewTiles) {
   EXPECT_FALSE(schedule::gpu_matmul_schedule(w.dag, 1024, {.split_k = 3}).has_value());  // 3 does not divide 256
 }
 
-// Attention's probabilities (exp(score - maximum) / sum, per key tile) are
-// read by the values once per channel: the default schedule computes them
-// once, a kernel of their own, instead of inlining them into the values'
-// kernel, which then recomputed every exponential once per channel. Its
-// transposed keys likewise (a layout copy): the scores' neighbouring
-// threads then read neighbouring keys, where inlined they read keys a
-// head's width apart. Same result on PoCL as the reference.
 // Attention over q (batch, m, d), k and v (batch, n, d), batch = groups x
 // heads, with a mask of `mask`'s shape (broadcast to (groups, heads, m, n))
 // when it has one.
@@ -473,31 +464,18 @@ ops::Workload attention_workload(int64_t batch, int64_t m, int64_t n, int64_t d,
           }};
 }
 
-// Each kernel of CUDA C by the device buffers it stores to: a parameter
-// that begins a statement "name[...] = ...".
-std::map<std::string, std::string> kernels_by_written_buffer(const std::string& code) {
-  std::map<std::string, std::string> kernels;
-  for (const std::string& kernel : test::kernel_sources(code)) {
-    std::set<std::string> parameters;
-    std::istringstream signature(kernel.substr(kernel.find('(') + 1, kernel.find(") {") - kernel.find('(') - 1));
-    for (std::string parameter; std::getline(signature, parameter, ',');)
-      parameters.insert(parameter.substr(parameter.rfind(' ') + 1));
-    std::istringstream lines(kernel);
-    for (std::string line; std::getline(lines, line);) {
-      const size_t start = line.find_first_not_of(' '), open = line.find('[');
-      if (start == std::string::npos || open == std::string::npos || line.find("] = ") == std::string::npos) continue;
-      const std::string name = open > start ? line.substr(start, open - start) : "";
-      if (parameters.count(name)) kernels[name] = kernel;
-    }
-  }
-  return kernels;
-}
-
+// Attention's probabilities (exp(score - maximum) / sum, per key tile) are
+// read by the values once per channel: the default schedule computes them
+// once, a kernel of their own, instead of inlining them into the values'
+// kernel, which then recomputed every exponential once per channel. Its
+// transposed keys likewise (a layout copy): the scores' neighbouring
+// threads then read neighbouring keys, where inlined they read keys a
+// head's width apart. Same result on PoCL as the reference.
 TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
   const ops::Workload w = attention_workload(3, 10, 12, 16, 3);
   const schedule::Trace trace = schedule::gpu_default_schedule(w.dag, 1024);
   const GpuSource cuda = emit_gpu_source(lowered(w, trace), {}, GpuDialect::Cuda);
-  std::map<std::string, std::string> kernel_writing = kernels_by_written_buffer(cuda.code);
+  std::map<std::string, std::string> kernel_writing = test::kernels_by_written_buffer(cuda.code);
   ASSERT_TRUE(kernel_writing.count("T_attention_p")) << cuda.code;
   ASSERT_TRUE(kernel_writing.count("T_attention_values")) << cuda.code;
   EXPECT_NE(kernel_writing["T_attention_p"].find("expf("), std::string::npos);
@@ -531,7 +509,7 @@ TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
     ASSERT_TRUE(trace.has_value());
     EXPECT_EQ(schedule::best_gpu_schedule(w.dag, {}).to_json(), trace->to_json());
     const GpuSource cuda = emit_gpu_source(lowered(w, *trace), {}, GpuDialect::Cuda);
-    std::map<std::string, std::string> kernel_writing = kernels_by_written_buffer(cuda.code);
+    std::map<std::string, std::string> kernel_writing = test::kernels_by_written_buffer(cuda.code);
     for (const char* product : {"T_attention_scores", "T_attention_values"}) {
       ASSERT_TRUE(kernel_writing.count(product)) << cuda.code;
       EXPECT_NE(kernel_writing[product].find("__shared__"), std::string::npos) << kernel_writing[product];
@@ -604,7 +582,8 @@ ops::Workload layer_norm_workload(const ops::Shape& shape, int64_t axis) {
 // block per row, each reduction's threads reducing together into shared
 // memory; rows of a head's width, BERT's hidden size, a ragged last
 // stretch of threads, layer norm over two axes. Each equals the reference
-// on PoCL. Rows shorter than a warp keep a thread each (nothing here).
+// on PoCL. Rows shorter than a warp (a thread each does better) and a
+// dense are not its DAGs.
 TEST(GpuSource, RowsScheduleRunsABlockPerRowInOneKernel) {
   struct Case {
     std::string name;
