@@ -749,10 +749,8 @@ std::optional<Trace> gpu_attention_schedule(const ir::ComputeDAG& dag, int max_t
         per_thread.push_back(t);
       else
         trace.compute_inline(t->name);
-    } else if (inlined_by_default(dag, t) && !recomputed_per_read(dag, t)) {
-      trace.compute_inline(t->name);
     } else {
-      bind_elementwise(trace, t, max_threads);
+      bind_elementwise(trace, t, max_threads);  // the keys transposed (a layout copy), and the output
     }
   }
   // Consumers first: a stage moves into the output's threads once what reads it is there.

@@ -302,17 +302,6 @@ class Lowerer {
     bool placed = false;
   };
 
-  // Whether `s` loads from `buffer`.
-  static bool loads(const Stmt& s, const ir::Tensor& buffer) {
-    bool found = false;
-    visit_stmts(s, [](const Stmt&) {}, [&](const Expr& e) {
-      ir::post_order_visit(e, [&](const Expr& x) {
-        if (auto* l = x.as<ir::TensorLoadNode>()) found |= l->tensor == buffer;
-      });
-    });
-    return found;
-  }
-
   bool reads(const Expr& e, int p) const {
     bool found = false;
     ir::post_order_visit(e, [&](const Expr& x) {
@@ -563,16 +552,17 @@ class Lowerer {
           // squares, its mean's) waits for all of its writers first.
           bool shared = false;
           std::vector<Stmt> seq;
-          std::vector<ir::Tensor> unsynced;  // shared buffers written since the last barrier
+          std::set<const ir::TensorNode*> unsynced;  // shared buffers written since the last barrier
           for (const Producer& p : producers[k]) {
-            if (std::any_of(unsynced.begin(), unsynced.end(), [&](const ir::Tensor& b) { return loads(p.nest, b); })) {
+            const std::set<const ir::TensorNode*> read = buffers_read(p.nest);
+            if (std::any_of(unsynced.begin(), unsynced.end(), [&](const ir::TensorNode* b) { return read.count(b); })) {
               seq.push_back(make_barrier());
               unsynced.clear();
             }
             seq.push_back(p.nest);
             if (p.buffer && p.scope == MemoryScope::Shared) {
               shared = true;
-              unsynced.push_back(p.buffer);
+              unsynced.insert(p.buffer.get());
             }
           }
           if (shared) seq.push_back(make_barrier());

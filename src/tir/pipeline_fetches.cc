@@ -16,26 +16,6 @@ int barriers_in(const Stmt& s) {
   return n;
 }
 
-// The buffers a statement stores into, and those its expressions read.
-std::set<const ir::TensorNode*> written_by(const Stmt& s) {
-  std::set<const ir::TensorNode*> out;
-  visit_stmts(s, [&](const Stmt& x) {
-    if (const auto* store = as<StoreNode>(x)) out.insert(store->buffer.get());
-  });
-  return out;
-}
-std::set<const ir::TensorNode*> read_by(const Stmt& s) {
-  std::set<const ir::TensorNode*> out;
-  visit_stmts(
-      s, [](const Stmt&) {},
-      [&](const ir::Expr& e) {
-        ir::post_order_visit(e, [&](const ir::Expr& x) {
-          if (const auto* load = x.as<ir::TensorLoadNode>()) out.insert(load->tensor.get());
-        });
-      });
-  return out;
-}
-
 // A fetch as tir/stage_fetches.h leaves it: a local buffer, filled by the
 // loads, then copied to shared memory by the stores.
 struct StagedFetch {
@@ -48,7 +28,7 @@ std::optional<StagedFetch> staged_fetch(const Stmt& s) {
   if (!a || a->scope != MemoryScope::Local) return std::nullopt;
   const auto* seq = as<SeqNode>(a->body);
   if (!seq || seq->stmts.size() != 2) return std::nullopt;
-  const std::set<const ir::TensorNode*> loaded = written_by(seq->stmts[0]);
+  const std::set<const ir::TensorNode*> loaded = buffers_written(seq->stmts[0]);
   if (loaded.size() != 1 || !loaded.count(a->buffer.get())) return std::nullopt;
   return StagedFetch{a, seq->stmts[0], seq->stmts[1]};
 }
@@ -71,14 +51,14 @@ std::optional<Stmt> pipelined(const ForNode& n, const Stmt& body) {
   while (first_barrier < stmts.size() && stmts[first_barrier]->kind != StmtKind::Barrier) ++first_barrier;
   if (first_barrier == 0 || first_barrier + 2 >= stmts.size() || barriers_in(inner) != 2) return std::nullopt;
 
-  const std::set<const ir::TensorNode*> written = written_by(body);
+  const std::set<const ir::TensorNode*> written = buffers_written(body);
   std::vector<StagedFetch> ahead;
   std::vector<Stmt> fetches;
   for (size_t i = 0; i < first_barrier; ++i) {
     const std::optional<StagedFetch> f = staged_fetch(stmts[i]);
     bool independent = f.has_value();
     if (f)
-      for (const ir::TensorNode* t : read_by(f->loads)) independent &= !written.count(t);
+      for (const ir::TensorNode* t : buffers_read(f->loads)) independent &= !written.count(t);
     if (independent) {
       ahead.push_back(*f);
       fetches.push_back(f->stores);

@@ -73,8 +73,7 @@ class FetchStager : public StmtMutator {
  private:
   Stmt stage(const ForNode* n, const Stmt& s) {
     const std::optional<FetchStep> f =
-        n->for_kind == ForKind::Serial && n->extent > 1 && n->extent <= max_registers_ ? fetch_step(n->body)
-                                                                                        : std::nullopt;
+        n->for_kind == ForKind::Serial && n->extent > 1 ? fetch_step(n->body) : std::nullopt;
     if (!f || !stageable(*f) || n->extent * (f->lanes ? f->lanes->extent : 1) > max_registers_)
       return StmtMutator::mutate_for(n, s);
     // A vector copy only where pipelined: elsewhere ptxas already issues a

@@ -84,6 +84,26 @@ void visit_stmts(const Stmt& s, const std::function<void(const Stmt&)>& f,
   }
 }
 
+std::set<const ir::TensorNode*> buffers_written(const Stmt& s) {
+  std::set<const ir::TensorNode*> out;
+  visit_stmts(s, [&](const Stmt& x) {
+    if (const auto* store = as<StoreNode>(x)) out.insert(store->buffer.get());
+  });
+  return out;
+}
+
+std::set<const ir::TensorNode*> buffers_read(const Stmt& s) {
+  std::set<const ir::TensorNode*> out;
+  visit_stmts(
+      s, [](const Stmt&) {},
+      [&](const ir::Expr& e) {
+        ir::post_order_visit(e, [&](const ir::Expr& x) {
+          if (const auto* load = x.as<ir::TensorLoadNode>()) out.insert(load->tensor.get());
+        });
+      });
+  return out;
+}
+
 Stmt substitute_stmt(const Stmt& s, const ir::VarMap& map) {
   struct Substituter : StmtMutator {
     const ir::VarMap* map;

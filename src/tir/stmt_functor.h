@@ -1,5 +1,7 @@
 #pragma once
 // Visitor and mutator over statements, in the style of ir/functor.h.
+#include <set>
+
 #include "ir/functor.h"
 #include "tir/stmt.h"
 
@@ -16,6 +18,10 @@ class StmtMutator : public ir::ExprMutator {
   virtual Stmt mutate_if(const IfThenElseNode* n, const Stmt& s);
   virtual Stmt mutate_seq(const SeqNode* n, const Stmt& s);
 };
+
+// The buffers `s` stores into, and those its expressions load from.
+std::set<const ir::TensorNode*> buffers_written(const Stmt& s);
+std::set<const ir::TensorNode*> buffers_read(const Stmt& s);
 
 // Replaces variables by expressions in every expression of s.
 Stmt substitute_stmt(const Stmt& s, const ir::VarMap& map);
