@@ -7,7 +7,8 @@
 //   gpu_models --target cuda --batch 1 [--check] [--bench] [--dim sequence=128]
 //              [--records LOG] [--tune templates|auto --minutes M --log LOG] [--profile]
 //              [--dtype float16] [--convolutions direct|winograd|implicit-gemm]
-//              [--no-shipped-records] [--no-untuned-tensor-cores] [--untuned-pipelined] MODEL...
+//              [--no-shipped-records] [--no-untuned-tensor-cores] [--untuned-pipelined]
+//              [--layout NHWC] MODEL...
 // --dtype float16 compiles (and with --tune, tunes) the networks in half
 // storage, checked against the fp32 interpreter at the half tolerance; a
 // "cuda -tf32" target's fp32 products run on tensor cores in TF32, checked
@@ -19,6 +20,8 @@
 // hand-written CUDA-core schedule instead of the tensor-core fallback.
 // --untuned-pipelined: kernels without a record load their reductions' next
 // step while one computes (build::BuildOptions::untuned_pipeline).
+// --layout NHWC builds a zoo model in NHWC (its convolutions then products
+// whose window rows are channels: ops/conv2d_implicit_gemm.h).
 // --profile adds each kernel call's device time (the per-layer comparison
 // of two searches: bench/gpu/compare_searches.py).
 #include <algorithm>
@@ -147,6 +150,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--target" && i + 1 < argc) target_text = argv[++i];
     else if (a == "--batch" && i + 1 < argc) options.batch = std::atoll(argv[++i]);
+    else if (a == "--layout" && i + 1 < argc) options.layout = argv[++i];
     else if (a == "--check") check = true;
     else if (a == "--bench") bench = true;
     else if (a == "--tune" && i + 1 < argc) tuning.search = argv[++i];

@@ -9,10 +9,12 @@ as users run it, and runs fp16 under torch.autocast; Tessera's fp16 is
 fp32 on target "cuda -tf32" (its fp32 products on tensor cores in TF32, as
 cuDNN's convolutions run under PyTorch's defaults) against PyTorch's fp32.
 --records MODEL=LOG compiles that model with a tuning log's best records
-(tuned Tessera).
+(tuned Tessera). --nhwc adds a Tessera side of each zoo model built in NHWC
+(gpu_models --layout NHWC: its convolutions products whose window rows are
+channels), timed in the same rounds; the ratio is the faster Tessera side's.
 
   python3 bench/gpu/gpu_vs_torch.py --gpu-models BIN --models resnet-18 ... --batches 1 16 \
-      [--dtypes float32 float16 tf32] [--records resnet-18=r18.log] --out DIR
+      [--dtypes float32 float16 tf32] [--records resnet-18=r18.log] [--nhwc] --out DIR
 """
 import contextlib
 import argparse
@@ -61,6 +63,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dtypes", nargs="+", default=["float32", "float16"], choices=["float32", "float16", "tf32"])
     p.add_argument("--records", nargs="*", default=[], help="MODEL=LOG: compile MODEL with LOG's best records")
+    p.add_argument("--nhwc", action="store_true", help="also Tessera with the zoo models built in NHWC")
     p.add_argument("--bert-onnx", default="/tmp/bert_base.onnx")
     p.add_argument("--deadline", type=float, default=1e9, help="seconds from now after which nothing new starts")
     p.add_argument("--profile", action="store_true",
@@ -96,6 +99,15 @@ def main():
                 tessera_lines.append(line)
                 return ms
             sides = {"tessera": tessera}
+            nhwc_lines = []
+
+            def tessera_nhwc():
+                ms, line = time_tessera(a.gpu_models, tessera_model, batch, flags + ["--layout", "NHWC"],
+                                        "cuda -tf32" if tf32 else "cuda")
+                nhwc_lines.append(line)
+                return ms
+            if a.nhwc and name != "bert-base":
+                sides["tessera NHWC"] = tessera_nhwc
             if "eager" in a.modes:
                 sides["torch eager"] = lambda: time_torch(net, x, half)
             compiled = {}
@@ -114,22 +126,26 @@ def main():
             row["min_ms"] = best
             if a.profile and tessera_lines:  # the fastest round's kernels
                 row["tessera_line"] = min(tessera_lines, key=lambda line: line["min_ms"])
-            torch_best = min((v for k, v in best.items() if k != "tessera"), default=None)
-            if "tessera" in best and torch_best:
-                row["tessera_over_fastest_torch"] = best["tessera"] / torch_best
+            if a.profile and nhwc_lines:
+                row["tessera_nhwc_line"] = min(nhwc_lines, key=lambda line: line["min_ms"])
+            torch_best = min((v for k, v in best.items() if not k.startswith("tessera")), default=None)
+            tessera_best = min((v for k, v in best.items() if k.startswith("tessera")), default=None)
+            if tessera_best and torch_best:
+                row["tessera_over_fastest_torch"] = tessera_best / torch_best
             results.append(row)
             print(json.dumps(row), flush=True)
             with open(out_json, "w") as f:
                 json.dump(results, f, indent=1)
             torch._dynamo.reset()
     with open(os.path.join(a.out, "gpu_vs_torch.md"), "w") as f:
-        f.write("| model | dtype | batch | tessera | eager | compile | max-autotune | tessera / fastest |\n"
-                "|---|---|---|---|---|---|---|---|\n")
+        f.write("| model | dtype | batch | tessera | tessera NHWC | eager | compile | max-autotune | tessera / fastest |\n"
+                "|---|---|---|---|---|---|---|---|---|\n")
         for r in results:
             m = r.get("min_ms", {})
             cell = lambda k: f"{m[k]:.3f}" if k in m else "-"
             ratio = f"{r['tessera_over_fastest_torch']:.2f}" if "tessera_over_fastest_torch" in r else "-"
-            f.write(f"| {r['model']} | {r['dtype']} | {r['batch']} | {cell('tessera')} | {cell('torch eager')} | "
+            f.write(f"| {r['model']} | {r['dtype']} | {r['batch']} | {cell('tessera')} | {cell('tessera NHWC')} | "
+                    f"{cell('torch eager')} | "
                     f"{cell('torch.compile compile')} | {cell('torch.compile max-autotune')} | {ratio} |\n")
 
 

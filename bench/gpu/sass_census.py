@@ -13,7 +13,13 @@ occupancy or memory traffic. Claims of speed still need bench/gpu's device
 runs.
 
   python3 bench/gpu/sass_census.py build/tessera [--before OLD_TESSERA] \\
-      [--models resnet-18 mobilenet-v2] [--batches 1 16] [--dtypes float32 float16]
+      [--models resnet-18 mobilenet-v2] [--batches 1 16] [--dtypes float32 float16] \\
+      [--layout NHWC] [--before-layout NCHW]
+
+--layout is the zoo's activation layout (NCHW by default); --before-layout
+the before side's (the same by default), so that one build's two layouts
+can be counted side by side (--before build/tessera --before-layout NCHW
+--layout NHWC).
 
 nvdisasm: from the CUDA toolkit if it has one, else PATH (PyPI's
 nvidia-cuda-nvdisasm, 13.2 and later, in any venv: its nvidia/cu13/bin), else
@@ -43,10 +49,11 @@ def find_nvdisasm():
              "pip install nvidia-cuda-nvdisasm brings one)")
 
 
-def network_source(tessera, model, batch, dtype):
+def network_source(tessera, model, batch, dtype, layout):
     with tempfile.NamedTemporaryFile(suffix=".tsr") as out:
-        subprocess.run([tessera, "compile", model, "--batch", str(batch), "--dtype", dtype, "--target",
-                        "cuda -arch=sm_90", "--no-shipped-records", "-o", out.name], check=True, capture_output=True)
+        subprocess.run([tessera, "compile", model, "--batch", str(batch), "--dtype", dtype, "--layout", layout,
+                        "--target", "cuda -arch=sm_90", "--no-shipped-records", "-o", out.name], check=True,
+                       capture_output=True)
         data = open(out.name, "rb").read()
     start = data.rfind(b"{", 0, data.find(b'"kernels"'))
     return json.JSONDecoder().raw_decode(data[start:].decode("latin1"))[0]["source"]
@@ -91,9 +98,9 @@ def count(kernel_sass):
             "loop": loop, "loop_mma": loop_mma}
 
 
-def census(tessera, nvdisasm, model, batch, dtype):
+def census(tessera, nvdisasm, model, batch, dtype, layout):
     """{kernel name: counts} of one network."""
-    source = network_source(tessera, model, batch, dtype)
+    source = network_source(tessera, model, batch, dtype, layout)
     with tempfile.TemporaryDirectory() as tmp:
         cu, cubin = os.path.join(tmp, "net.cu"), os.path.join(tmp, "net.cubin")
         open(cu, "w").write(source)
@@ -128,7 +135,10 @@ def main():
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
     parser.add_argument("--dtypes", nargs="+", default=["float32", "float16"])
     parser.add_argument("--kernels", action="store_true", help="every kernel whose counts changed")
+    parser.add_argument("--layout", default="NCHW", choices=["NCHW", "NHWC"])
+    parser.add_argument("--before-layout", choices=["NCHW", "NHWC"], help="the before side's (default: --layout)")
     args = parser.parse_args()
+    before_layout = args.before_layout or args.layout
     nvdisasm = find_nvdisasm()
     keys = ["instructions", "branches", "divergent", "global_loads", "hmma", "ffma", "loop", "loop_mma", "spill_bytes"]
     print("| model | batch | dtype | kernels | " + " | ".join(keys) + " |")
@@ -136,8 +146,8 @@ def main():
     for model in args.models:
         for batch in args.batches:
             for dtype in args.dtypes:
-                now = census(args.tessera, nvdisasm, model, batch, dtype)
-                old = census(args.before, nvdisasm, model, batch, dtype) if args.before else None
+                now = census(args.tessera, nvdisasm, model, batch, dtype, args.layout)
+                old = census(args.before, nvdisasm, model, batch, dtype, before_layout) if args.before else None
                 cells = [f"{total(old, k)} -> {total(now, k)}" if old else str(total(now, k)) for k in keys]
                 print(f"| {model} | {batch} | {dtype} | {len(now)} | " + " | ".join(cells) + " |", flush=True)
                 if args.kernels and old:

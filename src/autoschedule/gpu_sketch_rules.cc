@@ -133,15 +133,14 @@ TileWriter tile_writer(const schedule::State& state, int stage) {
   const ir::Tensor& product = stages[stage].tensor;
   // Partial sums are written out whole, for the stage that adds them.
   if (partial_sums(state, stage)) return {stage, -1};
-  if (product->tag != "conv2d_nchw_gemm") {
+  if (!schedule::is_conv_product(product)) {
     const int consumer = elementwise_matched_consumer(state, stage);
     return {consumer >= 0 ? consumer : stage, -1};
   }
   for (int i = 0; i < static_cast<int>(stages.size()); ++i) {
     const ir::Tensor& r = stages[i].tensor;
     const auto inputs = r->inputs();
-    if (r->tag != "conv2d_nchw_implicit_gemm" || std::find(inputs.begin(), inputs.end(), product) == inputs.end())
-      continue;
+    if (!r->attrs.count("implicit_gemm") || std::find(inputs.begin(), inputs.end(), product) == inputs.end()) continue;
     if (stages[i].location != schedule::Location::Inlined) {
       const int consumer = elementwise_matched_consumer(state, i);
       return {consumer >= 0 ? consumer : i, i};
@@ -216,20 +215,24 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
 
   // The writer's rows and columns: the product's, or, for a convolution,
   // the output channels and the positions (n, y, x) fused, which index the
-  // product's columns in order (their digits recombine: tir/simplify.h).
+  // product's positions in order (their digits recombine: tir/simplify.h):
+  // channels x positions in NCHW, positions x channels in NHWC.
   auto osp = names_of(n.stage(n.state().stage_index(out)), ir::IterKind::Spatial);
   const auto& oshape = b.stage(w.writer).tensor->shape;
   std::vector<std::string> batch(osp.begin(), osp.end() - 2);
   std::string oi = osp[osp.size() - 2], oj = osp.back();
   int64_t rows = oshape[oshape.size() - 2], cols = oshape.back();
   if (w.images >= 0) {
-    const schedule::ImageColumns columns = schedule::image_columns(osp, oshape[0]);
+    const schedule::ImagePositions images_of = schedule::image_positions(b.stage(stage).tensor, osp, oshape[0]);
     batch = oshape[0] == 1 ? std::vector<std::string>{osp[0]} : std::vector<std::string>{};
-    oi = osp[1];
-    n.add(ReorderStep{out, columns.order});
-    oj = n.fuse(out, columns.positions);
-    rows = oshape[1];
-    cols = oshape[0] * oshape[2] * oshape[3];
+    n.add(ReorderStep{out, images_of.order});
+    const std::string positions = n.fuse(out, images_of.positions);
+    const int64_t channels = images_of.positions_are_rows ? oshape[3] : oshape[1];
+    const int64_t positions_extent = oshape[0] * oshape[1] * oshape[2] * oshape[3] / channels;
+    oi = images_of.positions_are_rows ? positions : images_of.channels;
+    oj = images_of.positions_are_rows ? images_of.channels : positions;
+    rows = images_of.positions_are_rows ? positions_extent : channels;
+    cols = images_of.positions_are_rows ? channels : positions_extent;
   }
   BlockThreads warps;
   warps.threads_per_unit = kWarpLanes;

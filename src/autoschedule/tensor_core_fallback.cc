@@ -78,8 +78,9 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
     }
     f.params.unroll.assign(sketch.unroll.size(), 0);
     if (!sketch.unroll.empty()) f.params.unroll[0] = 64;  // a step's multiplications (the accumulation's site)
-    // 16-byte fetches of operands read as stored rows; the others (the
-    // padded window) one element a lane, coalesced across the lanes.
+    // 16-byte fetches of operands read as stored rows and of an NHWC
+    // window; the others (an NCHW window) one element a lane, coalesced
+    // across the lanes.
     f.params.vectorize.assign(sketch.vectorize.size(), 0);
     // Each step's fetches awaited before it computes (other blocks hide
     // their latency): the kernels the untuned rule was measured with.
@@ -88,7 +89,8 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
       const auto* fetch = std::get_if<FetchSplit>(&step);
       if (!fetch || fetch->vector_site < 0) continue;
       for (const ir::Tensor& t : dag.tensors())
-        if (schedule::cache_read_name(t->name) == fetch->stage && reads_aligned_rows(t, fetch->lanes))
+        if (schedule::cache_read_name(t->name) == fetch->stage &&
+            (reads_aligned_rows(t, fetch->lanes) || schedule::nhwc_window_rows(t, fetch->lanes)))
           f.params.vectorize[fetch->vector_site] = 1;
     }
     // A batched product's blocks run along its batch too (the block loop

@@ -18,8 +18,9 @@ namespace tessera::autoschedule {
 // a step's multiplications unrolled (auto_unroll_max_step 64: a step's 8 of
 // them, not the steps; unrolling those too, 512, gave NVRTC 70 to 170 KB of
 // source a kernel, and ResNet-18 in half took 90 s to compile instead of 3),
-// operands read as stored rows (weights, dense inputs) fetched 16 bytes a
-// lane, the others (a padded window) an element a lane.
+// operands read as stored rows (weights, dense inputs) and an NHWC
+// convolution's window (8 channels of a pixel) fetched 16 bytes a lane,
+// the others (an NCHW window) an element a lane.
 struct TensorCoreFallback {
   Sketch sketch;
   SketchParams params;

@@ -16,7 +16,7 @@ std::string Task::describe() const {
   std::string s = name();
   for (const auto& p : workload.dag.placeholders()) s += " " + p->name + "=" + ops::shape_to_string(p->shape);
   if (op == "conv2d" || op == "conv2d_winograd" || op == "conv2d_nchw_winograd" || op == "conv2d_nchw_implicit_gemm" ||
-      op == "depthwise_conv2d" || op == "group_conv2d") {
+      op == "conv2d_nhwc_implicit_gemm" || op == "depthwise_conv2d" || op == "group_conv2d") {
     s += " stride=" + std::to_string(args.stride) + " dilation=" + std::to_string(args.dilation);
     if (op == "group_conv2d") s += " groups=" + std::to_string(args.groups);
     s += args.padding.empty() ? " pad=" + std::to_string(args.pad) : " padding=" + ops::shape_to_string(args.padding);

@@ -75,6 +75,12 @@ bool may_fault(const ir::Expr& e) {
   return unsafe;
 }
 
+bool is_zero(const ir::Expr& e) {
+  if (const auto* f = e.as<ir::FloatImmNode>()) return f->value == 0.0;
+  if (const auto* c = e.as<ir::CastNode>()) return is_zero(c->value);
+  return ir::is_const_int(e, int64_t{0});
+}
+
 bool has_tensor_core_tiles(const tir::DeviceProgram& p) {
   bool found = false;
   for (const tir::DeviceKernel& k : p.kernels)
@@ -307,7 +313,8 @@ class GpuPrinter : public CSourcePrinter {
   // uint2, uint4; OpenCL: vloadN / vstoreN, vload_halfN / vstore_halfN).
   // The cooperative fetches into shared memory are such loops.
   // Guards that hold for all lanes or none (a fetch's bound: lane_uniform)
-  // may enclose the copy; it then runs under the first lane's.
+  // may enclose the copy; it then runs under the first lane's. So may a
+  // select of the value and zero (a padded window's check).
   bool vector_copy(const tir::ForNode* n, int depth) {
     const int64_t lanes = n->extent;
     tir::Stmt body = n->body;
@@ -320,7 +327,16 @@ class GpuPrinter : public CSourcePrinter {
     }
     if (body->kind != tir::StmtKind::Store) return false;
     const auto* store = tir::as<tir::StoreNode>(body);
+    // The value loaded, or loaded where a condition holds for all lanes or
+    // none and zero elsewhere (the padding of an NHWC window, whose 8
+    // channels of a pixel are all inside or all outside it).
     const auto* load = store->value.as<ir::TensorLoadNode>();
+    ir::Expr inside;
+    if (const auto* select = store->value.as<ir::SelectNode>();
+        select && is_zero(select->false_value) && lane_uniform(select->cond, n->var, lanes)) {
+      load = select->true_value.as<ir::TensorLoadNode>();
+      inside = at_first_lane(select->cond, n->var);
+    }
     if (!load || store->buffer->dtype != load->tensor->dtype) return false;
     const bool halves = store->buffer->dtype == ir::DType::Float16;
     if (!halves && store->buffer->dtype != ir::DType::Float32) return false;
@@ -345,14 +361,16 @@ class GpuPrinter : public CSourcePrinter {
       for (size_t i = 1; i < guards.size(); ++i) all = all && guards[i];
       out_ << indent(depth++) << "if (" << expr(all) << ")\n";
     }
+    const std::string when = inside ? expr(inside) + " ? " : "";
     if (cuda()) {
       const std::string type =
           !halves ? "float" + n_lanes : lanes == 2 ? "unsigned" : "uint" + std::to_string(lanes / 2);
-      out_ << indent(depth) << "*(" << type << "*)(" << dst << ") = *(const " << type << "*)(" << src << ");\n";
+      out_ << indent(depth) << "*(" << type << "*)(" << dst << ") = " << when << "*(const " << type << "*)(" << src
+           << ")" << (inside ? " : " + type + "{}" : "") << ";\n";
     } else {
       const std::string kind = halves ? "_half" : "";
-      out_ << indent(depth) << "vstore" << kind << n_lanes << "(vload" << kind << n_lanes << "(0, " << src << "), 0, "
-           << dst << ");\n";
+      out_ << indent(depth) << "vstore" << kind << n_lanes << "(" << when << "vload" << kind << n_lanes << "(0, " << src
+           << ")" << (inside ? " : (float" + n_lanes + ")(0.0f)" : "") << ", 0, " << dst << ");\n";
     }
     return true;
   }

@@ -77,8 +77,11 @@ std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_
     if (!depends_on(atom, var.node())) continue;
     const auto* b = atom.as<ir::BinaryNode>();
     int64_t divisor = 0;
-    if (!b || (atom.kind() != ir::ExprKind::FloorDiv && atom.kind() != ir::ExprKind::FloorMod) ||
-        !ir::is_const_int(b->b, &divisor) || divisor <= 0 || divisor % lanes != 0 || lane_stride(b->a, var, lanes) != 1)
+    if (!b || (atom.kind() != ir::ExprKind::FloorDiv && atom.kind() != ir::ExprKind::FloorMod)) return std::nullopt;
+    // Of an operand the lanes share, the lanes share the quotient and the
+    // remainder (a tap's row, (k / C) / KW, of k / C that a step's lanes share).
+    if (ir::is_const_int(b->b, &divisor) && divisor > 0 && lane_stride(b->a, var, lanes) == 0) continue;
+    if (!ir::is_const_int(b->b, &divisor) || divisor <= 0 || divisor % lanes != 0 || lane_stride(b->a, var, lanes) != 1)
       return std::nullopt;
     if (known_alignment(at_first_lane(b->a, var)) % lanes != 0) return std::nullopt;
     if (atom.kind() == ir::ExprKind::FloorMod) stride += coefficient;
@@ -105,7 +108,9 @@ bool lane_uniform(const ir::Expr& cond, const ir::Var& var, int64_t lanes) {
     default: return false;
   }
   const ir::Expr e = b->a - b->b;
-  if (lane_stride(e, var, lanes) != 1) return false;
+  const std::optional<int64_t> stride = lane_stride(e, var, lanes);
+  if (stride == 0) return true;  // the lanes compare the same value
+  if (stride != 1) return false;
   return known_alignment(at_first_lane(e - ir::Expr(shift), var)) % lanes == 0;
 }
 

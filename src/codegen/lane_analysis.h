@@ -24,7 +24,8 @@ std::optional<int64_t> access_stride(const std::vector<ir::Expr>& indices, const
 // vector's lanes), which also sees through a floordiv or floormod by a
 // constant that `lanes` divides, of an operand contiguous along it whose
 // value at the first lane `lanes` divides: the lanes then share a quotient
-// (stride 0) and run consecutive remainders (stride 1). A loop fused and
+// (stride 0) and run consecutive remainders (stride 1); and through one by
+// any constant of an operand the lanes share (stride 0). A loop fused and
 // split into vectors indexes its buffers so.
 std::optional<int64_t> lane_stride(const ir::Expr& e, const ir::Var& var, int64_t lanes);
 // e at the first lane (var = 0), simplified.
@@ -36,9 +37,11 @@ std::optional<int64_t> lane_access_stride(const std::vector<ir::Expr>& indices, 
 // loop from 0) or for none, wherever their first lane is a multiple of
 // `lanes`: it reads no lane, or is a conjunction of such, or compares
 // var + (a multiple of lanes) with 0 (e < 0, e >= 0; e <= 0 and e > 0 with
-// the multiple off by one). A fetch of whole vectors checks its bound
-// (fused index < extent, the extent a multiple of the lanes) so; the vector
-// move then goes under the first lane's check.
+// the multiple off by one), or compares a value the lanes share (stride 0:
+// an NHWC window's row, (k / C) / KW, for 8 channels k of a tap). A fetch
+// of whole vectors checks its bound (fused index < extent, the extent a
+// multiple of the lanes) so; the vector move then goes under the first
+// lane's check.
 bool lane_uniform(const ir::Expr& cond, const ir::Var& var, int64_t lanes);
 
 // The largest power of two, up to 64, known to divide e wherever it is

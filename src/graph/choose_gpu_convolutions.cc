@@ -1,6 +1,6 @@
 // The algorithm of a GPU network's convolutions (passes.h), chosen on their
 // attributes before the kernels form: choose_implicit_gemm computes the
-// ungrouped NCHW convolutions of constant weights as one matrix product each
+// ungrouped NCHW and NHWC convolutions of constant weights as one matrix product each
 // (ops/conv2d_implicit_gemm.h), the form whose tiles tensor cores run;
 // choose_nchw_winograd runs the 3x3 stride-1 ones winograd_tile_for picks
 // as Winograd in NCHW (ops/winograd.h), their weights stored transformed.
@@ -38,15 +38,26 @@ bool ungrouped_nchw(const ops::Conv2dAttrs& a) {
   return a.data_layout == "NCHW" && a.kernel_layout == "OIHW" && a.groups == 1;
 }
 
+bool ungrouped_nhwc(const ops::Conv2dAttrs& a) {
+  return a.data_layout == "NHWC" && a.kernel_layout == "HWIO" && a.groups == 1;
+}
+
 }  // namespace
 
 Graph choose_implicit_gemm(const Graph& g, const ImplicitGemmChoice& choice) {
   return rewrite_convolutions(g, [&](const Node& n, ops::Conv2dAttrs a) -> std::optional<ops::Conv2dAttrs> {
-    // The weight must be a constant: the build stores it OHWI (ops/conv2d_implicit_gemm.h).
+    // The weight must be a constant: in NCHW the build stores it OHWI
+    // (ops/conv2d_implicit_gemm.h); NHWC's product reads HWIO as it is.
     const Node& weight = g.node(n.inputs.at(1));
-    if (!ungrouped_nchw(a) || a.implicit_gemm || a.winograd_tile > 0 || weight.op != Op::kConstant) return std::nullopt;
+    const bool nhwc = ungrouped_nhwc(a);
+    if ((!ungrouped_nchw(a) && !nhwc) || a.implicit_gemm || a.winograd_tile > 0 || weight.op != Op::kConstant)
+      return std::nullopt;
+    // In NCHW the small ones stay direct (schedule::gpu_conv2d_schedule
+    // tiles them); NHWC has no direct GPU schedule but the default one, an
+    // output a thread, so every one of its convolutions takes the product.
     const Shape& out = n.type.shape;  // N, F, OH, OW
-    if (out[2] * out[3] < choice.min_image || out[0] * out[2] * out[3] < choice.min_positions) return std::nullopt;
+    if (!nhwc && (out[2] * out[3] < choice.min_image || out[0] * out[2] * out[3] < choice.min_positions))
+      return std::nullopt;
     a.implicit_gemm = true;
     return a;
   });

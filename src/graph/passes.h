@@ -106,7 +106,8 @@ Graph cancel_layout_transforms(const Graph& graph);
 // Which convolutions choose_implicit_gemm computes as one matrix product:
 // none, every ungrouped NCHW one (from true), or those of at least
 // `min_positions` output positions (images x rows x columns) over images of
-// at least `min_image` positions (rows x columns).
+// at least `min_image` positions (rows x columns); every ungrouped NHWC one
+// unless none.
 struct ImplicitGemmChoice {
   bool on = false;
   int64_t min_positions = 0, min_image = 0;
@@ -129,9 +130,9 @@ struct PassOptions {
   int int8_weight_limit = 127;  // convert_layout's limit for blocking int8 convolutions
 };
 
-// The ungrouped NCHW convolutions of constant weights that `choice` names
-// computed as one matrix product each (Conv2dAttrs::implicit_gemm; the
-// build stores their weights OHWI).
+// The ungrouped NCHW convolutions of constant weights that `choice` names,
+// and the NHWC ones, computed as one matrix product each
+// (Conv2dAttrs::implicit_gemm; the build stores NCHW's weights OHWI).
 Graph choose_implicit_gemm(const Graph& graph, const ImplicitGemmChoice& choice = true);
 // The NCHW convolutions winograd_tile_for picks (not those computed as a
 // matrix product) marked to run as Winograd in NCHW (ops/winograd.h), as a

@@ -388,7 +388,10 @@ void reference_blocked_conv2d(const Conv2dAttrs& a, const float* data, const Sha
 }
 
 bool is_winograd_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.winograd_tile > 0; }
-bool is_implicit_gemm_weight(const Conv2dAttrs& a, size_t input) { return input == 1 && a.implicit_gemm; }
+// (In NHWC the implicit GEMM reads the HWIO weight as it is.)
+bool is_implicit_gemm_weight(const Conv2dAttrs& a, size_t input) {
+  return input == 1 && a.implicit_gemm && a.data_layout == "NCHW";
+}
 
 // A convolution's weight where its kernel reads it in another form: a
 // Winograd convolution's, OIHW<i>i<o>o (CPUs) or OIHW (GPUs) in the graph,
@@ -506,6 +509,7 @@ TESSERA_OPERATOR(conv2d) {
       return conv2d_nchw_implicit_gemm(in[0], in[1], a);
     }
     if (a.data_layout == "NCHW") return conv2d_nchw(in[0], in[1], a);
+    if (a.data_layout == "NHWC" && a.implicit_gemm && !depthwise) return conv2d_nhwc_implicit_gemm(in[0], in[1], a);
     if (a.data_layout == "NHWC") return depthwise ? depthwise_conv2d_nhwc(in[0], in[1], a) : conv2d_nhwc(in[0], in[1], a);
     if (depthwise) return depthwise_conv2d_nchwc(in[0], in[1], a);
     if (a.winograd_tile > 0) return conv2d_winograd_nchwc(in[0], in[1], a, a.winograd_tile);  // weight stored transformed

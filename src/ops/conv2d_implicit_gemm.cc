@@ -1,5 +1,7 @@
 #include "ops/conv2d_implicit_gemm.h"
 
+#include <array>
+
 #include "ops/common.h"
 
 namespace tessera::ops {
@@ -26,6 +28,29 @@ ir::Expr zero_past(const ir::Expr& value, const std::vector<std::pair<ir::Var, i
     inside = inside ? (inside && c) : c;
   }
   return inside ? ir::select(inside, value, ir::make_float(0.0)) : value;
+}
+
+// Where element (q, k) of the im2col matrix reads the padded data, k =
+// (ry, rx, c) and q = (n, y, x): the image, the channel, and the window's
+// row and column.
+struct WindowElement {
+  ir::Expr image, channel, row, column;
+};
+WindowElement window_element(const ir::Expr& qq, const ir::Expr& kk, int64_t channels, int64_t kw, int64_t ow,
+                             int64_t pixels, const Conv2dAttrs& a) {
+  const ir::Expr tap = ir::floordiv(kk, ir::make_int(channels)), pixel = ir::floormod(qq, ir::make_int(pixels));
+  return {ir::floordiv(qq, ir::make_int(pixels)), ir::floormod(kk, ir::make_int(channels)),
+          window_index(ir::floordiv(pixel, ir::make_int(ow)), ir::floordiv(tap, ir::make_int(kw)), a.stride_h,
+                       a.dilation_h),
+          window_index(ir::floormod(pixel, ir::make_int(ow)), ir::floormod(tap, ir::make_int(kw)), a.stride_w,
+                       a.dilation_w)};
+}
+
+// The tap (ry, rx) and channel c of reduction index k = (ry, rx, c).
+std::array<ir::Expr, 3> weight_tap(const ir::Expr& kk, int64_t channels, int64_t kw) {
+  const ir::Expr tap = ir::floordiv(kk, ir::make_int(channels));
+  return {ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw)),
+          ir::floormod(kk, ir::make_int(channels))};
 }
 
 // OIHW <-> OHWI: `to_ohwi` reads OIHW values of `oihw` and writes OHWI, or the reverse.
@@ -55,29 +80,19 @@ ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& w
   const int64_t k = channels * kh * kw, pixels = oh * ow, q = n * pixels;
   const int64_t fp = round_up(f), kp = round_up(k), qp = round_up(q);
   const ir::Tensor padded = pad_spatial(data, 2, 3, a, "pad_temp");
-  const ir::Expr c_extent = ir::make_int(channels);
 
   const ir::Tensor weights = ir::compute(
       {fp, kp},
       [&](const std::vector<ir::Var>& v) {
-        const ir::Expr ff = clamped(v[0], f, fp), kk = clamped(v[1], k, kp);
-        const ir::Expr tap = ir::floordiv(kk, c_extent);
-        return zero_past(ir::load(weight, {ff, ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw)),
-                                           ir::floormod(kk, c_extent)}),
-                         {{v[0], f}, {v[1], k}}, {fp, kp});
+        const auto [ry, rx, c] = weight_tap(clamped(v[1], k, kp), channels, kw);
+        return zero_past(ir::load(weight, {clamped(v[0], f, fp), ry, rx, c}), {{v[0], f}, {v[1], k}}, {fp, kp});
       },
       unique_name("conv_weights", {weight}), "implicit_gemm_weights", {"f", "k"});
   const ir::Tensor columns = ir::compute(
       {kp, qp},
       [&](const std::vector<ir::Var>& v) {
-        const ir::Expr kk = clamped(v[0], k, kp), qq = clamped(v[1], q, qp);
-        const ir::Expr tap = ir::floordiv(kk, c_extent), pixel = ir::floormod(qq, ir::make_int(pixels));
-        const ir::Expr y = window_index(ir::floordiv(pixel, ir::make_int(ow)), ir::floordiv(tap, ir::make_int(kw)),
-                                        a.stride_h, a.dilation_h);
-        const ir::Expr x = window_index(ir::floormod(pixel, ir::make_int(ow)), ir::floormod(tap, ir::make_int(kw)),
-                                        a.stride_w, a.dilation_w);
-        return zero_past(ir::load(padded, {ir::floordiv(qq, ir::make_int(pixels)), ir::floormod(kk, c_extent), y, x}),
-                         {{v[0], k}, {v[1], q}}, {kp, qp});
+        const WindowElement e = window_element(clamped(v[1], q, qp), clamped(v[0], k, kp), channels, kw, ow, pixels, a);
+        return zero_past(ir::load(padded, {e.image, e.channel, e.row, e.column}), {{v[0], k}, {v[1], q}}, {kp, qp});
       },
       unique_name("conv_columns", {padded}), "implicit_gemm_columns", {"k", "q"});
   const ir::IterVar rk = ir::reduce_axis(kp, "rk");
@@ -95,6 +110,49 @@ ir::Tensor conv2d_nchw_implicit_gemm(const ir::Tensor& data, const ir::Tensor& w
         return ir::load(product, {v[1], plus(scaled(plus(scaled(v[0], oh), v[2]), ow), v[3])});
       },
       unique_name(op, {product}), op, {"nn", "ff", "yy", "xx"}, attrs);
+}
+
+ir::Tensor conv2d_nhwc_implicit_gemm(const ir::Tensor& data, const ir::Tensor& weight, const Conv2dAttrs& a) {
+  const std::string op = "conv2d_nhwc_implicit_gemm";
+  check_rank(op, "data", data->shape, 4);
+  check_rank(op, "weight (HWIO)", weight->shape, 4);
+  if (a.groups != 1) fail(op, "a grouped convolution has no single matrix product");
+  const int64_t kh = weight->shape[0], kw = weight->shape[1], channels = weight->shape[2];
+  const Shape out = conv2d_nhwc_output_shape(data->shape, weight->shape, a);
+  const int64_t n = out[0], oh = out[1], ow = out[2], f = out[3];
+  const int64_t k = channels * kh * kw, pixels = oh * ow, q = n * pixels;
+  const int64_t fp = round_up(f), kp = round_up(k), qp = round_up(q);
+  const ir::Tensor padded = pad_spatial(data, 1, 2, a, "pad_temp");
+
+  const ir::Tensor columns = ir::compute(
+      {qp, kp},
+      [&](const std::vector<ir::Var>& v) {
+        const WindowElement e = window_element(clamped(v[0], q, qp), clamped(v[1], k, kp), channels, kw, ow, pixels, a);
+        return zero_past(ir::load(padded, {e.image, e.row, e.column, e.channel}), {{v[0], q}, {v[1], k}}, {qp, kp});
+      },
+      unique_name("conv_columns", {padded}), "implicit_gemm_columns", {"q", "k"});
+  const ir::Tensor weights = ir::compute(
+      {kp, fp},
+      [&](const std::vector<ir::Var>& v) {
+        const auto [ry, rx, c] = weight_tap(clamped(v[0], k, kp), channels, kw);
+        return zero_past(ir::load(weight, {ry, rx, c, clamped(v[1], f, fp)}), {{v[0], k}, {v[1], f}}, {kp, fp});
+      },
+      unique_name("conv_weights", {weight}), "implicit_gemm_weights", {"k", "f"});
+  const ir::IterVar rk = ir::reduce_axis(kp, "rk");
+  const ir::Tensor product =
+      ir::compute({qp, fp},
+                  [&](const std::vector<ir::Var>& v) {
+                    return ir::sum(ir::load(columns, {v[0], rk.var}) * ir::load(weights, {rk.var, v[1]}), {rk});
+                  },
+                  unique_name("conv_product", {columns, weights}), "conv2d_nhwc_gemm", {"i", "j"});
+  std::map<std::string, std::string> attrs = a.to_attrs();
+  attrs["implicit_gemm"] = "1";
+  return ir::compute(
+      out,
+      [&](const std::vector<ir::Var>& v) {
+        return ir::load(product, {plus(scaled(plus(scaled(v[0], oh), v[1]), ow), v[2]), v[3]});
+      },
+      unique_name(op, {product}), op, {"nn", "yy", "xx", "ff"}, attrs);
 }
 
 Shape implicit_gemm_weight_shape(const Shape& oihw) {

@@ -131,6 +131,22 @@ Workload conv2d_nchw_implicit_gemm(const OpArgs& a) {
   return conv2d_nchw_implicit_gemm_workload(a.input, a.weight, attrs, {a.bias, a.relu});
 }
 
+// conv2d in NHWC computed as one matrix product, positions x channels
+// (ops/conv2d_implicit_gemm.h): input and weight given NCHW / OIHW as
+// conv2d's are, the workload's data NHWC and its weight HWIO.
+Workload conv2d_nhwc_implicit_gemm(const OpArgs& a) {
+  const std::string op = "conv2d_nhwc_implicit_gemm";
+  check_conv2d_args(a);
+  if (a.weight[1] != a.input[1])
+    fail(op, "ungrouped only: weight " + shape_to_string(a.weight) + " does not read every channel of input " +
+                 shape_to_string(a.input));
+  const Conv2dAttrs attrs = conv_attrs(op, a);
+  conv2d_nchw_output_shape(a.input, a.weight, attrs);
+  const Shape &x = a.input, &w = a.weight;
+  return conv2d_nhwc_implicit_gemm_workload({x[0], x[2], x[3], x[1]}, {w[2], w[3], w[1], w[0]}, attrs,
+                                            {a.bias, a.relu});
+}
+
 // depthwise_conv2d in NCHWc: one block for input and output channels (they are the same channels).
 int64_t depthwise_nchwc_block(const OpArgs& a) {
   if (a.ic_bn && a.oc_bn && a.ic_bn != a.oc_bn)
@@ -149,6 +165,7 @@ const std::map<std::string, Builder>& builders() {
       {"conv2d_winograd", conv2d_winograd},
       {"conv2d_nchw_winograd", conv2d_nchw_winograd},
       {"conv2d_nchw_implicit_gemm", conv2d_nchw_implicit_gemm},
+      {"conv2d_nhwc_implicit_gemm", conv2d_nhwc_implicit_gemm},
       {"group_conv2d", group_conv2d},
       {"depthwise_conv2d",
        [](const OpArgs& a) {
@@ -245,6 +262,7 @@ const std::vector<std::string>& op_arg_fields(const std::string& op) {
       {"conv2d_winograd", {"input", "weight", "pad", "padding", "ic_bn", "oc_bn", "bias", "relu", "winograd_tile"}},
       {"conv2d_nchw_winograd", {"input", "weight", "pad", "padding", "bias", "relu", "winograd_tile"}},
       {"conv2d_nchw_implicit_gemm", {"input", "weight", "stride", "pad", "dilation", "padding", "bias", "relu"}},
+      {"conv2d_nhwc_implicit_gemm", {"input", "weight", "stride", "pad", "dilation", "padding", "bias", "relu"}},
       {"depthwise_conv2d", kConv},
       {"group_conv2d", {"input", "weight", "stride", "pad", "dilation", "padding", "layout", "ic_bn", "oc_bn", "bias",
                         "relu", "groups"}},

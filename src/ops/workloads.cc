@@ -75,6 +75,12 @@ Workload conv2d_nchw_implicit_gemm_workload(const Shape& data_shape, const Shape
   return finish("conv2d_nchw_implicit_gemm", out, {data, kernel}, core_ref, e, {1});
 }
 
+Workload conv2d_nhwc_implicit_gemm_workload(const Shape& data, const Shape& hwio_kernel, const Conv2dAttrs& attrs,
+                                            Epilogue e) {
+  return conv_workload("conv2d_nhwc_implicit_gemm", conv2d_nhwc_implicit_gemm, reference::conv2d_nhwc, data,
+                       hwio_kernel, attrs, e, {3});
+}
+
 Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e) {
   const auto reference = [](const float* x, const Shape& xs, const float* w, const Shape& ws, const Conv2dAttrs& a,
                             float* y) { reference::conv2d_grouped_nchw(x, xs, w, ws, a, a.groups, y); };

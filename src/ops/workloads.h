@@ -26,6 +26,9 @@ Workload group_conv2d_nchw_workload(const Shape& data, const Shape& kernel, cons
 // given the OIHW shape, the kernel placeholder is (O, KH, KW, I), as a build stores it.
 Workload conv2d_nchw_implicit_gemm_workload(const Shape& data, const Shape& oihw_kernel, const Conv2dAttrs& attrs,
                                             Epilogue e = {});
+// data (N, H, W, C), kernel HWIO, read as it is (ops/conv2d_implicit_gemm.h).
+Workload conv2d_nhwc_implicit_gemm_workload(const Shape& data, const Shape& hwio_kernel, const Conv2dAttrs& attrs,
+                                            Epilogue e = {});
 Workload conv2d_nhwc_workload(const Shape& data, const Shape& kernel, const Conv2dAttrs& attrs, Epilogue e = {});
 // data (N, C/ic_bn, H, W, ic_bn), kernel (O/oc_bn, I/groups/ic_bn, KH, KW, ic_bn, oc_bn);
 // the bias is (O/oc_bn, oc_bn), which has the same memory layout as a flat (O).

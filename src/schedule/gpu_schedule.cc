@@ -88,7 +88,7 @@ void bind_cross_thread(Trace& trace, const ir::Tensor& t, int max_threads) {
 // whose slice of a tile is as contiguous as (N, K)'s.
 // A convolution computed as one matrix product (ops/conv2d_implicit_gemm.h) too.
 bool is_matmul(const ir::Tensor& t) {
-  return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || t->tag == "conv2d_nchw_gemm";
+  return t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || is_conv_product(t);
 }
 
 // (A copy into another layout, attrs "layout_copy", is computed: it exists so
@@ -183,9 +183,21 @@ int64_t gpu_block_threads(int64_t elements, int max_threads) {
   return std::clamp<int64_t>((elements + 31) / 32 * 32, 32, std::min<int64_t>(256, max_threads));
 }
 
-ImageColumns image_columns(const std::vector<std::string>& nfyx, int64_t batch) {
-  if (batch == 1) return {nfyx, {nfyx[2], nfyx[3]}};
-  return {{nfyx[1], nfyx[0], nfyx[2], nfyx[3]}, {nfyx[0], nfyx[2], nfyx[3]}};
+bool is_conv_product(const ir::Tensor& t) { return t->tag == "conv2d_nchw_gemm" || t->tag == "conv2d_nhwc_gemm"; }
+
+bool nhwc_window_rows(const ir::Tensor& operand, int64_t lanes) {
+  if (operand->tag != "implicit_gemm_columns" || operand->axes.back().var.name() != "k") return false;
+  const std::vector<ir::Tensor> inputs = operand->inputs();  // pad_temp, or the data itself
+  return inputs.size() == 1 && inputs[0]->shape.size() == 4 && inputs[0]->shape[3] % lanes == 0;
+}
+
+ImagePositions image_positions(const ir::Tensor& product, const std::vector<std::string>& axes, int64_t batch) {
+  if (product->tag == "conv2d_nhwc_gemm") {  // n y x f: in order already
+    if (batch == 1) return {axes, {axes[1], axes[2]}, axes[3], true};
+    return {axes, {axes[0], axes[1], axes[2]}, axes[3], true};
+  }
+  if (batch == 1) return {axes, {axes[2], axes[3]}, axes[1], false};
+  return {{axes[1], axes[0], axes[2], axes[3]}, {axes[0], axes[2], axes[3]}, axes[1], false};
 }
 
 Trace gpu_default_schedule(const ir::ComputeDAG& dag, int max_threads) {
@@ -271,11 +283,13 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
   std::vector<std::string> axes = split ? spatial_names(product) : spatial_names(out);
   std::string single_image;  // a batch of one: its loop, outermost (its index is 0)
   if (images && !split) {
-    const ImageColumns columns = image_columns(axes, out->shape[0]);
+    const ImagePositions images_of = image_positions(product, axes, out->shape[0]);
     if (out->shape[0] == 1) single_image = axes[0];
-    trace.reorder(tiled, columns.order);
-    trace.fuse(tiled, columns.positions);
-    axes = {axes[1], fused_name(columns.positions)};
+    trace.reorder(tiled, images_of.order);
+    trace.fuse(tiled, images_of.positions);
+    const std::string positions = fused_name(images_of.positions);
+    axes = images_of.positions_are_rows ? std::vector<std::string>{positions, images_of.channels}
+                                        : std::vector<std::string>{images_of.channels, positions};
   }
   const std::string i = axes[rows_at], j = axes[rank - 1];
   trace.split(tiled, i, {plan.threads_y, plan.rows});
@@ -305,13 +319,15 @@ void tile_product(Trace& trace, const ir::Tensor& product, const ir::Tensor& out
     trace.cache_read(acc, operand->name, layout, "shared");
     // Each thread of the block fetches its share of the slice, four
     // floats at a time (one float4 load) where the operand is stored as the
-    // slice reads it (a placeholder, not a transpose inlined into the copy)
-    // and the rows of the slice and of the operand are whole multiples of four.
+    // slice reads it (a placeholder, not a transpose inlined into the copy;
+    // or an NHWC window's channels) and the rows of the slice and of the
+    // operand are whole multiples of four.
     const std::string copy = cache_read_name(operand->name);
     std::vector<std::string> copy_axes;
     for (size_t d = 0; d < operand->shape.size(); ++d) copy_axes.push_back(cache_read_axis(d));
     trace.compute_at(copy, acc, split_part(k, 0));
-    const bool vectors = operand->is_placeholder() && plan.step_k % 4 == 0 && operand->shape.back() % 4 == 0;
+    const bool vectors = (operand->is_placeholder() || nhwc_window_rows(operand, 4)) && plan.step_k % 4 == 0 &&
+                         operand->shape.back() % 4 == 0;
     if (vectors) {
       const std::string row = copy_axes.back();
       trace.split(copy, row, {4});
@@ -347,12 +363,12 @@ std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_thre
     return std::nullopt;
 
   // A convolution's product has none of the output's shape: the output (its
-  // images, with the epilogue) is tiled as the product, its channels the
-  // rows, its positions (n, y, x) fused the columns, which index the
-  // product's columns in order (their digits recombine: tir/simplify.h).
+  // images, with the epilogue) is tiled as the product, its channels and
+  // its positions (n, y, x) fused, which index the product's positions in
+  // order (their digits recombine: tir/simplify.h).
   ir::Tensor out = output_of_shape(dag, product);
-  const bool images = !out && product->tag == "conv2d_nchw_gemm" && dag.outputs().size() == 1 &&
-                      dag.outputs()[0]->shape.size() == 4;
+  const bool images =
+      !out && is_conv_product(product) && dag.outputs().size() == 1 && dag.outputs()[0]->shape.size() == 4;
   if (images) out = dag.outputs()[0];
   if (!out) return std::nullopt;
   Trace trace;
@@ -583,6 +599,43 @@ std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_t
   trace.compute_at(acc, out->name, split_part(x, 1));
   for (const auto& r : conv->reduce_axes) trace.unroll(acc, r.var.name());
   for (const auto& a : spatial_names(conv)) trace.unroll(acc, a);
+  return trace;
+}
+
+GpuDepthwiseNhwcPlan gpu_depthwise_nhwc_plan(const std::vector<int64_t>& out) {
+  GpuDepthwiseNhwcPlan p;
+  p.threads_c = dividing_threads(out[3], 8, 32);
+  p.threads_x = std::min<int64_t>(dividing_threads(out[2], 1, 8), std::max<int64_t>(1, 256 / p.threads_c));
+  return p;
+}
+
+std::optional<Trace> gpu_depthwise_nhwc_schedule(const ir::ComputeDAG& dag, int max_threads) {
+  ir::Tensor conv;
+  for (const auto& t : dag.tensors())
+    if (t->tag == "depthwise_conv2d_nhwc") conv = t;
+  if (!conv || conv->shape.size() != 4) return std::nullopt;
+  const ir::Tensor out = output_of_shape(dag, conv);
+  if (!out) return std::nullopt;
+  const GpuDepthwiseNhwcPlan plan = gpu_depthwise_nhwc_plan(conv->shape);
+  if (plan.threads_c * plan.threads_x > max_threads) return std::nullopt;
+
+  Trace trace;  // the padding is read through the window
+  const std::optional<std::string> accumulator = inline_around(dag, conv, out, trace);
+  if (!accumulator) return std::nullopt;
+  const std::vector<std::string> axes = spatial_names(out);
+  const std::string n = axes[0], y = axes[1], x = axes[2], c = axes[3];
+  trace.split(out->name, x, {plan.threads_x});
+  trace.split(out->name, c, {plan.threads_c});
+  trace.reorder(out->name, {n, y, split_part(x, 0), split_part(c, 0), split_part(x, 1), split_part(c, 1)});
+  trace.fuse(out->name, {n, y});
+  trace.bind(out->name, fused_name({n, y}), Annotation::BlockZ);
+  trace.bind(out->name, split_part(x, 0), Annotation::BlockY);
+  trace.bind(out->name, split_part(c, 0), Annotation::BlockX);
+  trace.bind(out->name, split_part(x, 1), Annotation::ThreadY);
+  trace.bind(out->name, split_part(c, 1), Annotation::ThreadX);
+  trace.compute_at(*accumulator, out->name, split_part(c, 1));
+  for (const auto& r : conv->reduce_axes) trace.unroll(*accumulator, r.var.name());
+  for (const auto& a : spatial_names(conv)) trace.unroll(*accumulator, a);
   return trace;
 }
 
@@ -827,15 +880,19 @@ std::optional<Trace> gpu_rows_schedule(const ir::ComputeDAG& dag, int max_thread
 Trace best_gpu_schedule(const ir::ComputeDAG& dag, const GpuBlockLimits& limits) {
   if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {}))) return *t;
   // A convolution's product with fewer than 64 output channels (16 of
-  // MobileNet's): fewer threads along its rows, still tiled.
-  const bool conv_product = std::any_of(dag.tensors().begin(), dag.tensors().end(),
-                                        [](const ir::Tensor& t) { return t->tag == "conv2d_nchw_gemm"; });
-  for (int64_t rows_threads = 8; conv_product && rows_threads >= 1; rows_threads /= 2)
-    if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, {.threads_y = rows_threads})))
-      return *t;
+  // MobileNet's): fewer threads along them (its rows in NCHW, its columns
+  // in NHWC), still tiled.
+  const auto conv_product = std::find_if(dag.tensors().begin(), dag.tensors().end(), is_conv_product);
+  const bool nhwc = conv_product != dag.tensors().end() && (*conv_product)->tag == "conv2d_nhwc_gemm";
+  for (int64_t threads = 8; conv_product != dag.tensors().end() && threads >= 1; threads /= 2) {
+    GpuMatmulPlan plan;
+    (nhwc ? plan.threads_x : plan.threads_y) = threads;
+    if (auto t = gpu_matmul_schedule(dag, limits.max_threads, gpu_matmul_split(dag, plan))) return *t;
+  }
   if (auto t = gpu_winograd_schedule(dag, limits.max_threads, gpu_winograd_plan(dag))) return *t;
   if (auto t = gpu_conv2d_schedule(dag, limits.max_threads, limits.max_shared_bytes)) return *t;
   if (auto t = gpu_depthwise_schedule(dag, limits.max_threads)) return *t;
+  if (auto t = gpu_depthwise_nhwc_schedule(dag, limits.max_threads)) return *t;
   if (auto t = gpu_attention_schedule(dag, limits.max_threads)) return *t;
   if (auto t = gpu_rows_schedule(dag, limits.max_threads)) return *t;
   return gpu_default_schedule(dag, limits.max_threads);

@@ -69,16 +69,31 @@ struct GpuMatmulPlan {
   // their trip count stays within it (0: the register tiles alone).
   int64_t auto_unroll = 0;
 };
-// The writer of a convolution's product (ops/conv2d_implicit_gemm.h), an
-// NCHW output with axes `nfyx`, tiled as the product: its loops in `order`,
-// the channels before the `positions` that index the product's columns in
-// order, fused. A batch of one stays outside them (its epilogue indexes it
-// 0, which would leave the positions' digits without their highest: (y, x));
-// else (n, y, x).
-struct ImageColumns {
+// Whether `t` is a convolution's product (ops/conv2d_implicit_gemm.h):
+// tags conv2d_nchw_gemm (channels x positions) and conv2d_nhwc_gemm
+// (positions x channels).
+bool is_conv_product(const ir::Tensor& t);
+// Whether `operand` is an NHWC convolution's window (the columns (Q', K')
+// of ops/conv2d_implicit_gemm.h) whose channels `lanes` divides: then
+// `lanes` consecutive k from a multiple of `lanes` are one pixel's channels
+// of one tap, contiguous and under one padding check, which a fetch may
+// copy as one vector (the code generator still proves it of the loops, and
+// copies element by element where it cannot).
+bool nhwc_window_rows(const ir::Tensor& operand, int64_t lanes);
+// The writer of a convolution's product `product`, an output with axes
+// `axes` (NCHW: n f y x; NHWC: n y x f) over `batch` images, tiled as the
+// product: its loops in `order`, the `positions` that index the product's
+// positions in order fused, beside the `channels`. A batch of one stays
+// outside them (its epilogue indexes it 0, which would leave the
+// positions' digits without their highest: (y, x)); else (n, y, x). The
+// product's rows are the channels in NCHW, the positions in NHWC
+// (`positions_are_rows`).
+struct ImagePositions {
   std::vector<std::string> order, positions;
+  std::string channels;
+  bool positions_are_rows = false;
 };
-ImageColumns image_columns(const std::vector<std::string>& nfyx, int64_t batch);
+ImagePositions image_positions(const ir::Tensor& product, const std::vector<std::string>& axes, int64_t batch);
 
 std::optional<Trace> gpu_matmul_schedule(const ir::ComputeDAG& dag, int max_threads, const GpuMatmulPlan& plan = {});
 // `plan` with split_k chosen for the DAG's product (reduction_split over the
@@ -129,6 +144,20 @@ struct GpuDepthwisePlan {
 GpuDepthwisePlan gpu_depthwise_plan(const std::vector<int64_t>& out);
 std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_threads,
                                             const std::optional<GpuDepthwisePlan>& plan = std::nullopt);
+
+// A depthwise NHWC convolution (depthwise_conv2d_nhwc) and its epilogue:
+// a block's threads run along the channels (threadIdx.x, consecutive
+// threads consecutive channels of a pixel: the window's loads and the
+// weights' coalesced) by `threads_x` columns (threadIdx.y); blocks over the
+// channels' tiles, the columns' and (images, rows) (blockIdx.z); the taps
+// unrolled in registers.
+struct GpuDepthwiseNhwcPlan {
+  int64_t threads_c = 32, threads_x = 8;
+};
+// Threads that divide the channels where they can (8..32) and the columns
+// (1..8), at most 256 together.
+GpuDepthwiseNhwcPlan gpu_depthwise_nhwc_plan(const std::vector<int64_t>& out);
+std::optional<Trace> gpu_depthwise_nhwc_schedule(const ir::ComputeDAG& dag, int max_threads);
 
 // A Winograd convolution in NCHW (ops/winograd.h: conv2d_winograd_nchw) and
 // its epilogue, in three kernels: the input transform, a thread per

@@ -1,6 +1,6 @@
 // The tensor-core sketch (gpu_sketch_rules.h, TensorCoreTiling) and the
 // tiles it lowers to (tir::ForKind::TensorCore): which products get it
-// (dense, batch_matmul, a convolution as one product),
+// (dense, batch_matmul, a convolution as one product in NCHW and NHWC),
 // that random candidates lower, pass the GPU verifier for sm_80 / sm_90,
 // run on the OpenCL device (PoCL here: every lane computes its warp's tile,
 // the loops' meaning) equal to the fp32 reference on the same fp16 inputs,
@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "../codegen/gpu_run_util.h"
 #include "autoschedule/generate_sketches.h"
 #include "autoschedule/gpu_sketch_rules.h"
 #include "autoschedule/random_annotation.h"
+#include "autoschedule/tensor_core_fallback.h"
 #include "codegen/gpu_source.h"
 #include "codegen/nvrtc_compiler.h"
 #include "features/gpu_features.h"
@@ -95,6 +97,14 @@ std::vector<ops::Workload> products() {
       // Two images: their positions fused into the product's 98 (of 112) columns.
       ops::conv2d_nchw_implicit_gemm_workload({2, 8, 7, 7}, {16, 8, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
                                               ops::Epilogue{.bias = true, .relu = true}),
+      // In NHWC (positions x channels): whole tiles; two images of 49
+      // positions (the product's rows ragged); 3 channels, 27 taps, 24
+      // output channels padded to tiles.
+      ops::conv2d_nhwc_implicit_gemm_workload({1, 8, 8, 16}, {3, 3, 16, 16}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
+      ops::conv2d_nhwc_implicit_gemm_workload({2, 7, 7, 8}, {3, 3, 8, 16}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
+      ops::conv2d_nhwc_implicit_gemm_workload({1, 7, 7, 3}, {3, 3, 3, 24}, ops::Conv2dAttrs::symmetric(1, 1)),
   };
 }
 
@@ -177,6 +187,8 @@ std::vector<ops::Workload> long_products() {
       // 64 channels x 9 taps: 4 ranges of 144.
       ops::conv2d_nchw_implicit_gemm_workload({1, 64, 4, 4}, {32, 64, 3, 3}, ops::Conv2dAttrs::symmetric(1, 1),
                                               ops::Epilogue{.bias = true, .relu = true}),
+      ops::conv2d_nhwc_implicit_gemm_workload({1, 4, 4, 64}, {3, 3, 64, 32}, ops::Conv2dAttrs::symmetric(1, 1),
+                                              ops::Epilogue{.bias = true, .relu = true}),
   };
 }
 
@@ -247,6 +259,71 @@ TEST(TensorCoreSketch, ABatchOneResnetLayerHasCandidatesThatFitABlock) {
   std::mt19937_64 rng(9);
   for (const tir::LoweredFunc& f : candidates(conv, ir::with_half_storage(conv.dag), cuda(90), 3, rng))
     EXPECT_LE(tir::split_device_kernels(f).kernels.at(0).shared_bytes, 48 * 1024);
+}
+
+// The untuned tensor-core kernel of an NHWC convolution
+// (autoschedule/tensor_core_fallback.h) in half on sm_90; `pipelined`: its
+// step's fetches loaded a step ahead (tir/pipeline_fetches.h).
+std::string nhwc_fallback_source(const ops::Workload& w, codegen::GpuDialect dialect, tir::LoweredFunc* lowered,
+                                 bool pipelined = false) {
+  const ir::ComputeDAG half = ir::with_half_storage(w.dag);
+  std::optional<TensorCoreFallback> f = tensor_core_fallback(half, cuda(90).target);
+  if (!f) throw Error(w.op + ": no tensor-core fallback");
+  if (pipelined) f->params.pipeline.assign(f->params.pipeline.size(), 1);
+  *lowered = tir::lower(half, instantiate(f->sketch, f->params), w.op);
+  return codegen::emit_gpu_source(*lowered, cuda(90).target.gpu, dialect).code;
+}
+
+// In NHWC a step's 8 consecutive k of the window are 8 channels of one
+// pixel: each lane copies them as one 16-byte load under the padding check
+// (zero off the image), where in NCHW it gathers the window element by
+// element; with 3 channels (a network's first layer) the 8 k span taps,
+// and the lanes copy elements. All compile for sm_80 and sm_90 with
+// ldmatrix and equal the reference on PoCL (vload_half8 under the check).
+TEST(TensorCoreSketch, TheFallbackFetchesAnNhwcWindowSixteenBytesALaneUnderItsPaddingCheck) {
+  const ops::Epilogue bias_relu{.bias = true, .relu = true};
+  const ops::Workload nhwc = ops::conv2d_nhwc_implicit_gemm_workload({2, 8, 8, 64}, {3, 3, 64, 64},
+                                                                     ops::Conv2dAttrs::symmetric(1, 1), bias_relu);
+  const ops::Workload nchw = ops::conv2d_nchw_implicit_gemm_workload({2, 64, 8, 8}, {64, 64, 3, 3},
+                                                                     ops::Conv2dAttrs::symmetric(1, 1), bias_relu);
+  const ops::Workload first = ops::conv2d_nhwc_implicit_gemm_workload({1, 16, 16, 3}, {3, 3, 3, 32},
+                                                                      ops::Conv2dAttrs::symmetric(1, 1), bias_relu);
+  tir::LoweredFunc f_nhwc, f_nchw, f_first;
+  const std::string cuda_nhwc = nhwc_fallback_source(nhwc, codegen::GpuDialect::Cuda, &f_nhwc);
+  EXPECT_NE(cuda_nhwc.find(" ? *(const uint4*)(data + "), std::string::npos) << cuda_nhwc;
+  EXPECT_NE(cuda_nhwc.find(") : uint4{};"), std::string::npos) << cuda_nhwc;
+  EXPECT_EQ(cuda_nhwc.find(" ? data["), std::string::npos) << cuda_nhwc;
+  EXPECT_NE(cuda_nhwc.find("= *(const uint4*)(kernel_ + "), std::string::npos) << cuda_nhwc;
+  const std::string opencl_nhwc = nhwc_fallback_source(nhwc, codegen::GpuDialect::OpenCl, &f_nhwc);
+  EXPECT_NE(opencl_nhwc.find(" ? vload_half8(0, data + "), std::string::npos) << opencl_nhwc;
+  EXPECT_NE(opencl_nhwc.find(") : (float8)(0.0f), 0, "), std::string::npos) << opencl_nhwc;
+  const std::string cuda_nchw = nhwc_fallback_source(nchw, codegen::GpuDialect::Cuda, &f_nchw);
+  EXPECT_NE(cuda_nchw.find(" ? data["), std::string::npos) << cuda_nchw;
+  EXPECT_EQ(cuda_nchw.find("uint4*)(data + "), std::string::npos) << cuda_nchw;
+  const std::string cuda_first = nhwc_fallback_source(first, codegen::GpuDialect::Cuda, &f_first);
+  EXPECT_EQ(cuda_first.find("uint4*)(data + "), std::string::npos) << cuda_first;
+  EXPECT_NE(cuda_first.find(" ? data["), std::string::npos) << cuda_first;
+  // Pipelined, the next step's window vectors are loaded into registers
+  // under their check while this step multiplies.
+  tir::LoweredFunc f_pipelined;
+  const std::string cuda_pipelined = nhwc_fallback_source(nhwc, codegen::GpuDialect::Cuda, &f_pipelined, true);
+  EXPECT_NE(cuda_pipelined.find("if (rk_0_0 + 1 < "), std::string::npos) << cuda_pipelined;
+  EXPECT_NE(cuda_pipelined.find("(conv_columns_cache_staged + "), std::string::npos) << cuda_pipelined;
+  EXPECT_NE(cuda_pipelined.find(" ? *(const uint4*)(data + "), std::string::npos) << cuda_pipelined;
+
+  const bool opencl = runtime::opencl_unavailable_reason().empty();
+  const bool nvrtc = codegen::nvrtc_unavailable_reason().empty();
+  if (!opencl && !nvrtc) GTEST_SKIP() << "neither an OpenCL device nor NVRTC here";
+  for (const auto& [w, f, source] : {std::tuple{&nhwc, &f_nhwc, &cuda_nhwc}, std::tuple{&first, &f_first, &cuda_first},
+                                     std::tuple{&nhwc, &f_pipelined, &cuda_pipelined}}) {
+    if (nvrtc)
+      for (int arch : {80, 90}) {
+        const codegen::CudaBinary binary = codegen::compile_cuda(*source, arch, w->op);
+        EXPECT_NE(binary.ptx.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << binary.log;
+        EXPECT_NE(binary.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos) << binary.log;
+      }
+    if (opencl) EXPECT_LE(error_on_device(*w, *f, "opencl"), 2e-3) << w->op;
+  }
 }
 
 // On the GPU (bench/gpu/device_check.sh): the same candidates on tensor cores.

@@ -329,6 +329,33 @@ foreach(model resnet-18 mobilenet-v2 ${CMAKE_SOURCE_DIR}/tests/data/onnx/bert_ti
                        PASS_REGULAR_EXPRESSION "compiled for cuda -arch=sm_90.*wrote"
                        SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
 endforeach()
+# A zoo model built in NHWC on a GPU: every convolution a matrix product
+# whose window rows are channels (ops/conv2d_implicit_gemm.h); on the OpenCL
+# device (the hand-written tiles, the window fetched 4 channels a lane)
+# equal to the interpreter in fp32 and within the half tolerance in half;
+# for cuda in half (tensor cores, the window 8 channels a lane), NVRTC
+# compiles it for Ampere and Hopper.
+# MobileNet-v2's depthwise convolutions in NHWC: a block along the channels
+# (schedule::gpu_depthwise_nhwc_schedule).
+foreach(case resnet-18:float32 resnet-18:float16 mobilenet-v2:float16)
+  string(REPLACE ":" ";" parts ${case})
+  list(GET parts 0 model)
+  list(GET parts 1 dtype)
+  add_test(NAME Cli.GpuZooInNhwcAsProductsOnOpenClMatchesInterpreter.${model}.${dtype}
+           COMMAND tessera_cli compile ${model} --layout NHWC --target opencl --convolutions implicit-gemm
+                   --dtype ${dtype} --no-shipped-records -o gpu_nhwc_${model}_${dtype}.tsr --check)
+  set_tests_properties(Cli.GpuZooInNhwcAsProductsOnOpenClMatchesInterpreter.${model}.${dtype} PROPERTIES
+                       PASS_REGULAR_EXPRESSION ": correct" FAIL_REGULAR_EXPRESSION "WRONG|tessera: error"
+                       SKIP_REGULAR_EXPRESSION "OpenCL unavailable" TIMEOUT 300)
+endforeach()
+foreach(arch 80 90)
+  add_test(NAME Cli.GpuZooInNhwcInHalfCompilesWithNvrtc.sm_${arch}
+           COMMAND tessera_cli compile resnet-18 --layout NHWC --target "cuda -arch=sm_${arch}" --dtype float16
+                   --no-shipped-records -o gpu_nhwc_half_sm${arch}.tsr)
+  set_tests_properties(Cli.GpuZooInNhwcInHalfCompilesWithNvrtc.sm_${arch} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "compiled for cuda -arch=sm_${arch}.*wrote"
+                       SKIP_REGULAR_EXPRESSION "needs NVRTC" TIMEOUT 300)
+endforeach()
 add_test(NAME Cli.HalfStorageIsRefusedOnACpuTargetInOneLine
          COMMAND tessera_cli compile resnet-18 --dtype float16 -o cli_half_cpu.tsr)
 set_tests_properties(Cli.HalfStorageIsRefusedOnACpuTargetInOneLine PROPERTIES PASS_REGULAR_EXPRESSION

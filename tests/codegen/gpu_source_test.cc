@@ -242,6 +242,22 @@ TEST(GpuSource, LaneStrideSeesThroughQuotientsAndRemaindersTheLanesDoNotCross) {
   EXPECT_EQ(access_stride({row, col}, {4, 16}, l.node()), std::nullopt);
 }
 
+// An NHWC window's vector of 8 channels k = t * 8 + l of 64: its tap
+// k / 64 and the tap's row (k / 64) / 3 and column (k / 64) % 3 are the
+// lanes' own by any divisor, and so is a padding check on them; not a
+// quotient of a value the lanes do not share.
+TEST(GpuSource, LanesShareAQuotientOfWhatTheyShareAndChecksOnIt) {
+  ir::Var t("t"), l("l"), y("y");
+  const ir::Expr tap = ir::floordiv(t * 8 + l, ir::Expr(int64_t{64})), three(int64_t{3});
+  EXPECT_EQ(lane_stride(ir::floordiv(tap, three), l, 8), 0);
+  EXPECT_EQ(lane_stride(ir::floormod(tap, three) + y, l, 8), 0);
+  EXPECT_TRUE(lane_uniform(ir::Expr(y) + ir::floordiv(tap, three) >= ir::Expr(int64_t{1}) &&
+                               ir::Expr(y) + ir::floormod(tap, three) < ir::Expr(int64_t{57}),
+                           l, 8));
+  EXPECT_EQ(lane_stride(ir::floordiv(t * 8 + l, three), l, 8), std::nullopt);
+  EXPECT_FALSE(lane_uniform(ir::floordiv(t * 8 + l, three) < ir::Expr(int64_t{5}), l, 8));
+}
+
 ops::OpArgs conv_args(ops::Shape input, ops::Shape weight, int64_t pad, int64_t stride, int64_t dilation = 1) {
   ops::OpArgs a;
   a.input = std::move(input);
@@ -350,6 +366,26 @@ TEST(GpuSource, DepthwiseScheduleTilesRowsAndColumnsPerChannel) {
   ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
   EXPECT_EQ(cuda.program.kernels[0].grid, (std::array<int64_t, 3>{2, 7, 32}));
   EXPECT_EQ(cuda.program.kernels[0].block, (std::array<int64_t, 3>{28, 8, 1}));
+}
+
+// In NHWC the threads run along the channels (a warp's loads and the
+// weights' one coalesced row of a pixel), a block 32 channels x 8 columns,
+// the taps unrolled: no reduce loop is left in the kernel.
+TEST(GpuSource, DepthwiseNhwcScheduleRunsTheThreadsAlongTheChannels) {
+  ops::OpArgs a;
+  a.input = {2, 64, 28, 28};
+  a.weight = {64, 1, 3, 3};
+  a.pad = 1;
+  a.layout = "NHWC";
+  const ops::Workload w = ops::make_workload("depthwise_conv2d", a);
+  const schedule::GpuDepthwiseNhwcPlan plan = schedule::gpu_depthwise_nhwc_plan(w.dag.outputs()[0]->shape);
+  EXPECT_EQ(plan.threads_c, 32);
+  EXPECT_EQ(plan.threads_x, 7);  // the largest of 1..8 dividing 28
+  const GpuSource cuda = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, {})), {}, GpuDialect::Cuda);
+  ASSERT_EQ(cuda.program.kernels.size(), 1u) << cuda.code;
+  EXPECT_EQ(cuda.program.kernels[0].grid, (std::array<int64_t, 3>{2, 4, 56}));
+  EXPECT_EQ(cuda.program.kernels[0].block, (std::array<int64_t, 3>{32, 7, 1}));
+  EXPECT_EQ(cuda.code.find("for (int"), std::string::npos) << cuda.code;
 }
 
 TEST(GpuSource, VerifierNamesWhatNoGpuCanRun) {
@@ -666,6 +702,12 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({"BatchMatmulSplitK", "batch_matmul", matmul_args({2, 64, 512}, {2, 64, 512}, false)});
   cases.push_back(
       {"Conv2dImplicitGemmSplitK", "conv2d_nchw_implicit_gemm", conv_args({1, 64, 8, 8}, {64, 64, 3, 3}, 1, 1)});
+  // The same in NHWC (positions x channels, the adding kernel writing NHWC
+  // images); and unsplit over two images with ragged positions.
+  cases.push_back(
+      {"Conv2dNhwcImplicitGemmSplitK", "conv2d_nhwc_implicit_gemm", conv_args({1, 64, 8, 8}, {64, 64, 3, 3}, 1, 1)});
+  cases.push_back(
+      {"Conv2dNhwcImplicitGemmStrided", "conv2d_nhwc_implicit_gemm", conv_args({2, 16, 15, 15}, {32, 16, 3, 3}, 1, 2)});
   ops::OpArgs conv;
   conv.input = {1, 8, 14, 14};
   conv.weight = {16, 8, 3, 3};
@@ -707,6 +749,11 @@ std::vector<GpuCase> gpu_cases() {
   strided.stride = 2;
   strided.bias = strided.relu = true;
   cases.push_back({"DepthwiseStridedRaggedBatch2", "depthwise_conv2d", strided});
+  ops::OpArgs strided_nhwc = strided;  // in NHWC, 37 channels: a ragged block of 32 along them
+  strided_nhwc.input = {2, 37, 15, 15};
+  strided_nhwc.weight = {37, 1, 3, 3};
+  strided_nhwc.layout = "NHWC";
+  cases.push_back({"DepthwiseNhwcStridedRaggedBatch2", "depthwise_conv2d", strided_nhwc});
   ops::OpArgs pool;
   pool.input = {1, 4, 9, 9};
   pool.pool = 3;

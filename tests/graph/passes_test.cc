@@ -535,6 +535,36 @@ TEST(GraphPasses, ChooseImplicitGemmTakesConvolutionsOfConstantWeights) {
   expect_same_outputs(g, chosen);
 }
 
+// In NHWC too (HWIO weights, read as they are), whatever the positions (NHWC
+// has no direct GPU schedule but the default one); a grouped one stays direct.
+TEST(GraphPasses, ChooseImplicitGemmTakesNhwcConvolutions) {
+  Conv2dAttrs nhwc = Conv2dAttrs::symmetric(1, 1);
+  nhwc.data_layout = "NHWC";
+  nhwc.kernel_layout = "HWIO";
+  Conv2dAttrs grouped = nhwc;
+  grouped.groups = 2;
+  GraphBuilder b(5);
+  NodeId x = b.input("data", {1, 9, 9, 8});
+  NodeId y = b.conv2d(x, b.random_constant("conv.weight", {3, 3, 8, 8}, -0.3f, 0.3f), nhwc, "conv");
+  y = b.conv2d(y, b.random_constant("grouped.weight", {3, 3, 4, 8}, -0.3f, 0.3f), grouped, "grouped");
+  const Graph g = b.finish({y});
+  auto products_of = [](const Graph& chosen) {
+    std::map<std::string, bool> products;
+    for (const Node& n : chosen.nodes())
+      if (n.op == Op::kConv2d) products[n.name] = n.attrs_as<Conv2dAttrs>().implicit_gemm;
+    return products;
+  };
+  const Graph chosen = choose_implicit_gemm(g);
+  EXPECT_EQ(products_of(chosen), (std::map<std::string, bool>{{"conv", true}, {"grouped", false}}));
+  expect_same_outputs(g, chosen);
+  EXPECT_EQ(products_of(choose_implicit_gemm(g, ImplicitGemmChoice::where(3136, 3136))).at("conv"), true);  // 81
+  // The same convolution in NCHW stays direct under that choice.
+  GraphBuilder c(5);
+  NodeId z = c.input("data", {1, 8, 9, 9});
+  z = c.conv2d(z, c.random_constant("conv.weight", {8, 8, 3, 3}, -0.3f, 0.3f), Conv2dAttrs::symmetric(1, 1), "conv");
+  EXPECT_EQ(products_of(choose_implicit_gemm(c.finish({z}), ImplicitGemmChoice::where(3136, 3136))).at("conv"), false);
+}
+
 TEST(GraphFusion, ConvolutionsTakeBiasResidualAndReluAsOneKernel) {
   // A residual block: relu(conv2(relu(conv1(x))) + x).
   GraphBuilder b(7);

@@ -1,7 +1,7 @@
-// conv2d as one matrix product (ops/conv2d_implicit_gemm.h): the DAG,
-// interpreted and compiled for this host by the default schedule, equals the
-// direct convolution's reference, its matrices padded to whole 16 x 16
-// tiles where the convolution's are not.
+// conv2d as one matrix product (ops/conv2d_implicit_gemm.h), in NCHW and
+// NHWC: the DAG, interpreted and compiled for this host by the default
+// schedule, equals the direct convolution's reference, its matrices padded
+// to whole 16 x 16 tiles where the convolution's are not.
 #include "ops/conv2d_implicit_gemm.h"
 
 #include <gtest/gtest.h>
@@ -39,11 +39,30 @@ std::vector<Case> cases() {
   };
 }
 
+// The case in NHWC: data (N, H, W, C), weight HWIO.
+Workload nhwc_workload(const Case& c) {
+  return conv2d_nhwc_implicit_gemm_workload({c.input[0], c.input[2], c.input[3], c.input[1]},
+                                            {c.weight[2], c.weight[3], c.weight[1], c.weight[0]}, c.attrs,
+                                            Epilogue{.bias = true, .relu = true});
+}
+
+// Both layouts' workloads of every case.
+std::vector<Workload> workloads() {
+  std::vector<Workload> out;
+  for (const Case& c : cases()) {
+    out.push_back(conv2d_nchw_implicit_gemm_workload(c.input, c.weight, c.attrs, Epilogue{.bias = true, .relu = true}));
+    out.push_back(nhwc_workload(c));
+  }
+  return out;
+}
+
 TEST(Conv2dImplicitGemm, InterpretedAndCompiledItEqualsTheDirectConvolution) {
   for (const Case& c : cases()) {
-    SCOPED_TRACE("input " + shape_to_string(c.input) + " weight " + shape_to_string(c.weight));
-    const Workload w = conv2d_nchw_implicit_gemm_workload(c.input, c.weight, c.attrs, Epilogue{.bias = true, .relu = true});
-    EXPECT_EQ(w.dag.outputs()[0]->shape, conv2d_nchw_output_shape(c.input, c.weight, c.attrs));
+    const Shape nchw = conv2d_nchw_output_shape(c.input, c.weight, c.attrs);
+    EXPECT_EQ(nhwc_workload(c).dag.outputs()[0]->shape, (Shape{nchw[0], nchw[2], nchw[3], nchw[1]}));
+  }
+  for (const Workload& w : workloads()) {
+    SCOPED_TRACE(w.op + " input " + shape_to_string(w.dag.placeholders()[0]->shape));
     const auto inputs = test::random_inputs(w);
     std::vector<float> want(w.dag.outputs()[0]->num_elements());
     w.reference(test::pointers(inputs), want.data());
@@ -65,9 +84,8 @@ TEST(Conv2dImplicitGemm, InterpretedAndCompiledItEqualsTheDirectConvolution) {
 TEST(Conv2dImplicitGemm, TheHandWrittenGpuScheduleTilesTheProductAndMatchesTheReference) {
   if (std::string why = runtime::opencl_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   const target::Target opencl = target::Target::parse("opencl");
-  for (const Case& c : cases()) {
-    SCOPED_TRACE("input " + shape_to_string(c.input) + " weight " + shape_to_string(c.weight));
-    const Workload w = conv2d_nchw_implicit_gemm_workload(c.input, c.weight, c.attrs, Epilogue{.bias = true, .relu = true});
+  for (const Workload& w : workloads()) {
+    SCOPED_TRACE(w.op + " input " + shape_to_string(w.dag.placeholders()[0]->shape));
     const schedule::Trace trace = schedule::best_gpu_schedule(w.dag, {1024, 48 * 1024});
     EXPECT_NE(trace.dump().find("conv_product"), std::string::npos);
     EXPECT_NE(trace.dump().find("\"scope\":\"shared\""), std::string::npos) << trace.dump();
@@ -91,6 +109,29 @@ TEST(Conv2dImplicitGemm, TheProductIsPaddedToWholeTilesAndGroupsAreRefused) {
   grouped.groups = 3;
   EXPECT_THROW(conv2d_nchw_implicit_gemm(ir::placeholder({1, 6, 7, 7}, "d"), ir::placeholder({6, 2, 3, 3}, "w"), grouped),
                Error);
+}
+
+// In NHWC the product is positions x channels, its operands rows of
+// channels: the window (Q', K') and the HWIO weight read as (K', F').
+TEST(Conv2dImplicitGemm, InNhwcTheProductIsPositionsByChannels) {
+  const ir::Tensor data = ir::placeholder({1, 7, 7, 3}, "data"), weight = ir::placeholder({3, 3, 3, 24}, "weight");
+  const ir::Tensor out = conv2d_nhwc_implicit_gemm(data, weight, Conv2dAttrs::symmetric(1, 1));
+  EXPECT_EQ(out->shape, (Shape{1, 7, 7, 24}));
+  EXPECT_EQ(out->tag, "conv2d_nhwc_implicit_gemm");
+  const ir::ComputeDAG dag({out});
+  ir::Tensor product;
+  for (const auto& t : dag.tensors())
+    if (t->tag == "conv2d_nhwc_gemm") product = t;
+  ASSERT_TRUE(product);
+  EXPECT_EQ(product->shape, (Shape{64, 32}));     // 49 positions, 24 channels
+  EXPECT_EQ(product->reduce_axes[0].extent, 32);  // 27 taps
+  EXPECT_EQ(product->inputs()[0]->shape, (Shape{64, 32}));
+  EXPECT_EQ(product->inputs()[1]->shape, (Shape{32, 32}));
+  Conv2dAttrs grouped = Conv2dAttrs::symmetric(1, 1);
+  grouped.groups = 3;
+  EXPECT_THROW(
+      conv2d_nhwc_implicit_gemm(ir::placeholder({1, 7, 7, 6}, "d"), ir::placeholder({3, 3, 2, 6}, "w"), grouped),
+      Error);
 }
 
 // The stored weight is OHWI: element (o, c, y, x) of the OIHW weight at
