@@ -14,8 +14,10 @@
 # call's device time per search: bench/gpu/compare_searches.py), tune.err
 # (the tuners' tables), tests.txt (the test; SKIP_TESTS=1 skips it). DTYPE=float16
 # tunes and times the networks in half storage (both searches tile a half
-# network's matrix products for tensor cores). MODELS may
-# name bert-base: PyTorch on the device exports it (bench/gpu/torch_models.py).
+# network's matrix products for tensor cores). LAYOUT=NHWC builds the zoo
+# models in NHWC (gpu_models --layout; its logs <model>.NHWC.<search>.log).
+# MODELS may name bert-base: PyTorch on the device exports it
+# (bench/gpu/torch_models.py).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/tune_check_out}
@@ -35,15 +37,16 @@ for m in ${MODELS:-resnet-18}; do
       >>"$OUT/tune.err" 2>&1 || { echo "bert-base: the export failed (tune.err)"; continue; }
   fi
   for s in ${SEARCHES:-templates auto}; do
-    name=$(basename "$m" .onnx)
+    name=$(basename "$m" .onnx)${LAYOUT:+.$LAYOUT}
     log="$OUT/$name.$s.log"
     [ -f "${LOGS_IN:-/nonexistent}/$name.$s.log" ] && cp "$LOGS_IN/$name.$s.log" "$log"
     echo "== $m, $s, ${MINUTES:-3} min"
     timeout "$(awk "BEGIN {print int(${MINUTES:-3} * 90 + 120)}")" "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --dtype "${DTYPE:-float32}" --check --bench --profile \
-      --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+      ${LAYOUT:+--layout $LAYOUT} --tune "$s" --minutes "${MINUTES:-3}" --log "$log" "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
     tail -1 "$OUT/tune.jsonl" | cut -c1-400
   done
-  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --dtype "${DTYPE:-float32}" --bench --profile "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
+  "$work/gpu_models" --target "${TARGET:-cuda}" --batch "${BATCH:-1}" --dtype "${DTYPE:-float32}" --bench --profile \
+    ${LAYOUT:+--layout $LAYOUT} "$m" >>"$OUT/tune.jsonl" 2>>"$OUT/tune.err"
   tail -1 "$OUT/tune.jsonl" | cut -c1-400
 done
 # Per layer: untuned, templates and auto-scheduler side by side.

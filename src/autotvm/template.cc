@@ -14,10 +14,10 @@ const std::vector<Template>& templates() {
       x86::qlinear_conv2d_nchwc_template(),
       // Before the plain GPU templates of the same operators: tried first.
       gpu::dense_tensor_core_template(), gpu::batch_matmul_tensor_core_template(),
-      gpu::conv2d_nchw_implicit_gemm_tensor_core_template(),
+      gpu::conv2d_nchw_implicit_gemm_tensor_core_template(), gpu::conv2d_nhwc_implicit_gemm_tensor_core_template(),
       gpu::dense_template(), gpu::batch_matmul_template(), gpu::conv2d_nchw_template(),
       gpu::depthwise_conv2d_nchw_template(), gpu::conv2d_nchw_winograd_template(),
-      gpu::conv2d_nchw_implicit_gemm_template(),
+      gpu::conv2d_nchw_implicit_gemm_template(), gpu::conv2d_nhwc_implicit_gemm_template(),
   };
   return registry;
 }

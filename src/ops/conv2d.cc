@@ -443,13 +443,29 @@ std::optional<TemplateCall> x86_conv2d_template(const OperatorCall& call) {
   return t;
 }
 
-// A GPU target's convolutions run in NCHW: the direct, Winograd or
+// A GPU target's convolutions in NCHW: the direct, Winograd or
 // matrix-product (implicit GEMM) template tunes the ungrouped ones, the
 // depthwise template those of one output per channel, with square strides
-// and dilations.
+// and dilations. In NHWC, the matrix-product template the ungrouped ones
+// (its arguments in NCHW / OIHW terms, as the registry takes them).
 std::optional<TemplateCall> gpu_conv2d_template(const OperatorCall& call) {
   const auto& a = call.attrs.as<Conv2dAttrs>();
-  if (a.data_layout != "NCHW" || a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
+  if (a.stride_h != a.stride_w || a.dilation_h != a.dilation_w) return std::nullopt;
+  if (a.data_layout == "NHWC" && a.implicit_gemm) {
+    const Shape& d = call.input_shapes[0];  // (N, H, W, C)
+    const Shape& w = call.input_shapes[1];  // (KH, KW, C, F)
+    if (d.size() != 4 || w.size() != 4 || a.groups != 1) return std::nullopt;
+    TemplateCall t;
+    t.op = "conv2d_nhwc_implicit_gemm";
+    t.args.input = {d[0], d[3], d[1], d[2]};
+    t.args.weight = {w[3], w[2], w[0], w[1]};
+    t.args.stride = a.stride_h;
+    t.args.dilation = a.dilation_h;
+    t.args.padding = {a.pad_top, a.pad_left, a.pad_bottom, a.pad_right};
+    t.args.layout = "NHWC";
+    return t;
+  }
+  if (a.data_layout != "NCHW") return std::nullopt;
   const Shape& d = call.input_shapes[0];  // (N, C, H, W)
   const Shape& w = call.input_shapes[1];  // (O, C/groups, KH, KW)
   if (d.size() != 4 || w.size() != 4) return std::nullopt;

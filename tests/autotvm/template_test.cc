@@ -315,13 +315,13 @@ TEST(AutotvmTemplate, RegistryListsTemplatesAndNamesWhatIsMissing) {
   std::vector<std::string> names;
   for (const auto& t : templates()) names.push_back(t.name);
   // seven x86 templates (the int8 convolution's too); dense, batch_matmul,
-  // conv2d direct, Winograd and as one product, depthwise on GPUs; the
-  // three products on CUDA's tensor cores
-  EXPECT_EQ(names.size(), 16u);
+  // conv2d direct, Winograd and as one product (NCHW and NHWC), depthwise
+  // on GPUs; the four products on CUDA's tensor cores
+  EXPECT_EQ(names.size(), 18u);
   for (const char* gpu : {"dense.gpu", "batch_matmul.gpu", "conv2d_nchw.gpu", "conv2d_nchw_winograd.gpu",
-                          "conv2d_nchw_implicit_gemm.gpu", "depthwise_conv2d_nchw.gpu", "qlinear_conv2d_NCHWc.x86",
-                          "dense_tensorcore.cuda", "batch_matmul_tensorcore.cuda",
-                          "conv2d_nchw_implicit_gemm_tensorcore.cuda"})
+                          "conv2d_nchw_implicit_gemm.gpu", "conv2d_nhwc_implicit_gemm.gpu", "depthwise_conv2d_nchw.gpu",
+                          "qlinear_conv2d_NCHWc.x86", "dense_tensorcore.cuda", "batch_matmul_tensorcore.cuda",
+                          "conv2d_nchw_implicit_gemm_tensorcore.cuda", "conv2d_nhwc_implicit_gemm_tensorcore.cuda"})
     EXPECT_NE(std::find(names.begin(), names.end(), gpu), names.end()) << gpu;
   const target::Target host = target::Target::host();
   try {

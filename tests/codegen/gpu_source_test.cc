@@ -388,6 +388,16 @@ TEST(GpuSource, DepthwiseNhwcScheduleRunsTheThreadsAlongTheChannels) {
   EXPECT_EQ(cuda.code.find("for (int"), std::string::npos) << cuda.code;
 }
 
+// Untuned, an NHWC convolution's product runs as many threads along the
+// channels as give tiles dividing them: 96 channels, 8 threads of 4.
+TEST(GpuSource, NhwcProductTilesDivideTheChannels) {
+  const ops::Workload w = ops::make_workload("conv2d_nhwc_implicit_gemm", conv_args({1, 32, 14, 14}, {96, 32, 1, 1}, 0, 1));
+  const GpuSource cuda = emit_gpu_source(lowered(w, schedule::best_gpu_schedule(w.dag, {})), {}, GpuDialect::Cuda);
+  ASSERT_FALSE(cuda.program.kernels.empty()) << cuda.code;
+  EXPECT_EQ(cuda.program.kernels[0].block[0], 8) << cuda.code;
+  EXPECT_EQ(cuda.code.find(" < 96)"), std::string::npos) << cuda.code;  // no channel guard
+}
+
 TEST(GpuSource, VerifierNamesWhatNoGpuCanRun) {
   const ops::Workload w = ops::make_workload("dense", matmul_args({128, 64}, {128, 64}, false));
   // Shared memory beyond the target's limit.
@@ -708,6 +718,9 @@ std::vector<GpuCase> gpu_cases() {
       {"Conv2dNhwcImplicitGemmSplitK", "conv2d_nhwc_implicit_gemm", conv_args({1, 64, 8, 8}, {64, 64, 3, 3}, 1, 1)});
   cases.push_back(
       {"Conv2dNhwcImplicitGemmStrided", "conv2d_nhwc_implicit_gemm", conv_args({2, 16, 15, 15}, {32, 16, 3, 3}, 1, 2)});
+  // MobileNet-v2's 96-channel 1x1 at 14 x 14: tiles 32 channels wide.
+  cases.push_back(
+      {"Conv2dNhwcImplicitGemm96Channels", "conv2d_nhwc_implicit_gemm", conv_args({1, 32, 14, 14}, {96, 32, 1, 1}, 0, 1)});
   ops::OpArgs conv;
   conv.input = {1, 8, 14, 14};
   conv.weight = {16, 8, 3, 3};

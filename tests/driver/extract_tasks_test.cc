@@ -111,6 +111,17 @@ TEST(ExtractTasks, GpuWinogradConvolutionsAreTheWinogradTemplatesTasks) {
   }
 }
 
+// A record of each task's fallback config, as if measured.
+std::vector<records::Record> fallback_records(const std::vector<NetworkTask>& tasks) {
+  std::vector<records::Record> log;
+  for (const NetworkTask& t : tasks) {
+    measure::MeasureResult measured;
+    measured.costs = {1e-4};
+    log.push_back(autotvm::make_record(t.task, t.task.space.fallback(), measured));
+  }
+  return log;
+}
+
 // A --dtype float16 network on tensor cores' GPU (sm_90): every ungrouped
 // convolution of at least 196 positions is a product (its tensor-core
 // template where it can be; layer4's at 7 x 7 stay direct), each task
@@ -150,13 +161,7 @@ TEST(ExtractTasks, HalfStorageTasksAreTheHalfKernelsUnderKeysOfTheirOwn) {
   EXPECT_EQ(templates["conv2d_nchw.gpu"], 5);
   EXPECT_EQ(templates["dense.gpu"], 1);
 
-  std::vector<records::Record> log;
-  for (const NetworkTask& t : half) {
-    measure::MeasureResult measured;
-    measured.costs = {1e-4};
-    log.push_back(autotvm::make_record(t.task, t.task.space.fallback(), measured));
-  }
-  records::ApplyHistoryBest history(log);
+  records::ApplyHistoryBest history(fallback_records(half));
   std::ostringstream warnings;
   for (bool half_storage : {true, false}) {
     BuildOptions o{.history = &history, .warnings = &warnings, .compile = false, .half_storage = half_storage};
@@ -170,6 +175,32 @@ TEST(ExtractTasks, HalfStorageTasksAreTheHalfKernelsUnderKeysOfTheirOwn) {
     EXPECT_EQ(calls, 21) << half_storage;  // the 20 convolutions and the classifier
     EXPECT_EQ(tuned, half_storage ? tunable : 0) << warnings.str();
   }
+}
+
+// ResNet-18 built in NHWC, in half on sm_90: every convolution is a product
+// (ops/conv2d_implicit_gemm.h, positions x channels), on the NHWC
+// tensor-core template but for conv1 (the fp32 image); a half build with the
+// templates' fallback records for those tasks schedules every one of its
+// 21 tunable calls by them. Nothing is compiled.
+TEST(ExtractTasks, NhwcConvolutionsAreTheirTemplatesTasks) {
+  const target::Target sm90 = target::Target::parse("cuda -arch=sm_90");
+  const graph::Graph model = graph::load_model("resnet-18", graph::ModelOptions{1, "NHWC", {}, {}});
+  const graph::Graph optimized =
+      optimize_for_target(model, sm90, {}, true, false, implicit_gemm_of(BuildOptions{.half_storage = true}, sm90));
+  const std::vector<NetworkTask> tasks = extract_tasks(optimized, sm90, true);
+  std::map<std::string, int> templates;
+  for (const NetworkTask& t : tasks) templates[t.task.name()] += t.weight;
+  EXPECT_EQ(templates["conv2d_nhwc_implicit_gemm_tensorcore.cuda"], 19);
+  EXPECT_EQ(templates["conv2d_nhwc_implicit_gemm.gpu"], 1);
+  EXPECT_EQ(templates["dense.gpu"], 1);
+  EXPECT_EQ(templates.size(), 3u);
+  records::ApplyHistoryBest history(fallback_records(tasks));
+  std::ostringstream warnings;
+  const BuildResult built = build::build(
+      model, sm90, BuildOptions{.history = &history, .warnings = &warnings, .compile = false, .half_storage = true});
+  int tuned = 0;
+  for (const KernelSummary& k : built.kernels) tuned += k.tuned ? k.calls : 0;
+  EXPECT_EQ(tuned, 21) << warnings.str();
 }
 
 TEST(ExtractTasks, PrintsEachTaskAsTheSeedDoes) {

@@ -12,14 +12,18 @@ Template batch_matmul_template();  // "batch_matmul.gpu": the same for the batch
 Template conv2d_nchw_template();   // "conv2d_nchw.gpu": schedule::gpu_conv2d_schedule's tiles as knobs
 Template depthwise_conv2d_nchw_template();  // "depthwise_conv2d_nchw.gpu": gpu_depthwise_schedule's tiles
 Template conv2d_nchw_winograd_template();   // "conv2d_nchw_winograd.gpu": gpu_winograd_schedule's product tiles
-// "conv2d_nchw_implicit_gemm.gpu": a convolution as one product, the dense knobs
+// "conv2d_nchw_implicit_gemm.gpu", "conv2d_nhwc_implicit_gemm.gpu": a
+// convolution as one product (ops/conv2d_implicit_gemm.h), the dense knobs
 Template conv2d_nchw_implicit_gemm_template();
-// The same three products in half storage on CUDA's tensor cores (sm_80+):
+Template conv2d_nhwc_implicit_gemm_template();
+// The same products in half storage on CUDA's tensor cores (sm_80+):
 // "dense_tensorcore.cuda", "batch_matmul_tensorcore.cuda",
-// "conv2d_nchw_implicit_gemm_tensorcore.cuda" (tensor_core.cc).
+// "conv2d_nchw_implicit_gemm_tensorcore.cuda",
+// "conv2d_nhwc_implicit_gemm_tensorcore.cuda" (tensor_core.cc).
 Template dense_tensor_core_template();
 Template batch_matmul_tensor_core_template();
 Template conv2d_nchw_implicit_gemm_tensor_core_template();
+Template conv2d_nhwc_implicit_gemm_tensor_core_template();
 
 // The knobs of a tiled matrix product (M x N, reduced over K), shared by the
 // product templates: tile_y and tile_x split M and N into blocks x threads x

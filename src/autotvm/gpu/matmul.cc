@@ -52,7 +52,7 @@ namespace {
 // implicit-GEMM convolution workload.
 ir::Tensor product_of(const ir::ComputeDAG& dag, const std::string& who) {
   for (const auto& t : dag.tensors())
-    if (t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || t->tag == "conv2d_nchw_gemm")
+    if (t->tag == "dense" || t->tag == "dense_pack" || t->tag == "batch_matmul" || schedule::is_conv_product(t))
       return t;
   return schedule::stage_by_tag(dag, "dense", who);  // throws naming what is missing
 }
@@ -102,6 +102,12 @@ Template batch_matmul_template() {
 Template conv2d_nchw_implicit_gemm_template() {
   return matmul_template("conv2d_nchw_implicit_gemm.gpu", [](const std::string& op, const ops::OpArgs&) {
     return op == "conv2d_nchw_implicit_gemm";
+  });
+}
+
+Template conv2d_nhwc_implicit_gemm_template() {
+  return matmul_template("conv2d_nhwc_implicit_gemm.gpu", [](const std::string& op, const ops::OpArgs&) {
+    return op == "conv2d_nhwc_implicit_gemm";
   });
 }
 

@@ -1,5 +1,6 @@
-// dense_tensorcore.cuda, batch_matmul_tensorcore.cuda and
-// conv2d_nchw_implicit_gemm_tensorcore.cuda: a half-storage matrix product
+// dense_tensorcore.cuda, batch_matmul_tensorcore.cuda,
+// conv2d_nchw_implicit_gemm_tensorcore.cuda and
+// conv2d_nhwc_implicit_gemm_tensorcore.cuda: a half-storage matrix product
 // on CUDA's tensor cores (sm_80 and later), scheduled as the auto-scheduler's
 // tensor-core sketch writes it (autoschedule/gpu_sketch_rules.h,
 // TensorCoreTiling: warps of 16 x 16 fragments accumulating in fp32 by
@@ -140,6 +141,10 @@ Template batch_matmul_tensor_core_template() {
 
 Template conv2d_nchw_implicit_gemm_tensor_core_template() {
   return tensor_core_template("conv2d_nchw_implicit_gemm_tensorcore.cuda", "conv2d_nchw_implicit_gemm");
+}
+
+Template conv2d_nhwc_implicit_gemm_tensor_core_template() {
+  return tensor_core_template("conv2d_nhwc_implicit_gemm_tensorcore.cuda", "conv2d_nhwc_implicit_gemm");
 }
 
 }  // namespace tessera::autotvm::gpu
