@@ -567,14 +567,28 @@ GpuDepthwisePlan gpu_depthwise_plan(const std::vector<int64_t>& out) {
   return p;
 }
 
+namespace {
+
+// The DAG's 4-D stage tagged `tag` (the last) and the output of its shape
+// that writes it, or nothing.
+std::optional<std::pair<ir::Tensor, ir::Tensor>> image_stage_and_output(const ir::ComputeDAG& dag,
+                                                                        const std::string& tag) {
+  ir::Tensor stage;
+  for (const auto& t : dag.tensors())
+    if (t->tag == tag) stage = t;
+  if (!stage || stage->shape.size() != 4) return std::nullopt;
+  ir::Tensor out = output_of_shape(dag, stage);
+  if (!out) return std::nullopt;
+  return std::pair{stage, out};
+}
+
+}  // namespace
+
 std::optional<Trace> gpu_depthwise_schedule(const ir::ComputeDAG& dag, int max_threads,
                                             const std::optional<GpuDepthwisePlan>& given) {
-  ir::Tensor conv;
-  for (const auto& t : dag.tensors())
-    if (t->tag == "depthwise_conv2d_nchw") conv = t;
-  if (!conv || conv->shape.size() != 4) return std::nullopt;
-  const ir::Tensor out = output_of_shape(dag, conv);
-  if (!out) return std::nullopt;
+  const auto found = image_stage_and_output(dag, "depthwise_conv2d_nchw");
+  if (!found) return std::nullopt;
+  const auto& [conv, out] = *found;
   const GpuDepthwisePlan plan = given ? *given : gpu_depthwise_plan(conv->shape);
   if (plan.threads_y * plan.threads_x > max_threads) return std::nullopt;
 
@@ -610,12 +624,9 @@ GpuDepthwiseNhwcPlan gpu_depthwise_nhwc_plan(const std::vector<int64_t>& out) {
 }
 
 std::optional<Trace> gpu_depthwise_nhwc_schedule(const ir::ComputeDAG& dag, int max_threads) {
-  ir::Tensor conv;
-  for (const auto& t : dag.tensors())
-    if (t->tag == "depthwise_conv2d_nhwc") conv = t;
-  if (!conv || conv->shape.size() != 4) return std::nullopt;
-  const ir::Tensor out = output_of_shape(dag, conv);
-  if (!out) return std::nullopt;
+  const auto found = image_stage_and_output(dag, "depthwise_conv2d_nhwc");
+  if (!found) return std::nullopt;
+  const auto& [conv, out] = *found;
   const GpuDepthwiseNhwcPlan plan = gpu_depthwise_nhwc_plan(conv->shape);
   if (plan.threads_c * plan.threads_x > max_threads) return std::nullopt;
 
