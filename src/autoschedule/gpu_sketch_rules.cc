@@ -226,13 +226,14 @@ std::vector<std::pair<SketchBuilder, int>> TensorCoreTiling::apply(const SketchC
     const schedule::ImagePositions images_of = schedule::image_positions(b.stage(stage).tensor, osp, oshape[0]);
     batch = oshape[0] == 1 ? std::vector<std::string>{osp[0]} : std::vector<std::string>{};
     n.add(ReorderStep{out, images_of.order});
-    const std::string positions = n.fuse(out, images_of.positions);
-    const int64_t channels = images_of.positions_are_rows ? oshape[3] : oshape[1];
-    const int64_t positions_extent = oshape[0] * oshape[1] * oshape[2] * oshape[3] / channels;
-    oi = images_of.positions_are_rows ? positions : images_of.channels;
-    oj = images_of.positions_are_rows ? images_of.channels : positions;
-    rows = images_of.positions_are_rows ? positions_extent : channels;
-    cols = images_of.positions_are_rows ? channels : positions_extent;
+    oi = images_of.channels;
+    oj = n.fuse(out, images_of.positions);
+    rows = oshape[images_of.positions_are_rows ? 3 : 1];
+    cols = oshape[0] * oshape[1] * oshape[2] * oshape[3] / rows;
+    if (images_of.positions_are_rows) {
+      std::swap(oi, oj);
+      std::swap(rows, cols);
+    }
   }
   BlockThreads warps;
   warps.threads_per_unit = kWarpLanes;

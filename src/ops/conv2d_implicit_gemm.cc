@@ -30,6 +30,13 @@ ir::Expr zero_past(const ir::Expr& value, const std::vector<std::pair<ir::Var, i
   return inside ? ir::select(inside, value, ir::make_float(0.0)) : value;
 }
 
+// The tap (ry, rx) and channel c of reduction index k = (ry, rx, c).
+std::array<ir::Expr, 3> weight_tap(const ir::Expr& kk, int64_t channels, int64_t kw) {
+  const ir::Expr tap = ir::floordiv(kk, ir::make_int(channels));
+  return {ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw)),
+          ir::floormod(kk, ir::make_int(channels))};
+}
+
 // Where element (q, k) of the im2col matrix reads the padded data, k =
 // (ry, rx, c) and q = (n, y, x): the image, the channel, and the window's
 // row and column.
@@ -38,19 +45,11 @@ struct WindowElement {
 };
 WindowElement window_element(const ir::Expr& qq, const ir::Expr& kk, int64_t channels, int64_t kw, int64_t ow,
                              int64_t pixels, const Conv2dAttrs& a) {
-  const ir::Expr tap = ir::floordiv(kk, ir::make_int(channels)), pixel = ir::floormod(qq, ir::make_int(pixels));
-  return {ir::floordiv(qq, ir::make_int(pixels)), ir::floormod(kk, ir::make_int(channels)),
-          window_index(ir::floordiv(pixel, ir::make_int(ow)), ir::floordiv(tap, ir::make_int(kw)), a.stride_h,
-                       a.dilation_h),
-          window_index(ir::floormod(pixel, ir::make_int(ow)), ir::floormod(tap, ir::make_int(kw)), a.stride_w,
-                       a.dilation_w)};
-}
-
-// The tap (ry, rx) and channel c of reduction index k = (ry, rx, c).
-std::array<ir::Expr, 3> weight_tap(const ir::Expr& kk, int64_t channels, int64_t kw) {
-  const ir::Expr tap = ir::floordiv(kk, ir::make_int(channels));
-  return {ir::floordiv(tap, ir::make_int(kw)), ir::floormod(tap, ir::make_int(kw)),
-          ir::floormod(kk, ir::make_int(channels))};
+  const auto [ry, rx, c] = weight_tap(kk, channels, kw);
+  const ir::Expr pixel = ir::floormod(qq, ir::make_int(pixels));
+  return {ir::floordiv(qq, ir::make_int(pixels)), c,
+          window_index(ir::floordiv(pixel, ir::make_int(ow)), ry, a.stride_h, a.dilation_h),
+          window_index(ir::floormod(pixel, ir::make_int(ow)), rx, a.stride_w, a.dilation_w)};
 }
 
 // OIHW <-> OHWI: `to_ohwi` reads OIHW values of `oihw` and writes OHWI, or the reverse.
