@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "tessera/error.h"
 #include "tir/lower.h"
+#include "tir/pad_tensor_core_rows.h"
 #include "tir/simplify.h"
 #include "tir/stmt_functor.h"
 #include "tir/verify_gpu.h"
@@ -517,6 +518,7 @@ class GpuPrinter : public CSourcePrinter {
 GpuSource emit_gpu_source(const tir::LoweredFunc& f, const target::GpuLimits& limits, GpuDialect dialect) {
   GpuSource out;
   out.program = tir::split_device_kernels(tir::prepare_for_gpu_codegen(f));
+  for (tir::DeviceKernel& k : out.program.kernels) tir::pad_tensor_core_rows(k, limits.max_shared_memory_per_block);
   tir::verify_gpu(out.program, limits);
   GpuPrinter printer(dialect, fits_32_bits(out.program), has_tensor_core_tiles(out.program));
   out.code = std::string(dialect == GpuDialect::Cuda ? "// CUDA C" : "// OpenCL C") + " written by Tessera: " + f.name +

@@ -22,8 +22,9 @@ struct GpuSource {
 };
 
 // Runs the GPU codegen passes on f (tir::prepare_for_gpu_codegen), splits it
-// into kernels, checks them against `limits` (tir/verify_gpu.h) and writes
-// them. Throws tessera::Error naming the kernel and what cannot run.
+// into kernels, pads the rows of their tensor-core tiles in shared memory
+// (tir/pad_tensor_core_rows.h), checks them against `limits`
+// (tir/verify_gpu.h) and writes them. Throws tessera::Error naming the kernel and what cannot run.
 GpuSource emit_gpu_source(const tir::LoweredFunc& f, const target::GpuLimits& limits, GpuDialect dialect);
 
 }  // namespace tessera::codegen
