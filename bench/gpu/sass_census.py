@@ -4,7 +4,9 @@ its CUDA source assembled by nvcc (the flags NVRTC gets), and every kernel's
 machine code disassembled by nvdisasm and counted: instructions, branches,
 divergent regions (BSSY), global loads, tensor-core (HMMA) and fp32 (FFMA)
 multiply-adds, the instructions and multiply-adds of each kernel's hot loop
-(the one with the most multiply-adds), and the bytes ptxas spilled. Given two builds, each network
+(the one with the most multiply-adds), the shared memory passes its
+ldmatrix sites take by their rows' stride (ldsm_passes, from the CUDA
+source), and the bytes ptxas spilled. Given two builds, each network
 side by side (--kernels: each kernel that changed).
 
 A proxy for sessions with no GPU, not a timing: it shows control flow and
@@ -98,6 +100,23 @@ def count(kernel_sass):
             "loop": loop, "loop_mma": loop_mma}
 
 
+def ldmatrix_passes(kernel_source):
+    """Shared memory passes of the kernel's ldmatrix sites, summed: each
+    reads 8 x 8 matrices as 8 rows of 16 bytes, `ld` halves apart (the
+    last argument of tsr_ldmatrix_a / _b), and takes as many passes as
+    the most of those rows in one 16-byte slot of the 128 bytes the banks
+    serve a cycle (tir/pad_tensor_core_rows.h). Static: a site in a loop
+    counts once."""
+    total = 0
+    for m in re.finditer(r"tsr_ldmatrix_[ab]<(?:true|false)>\([^;]*?, (\d+)\)", kernel_source):
+        slots = {}
+        for r in range(8):
+            slot = r * int(m.group(1)) * 2 % 128 // 16
+            slots[slot] = slots.get(slot, 0) + 1
+        total += max(slots.values())
+    return total
+
+
 def census(tessera, nvdisasm, model, batch, dtype, layout):
     """{kernel name: counts} of one network."""
     source = network_source(tessera, model, batch, dtype, layout)
@@ -120,6 +139,10 @@ def census(tessera, nvdisasm, model, batch, dtype, layout):
         if name in kernels:
             kernels[name]["spill_bytes"] = int(spills.group(1)) if spills else 0
             kernels[name]["registers"] = int(registers.group(1)) if registers else 0
+    for part in re.split(r'\n(?=extern "C" __global__)', source):
+        name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", part)
+        if name and name.group(1) in kernels:
+            kernels[name.group(1)]["ldsm_passes"] = ldmatrix_passes(part)
     return kernels
 
 
@@ -140,7 +163,8 @@ def main():
     args = parser.parse_args()
     before_layout = args.before_layout or args.layout
     nvdisasm = find_nvdisasm()
-    keys = ["instructions", "branches", "divergent", "global_loads", "hmma", "ffma", "loop", "loop_mma", "spill_bytes"]
+    keys = ["instructions", "branches", "divergent", "global_loads", "hmma", "ffma", "loop", "loop_mma", "ldsm_passes",
+            "spill_bytes"]
     print("| model | batch | dtype | kernels | " + " | ".join(keys) + " |")
     print("|---|---|---|---|" + "---|" * len(keys))
     for model in args.models:
@@ -154,7 +178,8 @@ def main():
                     for name, c in now.items():
                         o = old.get(name)
                         if o and o != c:
-                            print(f"  {name}: " + ", ".join(f"{k} {o[k]} -> {c[k]}" for k in keys if o[k] != c[k]))
+                            print(f"  {name}: " + ", ".join(f"{k} {o.get(k, 0)} -> {c.get(k, 0)}" for k in keys
+                                                            if o.get(k, 0) != c.get(k, 0)))
 
 
 if __name__ == "__main__":
