@@ -43,6 +43,12 @@ Graph move_elementwise_before_reshape(const Graph& graph);
 // node (ops/attention.h), whose kernel never writes the score matrix.
 Graph recognize_attention(const Graph& graph);
 
+// An attention whose q, k and v are the heads of (groups, sequence, heads,
+// D) tensors transposed to (groups x heads, sequence, D) reads those tensors
+// as they are and writes its output so too (AttentionAttrs::sequence_first):
+// the transposes into heads and the one back after it are gone.
+Graph attention_sequence_first(const Graph& graph);
+
 // transpose(transpose(x)) is one transpose of x, or x itself.
 Graph compose_transposes(const Graph& graph);
 
@@ -141,7 +147,7 @@ Graph choose_nchw_winograd(const Graph& graph);
 
 // The pipeline: fuse_quantized_operators, simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
-// recognize_attention, compose_transposes,
+// recognize_attention, compose_transposes, attention_sequence_first,
 // convert_layout, cancel_layout_transforms, [choose_implicit_gemm], [choose_nchw_winograd],
 // fold_constants, eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});

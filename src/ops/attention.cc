@@ -20,7 +20,8 @@ namespace tessera::ops {
 
 std::string AttentionAttrs::to_string() const {
   return "scale=" + number_to_string(scale) + " heads=" + std::to_string(heads) + (has_mask ? " mask" : "") +
-         " rows=" + std::to_string(rows) + (keys ? " keys=" + std::to_string(keys) : "");
+         (sequence_first ? " sequence_first" : "") + " rows=" + std::to_string(rows) +
+         (keys ? " keys=" + std::to_string(keys) : "");
 }
 
 int64_t key_tile(int64_t n, int64_t keys) {
@@ -33,17 +34,29 @@ int64_t key_tile(int64_t n, int64_t keys) {
 
 namespace {
 
+// q, k, v (and the output) as (B, M or N, D) whatever the layout.
+Shape rows_of(const Shape& x, const AttentionAttrs& a) {
+  return a.sequence_first ? Shape{x[0] * a.heads, x[1], x[3]} : x;
+}
+
 Shape attention_shape(const std::vector<Shape>& in, const AttentionAttrs& a) {
   const size_t expected = a.has_mask ? 4 : 3;
   if (in.size() != expected) shape_error("takes " + std::to_string(expected) + " inputs, got " + std::to_string(in.size()));
-  const Shape &q = in[0], &k = in[1], &v = in[2];
-  if (q.size() != 3 || k.size() != 3 || v.size() != 3)
-    shape_error("q, k and v must be (B, M, D), (B, N, D), (B, N, D), got " + shape_to_string(q) + ", " +
-                shape_to_string(k) + ", " + shape_to_string(v));
-  if (k != v || q[0] != k[0] || q[2] != k[2])
-    shape_error("q " + shape_to_string(q) + ", k " + shape_to_string(k) + " and v " + shape_to_string(v) +
-                " differ in B, N or D");
-  if (a.heads < 1 || q[0] % a.heads != 0)
+  const Shape &q4 = in[0], &k4 = in[1], &v4 = in[2];
+  const size_t rank = a.sequence_first ? 4 : 3;
+  if (q4.size() != rank || k4.size() != rank || v4.size() != rank)
+    shape_error(std::string("q, k and v must be ") +
+                (a.sequence_first ? "(G, M, H, D), (G, N, H, D), (G, N, H, D)" : "(B, M, D), (B, N, D), (B, N, D)") +
+                ", got " + shape_to_string(q4) + ", " + shape_to_string(k4) + ", " + shape_to_string(v4));
+  if (a.heads < 1) shape_error("heads must be positive");
+  if (a.sequence_first && (q4[2] != a.heads || k4[2] != a.heads))
+    shape_error("q " + shape_to_string(q4) + " and k " + shape_to_string(k4) + " do not hold " +
+                std::to_string(a.heads) + " heads on their third axis");
+  if (k4 != v4) shape_error("k " + shape_to_string(k4) + " and v " + shape_to_string(v4) + " differ");
+  const Shape q = rows_of(q4, a), k = rows_of(k4, a);
+  if (q[0] != k[0] || q[2] != k[2])
+    shape_error("q " + shape_to_string(q4) + " and k " + shape_to_string(k4) + " differ in B or D");
+  if (q[0] % a.heads != 0)
     shape_error("heads " + std::to_string(a.heads) + " does not divide B=" + std::to_string(q[0]));
   if (a.rows < 1) shape_error("rows must be positive");
   if (a.keys < 0) shape_error("keys must be positive, or 0 to choose");
@@ -55,7 +68,7 @@ Shape attention_shape(const std::vector<Shape>& in, const AttentionAttrs& a) {
       if (m[d] != 1 && m[d] != full[d])
         shape_error("mask " + shape_to_string(m) + " does not broadcast to " + shape_to_string(full));
   }
-  return q;
+  return q4;
 }
 
 // The mask's offset for score (b, i, j): (group, head, i, j) broadcast.
@@ -65,15 +78,19 @@ int64_t mask_offset(const Shape& m, int64_t heads, int64_t b, int64_t i, int64_t
 
 void reference_attention(const OperatorCall& call, const std::vector<const float*>& in, float* y) {
   const auto& a = call.attrs.as<AttentionAttrs>();
-  const Shape &q = call.input_shapes[0], &k = call.input_shapes[1];
+  const Shape q = rows_of(call.input_shapes[0], a), k = rows_of(call.input_shapes[1], a);
   const int64_t batch = q[0], m = q[1], n = k[1], d = q[2];
+  // Row r of head b of a (B, rows, D) tensor, or of a (G, rows, H, D) one.
+  auto row = [&](int64_t b, int64_t r, int64_t rows) {
+    return a.sequence_first ? ((b / a.heads * rows + r) * a.heads + b % a.heads) * d : (b * rows + r) * d;
+  };
   std::vector<double> s(static_cast<size_t>(n));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < m; ++i) {
       double top = -INFINITY;
       for (int64_t j = 0; j < n; ++j) {
         double dot = 0;
-        for (int64_t c = 0; c < d; ++c) dot += double{in[0][(b * m + i) * d + c]} * in[1][(b * n + j) * d + c];
+        for (int64_t c = 0; c < d; ++c) dot += double{in[0][row(b, i, m) + c]} * in[1][row(b, j, n) + c];
         s[j] = dot * a.scale + (a.has_mask ? in[3][mask_offset(call.input_shapes[3], a.heads, b, i, j)] : 0.0);
         top = std::max(top, s[j]);
       }
@@ -81,8 +98,8 @@ void reference_attention(const OperatorCall& call, const std::vector<const float
       for (double& e : s) sum += (e = std::exp(e - top));
       for (int64_t c = 0; c < d; ++c) {
         double acc = 0;
-        for (int64_t j = 0; j < n; ++j) acc += s[j] * in[2][(b * n + j) * d + c];
-        y[(b * m + i) * d + c] = static_cast<float>(acc / sum);
+        for (int64_t j = 0; j < n; ++j) acc += s[j] * in[2][row(b, j, n) + c];
+        y[row(b, i, m) + c] = static_cast<float>(acc / sum);
       }
     }
 }
@@ -90,19 +107,26 @@ void reference_attention(const OperatorCall& call, const std::vector<const float
 ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in) {
   const auto& a = call.attrs.as<AttentionAttrs>();
   const ir::Tensor &q = in[0], &k = in[1], &v = in[2];
-  const int64_t batch = q->shape[0], m = q->shape[1], n = k->shape[1], d = q->shape[2];
+  const Shape rows = rows_of(q->shape, a);
+  const int64_t batch = rows[0], m = rows[1], n = k->shape[1], d = rows[2];
   const int64_t keys = key_tile(n, a.keys), tiles = n / keys;
+  // Element (b, r, c) of q, k or v: of head b % heads of group b / heads sequence first.
+  auto element = [&](const ir::Tensor& x, const ir::Expr& b, const ir::Expr& r, const ir::Expr& c) {
+    if (!a.sequence_first) return ir::load(x, {b, r, c});
+    const ir::Expr h = ir::make_int(a.heads);
+    return ir::load(x, {ir::floordiv(b, h), r, ir::floormod(b, h), c});
+  };
   // k transposed to (B, D, N): a score row's vectors then load N-contiguous keys.
-  const ir::Tensor kt = ir::compute(
-      {batch, d, n}, [&](const std::vector<ir::Var>& x) { return ir::load(k, {x[0], x[2], x[1]}); },
-      unique_name("T_attention_kT", {k}), "attention_transpose_k", {"b", "c", "j"}, {{"layout_copy", "1"}});
+  const ir::Tensor kt =
+      ir::compute({batch, d, n}, [&](const std::vector<ir::Var>& x) { return element(k, x[0], x[2], x[1]); },
+                  unique_name("T_attention_kT", {k}), "attention_transpose_k", {"b", "c", "j"}, {{"layout_copy", "1"}});
   ir::IterVar c = ir::reduce_axis(d, "c");
-  const ir::Tensor scores = ir::compute(
-      {batch, m, n},
-      [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(q, {x[0], x[1], c.var}) * ir::load(kt, {x[0], c.var, x[2]}), {c});
-      },
-      unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
+  const ir::Tensor scores =
+      ir::compute({batch, m, n},
+                  [&](const std::vector<ir::Var>& x) {
+                    return ir::sum(element(q, x[0], x[1], c.var) * ir::load(kt, {x[0], c.var, x[2]}), {c});
+                  },
+                  unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
   auto scaled = [&](const std::vector<ir::Expr>& at) {
     ir::Expr s = ir::load(scores, at) * ir::make_float(a.scale);
     if (!a.has_mask) return s;
@@ -154,7 +178,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const ir::Tensor tile_values = ir::compute(
       {batch, m, tiles, d},
       [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * ir::load(v, {x[0], key(x[2], j3.var), x[3]}), {j3});
+        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * element(v, x[0], key(x[2], j3.var), x[3]), {j3});
       },
       unique_name("T_attention_values", {p, v}), "attention_values", {"b", "i", "t", "c"});
   // The tiles combined, each weighted by its sum rescaled by exp(its maximum
@@ -183,11 +207,21 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
                        {t3});
       },
       unique_name("T_attention_combined", {weight, tile_values}), "attention_combine", {"b", "i", "c"});
+  const std::map<std::string, std::string> attrs = {{"rows", std::to_string(a.rows)}, {"keys", std::to_string(keys)}};
+  if (a.sequence_first)
+    return ir::compute(
+        q->shape,
+        [&](const std::vector<ir::Var>& x) {
+          const ir::Expr b = x[0] * ir::make_int(a.heads) + x[2];
+          return ir::load(combined, {b, x[1], x[3]}) / ir::load(sum, {b, x[1]});
+        },
+        unique_name("T_attention", {combined, sum}), "attention", {"g", "i", "h", "c"}, attrs);
   return ir::compute(
       {batch, m, d},
-      [&](const std::vector<ir::Var>& x) { return ir::load(combined, to_exprs(x)) / ir::load(sum, {x[0], x[1]}); },
-      unique_name("T_attention", {combined, sum}), "attention", {"b", "i", "c"},
-      {{"rows", std::to_string(a.rows)}, {"keys", std::to_string(keys)}});
+      [&](const std::vector<ir::Var>& x) {
+        return ir::load(combined, to_exprs(x)) / ir::load(sum, {x[0], x[1]});
+      },
+      unique_name("T_attention", {combined, sum}), "attention", {"b", "i", "c"}, attrs);
 }
 
 }  // namespace

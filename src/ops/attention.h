@@ -11,6 +11,11 @@ namespace tessera::ops {
 // for q (B, M, D), k and v (B, N, D): scaled dot-product attention of B =
 // groups x heads rows. The optional fourth input, a mask added to the
 // scores, has four axes (groups, heads, M, N), each of its extent or 1.
+// Sequence first, q is (groups, M, heads, D), k and v (groups, N, heads,
+// D) and so is the output (groups, M, heads, D), b = group * heads + head:
+// the layout a dense layer writes the heads in (its rows the tokens, its
+// columns heads x D), so that no transpose copies them into (B, M, D) and
+// back (graph/passes.h, attention_sequence_first).
 struct AttentionAttrs {
   double scale = 1.0;
   int64_t heads = 1;      // B = groups * heads: how a mask's first two axes map onto B
@@ -21,6 +26,7 @@ struct AttentionAttrs {
   // and sum, by which the tiles' results are rescaled when combined.
   int64_t rows = 4;
   int64_t keys = 0;
+  bool sequence_first = false;  // q, k, v and the output (groups, rows, heads, D)
   std::string to_string() const;
 };
 

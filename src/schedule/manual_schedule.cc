@@ -264,11 +264,17 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     for (const auto& stage : dag.tensors())
       if (stage->tag == "attention_tile_softmax" && stage->is_reduction())
         t.rfactor(stage->name, reduce_names(stage)[0], partial);
-  // A tile of query rows per parallel iteration.
-  const auto o = axis_names(out);  // b, i, c
+  // A tile of query rows per parallel iteration: of one head (sequence
+  // first, the loops g, i, h, c reordered g, h, i, c: each tile as in (b, i, c)).
+  const auto o = axis_names(out);  // b, i, c or g, i, h, c
   t.split(out->name, o[1], {rows});
-  t.fuse(out->name, {o[0], split_part(o[1], 0)});
-  const std::string tile = fused_name({o[0], split_part(o[1], 0)});
+  std::vector<std::string> tile_loops = {o[0], split_part(o[1], 0)};
+  if (o.size() == 4) {
+    t.reorder(out->name, {o[0], o[2], split_part(o[1], 0), split_part(o[1], 1), o[3]});
+    tile_loops = {o[0], o[2], split_part(o[1], 0)};
+  }
+  t.fuse(out->name, tile_loops);
+  const std::string tile = fused_name(tile_loops);
   t.parallel(out->name, tile);
   vectorize_last_axis(t, out, lanes);
   // In it, one key tile after another (loop t of the weighted values): per

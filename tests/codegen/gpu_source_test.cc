@@ -482,19 +482,23 @@ TEST(GpuSource, MatmulPlanSplitsTheKOfFewTiles) {
 
 // Attention over q (batch, m, d), k and v (batch, n, d), batch = groups x
 // heads, with a mask of `mask`'s shape (broadcast to (groups, heads, m, n))
-// when it has one.
+// when it has one; `sequence_first`, over q (groups, m, heads, d), k and v
+// (groups, n, heads, d).
 ops::Workload attention_workload(int64_t batch, int64_t m, int64_t n, int64_t d, int64_t heads,
-                                 const ops::Shape& mask = {}) {
-  const ops::Attrs attrs = ops::AttentionAttrs{0.25, heads, !mask.empty(), 4, 0};
-  std::vector<ops::Shape> shapes = {{batch, m, d}, {batch, n, d}, {batch, n, d}};
-  std::vector<ir::Tensor> in = {ir::placeholder({batch, m, d}, "q"), ir::placeholder({batch, n, d}, "k"),
-                                ir::placeholder({batch, n, d}, "v")};
+                                 const ops::Shape& mask = {}, bool sequence_first = false) {
+  const ops::Attrs attrs = ops::AttentionAttrs{0.25, heads, !mask.empty(), 4, 0, sequence_first};
+  auto rows = [&](int64_t r) {
+    return sequence_first ? ops::Shape{batch / heads, r, heads, d} : ops::Shape{batch, r, d};
+  };
+  std::vector<ops::Shape> shapes = {rows(m), rows(n), rows(n)};
+  std::vector<ir::Tensor> in = {ir::placeholder(rows(m), "q"), ir::placeholder(rows(n), "k"),
+                                ir::placeholder(rows(n), "v")};
   if (!mask.empty()) {
     shapes.push_back(mask);
     in.push_back(ir::placeholder(mask, "mask"));
   }
   const ops::Operator& op = ops::find_operator("attention");
-  const ops::Shape out = {batch, m, d};
+  const ops::Shape out = rows(m);
   ir::ComputeDAG dag({op.compute({attrs, shapes, out, {}}, in)});
   // A workload's reference takes the DAG's placeholders in its order (q, k,
   // the mask, v: as the stages read them), the operator's in its own.
@@ -540,17 +544,20 @@ TEST(GpuSource, DefaultScheduleComputesAttentionKeysAndProbabilitiesOnce) {
 // them, the key tiles combined in the output's kernel. Ragged
 // tiles, two key tiles with a mask per group, BERT's head (64 wide, 128
 // keys) with a mask per query and without, a small head, one query over
-// 37 keys (a decoder's step); each equals the reference on PoCL.
+// 37 keys (a decoder's step); BERT's heads and a masked pair read and
+// written sequence first; each equals the reference on PoCL.
 TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
   struct Case {
     int64_t batch, m, n, d, heads;
     ops::Shape mask;
+    bool sequence_first = false;
   };
-  for (const Case& c : {Case{3, 10, 12, 16, 3, {}}, Case{4, 70, 320, 32, 2, {2, 1, 1, 320}},
-                        Case{2, 128, 128, 64, 2, {1, 1, 128, 128}}, Case{2, 128, 128, 64, 2, {}},
-                        Case{2, 32, 32, 16, 2, {}}, Case{4, 1, 37, 16, 2, {}}}) {
-    SCOPED_TRACE("n = " + std::to_string(c.n));
-    const ops::Workload w = attention_workload(c.batch, c.m, c.n, c.d, c.heads, c.mask);
+  for (const Case& c :
+       {Case{3, 10, 12, 16, 3, {}}, Case{4, 70, 320, 32, 2, {2, 1, 1, 320}}, Case{2, 128, 128, 64, 2, {1, 1, 128, 128}},
+        Case{2, 128, 128, 64, 2, {}}, Case{2, 32, 32, 16, 2, {}}, Case{4, 1, 37, 16, 2, {}},
+        Case{4, 128, 128, 64, 4, {}, true}, Case{4, 20, 24, 16, 2, {2, 1, 1, 24}, true}}) {
+    SCOPED_TRACE("n = " + std::to_string(c.n) + (c.sequence_first ? ", sequence first" : ""));
+    const ops::Workload w = attention_workload(c.batch, c.m, c.n, c.d, c.heads, c.mask, c.sequence_first);
     const std::optional<schedule::Trace> trace = schedule::gpu_attention_schedule(w.dag, 1024);
     ASSERT_TRUE(trace.has_value());
     EXPECT_EQ(schedule::best_gpu_schedule(w.dag, {}).to_json(), trace->to_json());

@@ -17,6 +17,7 @@
 #include "target/target.h"
 #include "graph/interpreter.h"
 #include "measure/kernel_args.h"
+#include "ops/attention.h"
 #include "runtime/graph_executor.h"
 #include "runtime/npy.h"
 #include "tessera/error.h"
@@ -80,18 +81,29 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The tiny transformers' attention becomes one kernel per layer: BERT's and
 // ViT's (products, scale, softmax), GPT-2's with its causal mask (an added
-// constant once the exporter's where of known positions is folded).
+// constant once the exporter's where of known positions is folded). BERT's
+// and ViT's read their heads as the dense layers wrote them and write their
+// output so (sequence first): none of the 4 transposes a layer around them
+// is left (ViT's one is its patches'). GPT-2's scale its heads after the
+// transposes and concatenates its keys with their cache: transposed as before.
 TEST(OnnxImport, TransformerAttentionIsOneNodePerLayer) {
-  const std::vector<std::pair<std::string, int>> models = {{"bert_tiny", 2}, {"vit_tiny", 2}, {"gpt2_tiny", 2}};
-  for (const auto& [name, layers] : models) {
-    const Graph g = build::optimize_for_target(import_onnx(kData + name + ".onnx"), target::Target::host());
-    int attention = 0, softmax = 0;
+  struct Model {
+    std::string name;
+    int attention, sequence_first, transposes;
+  };
+  for (const Model& m : {Model{"bert_tiny", 2, 2, 0}, Model{"vit_tiny", 2, 2, 1}, Model{"gpt2_tiny", 2, 0, 12}}) {
+    const Graph g = build::optimize_for_target(import_onnx(kData + m.name + ".onnx"), target::Target::host());
+    int attention = 0, softmax = 0, sequence_first = 0, transposes = 0;
     for (const Node& n : g.nodes()) {
       attention += n.op == Op::named("attention");
+      sequence_first += n.op == Op::named("attention") && n.attrs_as<ops::AttentionAttrs>().sequence_first;
       softmax += n.op == Op::named("softmax");
+      transposes += n.op == Op::kTranspose;
     }
-    EXPECT_EQ(attention, layers) << name;
-    EXPECT_EQ(softmax, 2 - layers) << name;
+    EXPECT_EQ(attention, m.attention) << m.name;
+    EXPECT_EQ(softmax, 2 - m.attention) << m.name;
+    EXPECT_EQ(sequence_first, m.sequence_first) << m.name;
+    EXPECT_EQ(transposes, m.transposes) << m.name;
   }
 }
 

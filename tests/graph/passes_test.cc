@@ -262,6 +262,53 @@ TEST(GraphPasses, RecognizeAttentionMakesProductsSoftmaxAndMaskOneNode) {
   expect_same_outputs(three_axes, fused);
 }
 
+// A transformer layer's attention as exporters leave it: q, k and v each a
+// dense layer's (tokens, heads x D) output, reshaped to (groups, sequence,
+// heads, D) and transposed to heads first; the output transposed back and
+// reshaped to (tokens, heads x D) (`back`), or read as (B, M, D).
+Graph heads_attention_graph(bool back) {
+  GraphBuilder b(14);
+  const int64_t groups = 2, heads = 3, s = 5, d = 4;
+  auto heads_first = [&](const std::string& name) {
+    NodeId x = b.input(name, {groups * s, heads * d});
+    return b.transpose(b.reshape(x, {groups, s, heads, d}, name + "4"), {0, 2, 1, 3}, name + "T");
+  };
+  NodeId q = b.reshape(heads_first("q"), {groups * heads, s, d}, "q3");
+  NodeId k = b.reshape(heads_first("k"), {groups * heads, s, d}, "k3");
+  NodeId vt = b.reshape(b.transpose(heads_first("v"), {0, 1, 3, 2}, "vT"), {groups * heads, d, s}, "vT3");
+  NodeId scores = b.add_node(Op::named("divide"), "scaled", {b.batch_matmul(q, k, "qk"), scalar(b, "root_d", 2.0f)});
+  NodeId p = b.add_node(Op::named("softmax"), "p", {scores}, ops::SoftmaxAttrs{-1});
+  NodeId out = b.batch_matmul(p, vt, "pv");  // (groups * heads, s, d)
+  if (back)
+    out = b.reshape(b.transpose(b.reshape(out, {groups, heads, s, d}, "out4"), {0, 2, 1, 3}, "outT"),
+                    {groups * s, heads * d}, "rows");
+  return b.finish({out});
+}
+
+TEST(GraphPasses, AttentionReadsHeadsSequenceFirstWithoutTransposes) {
+  for (bool back : {true, false}) {
+    const Graph before = heads_attention_graph(back);
+    const Graph recognized = eliminate_dead_nodes(recognize_attention(before));
+    EXPECT_EQ(count(recognized, Op::kTranspose), back ? 4 : 3);  // q, k, v into heads, [the output back]
+    const Graph after = eliminate_dead_nodes(attention_sequence_first(recognized));
+    ASSERT_EQ(count(after, Op::named("attention")), 1);
+    // None left when the output goes back to (tokens, heads x D); else the one that makes (B, M, D) of it.
+    EXPECT_EQ(count(after, Op::kTranspose), back ? 0 : 1);
+    for (const Node& n : after.nodes())
+      if (n.op == Op::named("attention")) {
+        EXPECT_TRUE(n.attrs_as<ops::AttentionAttrs>().sequence_first);
+        EXPECT_EQ(n.type.shape, (Shape{2, 5, 3, 4}));
+      }
+    expect_same_outputs(before, after);
+  }
+  // Heads that are no transpose of a (groups, sequence, heads, D) tensor: as it was.
+  const Graph plain = eliminate_dead_nodes(recognize_attention(attention_graph(false)));
+  const Graph kept = attention_sequence_first(plain);
+  for (const Node& n : kept.nodes())
+    if (n.op == Op::named("attention")) EXPECT_FALSE(n.attrs_as<ops::AttentionAttrs>().sequence_first);
+  EXPECT_EQ(kept.size(), plain.size());
+}
+
 TEST(GraphPasses, ComposeTransposesMergesAndDropsInversePairs) {
   GraphBuilder b(2);
   NodeId x = b.input("x", {2, 3, 4, 5});

@@ -94,6 +94,65 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
   }
 }
 
+// (B, rows, D) data as (groups, rows, heads, D): b = group * heads + head.
+template <class T>
+std::vector<T> sequence_first(const std::vector<T>& x, int64_t groups, int64_t heads, int64_t rows, int64_t d) {
+  std::vector<T> out(x.size());
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < d; ++c)
+          out[static_cast<size_t>(((g * rows + r) * heads + h) * d + c)] =
+              x[static_cast<size_t>(((g * heads + h) * rows + r) * d + c)];
+  return out;
+}
+
+// Sequence first, q, k, v and the output are (groups, rows, heads, D): the
+// same attention, its heads read and written in place. (Heads and D of no
+// vector width; a padding mask; several key tiles; the CPU schedule's query
+// tiles per head.)
+TEST(AttentionOperator, SequenceFirstReadsAndWritesTheHeadsInPlace) {
+  const std::vector<Case> cases = {
+      {2, 3, 5, 7, 8, 4, {2, 1, 1, 7}},
+      {1, 2, 6, 12, 5, 4, {}, 4},
+      {2, 12, 9, 9, 16, 4, {}},
+  };
+  for (const Case& c : cases) {
+    const int64_t batch = c.groups * c.heads;
+    const double scale = 0.125;
+    std::vector<float> q = test::random_data(batch * c.m * c.d, 5), k = test::random_data(batch * c.n * c.d, 6),
+                       v = test::random_data(batch * c.n * c.d, 7), mask;
+    for (float& x : q) x *= 3.0f;
+    if (!c.mask.empty()) {
+      mask = test::random_data(num_elements(c.mask), 8);
+      for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;
+    }
+    const Shape qs{c.groups, c.m, c.heads, c.d}, ks{c.groups, c.n, c.heads, c.d};
+    graph::GraphBuilder b;
+    std::vector<graph::NodeId> in = {b.input("q", qs), b.input("k", ks), b.input("v", ks)};
+    if (!c.mask.empty()) in.push_back(b.input("mask", c.mask));
+    AttentionAttrs a{scale, c.heads, !c.mask.empty(), c.rows, c.keys, /*sequence_first=*/true};
+    const graph::NodeId out = b.add_node(graph::Op::named("attention"), "att", in, a);
+    const graph::Graph g = b.finish({out});
+    EXPECT_EQ(g.node(out).type.shape, qs);
+    std::vector<test::Input> inputs = {{qs, sequence_first(q, c.groups, c.heads, c.m, c.d)},
+                                       {ks, sequence_first(k, c.groups, c.heads, c.n, c.d)},
+                                       {ks, sequence_first(v, c.groups, c.heads, c.n, c.d)}};
+    if (!c.mask.empty()) inputs.push_back({c.mask, mask});
+    const auto want = sequence_first(attention_formula(c, q, k, v, mask, scale), c.groups, c.heads, c.m, c.d);
+    const auto o = test::run_both(g, inputs);
+    const std::string what = "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads);
+    test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
+    test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+  }
+  const Operator& op = find_operator("attention");
+  AttentionAttrs two_heads{1.0, 2};
+  two_heads.sequence_first = true;
+  EXPECT_THROW(op.infer_shape({{1, 4, 3, 8}, {1, 5, 3, 8}, {1, 5, 3, 8}}, two_heads), Error);  // 3 heads given
+  EXPECT_THROW(op.infer_shape({{1, 4, 8}, {1, 5, 8}, {1, 5, 8}}, two_heads), Error);           // (B, M, D)
+  EXPECT_EQ(op.infer_shape({{2, 4, 2, 8}, {2, 5, 2, 8}, {2, 5, 2, 8}}, two_heads), (Shape{2, 4, 2, 8}));
+}
+
 TEST(AttentionOperator, KeyTilesDivideTheRowPastAWholeRowOfKeys) {
   EXPECT_EQ(key_tile(128, 0), 128);   // a whole row up to kWholeRowKeys
   EXPECT_EQ(key_tile(256, 0), 256);
