@@ -60,6 +60,13 @@ std::optional<TensorCoreFallback> tensor_core_fallback(const ir::ComputeDAG& dag
   if (!target.tf32 && std::none_of(placeholders.begin(), placeholders.end(),
                                    [](const ir::Tensor& p) { return p->dtype == ir::DType::Float16; }))
     return std::nullopt;
+  // One product and its epilogue: the numbers below are a product's tiles.
+  // A DAG of several reductions (attention's products, maxima and sums) has
+  // sketches whose other stages' tiles they do not cover, and its own
+  // hand-written schedule.
+  const auto& tensors = dag.tensors();
+  if (std::count_if(tensors.begin(), tensors.end(), [](const ir::Tensor& t) { return t->is_reduction(); }) != 1)
+    return std::nullopt;
   for (Sketch& sketch : generate_sketches(dag, SketchContext{target, 1})) {
     if (!is_tensor_core_sketch(sketch) || is_split_k_sketch(sketch)) continue;  // the product whole
     TensorCoreFallback f;

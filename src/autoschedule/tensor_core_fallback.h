@@ -30,7 +30,8 @@ struct TensorCoreFallback {
 };
 // Nothing when `dag`'s product takes no tensor cores on `target` (CUDA
 // sm_80+, fp16 operands or fp32 ones with TF32 allowed, sides in multiples
-// of 16: TensorCoreTiling's condition). A TF32 product takes the half
+// of 16: TensorCoreTiling's condition), or when `dag` holds more than that
+// one reduction (attention). A TF32 product takes the half
 // one's numbers, and tensor_core_fallback_pays decides for it as for half,
 // where it was measured; not yet for TF32, whose tensor cores do half
 // fp16's multiply-adds a cycle from operands of twice the bytes.

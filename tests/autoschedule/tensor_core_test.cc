@@ -21,6 +21,8 @@
 #include "codegen/nvrtc_compiler.h"
 #include "features/gpu_features.h"
 #include "ir/half_storage.h"
+#include "ops/attention.h"
+#include "ops/operator.h"
 #include "ops/workloads.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/opencl_device.h"
@@ -324,6 +326,33 @@ TEST(TensorCoreSketch, TheFallbackFetchesAnNhwcWindowSixteenBytesALaneUnderItsPa
       }
     if (opencl) EXPECT_LE(error_on_device(*w, *f, "opencl"), 2e-3) << w->op;
   }
+}
+
+// Attention in half (BERT-base's heads: 12 of 128 x 64, 128 keys, a
+// padding mask) has a tensor-core sketch for its scores, whose other stages'
+// tiles the fallback's numbers, a product's, do not cover (it threw
+// "tile 0 (T_attention_combined b, extent 12) needs 3 lengths": every
+// untuned half BERT-base on CUDA). Untuned it keeps its own schedule
+// (schedule::gpu_attention_schedule), which builds for sm_90.
+TEST(TensorCoreSketch, AttentionInHalfKeepsItsOwnUntunedSchedule) {
+  const ops::Operator& op = ops::find_operator("attention");
+  const ops::Attrs attrs = ops::AttentionAttrs{0.125, 12, true};
+  const std::vector<ops::Shape> shapes = {{12, 128, 64}, {12, 128, 64}, {12, 128, 64}, {1, 1, 1, 128}};
+  std::vector<ir::Tensor> in;
+  for (size_t i = 0; i < shapes.size(); ++i) in.push_back(ir::placeholder(shapes[i], "x" + std::to_string(i)));
+  const ir::ComputeDAG half = ir::with_half_storage(ir::ComputeDAG({op.compute({attrs, shapes, shapes[0], {}}, in)}));
+  const target::Target sm90 = cuda(90).target;
+  EXPECT_FALSE(tensor_core_sketches(half, cuda(90)).empty());
+  EXPECT_FALSE(tensor_core_fallback(half, sm90).has_value());
+  const schedule::Trace untuned = untuned_schedule(half, sm90);
+  EXPECT_EQ(untuned.to_json(), schedule::gpu_attention_schedule(half, sm90.gpu.max_threads_per_block)->to_json());
+  EXPECT_NO_THROW(
+      codegen::emit_gpu_source(tir::lower(half, untuned, "attention"), sm90.gpu, codegen::GpuDialect::Cuda));
+  // In fp32 on a -tf32 target likewise.
+  const ir::ComputeDAG fp32 = ir::with_float32_storage(half);
+  const target::Target tf32 = target::Target::parse("cuda -arch=sm_90 -tf32");
+  EXPECT_FALSE(tensor_core_fallback(fp32, tf32).has_value());
+  EXPECT_NO_THROW(tir::lower(fp32, untuned_schedule(fp32, tf32), "attention"));
 }
 
 // On the GPU (bench/gpu/device_check.sh): the same candidates on tensor cores.
