@@ -25,27 +25,14 @@ bool swaps_sequence_and_heads(const Node& n) {
 
 // x when `id` is reshape(transpose(x, [0, 2, 1, 3])) to (groups * heads,
 // rows, D) of x (groups, rows, heads, D); else -1.
-NodeId sequence_first_source(const Graph& g, NodeId id, int64_t heads) {
+NodeId sequence_first_source(const Graph& g, NodeId id) {
   const Node& reshape = g.node(id);
   if (reshape.op != Op::kReshape) return -1;
   const Node& transpose = g.node(reshape.inputs[0]);
   if (!swaps_sequence_and_heads(transpose)) return -1;
   const Shape& x = g.node(transpose.inputs[0]).type.shape;
-  if (x.size() != 4 || x[2] != heads || reshape.type.shape != Shape{x[0] * heads, x[1], x[3]}) return -1;
+  if (x.size() != 4 || reshape.type.shape != Shape{x[0] * x[2], x[1], x[3]}) return -1;
   return transpose.inputs[0];
-}
-
-// The heads of the attention's rows: its own, or, where it counts one and
-// has no mask (scores of three axes, (B, M, N): no axis said which rows
-// are heads), those the transpose of its q splits off.
-int64_t heads_of(const Graph& g, const Node& attention) {
-  const auto& a = attention.attrs_as<ops::AttentionAttrs>();
-  if (a.heads != 1 || a.has_mask) return a.heads;
-  const Node& reshape = g.node(attention.inputs[0]);
-  if (reshape.op != Op::kReshape) return a.heads;
-  const Node& transpose = g.node(reshape.inputs[0]);
-  const Shape& x = g.node(transpose.inputs[0]).type.shape;
-  return swaps_sequence_and_heads(transpose) && x.size() == 4 ? x[2] : a.heads;
 }
 
 }  // namespace
@@ -56,13 +43,19 @@ Graph attention_sequence_first(const Graph& g) {
   for (const Node& n : g.nodes()) {
     if (n.op == Op::named("attention") && !n.attrs_as<ops::AttentionAttrs>().sequence_first) {
       ops::AttentionAttrs a = n.attrs_as<ops::AttentionAttrs>();
-      a.heads = heads_of(g, n);
       std::vector<NodeId> inputs;
-      for (size_t i = 0; i < 3; ++i) inputs.push_back(sequence_first_source(g, n.inputs[i], a.heads));
-      if (std::find(inputs.begin(), inputs.end(), NodeId{-1}) != inputs.end()) {
+      for (size_t i = 0; i < 3; ++i) inputs.push_back(sequence_first_source(g, n.inputs[i]));
+      // The heads the transposes split off: the attention's own, or, where
+      // it counts one and has no mask (scores of three axes, (B, M, N): no
+      // axis said which rows are heads), any.
+      auto heads = [&](NodeId x) { return g.node(x).type.shape[2]; };
+      const bool sources = std::find(inputs.begin(), inputs.end(), NodeId{-1}) == inputs.end();
+      if (!sources || heads(inputs[1]) != heads(inputs[0]) || heads(inputs[2]) != heads(inputs[0]) ||
+          (heads(inputs[0]) != a.heads && (a.heads != 1 || a.has_mask))) {
         r.copy(n);
         continue;
       }
+      a.heads = heads(inputs[0]);
       for (NodeId& x : inputs) x = r.mapped(x);
       if (a.has_mask) inputs.push_back(r.mapped(n.inputs[3]));
       a.sequence_first = true;
