@@ -127,11 +127,17 @@ class AttentionMatcher {
   }
 
   // Which input of the add is a mask broadcasting to the scores (the other
-  // having their shape), or -1.
+  // having their shape), or -1. The other may also be the scores before the
+  // reshape into (groups, heads, M, N) where the add has that shape: a
+  // mask of one element moves before the reshape (move_elementwise_before_reshape)
+  // and still broadcasts the add to it (one query of one key).
   int mask_side(const Node& add, const Match& m) const {
     for (int i = 0; i < 2; ++i) {
       const Shape& given = g_.node(add.inputs[i]).type.shape;
-      if (g_.node(add.inputs[1 - i]).type.shape != add.type.shape || given.size() > m.rank) continue;
+      const Shape& other = g_.node(add.inputs[1 - i]).type.shape;
+      const bool scores = other == add.type.shape || (m.rank == 4 && add.type.shape == m.scores4 &&
+                                                      ops::num_elements(other) == ops::num_elements(add.type.shape));
+      if (!scores || given.size() > m.rank) continue;
       const Shape mask = mask4(given, m.rank);
       bool fits = true;
       for (size_t d = 0; d < 4; ++d) fits = fits && (mask[d] == 1 || mask[d] == m.scores4[d]);

@@ -260,6 +260,20 @@ TEST(GraphPasses, RecognizeAttentionMakesProductsSoftmaxAndMaskOneNode) {
   ASSERT_EQ(count(fused, Op::named("attention")), 1);
   EXPECT_EQ(fused.node(fused.outputs()[0]).attrs_as<ops::AttentionAttrs>().heads, 1);
   expect_same_outputs(three_axes, fused);
+  // One query of one key (a sequence of one token): the mask of one element
+  // moved before the reshape into heads, the add broadcasting the (B, 1, 1)
+  // scores to (groups, heads, 1, 1) itself.
+  GraphBuilder one(16);
+  q = one.input("q", {2, 1, 8}), k = one.input("k", {2, 1, 8}), v = one.input("v", {2, 1, 8});
+  const NodeId scores = one.add(one.batch_matmul(q, k, "qk"), one.input("mask", {1, 1, 1, 1}), "masked");
+  p = one.add_node(Op::named("softmax"), "p", {scores}, ops::SoftmaxAttrs{-1});
+  const Graph single =
+      one.finish({one.batch_matmul(one.reshape(p, {2, 1, 1}, "p3"), one.transpose(v, {0, 2, 1}), "pv")});
+  EXPECT_EQ(single.node(scores).type.shape, (Shape{1, 2, 1, 1}));
+  const Graph single_fused = eliminate_dead_nodes(recognize_attention(single));
+  ASSERT_EQ(count(single_fused, Op::named("attention")), 1);
+  EXPECT_EQ(single_fused.node(single_fused.outputs()[0]).attrs_as<ops::AttentionAttrs>().heads, 2);
+  expect_same_outputs(single, single_fused);
 }
 
 // A transformer layer's attention as exporters leave it: q, k and v each a
