@@ -33,6 +33,7 @@ Graph optimize(const Graph& graph, const PassOptions& options) {
       {"recognize_attention", [](const Graph& g) { return eliminate_dead_nodes(recognize_attention(g)); }},
       {"compose_transposes", [](const Graph& g) { return eliminate_dead_nodes(compose_transposes(g)); }},
       {"attention_sequence_first", [](const Graph& g) { return eliminate_dead_nodes(attention_sequence_first(g)); }},
+      {"combine_qkv_projections", [](const Graph& g) { return eliminate_dead_nodes(combine_qkv_projections(g)); }},
       {"convert_layout", [&](const Graph& g) { return convert_layout(g, options.block, options.conv_blocks, options.winograd, options.int8_weight_limit); }},
       {"cancel_layout_transforms", cancel_layout_transforms},
       {"choose_implicit_gemm",

@@ -49,6 +49,12 @@ Graph recognize_attention(const Graph& graph);
 // the transposes into heads and the one back after it are gone.
 Graph attention_sequence_first(const Graph& graph);
 
+// A sequence-first self-attention whose q, k and v are each a dense layer
+// (with a constant bias, or none) of the same tokens, reshaped into heads,
+// reads one dense layer of the three weights stacked instead
+// (AttentionAttrs::packed): one product of 3 x heads x D columns, not three.
+Graph combine_qkv_projections(const Graph& graph);
+
 // transpose(transpose(x)) is one transpose of x, or x itself.
 Graph compose_transposes(const Graph& graph);
 
@@ -148,7 +154,7 @@ Graph choose_nchw_winograd(const Graph& graph);
 // The pipeline: fuse_quantized_operators, simplify_inference, recognize_layer_norm, recognize_gelu,
 // fold_batch_norm, fold_constants, move_elementwise_before_reshape,
 // recognize_attention, compose_transposes, attention_sequence_first,
-// convert_layout, cancel_layout_transforms, [choose_implicit_gemm], [choose_nchw_winograd],
+// combine_qkv_projections, convert_layout, cancel_layout_transforms, [choose_implicit_gemm], [choose_nchw_winograd],
 // fold_constants, eliminate_dead_nodes. Each pass's output is shape-checked.
 Graph optimize(const Graph& graph, const PassOptions& options = {});
 

@@ -20,7 +20,7 @@ namespace tessera::ops {
 
 std::string AttentionAttrs::to_string() const {
   return "scale=" + number_to_string(scale) + " heads=" + std::to_string(heads) + (has_mask ? " mask" : "") +
-         (sequence_first ? " sequence_first" : "") + " rows=" + std::to_string(rows) +
+         (sequence_first ? " sequence_first" : "") + (packed ? " packed" : "") + " rows=" + std::to_string(rows) +
          (keys ? " keys=" + std::to_string(keys) : "");
 }
 
@@ -39,16 +39,31 @@ Shape rows_of(const Shape& x, const AttentionAttrs& a) {
   return a.sequence_first ? Shape{x[0] * a.heads, x[1], x[3]} : x;
 }
 
+// The shapes of q, k and v as (G, rows, H, D) or (B, rows, D): packed, of
+// the part (G, rows, H, D) each reads of its (G, rows, 3, H, D) input.
+std::vector<Shape> qkv_shapes(const std::vector<Shape>& in, const AttentionAttrs& a) {
+  std::vector<Shape> parts(in.begin(), in.begin() + 3);
+  if (!a.packed) return parts;
+  if (!a.sequence_first) shape_error("a packed attention is sequence first");
+  for (Shape& x : parts) {
+    if (x.size() != 5 || x[2] != 3)
+      shape_error("packed q, k and v must each be (G, rows, 3, H, D), got " + shape_to_string(x));
+    x = {x[0], x[1], x[3], x[4]};
+  }
+  return parts;
+}
+
 Shape attention_shape(const std::vector<Shape>& in, const AttentionAttrs& a) {
   const size_t expected = a.has_mask ? 4 : 3;
   if (in.size() != expected) shape_error("takes " + std::to_string(expected) + " inputs, got " + std::to_string(in.size()));
-  const Shape &q4 = in[0], &k4 = in[1], &v4 = in[2];
+  if (a.heads < 1) shape_error("heads must be positive");
+  const std::vector<Shape> qkv = qkv_shapes(in, a);
+  const Shape &q4 = qkv[0], &k4 = qkv[1], &v4 = qkv[2];
   const size_t rank = a.sequence_first ? 4 : 3;
   if (q4.size() != rank || k4.size() != rank || v4.size() != rank)
     shape_error(std::string("q, k and v must be ") +
                 (a.sequence_first ? "(G, M, H, D), (G, N, H, D), (G, N, H, D)" : "(B, M, D), (B, N, D), (B, N, D)") +
                 ", got " + shape_to_string(q4) + ", " + shape_to_string(k4) + ", " + shape_to_string(v4));
-  if (a.heads < 1) shape_error("heads must be positive");
   if (a.sequence_first && (q4[2] != a.heads || k4[2] != a.heads))
     shape_error("q " + shape_to_string(q4) + " and k " + shape_to_string(k4) + " do not hold " +
                 std::to_string(a.heads) + " heads on their third axis");
@@ -78,11 +93,18 @@ int64_t mask_offset(const Shape& m, int64_t heads, int64_t b, int64_t i, int64_t
 
 void reference_attention(const OperatorCall& call, const std::vector<const float*>& in, float* y) {
   const auto& a = call.attrs.as<AttentionAttrs>();
-  const Shape q = rows_of(call.input_shapes[0], a), k = rows_of(call.input_shapes[1], a);
+  const std::vector<Shape> qkv = qkv_shapes(call.input_shapes, a);
+  const Shape q = rows_of(qkv[0], a), k = rows_of(qkv[1], a);
   const int64_t batch = q[0], m = q[1], n = k[1], d = q[2];
-  // Row r of head b of a (B, rows, D) tensor, or of a (G, rows, H, D) one.
+  // Row r of head b of a (B, rows, D) tensor, or of a (G, rows, H, D) one
+  // (the output's layout, and q's, k's and v's unpacked).
   auto row = [&](int64_t b, int64_t r, int64_t rows) {
     return a.sequence_first ? ((b / a.heads * rows + r) * a.heads + b % a.heads) * d : (b * rows + r) * d;
+  };
+  // Row r of head b of q, k or v (part 0, 1 or 2): packed, of its part of its (G, rows, 3, H, D) input.
+  auto input_row = [&](int64_t part, int64_t b, int64_t r, int64_t rows) {
+    if (!a.packed) return row(b, r, rows);
+    return (((b / a.heads * rows + r) * 3 + part) * a.heads + b % a.heads) * d;
   };
   std::vector<double> s(static_cast<size_t>(n));
   for (int64_t b = 0; b < batch; ++b)
@@ -90,7 +112,8 @@ void reference_attention(const OperatorCall& call, const std::vector<const float
       double top = -INFINITY;
       for (int64_t j = 0; j < n; ++j) {
         double dot = 0;
-        for (int64_t c = 0; c < d; ++c) dot += double{in[0][row(b, i, m) + c]} * in[1][row(b, j, n) + c];
+        for (int64_t c = 0; c < d; ++c)
+          dot += double{in[0][input_row(0, b, i, m) + c]} * in[1][input_row(1, b, j, n) + c];
         s[j] = dot * a.scale + (a.has_mask ? in[3][mask_offset(call.input_shapes[3], a.heads, b, i, j)] : 0.0);
         top = std::max(top, s[j]);
       }
@@ -98,7 +121,7 @@ void reference_attention(const OperatorCall& call, const std::vector<const float
       for (double& e : s) sum += (e = std::exp(e - top));
       for (int64_t c = 0; c < d; ++c) {
         double acc = 0;
-        for (int64_t j = 0; j < n; ++j) acc += s[j] * in[2][row(b, j, n) + c];
+        for (int64_t j = 0; j < n; ++j) acc += s[j] * in[2][input_row(2, b, j, n) + c];
         y[row(b, i, m) + c] = static_cast<float>(acc / sum);
       }
     }
@@ -107,24 +130,28 @@ void reference_attention(const OperatorCall& call, const std::vector<const float
 ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in) {
   const auto& a = call.attrs.as<AttentionAttrs>();
   const ir::Tensor &q = in[0], &k = in[1], &v = in[2];
-  const Shape rows = rows_of(q->shape, a);
-  const int64_t batch = rows[0], m = rows[1], n = k->shape[1], d = rows[2];
+  const std::vector<Shape> qkv = qkv_shapes({q->shape, k->shape, v->shape}, a);
+  const Shape rows = rows_of(qkv[0], a);
+  const int64_t batch = rows[0], m = rows[1], n = qkv[1][1], d = rows[2];
   const int64_t keys = key_tile(n, a.keys), tiles = n / keys;
-  // Element (b, r, c) of q, k or v: of head b % heads of group b / heads sequence first.
-  auto element = [&](const ir::Tensor& x, const ir::Expr& b, const ir::Expr& r, const ir::Expr& c) {
+  // Element (b, r, c) of q, k or v (part 0, 1 or 2): of head b % heads of
+  // group b / heads sequence first; packed, of its input's part `part`.
+  enum Part : int64_t { kQ, kK, kV };
+  auto element = [&](const ir::Tensor& x, Part part, const ir::Expr& b, const ir::Expr& r, const ir::Expr& c) {
     if (!a.sequence_first) return ir::load(x, {b, r, c});
     const ir::Expr h = ir::make_int(a.heads);
+    if (a.packed) return ir::load(x, {ir::floordiv(b, h), r, ir::make_int(part), ir::floormod(b, h), c});
     return ir::load(x, {ir::floordiv(b, h), r, ir::floormod(b, h), c});
   };
   // k transposed to (B, D, N): a score row's vectors then load N-contiguous keys.
   const ir::Tensor kt =
-      ir::compute({batch, d, n}, [&](const std::vector<ir::Var>& x) { return element(k, x[0], x[2], x[1]); },
+      ir::compute({batch, d, n}, [&](const std::vector<ir::Var>& x) { return element(k, kK, x[0], x[2], x[1]); },
                   unique_name("T_attention_kT", {k}), "attention_transpose_k", {"b", "c", "j"}, {{"layout_copy", "1"}});
   ir::IterVar c = ir::reduce_axis(d, "c");
   const ir::Tensor scores =
       ir::compute({batch, m, n},
                   [&](const std::vector<ir::Var>& x) {
-                    return ir::sum(element(q, x[0], x[1], c.var) * ir::load(kt, {x[0], c.var, x[2]}), {c});
+                    return ir::sum(element(q, kQ, x[0], x[1], c.var) * ir::load(kt, {x[0], c.var, x[2]}), {c});
                   },
                   unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
   auto scaled = [&](const std::vector<ir::Expr>& at) {
@@ -178,7 +205,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const ir::Tensor tile_values = ir::compute(
       {batch, m, tiles, d},
       [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * element(v, x[0], key(x[2], j3.var), x[3]), {j3});
+        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * element(v, kV, x[0], key(x[2], j3.var), x[3]), {j3});
       },
       unique_name("T_attention_values", {p, v}), "attention_values", {"b", "i", "t", "c"});
   // The tiles combined, each weighted by its sum rescaled by exp(its maximum
@@ -210,7 +237,7 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const std::map<std::string, std::string> attrs = {{"rows", std::to_string(a.rows)}, {"keys", std::to_string(keys)}};
   if (a.sequence_first)
     return ir::compute(
-        q->shape,
+        qkv[0],
         [&](const std::vector<ir::Var>& x) {
           const ir::Expr b = x[0] * ir::make_int(a.heads) + x[2];
           return ir::load(combined, {b, x[1], x[3]}) / ir::load(sum, {b, x[1]});

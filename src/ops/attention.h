@@ -15,7 +15,12 @@ namespace tessera::ops {
 // D) and so is the output (groups, M, heads, D), b = group * heads + head:
 // the layout a dense layer writes the heads in (its rows the tokens, its
 // columns heads x D), so that no transpose copies them into (B, M, D) and
-// back (graph/passes.h, attention_sequence_first).
+// back (graph/passes.h, attention_sequence_first). Packed (sequence first),
+// q, k and v are each (groups, rows, 3, heads, D), of which q reads its part
+// [:, :, 0], k [:, :, 1] and v [:, :, 2]: one dense layer's output whose
+// columns are q's, k's and v's heads in turn, given three times
+// (graph/passes.h, combine_qkv_projections). Three inputs still, so that
+// each is an operand of its own to the kernel and the schedules.
 struct AttentionAttrs {
   double scale = 1.0;
   int64_t heads = 1;      // B = groups * heads: how a mask's first two axes map onto B
@@ -27,6 +32,7 @@ struct AttentionAttrs {
   int64_t rows = 4;
   int64_t keys = 0;
   bool sequence_first = false;  // q, k, v and the output (groups, rows, heads, D)
+  bool packed = false;          // q, k and v (groups, rows, 3, heads, D), each read at its own part; sequence first
   std::string to_string() const;
 };
 

@@ -17,6 +17,7 @@
 #include "graph/zoo.h"
 #include "measure/kernel_args.h"
 #include "network_check.h"
+#include "ops/attention.h"
 #include "runtime/artifact.h"
 #include "runtime/gpu_graph_executor.h"
 #include "runtime/memory_plan.h"
@@ -255,7 +256,8 @@ graph::Graph attention_layer() {
   return b.finish({b.dense(rows, b.random_constant("o.w", {width, width}, -0.2f, 0.2f))});
 }
 
-// It is one attention reading its heads in place (no transposes left), and
+// It is one attention reading its heads in place (no transposes left), its
+// q, k and v one dense layer's output (packed), and
 // in half and in TF32 on sm_90 it builds (the tensor-core fallback once took
 // attention's DAG and threw, failing every such build of BERT-base), its
 // dense layers on tensor cores; in half on PoCL it is within the half
@@ -263,13 +265,17 @@ graph::Graph attention_layer() {
 TEST(GpuBuild, AnAttentionLayerInHalfBuildsForTensorCoresAndMatchesTheInterpreter) {
   const graph::Graph model = attention_layer();
   const BuildResult opencl = build(model, target::Target::parse("opencl"), BuildOptions{.half_storage = true});
-  int attention = 0, transposes = 0;
+  int attention = 0, transposes = 0, packed = 0, dense = 0;
   for (const graph::Node& n : opencl.optimized.nodes()) {
     attention += n.op == graph::Op::named("attention");
+    packed += n.op == graph::Op::named("attention") && n.attrs_as<ops::AttentionAttrs>().packed;
+    dense += n.op == graph::Op::kDense;
     transposes += n.op == graph::Op::kTranspose;
   }
   EXPECT_EQ(attention, 1);
   EXPECT_EQ(transposes, 0);
+  EXPECT_EQ(packed, 1);
+  EXPECT_EQ(dense, 2);  // q, k and v's, and the output's
   if (codegen::nvrtc_unavailable_reason().empty()) {
     const BuildResult half =
         build(model, target::Target::parse("cuda -arch=sm_90"), BuildOptions{.half_storage = true});

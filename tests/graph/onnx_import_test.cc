@@ -86,24 +86,28 @@ INSTANTIATE_TEST_SUITE_P(
 // output so (sequence first): none of the 4 transposes a layer around them
 // is left (ViT's one is its patches'). GPT-2's scale its heads after the
 // transposes and concatenates its keys with their cache: transposed as before.
+// BERT's and ViT's q, k and v are one dense layer of the three stacked (packed).
 TEST(OnnxImport, TransformerAttentionIsOneNodePerLayer) {
   struct Model {
     std::string name;
-    int attention, sequence_first, transposes;
+    int attention, sequence_first, transposes, packed;
   };
-  for (const Model& m : {Model{"bert_tiny", 2, 2, 0}, Model{"vit_tiny", 2, 2, 1}, Model{"gpt2_tiny", 2, 0, 12}}) {
+  for (const Model& m :
+       {Model{"bert_tiny", 2, 2, 0, 2}, Model{"vit_tiny", 2, 2, 1, 2}, Model{"gpt2_tiny", 2, 0, 12, 0}}) {
     const Graph g = build::optimize_for_target(import_onnx(kData + m.name + ".onnx"), target::Target::host());
-    int attention = 0, softmax = 0, sequence_first = 0, transposes = 0;
+    int attention = 0, softmax = 0, sequence_first = 0, transposes = 0, packed = 0;
     for (const Node& n : g.nodes()) {
       attention += n.op == Op::named("attention");
       sequence_first += n.op == Op::named("attention") && n.attrs_as<ops::AttentionAttrs>().sequence_first;
       softmax += n.op == Op::named("softmax");
       transposes += n.op == Op::kTranspose;
+      packed += n.op == Op::named("attention") && n.attrs_as<ops::AttentionAttrs>().packed;
     }
     EXPECT_EQ(attention, m.attention) << m.name;
     EXPECT_EQ(softmax, 2 - m.attention) << m.name;
     EXPECT_EQ(sequence_first, m.sequence_first) << m.name;
     EXPECT_EQ(transposes, m.transposes) << m.name;
+    EXPECT_EQ(packed, m.packed) << m.name;
   }
 }
 

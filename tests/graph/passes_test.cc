@@ -323,6 +323,74 @@ TEST(GraphPasses, AttentionReadsHeadsSequenceFirstWithoutTransposes) {
   EXPECT_EQ(kept.size(), plain.size());
 }
 
+// A sequence-first attention (what attention_sequence_first leaves of an
+// export) whose q, k and v are dense layers of `x` (with biases, or none),
+// each reading its own reshape of it as the importers write them, reshaped
+// into heads; q and k scaled by D^-1/4 (q before its bias, k after) where
+// `scaled`; its keys and values of `y` instead where `cross`; q's dense
+// layer read by an output of its own too where `q_read_twice`; a padding
+// mask as its fourth input.
+struct ProjectedAttention {
+  bool biases = true, scaled = false, cross = false, q_read_twice = false, v_bias = true;
+};
+
+Graph projected_attention(const ProjectedAttention& c) {
+  GraphBuilder b(15);
+  const int64_t groups = 2, heads = 3, s = 5, d = 4, width = heads * d;
+  const NodeId x = b.input("x", {groups, s, width});
+  const NodeId y = c.cross ? b.input("y", {groups, s, width}) : x;
+  const NodeId mask = b.input("mask", {groups, 1, 1, s});
+  std::vector<NodeId> outputs;
+  auto projected = [&](NodeId from, const std::string& name, bool bias) {
+    const NodeId rows = b.reshape(from, {groups * s, width}, name + ".rows");
+    NodeId p = b.dense(rows, b.random_constant(name + ".w", {width, width}, -0.5f, 0.5f), name);
+    auto scale = [&] { p = b.multiply(p, scalar(b, name + ".scale", 0.7071f), name + ".scaled"); };
+    if (c.scaled && name == "q") scale();
+    if (bias) p = b.add(b.random_constant(name + ".b", {width}, -0.2f, 0.2f), p, name + ".bias");
+    if (c.scaled && name == "k") scale();
+    if (name == "q" && c.q_read_twice) outputs.push_back(p);
+    return b.reshape(p, {groups, s, heads, d}, name + ".heads");
+  };
+  ops::AttentionAttrs a{0.5, heads, true};
+  a.sequence_first = true;
+  const NodeId q = projected(x, "q", c.biases), k = projected(y, "k", c.biases), v = projected(y, "v", c.v_bias);
+  outputs.insert(outputs.begin(), b.add_node(Op::named("attention"), "att", {q, k, v, mask}, a));
+  return b.finish(outputs);
+}
+
+TEST(GraphPasses, SelfAttentionReadsOneDenseLayerOfTheThreeProjections) {
+  for (const ProjectedAttention& c : {ProjectedAttention{}, ProjectedAttention{.scaled = true},
+                                      ProjectedAttention{.biases = false, .scaled = true, .v_bias = false}}) {
+    const Graph before = projected_attention(c);
+    const Graph after = eliminate_dead_nodes(combine_qkv_projections(before));
+    const std::string what = std::string(c.biases ? "biases" : "none") + (c.scaled ? ", scaled" : "");
+    ASSERT_EQ(count(after, Op::kDense), 1) << what;
+    EXPECT_EQ(count(after, Op::kAdd), c.biases ? 1 : 0) << what;
+    EXPECT_EQ(count(after, Op::kMultiply), 0) << what;  // the scales in the weight and bias
+    for (const Node& n : after.nodes()) {
+      if (n.op == Op::kDense) EXPECT_EQ(after.node(n.inputs[1]).type.shape, (Shape{36, 12}));  // q's, k's, v's rows
+      if (n.op != Op::named("attention")) continue;
+      EXPECT_TRUE(n.attrs_as<ops::AttentionAttrs>().packed);
+      ASSERT_EQ(n.inputs.size(), 4u);
+      EXPECT_EQ(after.node(n.inputs[0]).type.shape, (Shape{2, 5, 3, 3, 4}));
+      EXPECT_EQ(n.inputs[1], n.inputs[0]);
+      EXPECT_EQ(n.inputs[2], n.inputs[0]);
+      EXPECT_EQ(after.node(n.inputs[3]).name, "mask");
+    }
+    expect_same_outputs(before, after);
+  }
+  // Keys and values of other tokens, a projection read elsewhere too, or one
+  // without the others' bias: the three dense layers as they were.
+  for (const ProjectedAttention& c : {ProjectedAttention{.cross = true}, ProjectedAttention{.q_read_twice = true},
+                                      ProjectedAttention{.v_bias = false}}) {
+    const Graph before = projected_attention(c);
+    const Graph after = eliminate_dead_nodes(combine_qkv_projections(before));
+    EXPECT_EQ(count(after, Op::kDense), 3);
+    for (const Node& n : after.nodes())
+      if (n.op == Op::named("attention")) EXPECT_FALSE(n.attrs_as<ops::AttentionAttrs>().packed);
+  }
+}
+
 TEST(GraphPasses, ComposeTransposesMergesAndDropsInversePairs) {
   GraphBuilder b(2);
   NodeId x = b.input("x", {2, 3, 4, 5});

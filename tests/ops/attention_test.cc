@@ -153,6 +153,69 @@ TEST(AttentionOperator, SequenceFirstReadsAndWritesTheHeadsInPlace) {
   EXPECT_EQ(op.infer_shape({{2, 4, 2, 8}, {2, 5, 2, 8}, {2, 5, 2, 8}}, two_heads), (Shape{2, 4, 2, 8}));
 }
 
+// Packed, q, k and v each read their part of a (groups, rows, 3, heads, D)
+// input, as one dense layer of the three projections' weights stacked
+// writes them (given three times): the same attention, each part read in
+// place. (A padding mask; several key tiles; heads of no vector width.)
+TEST(AttentionOperator, PackedReadsQueriesKeysAndValuesFromOneInput) {
+  const std::vector<Case> cases = {
+      {2, 3, 7, 7, 8, 4, {2, 1, 1, 7}},
+      {1, 2, 12, 12, 5, 4, {}, 4},
+      {2, 12, 9, 9, 16, 4, {}},
+  };
+  for (const Case& c : cases) {
+    const int64_t batch = c.groups * c.heads;
+    const double scale = 0.125;
+    std::vector<float> q = test::random_data(batch * c.m * c.d, 9), k = test::random_data(batch * c.n * c.d, 10),
+                       v = test::random_data(batch * c.n * c.d, 11), mask;
+    for (float& x : q) x *= 3.0f;
+    if (!c.mask.empty()) {
+      mask = test::random_data(num_elements(c.mask), 12);
+      for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;
+    }
+    // (G, rows, 3, H, D): each token's q heads, then its k heads, then its v heads.
+    const std::vector<float> parts[3] = {sequence_first(q, c.groups, c.heads, c.m, c.d),
+                                         sequence_first(k, c.groups, c.heads, c.n, c.d),
+                                         sequence_first(v, c.groups, c.heads, c.n, c.d)};
+    const int64_t token = c.heads * c.d;
+    std::vector<float> packed;
+    for (int64_t t = 0; t < c.groups * c.m; ++t)
+      for (const auto& part : parts)
+        packed.insert(packed.end(), part.begin() + t * token, part.begin() + (t + 1) * token);
+    const Shape ps{c.groups, c.m, 3, c.heads, c.d};
+    graph::GraphBuilder b;
+    const graph::NodeId qkv = b.input("qkv", ps);
+    std::vector<graph::NodeId> in = {qkv, qkv, qkv};
+    if (!c.mask.empty()) in.push_back(b.input("mask", c.mask));
+    AttentionAttrs a{scale, c.heads, !c.mask.empty(), c.rows, c.keys, /*sequence_first=*/true, /*packed=*/true};
+    const graph::NodeId out = b.add_node(graph::Op::named("attention"), "att", in, a);
+    const graph::Graph g = b.finish({out});
+    EXPECT_EQ(g.node(out).type.shape, (Shape{c.groups, c.m, c.heads, c.d}));
+    std::vector<test::Input> inputs = {{ps, packed}};  // the one input, read as q, k and v
+    if (!c.mask.empty()) inputs.push_back({c.mask, mask});
+    const auto want = sequence_first(attention_formula(c, q, k, v, mask, scale), c.groups, c.heads, c.m, c.d);
+    const auto o = test::run_both(g, inputs);
+    const std::string what = "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads);
+    test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
+    test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+  }
+  const Operator& op = find_operator("attention");
+  AttentionAttrs packed{1.0, 2};
+  packed.sequence_first = packed.packed = true;
+  const Shape x{2, 4, 3, 2, 8};
+  EXPECT_EQ(op.infer_shape({x, x, x}, packed), (Shape{2, 4, 2, 8}));
+  EXPECT_EQ(op.infer_shape({x, x, x, {2, 1, 1, 4}}, AttentionAttrs{1.0, 2, true, 4, 0, true, true}),
+            (Shape{2, 4, 2, 8}));
+  EXPECT_EQ(op.infer_shape({x, {2, 6, 3, 2, 8}, {2, 6, 3, 2, 8}}, packed), (Shape{2, 4, 2, 8}));  // 6 keys
+  EXPECT_THROW(op.infer_shape({{2, 4, 2, 2, 8}, x, x}, packed), Error);  // two parts, not three
+  EXPECT_THROW(op.infer_shape({{2, 4, 3, 3, 8}, {2, 4, 3, 3, 8}, {2, 4, 3, 3, 8}}, packed), Error);  // 3 heads
+  EXPECT_THROW(op.infer_shape({x, x, {2, 4, 2, 8}}, packed), Error);                                 // v unpacked
+  EXPECT_THROW(op.infer_shape({x, x, x, {2, 1, 1, 5}}, AttentionAttrs{1.0, 2, true, 4, 0, true, true}),
+               Error);  // a mask of 5 keys
+  packed.sequence_first = false;
+  EXPECT_THROW(op.infer_shape({x, x, x}, packed), Error);
+}
+
 TEST(AttentionOperator, KeyTilesDivideTheRowPastAWholeRowOfKeys) {
   EXPECT_EQ(key_tile(128, 0), 128);   // a whole row up to kWholeRowKeys
   EXPECT_EQ(key_tile(256, 0), 256);
