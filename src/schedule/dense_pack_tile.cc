@@ -18,6 +18,13 @@ int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit) {
   return 1;
 }
 
+std::vector<int64_t> dense_pack_block_parts(int64_t bn, const VectorUnit& unit) {
+  const int64_t lanes = std::max(1, unit.bits / 32);
+  std::vector<int64_t> parts;
+  for (int64_t part = bn / 2; part >= lanes && part % lanes == 0 && bn % part == 0; part /= 2) parts.push_back(part);
+  return parts;
+}
+
 DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit) {
   if (m == 1) return {.tx = dense_pack_tile(blocks, bn, unit)};
   const int64_t lanes = std::max(1, unit.bits / 32);
@@ -25,10 +32,20 @@ DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int6
   // Three quarters of the registers accumulate; the rest hold the weight
   // vectors and the rows' broadcasts (AVX-512: 6 rows x 4 vectors).
   const int64_t accumulators = std::max(1, unit.registers * 3 / 4);
+  const int64_t rows = std::min<int64_t>(m, 6);
   DensePackPlan plan;
-  plan.ty = std::clamp<int64_t>(accumulators / vectors_per_block, 1, std::min<int64_t>(m, 6));
-  plan.tx = 1;
-  for (int64_t d = accumulators / (plan.ty * vectors_per_block); d > 1; --d)
+  // A block too wide for `rows` rows of accumulators: the widest part of it that is not.
+  int64_t vectors_per_tile = vectors_per_block;
+  if (vectors_per_block * rows > accumulators)
+    for (int64_t part : dense_pack_block_parts(bn, unit))
+      if (part / lanes * rows <= accumulators) {
+        plan.lanes = part;
+        vectors_per_tile = part / lanes;
+        break;
+      }
+  plan.ty = std::clamp<int64_t>(accumulators / vectors_per_tile, 1, rows);
+  plan.tx = 1;  // a part of a block: one block per tile
+  for (int64_t d = plan.lanes ? 1 : accumulators / (plan.ty * vectors_per_block); d > 1; --d)
     if (blocks % d == 0) {
       plan.tx = d;
       break;
@@ -43,6 +60,7 @@ Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan
   const ir::Tensor out = dag.outputs().at(0);
   const int64_t bn = std::stoll(dense->attrs.at("bn"));
   const int64_t ty = plan.ty, tx = plan.tx, tk = plan.tk;
+  const int64_t part = plan.lanes > 0 && plan.lanes < bn ? plan.lanes : bn;  // columns of a block per tile
   const std::string& parallel = plan.parallel;
 
   Trace t;
@@ -60,27 +78,38 @@ Trace dense_pack_tile_trace(const ir::ComputeDAG& dag, const DensePackPlan& plan
     i_outer = split_part(o[0], 0);
   }
   t.split(out->name, o[1], {tx, bn});  // j.0: tiles, j.1: blocks in a tile, j.2: lanes of a block
-  const std::string j0 = split_part(o[1], 0), j1 = split_part(o[1], 1), j2 = split_part(o[1], 2);
-  std::vector<std::string> order = {i_outer, j0};
-  if (parallel == "cols") std::swap(order[0], order[1]);
+  const std::string j0 = split_part(o[1], 0), j1 = split_part(o[1], 1);
+  std::string lanes = split_part(o[1], 2);
+  // The loops outside the tile (the accumulator is computed at the last), then the tile's.
+  std::vector<std::string> outer = {i_outer, j0}, tile = {j1, lanes};
+  if (parallel == "cols") std::swap(outer[0], outer[1]);
+  if (part < bn) {
+    t.split(out->name, lanes, {part});  // j.2.0: parts of a block, j.2.1: their lanes
+    const std::string parts = split_part(lanes, 0);
+    lanes = split_part(lanes, 1);
+    // The blocks and their parts outside the rows: every row tile reuses one part's weights.
+    outer.insert(outer.begin() + (parallel == "cols" ? 1 : 2), {j1, parts});
+    tile = {lanes};
+  }
+  std::vector<std::string> order = outer;
   if (ty > 1) order.push_back(split_part(o[0], 1));
-  order.insert(order.end(), {j1, j2});
-  if (ty > 1 || parallel == "cols") t.reorder(out->name, order);
-  std::string attach = order[1];
+  order.insert(order.end(), tile.begin(), tile.end());
+  if (order != std::vector<std::string>{i_outer, j0, j1, lanes}) t.reorder(out->name, order);
+  std::string attach = outer.back();
   if (parallel == "fused") {
     t.fuse(out->name, {order[0], order[1]});
-    attach = fused_name({order[0], order[1]});
-    t.parallel(out->name, attach);
+    if (attach == order[1]) attach = fused_name({order[0], order[1]});
+    t.parallel(out->name, fused_name({order[0], order[1]}));
   } else {
     t.parallel(out->name, order[0]);
   }
-  t.vectorize(out->name, j2);
+  t.vectorize(out->name, lanes);
   t.compute_at(acc, out->name, attach);
 
   const auto d = axis_names(dense);
   const std::string k = reduce_names(dense)[0];
   const std::string bytes = dense->reduce_axes.size() == 2 ? reduce_names(dense)[1] : "";
-  t.split(acc, d[1], {bn});
+  t.split(acc, d[1], {part});
   std::vector<std::string> reduce = {k};
   if (tk > 1) {
     t.split(acc, k, {tk});

@@ -255,6 +255,25 @@ TEST(AutotvmTemplate, Conv2dWinogradConfigsMatchReference) {
 TEST(AutotvmTemplate, DensePackSampledConfigsMatchReference) {
   expect_sampled_configs_match("dense", args({4, 64}, {48, 64}), "dense_pack.x86", 7);
   expect_sampled_configs_match("dense", args({3, 37}, {80, 37}, 1, 0, true), "dense_pack.x86", 8);
+  // Blocks of 64 (tile_lanes 64, 32, 16 and on AVX2 8).
+  expect_sampled_configs_match("dense", args({7, 40}, {128, 40}), "dense_pack.x86", 11);
+}
+
+// tile_lanes came after records of dense_pack.x86 were shipped: a config
+// without it tiles whole blocks, as those records were measured, and the
+// knob's first candidate is the whole block.
+TEST(AutotvmTemplate, DensePackConfigsFromBeforeTileLanesTileWholeBlocks) {
+  for (int bits : kWidths) {
+    Task task = create_task("dense", args({7, 40}, {128, 40}), host_with_width(bits));
+    EXPECT_EQ(task.space.knob("tile_lanes").candidates.front(), 64);
+    nlohmann::json old = task.space.get(5).to_json();
+    old.erase("tile_lanes");
+    nlohmann::json whole = old;
+    whole["tile_lanes"] = 64;
+    EXPECT_EQ(task.instantiate(task.space.from_json(old)).dump(), task.instantiate(task.space.from_json(whole)).dump());
+    whole["tile_lanes"] = 16;
+    EXPECT_NE(task.instantiate(task.space.from_json(old)).dump(), task.instantiate(task.space.from_json(whole)).dump());
+  }
 }
 
 TEST(AutotvmTemplate, BatchMatmulSampledConfigsMatchReference) {
@@ -289,7 +308,7 @@ TEST(AutotvmTemplate, FallbacksAreTheHandWrittenSchedules) {
               schedule::best_manual_schedule(task.workload.dag, host.vector_unit()).dump())
         << task.describe();
   }
-  for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true)}) {
+  for (const auto& a : {args({1, 512}, {1000, 512}), args({8, 64}, {48, 64}, 1, 0, true), args({7, 40}, {128, 40})}) {
     Task task = create_task("dense", a, host);
     EXPECT_EQ(task.instantiate(task.space.fallback()).dump(),
               schedule::dense_pack_schedule(task.workload.dag, host.vector_unit()).dump())

@@ -9,8 +9,9 @@
 // qlinear_dense -> dequantize) equals the interpreter exactly too: with K a
 // multiple of 4, unsigned input and weights the host's dot product computes
 // exactly, the weight packed for it (rows 1 and 7, a classifier's 1000
-// outputs = 25 blocks of 40, ReLU or not; weights within +-64 packed on
-// every host, +-127 where no pair saturates); otherwise the plain product
+// outputs = 25 blocks of 40, blocks of 64 tiled in parts on AVX2, ReLU or
+// not; weights within +-64 packed on every host, +-127 where no pair
+// saturates); otherwise the plain product
 // (K odd, signed input, or weights pmaddubsw would saturate). Its reference is
 // the product of the stored operands in real numbers, quantized, within one
 // step.
@@ -203,6 +204,7 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
 INSTANTIATE_TEST_SUITE_P(Shapes, QLinearDenseBuild,
                          testing::Values(DenseCase{1, 1000, 512, "uint8", false, 64},
                                          DenseCase{7, 96, 64, "uint8", true, 127},
+                                         DenseCase{7, 128, 64, "uint8", false, 64},
                                          DenseCase{3, 40, 33, "uint8", false, 127},
                                          DenseCase{2, 24, 16, "int8", true, 127}));
 

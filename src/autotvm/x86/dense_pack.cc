@@ -1,6 +1,7 @@
 // dense_pack.x86: dense with the weight packed in blocks of bn outputs
 // (ops::dense_pack). A tile of tile_y rows x tile_x weight blocks is
-// accumulated in registers across K; K can be split, its inner part unrolled.
+// accumulated in registers across K, or tile_y rows x tile_lanes columns of
+// one block; K can be split, its inner part unrolled.
 #include "autotvm/x86/schedule_util.h"
 #include "autotvm/x86/x86_templates.h"
 #include "ops/dense.h"
@@ -16,6 +17,7 @@ schedule::Trace dense_pack_trace(const ops::Workload& w, const ConfigEntity& c) 
   return schedule::dense_pack_tile_trace(w.dag, {.ty = c.split("tile_y").at(1),
                                                  .tx = c.split("tile_x").at(1),
                                                  .tk = c.split("tile_k").at(1),
+                                                 .lanes = c.value("tile_lanes").get<int64_t>(),
                                                  .unroll_k = c.value("unroll_k").get<bool>(),
                                                  .parallel = c.value("parallel").get<std::string>()});
 }
@@ -46,13 +48,19 @@ Template dense_pack_template() {
     s.define_split("tile_k", k, SplitPolicy::Factors, 2, 16);
     s.define_knob("unroll_k", {false, true});
     s.define_knob("parallel", {"fused", "rows", "cols"});
+    // Columns of a block per tile: the whole block (records from before the
+    // knob), then halves of it down to one vector.
+    std::vector<nlohmann::json> lanes = {bn};
+    for (int64_t part : schedule::dense_pack_block_parts(bn, target.vector_unit())) lanes.push_back(part);
+    s.define_knob("tile_lanes", lanes, /*added_later=*/true);
     // The hand-written plan.
     const schedule::DensePackPlan plan = schedule::dense_pack_default_plan(m, k, blocks, bn, target.vector_unit());
     s.set_fallback({{"tile_y", {(m + plan.ty - 1) / plan.ty, plan.ty}},
                     {"tile_x", {blocks / plan.tx, plan.tx}},
                     {"tile_k", {k / plan.tk, plan.tk}},
                     {"unroll_k", plan.unroll_k},
-                    {"parallel", plan.parallel}});
+                    {"parallel", plan.parallel},
+                    {"tile_lanes", plan.lanes > 0 ? plan.lanes : bn}});
     return s;
   };
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
