@@ -54,6 +54,25 @@ std::vector<double> attention_formula(const Case& c, const std::vector<float>& q
   return out;
 }
 
+// Random q, k and v (B, rows, D) for `c` and its mask, from seeds seed..seed+3.
+struct Operands {
+  std::vector<float> q, k, v, mask;
+};
+Operands random_operands(const Case& c, uint32_t seed) {
+  const int64_t batch = c.groups * c.heads;
+  Operands o{test::random_data(batch * c.m * c.d, seed), test::random_data(batch * c.n * c.d, seed + 1),
+             test::random_data(batch * c.n * c.d, seed + 2), {}};
+  for (float& x : o.q) x *= 3.0f;  // scores spread enough that the softmax is far from uniform
+  if (!c.mask.empty()) {
+    o.mask = test::random_data(num_elements(c.mask), seed + 3);
+    for (size_t i = 0; i < o.mask.size(); i += 3) o.mask[i] = -10000.0f;  // masked positions
+    if (c.last_tile_masked)
+      for (size_t i = 0; i < o.mask.size(); ++i)
+        if (static_cast<int64_t>(i) % c.n >= c.n - c.keys) o.mask[i] = -1e30f;
+  }
+  return o;
+}
+
 TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
   const std::vector<Case> cases = {
       {1, 2, 5, 7, 8, 4, {}},                // rows not a multiple of the tile, keys of no vector width
@@ -69,16 +88,7 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
     const int64_t batch = c.groups * c.heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
     const Shape qs{batch, c.m, c.d}, ks{batch, c.n, c.d};
-    std::vector<float> q = test::random_data(batch * c.m * c.d, 1), k = test::random_data(batch * c.n * c.d, 2),
-                       v = test::random_data(batch * c.n * c.d, 3), mask;
-    for (float& x : q) x *= 3.0f;  // scores spread enough that the softmax is far from uniform
-    if (!c.mask.empty()) {
-      mask = test::random_data(num_elements(c.mask), 4);
-      for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;  // masked positions
-      if (c.last_tile_masked)
-        for (size_t i = 0; i < mask.size(); ++i)
-          if (static_cast<int64_t>(i) % c.n >= c.n - c.keys) mask[i] = -1e30f;
-    }
+    const auto [q, k, v, mask] = random_operands(c, 1);
     graph::GraphBuilder b;
     std::vector<graph::NodeId> in = {b.input("q", qs), b.input("k", ks), b.input("v", ks)};
     if (!c.mask.empty()) in.push_back(b.input("mask", c.mask));
@@ -118,15 +128,8 @@ TEST(AttentionOperator, SequenceFirstReadsAndWritesTheHeadsInPlace) {
       {2, 12, 9, 9, 16, 4, {}},
   };
   for (const Case& c : cases) {
-    const int64_t batch = c.groups * c.heads;
     const double scale = 0.125;
-    std::vector<float> q = test::random_data(batch * c.m * c.d, 5), k = test::random_data(batch * c.n * c.d, 6),
-                       v = test::random_data(batch * c.n * c.d, 7), mask;
-    for (float& x : q) x *= 3.0f;
-    if (!c.mask.empty()) {
-      mask = test::random_data(num_elements(c.mask), 8);
-      for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;
-    }
+    const auto [q, k, v, mask] = random_operands(c, 5);
     const Shape qs{c.groups, c.m, c.heads, c.d}, ks{c.groups, c.n, c.heads, c.d};
     graph::GraphBuilder b;
     std::vector<graph::NodeId> in = {b.input("q", qs), b.input("k", ks), b.input("v", ks)};
@@ -164,15 +167,8 @@ TEST(AttentionOperator, PackedReadsQueriesKeysAndValuesFromOneInput) {
       {2, 12, 9, 9, 16, 4, {}},
   };
   for (const Case& c : cases) {
-    const int64_t batch = c.groups * c.heads;
     const double scale = 0.125;
-    std::vector<float> q = test::random_data(batch * c.m * c.d, 9), k = test::random_data(batch * c.n * c.d, 10),
-                       v = test::random_data(batch * c.n * c.d, 11), mask;
-    for (float& x : q) x *= 3.0f;
-    if (!c.mask.empty()) {
-      mask = test::random_data(num_elements(c.mask), 12);
-      for (size_t i = 0; i < mask.size(); i += 3) mask[i] = -10000.0f;
-    }
+    const auto [q, k, v, mask] = random_operands(c, 9);
     // (G, rows, 3, H, D): each token's q heads, then its k heads, then its v heads.
     const std::vector<float> parts[3] = {sequence_first(q, c.groups, c.heads, c.m, c.d),
                                          sequence_first(k, c.groups, c.heads, c.n, c.d),
