@@ -73,6 +73,14 @@ Operands random_operands(const Case& c, uint32_t seed) {
   return o;
 }
 
+// The graph interpreted (the operator's reference) and compiled, against `want`.
+void expect_both_close(const graph::Graph& g, const std::vector<test::Input>& inputs, const std::vector<double>& want,
+                       const std::string& what) {
+  const auto o = test::run_both(g, inputs);
+  test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
+  test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+}
+
 TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
   const std::vector<Case> cases = {
       {1, 2, 5, 7, 8, 4, {}},                // rows not a multiple of the tile, keys of no vector width
@@ -97,10 +105,8 @@ TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
     std::vector<test::Input> inputs = {{qs, q}, {ks, k}, {ks, v}};
     if (!c.mask.empty()) inputs.push_back({c.mask, mask});
     const auto want = attention_formula(c, q, k, v, mask, scale);
-    const auto o = test::run_both(g, inputs);
-    const std::string what = "B=" + std::to_string(batch) + " M=" + std::to_string(c.m) + " N=" + std::to_string(c.n);
-    test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
-    test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+    expect_both_close(g, inputs, want,
+                      "B=" + std::to_string(batch) + " M=" + std::to_string(c.m) + " N=" + std::to_string(c.n));
   }
 }
 
@@ -143,10 +149,7 @@ TEST(AttentionOperator, SequenceFirstReadsAndWritesTheHeadsInPlace) {
                                        {ks, sequence_first(v, c.groups, c.heads, c.n, c.d)}};
     if (!c.mask.empty()) inputs.push_back({c.mask, mask});
     const auto want = sequence_first(attention_formula(c, q, k, v, mask, scale), c.groups, c.heads, c.m, c.d);
-    const auto o = test::run_both(g, inputs);
-    const std::string what = "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads);
-    test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
-    test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+    expect_both_close(g, inputs, want, "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads));
   }
   const Operator& op = find_operator("attention");
   AttentionAttrs two_heads{1.0, 2};
@@ -190,10 +193,7 @@ TEST(AttentionOperator, PackedReadsQueriesKeysAndValuesFromOneInput) {
     std::vector<test::Input> inputs = {{ps, packed}};  // the one input, read as q, k and v
     if (!c.mask.empty()) inputs.push_back({c.mask, mask});
     const auto want = sequence_first(attention_formula(c, q, k, v, mask, scale), c.groups, c.heads, c.m, c.d);
-    const auto o = test::run_both(g, inputs);
-    const std::string what = "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads);
-    test::expect_close(o.interpreted, want, 1e-6, "reference " + what);
-    test::expect_close(o.compiled, want, 2e-6, "compiled " + what);
+    expect_both_close(g, inputs, want, "G=" + std::to_string(c.groups) + " H=" + std::to_string(c.heads));
   }
   const Operator& op = find_operator("attention");
   AttentionAttrs packed{1.0, 2};
