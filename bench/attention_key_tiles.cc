@@ -5,7 +5,7 @@
 // tile's scores are rows x keys floats: with whole rows they grow with the
 // sequence (4 x 4096 x 4 B = 64 KiB at 4096 tokens, past L1), with key
 // tiles they stay at most 4 x 256 x 4 B = 4 KiB.
-//   build/attention_key_tiles [--rounds 5] [--max 4096]
+//   build/attention_key_tiles [--rounds 5] [--max 4096] [--tokens 128,197]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -61,12 +61,16 @@ int main(int argc, char** argv) {
   int64_t max = 4096;
   app.add_option("--rounds", rounds, "interleaved rounds")->capture_default_str();
   app.add_option("--max", max, "longest sequence (from 128, doubling)")->capture_default_str();
+  std::vector<int64_t> tokens;
+  app.add_option("--tokens", tokens, "these sequence lengths instead (ViT-B/16: 197)")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
+  if (tokens.empty())
+    for (int64_t n = 128; n <= max; n *= 2) tokens.push_back(n);
   runtime::set_num_threads(1);
   const int64_t heads = 12, d = 64;
   fmt::print("{:>8} {:>6} {:>12} {:>9} {:>14} {:>9} {:>7}\n", "tokens", "keys", "tiled ms", "GFLOPS", "whole-row ms",
              "GFLOPS", "ratio");
-  for (int64_t n = 128; n <= max; n *= 2) {
+  for (const int64_t n : tokens) {
     Kernel tiled = build(heads, n, d, 0), whole = build(heads, n, d, n);
     auto inputs = measure::make_inputs(tiled.dag);
     auto out_tiled = measure::make_outputs(tiled.dag), out_whole = measure::make_outputs(whole.dag);

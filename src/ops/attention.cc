@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -23,6 +24,10 @@ std::string AttentionAttrs::to_string() const {
          (sequence_first ? " sequence_first" : "") + (packed ? " packed" : "") + " rows=" + std::to_string(rows) +
          (keys ? " keys=" + std::to_string(keys) : "");
 }
+
+int64_t padded_rows(int64_t m, int64_t rows) { return m <= rows ? m : (m + rows - 1) / rows * rows; }
+
+int64_t padded_keys(int64_t n) { return n <= kKeyVector ? n : (n + kKeyVector - 1) / kKeyVector * kKeyVector; }
 
 int64_t key_tile(int64_t n, int64_t keys) {
   if (keys > 0 && n % keys == 0) return keys;
@@ -133,7 +138,12 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const std::vector<Shape> qkv = qkv_shapes({q->shape, k->shape, v->shape}, a);
   const Shape rows = rows_of(qkv[0], a);
   const int64_t batch = rows[0], m = rows[1], n = qkv[1][1], d = rows[2];
-  const int64_t keys = key_tile(n, a.keys), tiles = n / keys;
+  const int64_t keys_computed = padded_keys(n), keys = key_tile(keys_computed, a.keys), tiles = keys_computed / keys;
+  // Key j of the padding reads key n - 1 (in bounds; its score is replaced, its weight is 0).
+  auto real_key = [&](const ir::Expr& j) { return keys_computed == n ? j : ir::min(j, ir::make_int(n - 1)); };
+  // Query rows computed: whole tiles of a.rows; a padded row repeats row m - 1.
+  const int64_t rows_computed = padded_rows(m, a.rows);
+  auto real_row = [&](const ir::Expr& i) { return rows_computed == m ? i : ir::min(i, ir::make_int(m - 1)); };
   // Element (b, r, c) of q, k or v (part 0, 1 or 2): of head b % heads of
   // group b / heads sequence first; packed, of its input's part `part`.
   enum Part : int64_t { kQ, kK, kV };
@@ -143,26 +153,30 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
     if (a.packed) return ir::load(x, {ir::floordiv(b, h), r, ir::make_int(part), ir::floormod(b, h), c});
     return ir::load(x, {ir::floordiv(b, h), r, ir::floormod(b, h), c});
   };
-  // k transposed to (B, D, N): a score row's vectors then load N-contiguous keys.
+  // k transposed to (B, D, keys computed): a score row's vectors then load contiguous keys.
   const ir::Tensor kt =
-      ir::compute({batch, d, n}, [&](const std::vector<ir::Var>& x) { return element(k, kK, x[0], x[2], x[1]); },
+      ir::compute({batch, d, keys_computed},
+                  [&](const std::vector<ir::Var>& x) { return element(k, kK, x[0], real_key(x[2]), x[1]); },
                   unique_name("T_attention_kT", {k}), "attention_transpose_k", {"b", "c", "j"}, {{"layout_copy", "1"}});
   ir::IterVar c = ir::reduce_axis(d, "c");
-  const ir::Tensor scores =
-      ir::compute({batch, m, n},
-                  [&](const std::vector<ir::Var>& x) {
-                    return ir::sum(element(q, kQ, x[0], x[1], c.var) * ir::load(kt, {x[0], c.var, x[2]}), {c});
-                  },
-                  unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
+  const ir::Tensor scores = ir::compute(
+      {batch, rows_computed, keys_computed},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::sum(element(q, kQ, x[0], real_row(x[1]), c.var) * ir::load(kt, {x[0], c.var, x[2]}), {c});
+      },
+      unique_name("T_attention_scores", {q, k}), "attention_scores", {"b", "i", "j"});
   auto scaled = [&](const std::vector<ir::Expr>& at) {
     ir::Expr s = ir::load(scores, at) * ir::make_float(a.scale);
-    if (!a.has_mask) return s;
-    const ir::Tensor& mask = in[3];
-    const ir::Expr h = ir::make_int(a.heads);
-    const std::vector<ir::Expr> full = {ir::floordiv(at[0], h), ir::floormod(at[0], h), at[1], at[2]};
-    std::vector<ir::Expr> idx;
-    for (size_t dd = 0; dd < 4; ++dd) idx.push_back(mask->shape[dd] == 1 ? ir::make_int(0) : full[dd]);
-    return s + ir::load(mask, idx);
+    if (a.has_mask) {
+      const ir::Tensor& mask = in[3];
+      const ir::Expr h = ir::make_int(a.heads);
+      const std::vector<ir::Expr> full = {ir::floordiv(at[0], h), ir::floormod(at[0], h), at[1], real_key(at[2])};
+      std::vector<ir::Expr> idx;
+      for (size_t dd = 0; dd < 4; ++dd) idx.push_back(mask->shape[dd] == 1 ? ir::make_int(0) : full[dd]);
+      s = s + ir::load(mask, idx);
+    }
+    if (keys_computed == n) return s;
+    return ir::select(at[2] < ir::make_int(n), s, ir::make_float(std::numeric_limits<float>::lowest()));
   };
   // Key jj of key tile t.
   auto key = [&](const ir::Expr& t, const ir::Expr& jj) { return t * ir::make_int(keys) + jj; };
@@ -172,63 +186,70 @@ ir::Tensor attention(const OperatorCall& call, const std::vector<ir::Tensor>& in
   const std::map<std::string, std::string> kept_whole = {{"kept_whole", "1"}};
   ir::IterVar j1 = ir::reduce_axis(keys, "jj");
   const ir::Tensor tile_max = ir::compute(
-      {batch, m, tiles},
-      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(scaled({x[0], x[1], key(x[2], j1.var)}), {j1}); },
+      {batch, rows_computed, tiles},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::reduce_max(scaled({x[0], x[1], key(x[2], j1.var)}), {j1});
+      },
       unique_name("T_attention_tile_max", {scores}), "attention_tile_softmax", {"b", "i", "t"}, kept_whole);
   // Exponentials and probabilities by (tile, key in it): no division of a
   // key's index in the loops that compute them.
-  const ir::Tensor e = ir::compute(
-      {batch, m, tiles, keys},
-      [&](const std::vector<ir::Var>& x) {
-        return ir::exp(scaled({x[0], x[1], key(x[2], x[3])}) -
-                       ir::load(tile_max, {x[0], x[1], x[2]}));
-      },
-      unique_name("T_attention_exp", {tile_max}), "attention_tile_softmax", {"b", "i", "t", "jj"});
+  const ir::Tensor e =
+      ir::compute({batch, rows_computed, tiles, keys},
+                  [&](const std::vector<ir::Var>& x) {
+                    return ir::exp(scaled({x[0], x[1], key(x[2], x[3])}) - ir::load(tile_max, {x[0], x[1], x[2]}));
+                  },
+                  unique_name("T_attention_exp", {tile_max}), "attention_tile_softmax", {"b", "i", "t", "jj"});
   ir::IterVar j2 = ir::reduce_axis(keys, "jj");
   const ir::Tensor tile_sum = ir::compute(
-      {batch, m, tiles},
-      [&](const std::vector<ir::Var>& x) { return ir::sum(ir::load(e, {x[0], x[1], x[2], j2.var}), {j2}); },
+      {batch, rows_computed, tiles},
+      [&](const std::vector<ir::Var>& x) {
+        return ir::sum(ir::load(e, {x[0], x[1], x[2], j2.var}), {j2});
+      },
       unique_name("T_attention_tile_sum", {e}), "attention_tile_softmax", {"b", "i", "t"}, kept_whole);
   // The tile's probabilities among its own keys (so that the tile's sum is
   // read inside the tile, one division per row), and the values weighted by them.
-  const ir::Tensor inverse = ir::compute(
-      {batch, m, tiles},
-      [&](const std::vector<ir::Var>& x) { return ir::make_float(1.0) / ir::load(tile_sum, to_exprs(x)); },
-      unique_name("T_attention_inverse", {tile_sum}), "attention_tile_softmax", {"b", "i", "t"});
-  const ir::Tensor p = ir::compute(
-      {batch, m, tiles, keys},
-      [&](const std::vector<ir::Var>& x) {
-        return ir::load(e, to_exprs(x)) * ir::load(inverse, {x[0], x[1], x[2]});
-      },
-      unique_name("T_attention_p", {e, inverse}), "attention_tile_softmax", {"b", "i", "t", "jj"});
+  const ir::Tensor inverse =
+      ir::compute({batch, rows_computed, tiles},
+                  [&](const std::vector<ir::Var>& x) { return ir::make_float(1.0) / ir::load(tile_sum, to_exprs(x)); },
+                  unique_name("T_attention_inverse", {tile_sum}), "attention_tile_softmax", {"b", "i", "t"});
+  const ir::Tensor p =
+      ir::compute({batch, rows_computed, tiles, keys},
+                  [&](const std::vector<ir::Var>& x) {
+                    return ir::load(e, to_exprs(x)) * ir::load(inverse, {x[0], x[1], x[2]});
+                  },
+                  unique_name("T_attention_p", {e, inverse}), "attention_tile_softmax", {"b", "i", "t", "jj"});
   ir::IterVar j3 = ir::reduce_axis(keys, "jj");
   const ir::Tensor tile_values = ir::compute(
-      {batch, m, tiles, d},
+      {batch, rows_computed, tiles, d},
       [&](const std::vector<ir::Var>& x) {
-        return ir::sum(ir::load(p, {x[0], x[1], x[2], j3.var}) * element(v, kV, x[0], key(x[2], j3.var), x[3]), {j3});
+        return ir::sum(
+            ir::load(p, {x[0], x[1], x[2], j3.var}) * element(v, kV, x[0], real_key(key(x[2], j3.var)), x[3]), {j3});
       },
       unique_name("T_attention_values", {p, v}), "attention_values", {"b", "i", "t", "c"});
   // The tiles combined, each weighted by its sum rescaled by exp(its maximum
   // - the row's maximum).
   ir::IterVar t1 = ir::reduce_axis(tiles, "t");
-  const ir::Tensor top = ir::compute(
-      {batch, m},
-      [&](const std::vector<ir::Var>& x) { return ir::reduce_max(ir::load(tile_max, {x[0], x[1], t1.var}), {t1}); },
-      unique_name("T_attention_max", {tile_max}), "attention_combine", {"b", "i"});
+  const ir::Tensor top = ir::compute({batch, rows_computed},
+                                     [&](const std::vector<ir::Var>& x) {
+                                       return ir::reduce_max(ir::load(tile_max, {x[0], x[1], t1.var}), {t1});
+                                     },
+                                     unique_name("T_attention_max", {tile_max}), "attention_combine", {"b", "i"});
   const ir::Tensor weight = ir::compute(
-      {batch, m, tiles},
+      {batch, rows_computed, tiles},
       [&](const std::vector<ir::Var>& x) {
         return ir::exp(ir::load(tile_max, to_exprs(x)) - ir::load(top, {x[0], x[1]})) *
                ir::load(tile_sum, to_exprs(x));
       },
       unique_name("T_attention_weight", {top, tile_sum}), "attention_combine", {"b", "i", "t"});
   ir::IterVar t2 = ir::reduce_axis(tiles, "t");
-  const ir::Tensor sum = ir::compute(
-      {batch, m}, [&](const std::vector<ir::Var>& x) { return ir::sum(ir::load(weight, {x[0], x[1], t2.var}), {t2}); },
-      unique_name("T_attention_sum", {weight}), "attention_combine", {"b", "i"});
+  const ir::Tensor sum = ir::compute({batch, rows_computed},
+                                     [&](const std::vector<ir::Var>& x) {
+                                       return ir::sum(ir::load(weight, {x[0], x[1], t2.var}), {t2});
+                                     },
+                                     unique_name("T_attention_sum", {weight}), "attention_combine", {"b", "i"});
   ir::IterVar t3 = ir::reduce_axis(tiles, "t");
   const ir::Tensor combined = ir::compute(
-      {batch, m, d},
+      {batch, rows_computed, d},
       [&](const std::vector<ir::Var>& x) {
         return ir::sum(ir::load(weight, {x[0], x[1], t3.var}) * ir::load(tile_values, {x[0], x[1], t3.var, x[2]}),
                        {t3});

@@ -568,7 +568,10 @@ TEST(GpuSource, AttentionScheduleTilesBothProductsAndReducesARowPerBlock) {
       EXPECT_NE(kernel_writing[product].find("__shared__"), std::string::npos) << kernel_writing[product];
       EXPECT_NE(kernel_writing[product].find("__syncthreads()"), std::string::npos) << kernel_writing[product];
     }
-    const int64_t keys = ops::key_tile(c.n, 0), rows = c.batch * c.m * (c.n / keys);
+    // A block per row of each key tile, of the rows and keys the kernel computes (whole tiles of 4 rows, keys
+    // past 16 in whole vectors: 37 -> 48, 70 rows -> 72).
+    const int64_t keys_computed = ops::padded_keys(c.n), keys = ops::key_tile(keys_computed, 0);
+    const int64_t rows = c.batch * ops::padded_rows(c.m, 4) * (keys_computed / keys);
     for (const std::string written : {"T_attention_tile_max", "T_attention_tile_sum"}) {
       const std::string& source = kernel_writing[written];
       EXPECT_NE(source.find(written + "_red["), std::string::npos) << source;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "graph/builder.h"
+#include "ir/compute_dag.h"
 #include "ops/attention.h"
 #include "ops/operator.h"
 #include "ops_test_util.h"
@@ -83,14 +84,15 @@ void expect_both_close(const graph::Graph& g, const std::vector<test::Input>& in
 
 TEST(AttentionOperator, KernelAndReferenceFollowScoresSoftmaxAndValues) {
   const std::vector<Case> cases = {
-      {1, 2, 5, 7, 8, 4, {}},                // rows not a multiple of the tile, keys of no vector width
-      {2, 3, 9, 19, 20, 4, {2, 1, 1, 19}},   // a padding mask per sequence, as BERT's
-      {1, 2, 6, 6, 16, 3, {1, 1, 6, 6}},     // a causal mask shared by every head
+      {1, 2, 5, 7, 8, 4, {}},               // rows not a multiple of the tile, keys of no vector width
+      {2, 3, 9, 19, 20, 4, {2, 1, 1, 19}},  // a padding mask per sequence, as BERT's
+      {1, 2, 6, 6, 16, 3, {1, 1, 6, 6}},    // a causal mask shared by every head
       {1, 1, 1, 33, 64, 4, {1, 1, 1, 33}},  // one query row
       // Several key tiles, each with its own maximum and sum, combined:
-      {1, 2, 5, 12, 8, 4, {}, 4},                        // three tiles of 4 keys
-      {2, 2, 6, 24, 16, 3, {2, 1, 1, 24}, 8, true},     // a padding mask that empties the last tile
-      {1, 1, 3, 300, 16, 4, {1, 1, 3, 300}},           // a long row: the operator's own tiles (2 of 150)
+      {1, 2, 5, 12, 8, 4, {}, 4},                    // three tiles of 4 keys
+      {2, 2, 6, 24, 16, 3, {2, 1, 1, 24}, 8, true},  // a padding mask that empties the last tile
+      {1, 1, 3, 300, 16, 4, {1, 1, 3, 300}},         // a long row: 304 keys computed, 2 tiles of 152
+      {1, 2, 197, 197, 16, 4, {1, 1, 1, 197}},       // ViT's 197 tokens: 200 rows and 208 keys computed
   };
   for (const Case& c : cases) {
     const int64_t batch = c.groups * c.heads;
@@ -210,6 +212,24 @@ TEST(AttentionOperator, PackedReadsQueriesKeysAndValuesFromOneInput) {
                Error);  // a mask of 5 keys
   packed.sequence_first = false;
   EXPECT_THROW(op.infer_shape({x, x, x}, packed), Error);
+}
+
+// The kernel computes whole tiles of query rows and keys in whole vectors:
+// ragged ones padded (a padded key weighs nothing, a padded row is not written).
+TEST(AttentionOperator, RowsAndKeysArePaddedToWholeTilesAndVectors) {
+  EXPECT_EQ(padded_keys(197), 208);
+  EXPECT_EQ(padded_keys(128), 128);
+  EXPECT_EQ(padded_keys(7), 7);  // a row within one vector stays as it is
+  EXPECT_EQ(padded_rows(197, 4), 200);
+  EXPECT_EQ(padded_rows(128, 4), 128);
+  EXPECT_EQ(padded_rows(1, 4), 1);  // one query (a decoder's step): one row
+  const Shape qkv{2, 197, 16};
+  const ir::Tensor q = ir::placeholder(qkv, "q"), k = ir::placeholder(qkv, "k"), v = ir::placeholder(qkv, "v");
+  const Attrs attrs = AttentionAttrs{};  // the call holds it by reference
+  const ir::ComputeDAG dag({find_operator("attention").compute({attrs, {qkv, qkv, qkv}, qkv, {}}, {q, k, v})});
+  for (const ir::Tensor& t : dag.tensors())
+    if (t->tag == "attention_scores") EXPECT_EQ(t->shape, (Shape{2, 200, 208}));
+  EXPECT_EQ(dag.outputs()[0]->shape, qkv);
 }
 
 TEST(AttentionOperator, KeyTilesDivideTheRowPastAWholeRowOfKeys) {
