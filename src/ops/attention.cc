@@ -25,9 +25,14 @@ std::string AttentionAttrs::to_string() const {
          (keys ? " keys=" + std::to_string(keys) : "");
 }
 
-int64_t padded_rows(int64_t m, int64_t rows) { return m <= rows ? m : (m + rows - 1) / rows * rows; }
+namespace {
+// n rounded up to whole `unit`s, where it is more than one.
+int64_t whole_units_past_one(int64_t n, int64_t unit) { return n <= unit ? n : (n + unit - 1) / unit * unit; }
+}  // namespace
 
-int64_t padded_keys(int64_t n) { return n <= kKeyVector ? n : (n + kKeyVector - 1) / kKeyVector * kKeyVector; }
+int64_t padded_rows(int64_t m, int64_t rows) { return whole_units_past_one(m, rows); }
+
+int64_t padded_keys(int64_t n) { return whole_units_past_one(n, kKeyVector); }
 
 int64_t key_tile(int64_t n, int64_t keys) {
   if (keys > 0 && n % keys == 0) return keys;

@@ -18,7 +18,7 @@ int64_t largest_divisor_up_to(int64_t n, int64_t cap) {
 }  // namespace
 
 BatchMatmulPlan batch_matmul_default_plan(int64_t m, int64_t n, const VectorUnit& unit) {
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   BatchMatmulPlan plan;
   // A divisor when one is near; else the full tile, its last one partial
   // (ViT's 197 tokens are prime).

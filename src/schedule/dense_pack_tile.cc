@@ -11,7 +11,7 @@ namespace tessera::schedule {
 
 int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit) {
   // About 12 vector accumulators: enough independent FMA chains to hide latency.
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
   for (int64_t d = std::min(blocks, std::max<int64_t>(1, 12 / vectors_per_block)); d > 1; --d)
     if (blocks % d == 0) return d;
@@ -19,7 +19,7 @@ int64_t dense_pack_tile(int64_t blocks, int64_t bn, const VectorUnit& unit) {
 }
 
 std::vector<int64_t> dense_pack_block_parts(int64_t bn, const VectorUnit& unit) {
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   std::vector<int64_t> parts;
   for (int64_t part = bn / 2; part >= lanes && part % lanes == 0 && bn % part == 0; part /= 2) parts.push_back(part);
   return parts;
@@ -27,7 +27,7 @@ std::vector<int64_t> dense_pack_block_parts(int64_t bn, const VectorUnit& unit) 
 
 DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit) {
   if (m == 1) return {.tx = dense_pack_tile(blocks, bn, unit)};
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   const int64_t vectors_per_block = (bn + lanes - 1) / lanes;
   // Three quarters of the registers accumulate; the rest hold the weight
   // vectors and the rows' broadcasts (AVX-512: 6 rows x 4 vectors).

@@ -203,7 +203,7 @@ Trace rows_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
     row = fused_name(rows);
   }
   t.parallel(out->name, row);
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   vectorize_last_axis(t, out, lanes);
   const int64_t partial = partial_lanes(out->shape.back(), lanes);
   const auto& stages = dag.tensors();
@@ -244,7 +244,7 @@ Trace attention_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit) {
   const ir::Tensor out = dag.outputs().at(0);
   if (out->tag != "attention") throw Error("attention_schedule: the DAG's output is not an attention");
   const int64_t rows = std::stoll(out->attrs.at("rows")), keys = std::stoll(out->attrs.at("keys"));
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   const ir::Tensor kt = stage_by_tag(dag, "attention_transpose_k", "attention_schedule");
   const ir::Tensor scores = stage_by_tag(dag, "attention_scores", "attention_schedule");
   const ir::Tensor values = stage_by_tag(dag, "attention_values", "attention_schedule");  // (b, i, t, c)

@@ -25,7 +25,7 @@ std::vector<std::string> reduce_names(const ir::Tensor& t) {
 }
 
 RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit) {
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   const int64_t vectors_per_block = std::max<int64_t>(1, (block + lanes - 1) / lanes);
   width = std::max<int64_t>(width, 1);
   RegisterTile tile;

@@ -88,7 +88,7 @@ WinogradPlan default_winograd_plan(const ir::ComputeDAG& dag, const VectorUnit& 
   // Eight accumulators: measured on Zen 3 (AVX2, blocks of 8) over ResNet's
   // 3x3 layers, 4 chunks x 2 tiles or 2 x 4 beat the twelve of 4 x 3 by
   // 10-25 % and every one-chunk tile.
-  const int64_t lanes = std::max(1, unit.bits / 32);
+  const int64_t lanes = unit.lanes();
   const int64_t vectors = std::max<int64_t>(1, product->shape[3] / lanes);
   WinogradPlan plan;
   for (int64_t oc : {4, 2, 1})
