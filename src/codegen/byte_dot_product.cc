@@ -46,6 +46,7 @@ std::optional<ByteDotProduct> match_byte_dot_product(const tir::ForNode& loop) {
       continue;
     m.unsigned_bytes = bytes->unsigned_bytes;
     m.signed_bytes = bytes->signed_bytes;
+    m.centered = bytes->centered;
     return m;
   }
   return std::nullopt;

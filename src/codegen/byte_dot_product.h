@@ -11,7 +11,8 @@
 // lane, 1 along k); acc 32-bit, one per lane. That is exactly what x86's
 // vpdpbusd computes per 32-bit lane (and vpmaddubsw + vpmaddwd where no
 // VNNI, pmaddubsw saturating pairs at 16 bits): the emitter writes it as one
-// instruction per vector instead of 4 strided multiplications.
+// instruction per vector instead of 4 strided multiplications. Its centered
+// form (ir::BytesProduct) multiplies (u - 128) by max(s, -127) instead.
 #include <optional>
 
 #include "ir/tensor.h"
@@ -24,6 +25,7 @@ struct ByteDotProduct {
   const tir::StoreNode* store = nullptr;     // the accumulator's update
   const ir::TensorLoadNode* unsigned_bytes = nullptr;
   const ir::TensorLoadNode* signed_bytes = nullptr;
+  bool centered = false;
 };
 
 // The parts of `loop` (a DotProduct loop), or nullopt when it is not that

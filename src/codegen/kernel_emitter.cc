@@ -270,7 +270,7 @@ class KernelEmitter {
           llvm::Value* u4 = b_.CreateVectorSplat(static_cast<unsigned>(width), b_.CreateAlignedLoad(i32, u_ptr, llvm::Align(1)));
           llvm::Value* s_ptr = b_.CreateInBoundsGEP(i8, buffer(s.tensor), flat_offset(s.indices, s.tensor->shape));
           llvm::Value* s4 = b_.CreateAlignedLoad(lanes, s_ptr, llvm::Align(1));
-          b_.CreateAlignedStore(dot_bytes(acc, u4, s4), acc_ptr, llvm::Align(4));
+          b_.CreateAlignedStore(dot_bytes(acc, u4, s4, m->centered), acc_ptr, llvm::Align(4));
         });
         first += width;
       }
@@ -280,16 +280,31 @@ class KernelEmitter {
 
   // acc + the sums of 4 products of u's unsigned bytes and s's signed bytes
   // in each 32-bit lane (acc, u, s: <W x i32>), by the target's instruction
-  // where W fills one of its vectors.
-  llvm::Value* dot_bytes(llvm::Value* acc, llvm::Value* u, llvm::Value* s) {
+  // where W fills one of its vectors. Centered (codegen/byte_dot_product.h):
+  // of (u - 128) and max(s, -127), which the instruction takes as
+  // |u - 128| (unsigned) times s negated where u - 128 is: the same products,
+  // within +-128 * 127, so pmaddubsw's pairs do not saturate.
+  llvm::Value* dot_bytes(llvm::Value* acc, llvm::Value* u, llvm::Value* s, bool centered) {
     const unsigned width = lanes_of(acc);
     const unsigned bits = width * 32;
     const bool fits = bits <= static_cast<unsigned>(target_.byte_dot_bits) && bits >= 128;
+    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), width * 4);
+    llvm::Value* ub = b_.CreateBitCast(u, bytes);
+    llvm::Value* sb = b_.CreateBitCast(s, bytes);
+    llvm::Value* centered_u = nullptr;  // u - 128, signed
+    if (centered) {
+      centered_u = b_.CreateXor(ub, llvm::ConstantInt::get(bytes, 0x80));
+      sb = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sb, llvm::ConstantInt::getSigned(bytes, -127));
+      if (fits && !target_.byte_dot.empty()) {
+        ub = b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, centered_u, b_.getFalse());
+        sb = negated_where_negative(sb, centered_u);
+      }
+    }
     if (target_.byte_dot == "vnni" && fits) {
       const llvm::Intrinsic::ID id = bits == 512   ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
                                      : bits == 256 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
                                                    : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
-      return b_.CreateIntrinsic(id, {}, {acc, u, s});
+      return b_.CreateIntrinsic(id, {}, {acc, b_.CreateBitCast(ub, u->getType()), b_.CreateBitCast(sb, s->getType())});
     }
     if (target_.byte_dot == "pmaddubsw" && fits) {
       const llvm::Intrinsic::ID pairs = bits == 512   ? llvm::Intrinsic::x86_avx512_pmaddubs_w_512
@@ -298,17 +313,15 @@ class KernelEmitter {
       const llvm::Intrinsic::ID quads = bits == 512   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
                                         : bits == 256 ? llvm::Intrinsic::x86_avx2_pmadd_wd
                                                       : llvm::Intrinsic::x86_sse2_pmadd_wd;
-      auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), width * 4);
       auto* shorts = llvm::FixedVectorType::get(b_.getInt16Ty(), width * 2);
-      llvm::Value* p = b_.CreateIntrinsic(pairs, {}, {b_.CreateBitCast(u, bytes), b_.CreateBitCast(s, bytes)});
+      llvm::Value* p = b_.CreateIntrinsic(pairs, {}, {ub, sb});
       llvm::Value* q = b_.CreateIntrinsic(quads, {}, {p, llvm::ConstantInt::get(shorts, 1)});
       return b_.CreateAdd(acc, q);
     }
     // Widened: the 4 W products in 32 bits, then the sum of each lane's four.
-    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), width * 4);
     auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), width * 4);
-    llvm::Value* products = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(u, bytes), words),
-                                         b_.CreateSExt(b_.CreateBitCast(s, bytes), words));
+    llvm::Value* products =
+        b_.CreateMul(centered ? b_.CreateSExt(centered_u, words) : b_.CreateZExt(ub, words), b_.CreateSExt(sb, words));
     llvm::Value* sum = acc;
     for (unsigned k = 0; k < 4; ++k) {
       std::vector<int> picks;
@@ -316,6 +329,17 @@ class KernelEmitter {
       sum = b_.CreateAdd(sum, b_.CreateShuffleVector(products, picks));
     }
     return sum;
+  }
+
+  // The bytes of s negated where those of `sign` are negative (and, by
+  // psignb, zeroed where they are zero, which the product with |sign| is
+  // anyway): psignb up to 256 bits; AVX-512 has none, a compare and select.
+  llvm::Value* negated_where_negative(llvm::Value* s, llvm::Value* sign) {
+    const unsigned bits = lanes_of(s) * 8;
+    if (bits <= 256)
+      return b_.CreateIntrinsic(
+          bits == 256 ? llvm::Intrinsic::x86_avx2_psign_b : llvm::Intrinsic::x86_ssse3_psign_b_128, {}, {s, sign});
+    return b_.CreateSelect(b_.CreateICmpSLT(sign, llvm::Constant::getNullValue(sign->getType())), b_.CreateNeg(s), s);
   }
 
   // The body becomes void body(closure, begin, end); the values it needs from

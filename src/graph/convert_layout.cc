@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "graph/channel_constant.h"
 #include "ops/depthwise_nchwc.h"
@@ -182,9 +183,10 @@ class LayoutConverter {
   // Whether the target's byte dot product computes these int8 weights
   // exactly: beyond its limit (one saturating pairs) kernels keep the plain
   // products.
-  bool within_weight_limit(const runtime::NDArray& w) const {
+  bool within_weight_limit(const runtime::NDArray& w) const { return within(w, int8_weight_limit_); }
+  static bool within(const runtime::NDArray& w, int most) {
     for (int64_t i = 0; i < w.size(); ++i)
-      if (std::fabs(w[i]) > static_cast<float>(int8_weight_limit_)) return false;
+      if (std::fabs(w[i]) > static_cast<float>(most)) return false;
     return true;
   }
 
@@ -206,13 +208,16 @@ class LayoutConverter {
 
   // An int8 matrix product of unsigned bytes and constant weights: its weight
   // stored packed for the byte dot product. Weights beyond the target's limit
-  // are each the sum of two within it, as a convolution's are
-  // (convert_int8_conv): the weight (N, 2K) of hi = w / 2 truncated then
-  // lo = w - hi side by side, against the input's bytes twice, (M, 2K). Its
-  // bias keeps its fold of x's zero point: each input byte meets hi + lo = w.
-  // (onnxruntime's int8 BERT-base on AVX2 without VNNI: each plain product of
-  // its 128 tokens took ~200 ms, its halves 3.4; the network 3345 -> 144 ms,
-  // float 137.)
+  // (a dot product saturating pairs) but within +-127, as onnxruntime's
+  // symmetric ones are, take centered products (ops::QLinearDenseAttrs): a
+  // signed byte times a weight, exact in such pairs, the bias gaining
+  // 128 * sum_k w. Other weights beyond the limit are each the sum of two
+  // within it, as a convolution's are (convert_int8_conv): the weight
+  // (N, 2K) of hi = w / 2 truncated then lo = w - hi side by side, against
+  // the input's bytes twice, (M, 2K); its bias keeps its fold of x's zero
+  // point: each input byte meets hi + lo = w. (onnxruntime's int8 BERT-base
+  // on AVX2 without VNNI: each plain product of its 128 tokens took ~200 ms,
+  // its halves 3.4; the network 3345 -> 144 ms, float 137.)
   bool pack_int8_dense(const Node& n) {
     ops::QLinearDenseAttrs a = n.attrs_as<ops::QLinearDenseAttrs>();
     const Node& weight = g_.node(n.inputs[1]);
@@ -220,6 +225,13 @@ class LayoutConverter {
     a.packed = true;
     if (within_weight_limit(*weight.value)) {
       copy_with(n, a);
+      return true;
+    }
+    if (std::optional<runtime::NDArray> bias = centered_bias(n); bias && within(*weight.value, 127)) {
+      a.centered = true;
+      const NodeId bb = r_.add_constant(g_.node(n.inputs[3]).name + ".centered", std::move(*bias), DataType::kInt32);
+      r_.replace(n.id,
+                 r_.add(n.op, n.name, {r_.mapped(n.inputs[0]), r_.mapped(n.inputs[1]), r_.mapped(n.inputs[2]), bb}, a));
       return true;
     }
     // Two halves would not do, or 2K no multiple of 4 (no byte lanes): the plain product.
@@ -230,6 +242,24 @@ class LayoutConverter {
     const NodeId wh = r_.add_constant(weight.name + ".halves", weight_halves(*weight.value), DataType::kInt8);
     r_.replace(n.id, r_.add(n.op, n.name, {twice, wh, r_.mapped(n.inputs[2]), r_.mapped(n.inputs[3])}, a));
     return true;
+  }
+
+  // The constant bias of int8 dense `n` plus 128 * sum_k w[j, k] for its
+  // centered products, or nullopt: a bias computed at run time, or a sum a
+  // float no longer holds exactly (beyond 2^24; constants are stored as floats).
+  std::optional<runtime::NDArray> centered_bias(const Node& n) const {
+    const Node& bias = g_.node(n.inputs[3]);
+    if (bias.op != Op::kConstant) return std::nullopt;
+    const runtime::NDArray& w = *g_.node(n.inputs[1]).value;
+    const int64_t outputs = w.shape()[0], k = w.shape()[1];
+    runtime::NDArray folded({outputs});
+    for (int64_t j = 0; j < outputs; ++j) {
+      int64_t sum = static_cast<int64_t>((*bias.value)[j]);
+      for (int64_t i = 0; i < k; ++i) sum += 128 * static_cast<int64_t>(w[j * k + i]);
+      if (std::llabs(sum) > (int64_t{1} << 24)) return std::nullopt;
+      folded[j] = static_cast<float>(sum);
+    }
+    return folded;
   }
 
   // `n` as it is but for its attributes.

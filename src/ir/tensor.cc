@@ -81,6 +81,28 @@ const TensorLoadNode* load_of(Expr e, DType storage) {
   return load && load->tensor->dtype == storage ? load : nullptr;
 }
 
+// `e` as an integer literal (through casts), or nullopt.
+std::optional<int64_t> integer_literal(Expr e) {
+  while (e.kind() == ExprKind::Cast && is_integer(e.dtype())) e = e.as<CastNode>()->value;
+  const auto* literal = e.as<IntImmNode>();
+  return literal ? std::optional<int64_t>(literal->value) : std::nullopt;
+}
+
+// The load `a` - `literal` is of (a a load of `storage`), or nullptr.
+const TensorLoadNode* load_less(const Expr& e, DType storage, int64_t literal) {
+  const auto* sub = e.as<BinaryNode>();
+  if (!sub || e.kind() != ExprKind::Sub || integer_literal(sub->b) != literal) return nullptr;
+  return load_of(sub->a, storage);
+}
+
+// The load `e` = max(load, `floor`) clamps (in either order), or nullptr.
+const TensorLoadNode* load_at_least(const Expr& e, DType storage, int64_t floor) {
+  const auto* clamp = e.as<BinaryNode>();
+  if (!clamp || e.kind() != ExprKind::Max) return nullptr;
+  if (integer_literal(clamp->b) == floor) return load_of(clamp->a, storage);
+  return integer_literal(clamp->a) == floor ? load_of(clamp->b, storage) : nullptr;
+}
+
 }  // namespace
 
 std::optional<BytesProduct> unsigned_times_signed(const Expr& product) {
@@ -89,6 +111,8 @@ std::optional<BytesProduct> unsigned_times_signed(const Expr& product) {
   for (const auto& [u, s] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
     const BytesProduct p{load_of(u, DType::UInt8), load_of(s, DType::Int8)};
     if (p.unsigned_bytes && p.signed_bytes) return p;
+    const BytesProduct centered{load_less(u, DType::UInt8, 128), load_at_least(s, DType::Int8, -127), true};
+    if (centered.unsigned_bytes && centered.signed_bytes) return centered;
   }
   return std::nullopt;
 }

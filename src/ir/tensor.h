@@ -79,10 +79,18 @@ Tensor compute(std::vector<int64_t> shape, const ComputeFn& fn, const std::strin
 Expr load(const Tensor& t, std::vector<Expr> indices);
 // A product of unsigned bytes and signed bytes, each a load (through casts
 // to wider integers) of a UInt8 and an Int8 tensor, in either order: the
-// operands of x86's byte dot product. nullopt when `product` is not one.
+// operands of x86's byte dot product. Or its centered form,
+//
+//   (u - 128) * max(s, -127)
+//
+// a signed byte times a signed byte within +-127: their products' pairs fit
+// in 16 bits, which u * s's do not (255 * 127 * 2 > 32767), so a saturating
+// byte dot product (pmaddubsw) computes it exactly as |u - 128| times s
+// negated where u - 128 is. nullopt when `product` is neither.
 struct BytesProduct {
   const TensorLoadNode* unsigned_bytes = nullptr;
   const TensorLoadNode* signed_bytes = nullptr;
+  bool centered = false;
 };
 std::optional<BytesProduct> unsigned_times_signed(const Expr& product);
 Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);

@@ -1,17 +1,21 @@
 #include "ops/qlinear_dense.h"
 
+#include <algorithm>
+
 #include "ops/operator.h"
 #include "ops/quantize.h"
 
 namespace tessera::ops {
 
 std::string QLinearDenseAttrs::to_string() const {
-  return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded" + (packed ? " packed" : "");
+  return output.to_string(output.x_scale, 0, x_dtype) + " bias_folded" + (packed ? " packed" : "") +
+         (centered ? " centered" : "");
 }
 
 void QLinearDenseAttrs::validate() const {
   QuantizeAttrs{output.x_scale, 0, x_dtype}.validate("qlinear_dense x");
   QuantizeAttrs{output.y_scale, output.y_zero_point, output.y_dtype}.validate("qlinear_dense y");
+  if (centered && x_dtype != "uint8") fail("qlinear_dense", "centered products need uint8 x, got " + to_string());
 }
 
 Shape qlinear_dense_output_shape(const Shape& x, const Shape& w, const Shape& w_scale, const Shape& bias) {
@@ -44,6 +48,12 @@ std::vector<float> pack_qlinear_dense_weight(const float* w, int64_t n, int64_t 
 
 namespace {
 
+// x * w, or centered (x - 128) * max(w, -127) (see the attribute).
+ir::Expr product(ir::Expr x, ir::Expr w, const QLinearDenseAttrs& a) {
+  if (!a.centered) return x * w;
+  return (x - ir::Expr(int64_t{128})) * ir::max(w, ir::Expr(int64_t{-127}));
+}
+
 ir::Tensor requantize(const ir::Tensor& acc, const ir::Tensor& w_scale, const ir::Tensor& bias,
                       const QLinearDenseAttrs& a) {
   auto body = [&](const std::vector<ir::Var>& v) {
@@ -67,8 +77,8 @@ ir::Tensor qlinear_dense_pack(const ir::Tensor& x, const ir::Tensor& w, const ir
   const ir::IterVar k_outer = ir::reduce_axis(p[1], "k_outer"), k_4 = ir::reduce_axis(4, "k_4");
   auto products = [&](const std::vector<ir::Var>& v) {
     const ir::Expr column = ir::Expr(k_outer.var) * ir::Expr(int64_t{4}) + ir::Expr(k_4.var);
-    return ir::sum(ir::load(x, {v[0], column}) *
-                       ir::load(w, {ir::floordiv(v[1], bn), k_outer.var, ir::floormod(v[1], bn), k_4.var}),
+    return ir::sum(product(ir::load(x, {v[0], column}),
+                           ir::load(w, {ir::floordiv(v[1], bn), k_outer.var, ir::floormod(v[1], bn), k_4.var}), a),
                    {k_outer, k_4});
   };
   const ir::Tensor acc = ir::compute({x->shape[0], p[0] * bn}, products, unique_name("qlinear_dense_pack", {x, w}),
@@ -82,7 +92,7 @@ ir::Tensor qlinear_dense(const ir::Tensor& x, const ir::Tensor& w, const ir::Ten
   const Shape out = qlinear_dense_output_shape(x->shape, w->shape, w_scale->shape, bias->shape);
   const ir::IterVar k = ir::reduce_axis(x->shape[1], "k");
   auto products = [&](const std::vector<ir::Var>& v) {
-    return ir::sum(ir::load(x, {v[0], k.var}) * ir::load(w, {v[1], k.var}), {k});
+    return ir::sum(product(ir::load(x, {v[0], k.var}), ir::load(w, {v[1], k.var}), a), {k});
   };
   const ir::Tensor acc = ir::compute(out, products, unique_name("qlinear_dense", {x, w}), "qlinear_dense", {"i", "j"});
   return requantize(acc, w_scale, bias, a);
@@ -96,7 +106,10 @@ void qlinear_dense(const float* x, const float* w, const float* w_scale, const f
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int64_t acc = static_cast<int64_t>(bias[j]);
-      for (int64_t l = 0; l < k; ++l) acc += static_cast<int64_t>(x[i * k + l]) * static_cast<int64_t>(w[j * k + l]);
+      for (int64_t l = 0; l < k; ++l) {
+        const auto xv = static_cast<int64_t>(x[i * k + l]), wv = static_cast<int64_t>(w[j * k + l]);
+        acc += a.centered ? (xv - 128) * std::max<int64_t>(wv, -127) : xv * wv;
+      }
       y[i * n + j] = requantized(acc, w_scale[j], a.output, lo, hi);
     }
 }

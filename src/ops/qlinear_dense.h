@@ -31,6 +31,13 @@ struct QLinearDenseAttrs {
   // weights exactly (pmaddubsw saturates pairs beyond +-64); else the plain
   // product, exact anywhere.
   bool packed = false;
+  // The products centered: acc = sum_k (x - 128) * max(w, -127)
+  // + bias, the bias then holding 128 * sum_k w[n, k] besides x's zero
+  // point's share (graph::convert_layout folds it), so the sum is the same
+  // for weights within +-127. Signed times signed within +-127, a saturating
+  // byte dot product computes it exactly (ir::BytesProduct): onnxruntime's
+  // int8 weights (+-127) on AVX2 without VNNI in one product, not two halves.
+  bool centered = false;
   std::string to_string() const;
   void validate() const;  // throws tessera::Error naming qlinear_dense
 };

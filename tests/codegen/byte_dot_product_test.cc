@@ -10,11 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <regex>
 #include <tuple>
 #include <utility>
 
 #include "codegen/llvm_codegen.h"
+#include "codegen/module.h"
+#include "measure/storage_arguments.h"
 #include "ops/conv2d.h"
 #include "ops/qlinear_batch_matmul.h"
 #include "ops/qlinear_conv2d.h"
@@ -127,6 +130,65 @@ TEST(ByteDotProduct, TheInt8MatrixProductIsOneToo) {
           tir::lower(dag, schedule::qlinear_dense_pack_schedule(dag, target.vector_unit()), "qdense"), target);
       EXPECT_TRUE(std::regex_search(assembly, std::regex(instruction))) << target_text << " " << m << "x" << n;
     }
+}
+
+// The centered int8 matrix product (ops::QLinearDenseAttrs::centered): the
+// accumulator of sum_k (x - 128) * max(w, -127) over every byte x (0 and
+// 255 among them) and every weight (-128 among them, which the clamp makes
+// -127), under the hand-written schedule: as |x - 128| times the weight
+// negated where x - 128 is, on pmaddubsw (psignb on AVX2, a select on
+// AVX-512BW) exact where the plain products of these bytes saturate, and
+// on vpdpbusd and widened arithmetic too; equal to the integer reference
+// exactly on each ISA this host runs (the assembly checked everywhere).
+TEST(ByteDotProduct, CenteredProductsAreExactForEveryByteOnEveryIsa) {
+  const int64_t m = 7, n = 128, k = 96, bn = ops::qlinear_dense_block(n, k);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> bytes(0, 255), weights(-128, 127);
+  runtime::NDArray x({m, k}), w({n, k});
+  for (int64_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i < 2 * k ? (i % 2) * 255 : bytes(rng));
+  for (int64_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5 == 0 ? (i % 2 ? 127 : -128) : weights(rng));
+  runtime::NDArray packed({n / bn, k / 4, bn, 4});
+  const std::vector<float> p = ops::pack_qlinear_dense_weight(w.data(), n, k, bn);
+  std::copy(p.begin(), p.end(), packed.data());
+  // The independent reference: the sums in 64-bit integers.
+  std::vector<int64_t> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < k; ++l)
+        want[i * n + j] += (static_cast<int64_t>(x[i * k + l]) - 128) * std::max<int64_t>(w[j * k + l], -127);
+
+  for (const auto& [target_text, instruction] :
+       {std::pair{"llvm -mcpu=haswell", R"(vpsignb\s+.*%ymm[\s\S]*vpmaddubsw\s+.*%ymm)"},
+        std::pair{"llvm -mcpu=skylake-avx512", R"(vpmaddubsw\s+.*%zmm)"},
+        std::pair{"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%zmm)"}, std::pair{"llvm -mcpu=x86-64", R"(pmul)"}}) {
+    SCOPED_TRACE(target_text);
+    const target::Target target = target::Target::parse(target_text);
+    ops::QLinearDenseAttrs attrs;
+    attrs.packed = attrs.centered = true;
+    const ir::Tensor xt = ir::placeholder({m, k}, "x", ir::DType::UInt8);
+    const ir::Tensor wt = ir::placeholder(packed.shape(), "w", ir::DType::Int8);
+    const ir::Tensor scale = ir::placeholder({n}, "w_scale"), bias = ir::placeholder({n}, "bias", ir::DType::Int32);
+    const ir::ComputeDAG whole({ops::qlinear_dense_pack(xt, wt, scale, bias, attrs)});
+    ir::Tensor acc;
+    for (const ir::Tensor& t : whole.tensors())
+      if (t->tag == "qlinear_dense_pack") acc = t;
+    const ir::ComputeDAG dag({acc});
+    const tir::LoweredFunc f =
+        tir::lower(dag, schedule::qlinear_dense_pack_schedule(dag, target.vector_unit()), "centered");
+    const std::string assembly = emit_assembly(f, target);
+    EXPECT_TRUE(std::regex_search(assembly, std::regex(instruction))) << instruction;
+    if (!target.missing_on(target::Target::host()).empty()) continue;
+    std::vector<runtime::NDArray> inputs, outputs;
+    for (const ir::Tensor& t : dag.placeholders()) inputs.push_back(runtime::copy_of(t->name == "x" ? x : packed));
+    outputs.emplace_back(acc->shape);
+    codegen::Module module = codegen::Module::load_object(codegen::compile_to_object(f, target));
+    measure::StorageArguments args(dag, inputs, outputs);
+    module.function("centered")(args.pointers());
+    args.outputs_to_arrays();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < m * n; ++i) wrong += static_cast<int64_t>(outputs[0][i]) != want[i];
+    EXPECT_EQ(wrong, 0) << "of " << m * n << " sums, e.g. " << outputs[0][0] << " for " << want[0];
+  }
 }
 
 // The product of two int8 activations (ops/qlinear_batch_matmul.h) by the

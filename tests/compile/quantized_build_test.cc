@@ -18,6 +18,7 @@
 // step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -135,7 +136,7 @@ struct DenseCase {
   int64_t m, n, k;
   std::string x_dtype;
   bool relu;
-  int most;  // weights in [-most, most]
+  int most;  // weights in [-most, min(most, 127)]
 };
 
 class QLinearDenseBuild : public testing::TestWithParam<DenseCase> {};
@@ -153,8 +154,8 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
   const graph::NodeId q = b.add_node(graph::Op::named("quantize"), "q", {x}, xq);
   const graph::NodeId d = b.add_node(
       graph::Op::named("qlinear_dense"), "fc",
-      {q, b.constant("w", integers({c.n, c.k}, -c.most, c.most, 1), graph::DataType::kInt8), b.constant("s", std::move(scale)),
-       b.constant("b", integers({c.n}, -20000, 20000, 2), graph::DataType::kInt32)},
+      {q, b.constant("w", integers({c.n, c.k}, -c.most, std::min(c.most, 127), 1), graph::DataType::kInt8),
+       b.constant("s", std::move(scale)), b.constant("b", integers({c.n}, -20000, 20000, 2), graph::DataType::kInt32)},
       a);
   const graph::Graph model = b.finish({b.add_node(graph::Op::named("dequantize"), "y", {d}, yq)});
 
@@ -168,12 +169,20 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
   for (const target::Target& target : {target::Target::host(), target::Target::parse("llvm -mcpu=haswell")}) {
     if (!target.missing_on(target::Target::host()).empty()) continue;
     BuildResult built = build(model, target);
-    // Beyond the limit each weight is two halves within it (K even: 2K in lanes of 4 bytes).
+    // Beyond the limit, weights within +-127 take centered products (a
+    // signed byte times a weight, within the limit's pairs); others (-128)
+    // are each two halves within it (K even: 2K in lanes of 4 bytes).
     const int64_t limit = int8_weight_limit(target);
-    const bool packable = c.x_dtype == "uint8" && (c.most <= limit || (2 * limit >= 128 && c.k % 2 == 0));
+    const bool centered = c.x_dtype == "uint8" && c.most > limit && c.most <= 127;
+    const bool packable = c.x_dtype == "uint8" && (c.most <= limit || centered || (2 * limit >= 128 && c.k % 2 == 0));
+    int denses = 0;
     for (const graph::Node& n : built.optimized.nodes())
-      if (graph::op_name(n.op) == "qlinear_dense")
+      if (graph::op_name(n.op) == "qlinear_dense") {
+        ++denses;
         EXPECT_EQ(n.attrs_as<ops::QLinearDenseAttrs>().packed, packable) << target.str();
+        EXPECT_EQ(n.attrs_as<ops::QLinearDenseAttrs>().centered, centered) << target.str();
+      }
+    EXPECT_EQ(denses, 1) << target.str();
     runtime::GraphExecutor ex(std::move(built.artifact), "dense");
     ex.set_input(0, inputs[0]);
     ex.run();
@@ -204,12 +213,12 @@ TEST_P(QLinearDenseBuild, EqualsTheIntegerReferenceExactly) {
   EXPECT_LE(off, static_cast<int>(c.m * c.n / 50 + 1));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, QLinearDenseBuild,
-                         testing::Values(DenseCase{1, 1000, 512, "uint8", false, 64},
-                                         DenseCase{7, 96, 64, "uint8", true, 127},
-                                         DenseCase{7, 128, 64, "uint8", false, 64},
-                                         DenseCase{3, 40, 33, "uint8", false, 127},
-                                         DenseCase{2, 24, 16, "int8", true, 127}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, QLinearDenseBuild,
+    testing::Values(DenseCase{1, 1000, 512, "uint8", false, 64}, DenseCase{7, 96, 64, "uint8", true, 127},
+                    DenseCase{7, 128, 64, "uint8", false, 64},
+                    DenseCase{6, 64, 96, "uint8", false, 128},  // -128: halves where centered is not exact
+                    DenseCase{3, 40, 33, "uint8", false, 127}, DenseCase{2, 24, 16, "int8", true, 127}));
 
 }  // namespace
 }  // namespace tessera::build
