@@ -184,6 +184,12 @@ class LayoutConverter {
   // exactly: beyond its limit (one saturating pairs) kernels keep the plain
   // products.
   bool within_weight_limit(const runtime::NDArray& w) const { return within(w, int8_weight_limit_); }
+  // Whether centered products of weights `w` are exact on the target: within
+  // +-127, and each product (|x - 128| <= 128) no larger than those of
+  // unsigned bytes within its limit (255 * limit), which it sums exactly.
+  bool takes_centered(const runtime::NDArray& w) const {
+    return 128 * 127 <= 255 * int8_weight_limit_ && within(w, 127);
+  }
   static bool within(const runtime::NDArray& w, int most) {
     for (int64_t i = 0; i < w.size(); ++i)
       if (std::fabs(w[i]) > static_cast<float>(most)) return false;
@@ -227,7 +233,12 @@ class LayoutConverter {
       copy_with(n, a);
       return true;
     }
-    if (std::optional<runtime::NDArray> bias = centered_bias(n); bias && within(*weight.value, 127)) {
+    // Its bias already holds x's zero point's share: centered, it gains 128 * sum_k w.
+    const Node& given_bias = g_.node(n.inputs[3]);
+    std::optional<runtime::NDArray> bias;
+    if (given_bias.op == Op::kConstant && takes_centered(*weight.value))
+      bias = exact_fold(*given_bias.value, *weight.value, -128);
+    if (bias) {
       a.centered = true;
       const NodeId bb = r_.add_constant(g_.node(n.inputs[3]).name + ".centered", std::move(*bias), DataType::kInt32);
       r_.replace(n.id,
@@ -244,20 +255,17 @@ class LayoutConverter {
     return true;
   }
 
-  // The constant bias of int8 dense `n` plus 128 * sum_k w[j, k] for its
-  // centered products, or nullopt: a bias computed at run time, or a sum a
-  // float no longer holds exactly (beyond 2^24; constants are stored as floats).
-  std::optional<runtime::NDArray> centered_bias(const Node& n) const {
-    const Node& bias = g_.node(n.inputs[3]);
-    if (bias.op != Op::kConstant) return std::nullopt;
-    const runtime::NDArray& w = *g_.node(n.inputs[1]).value;
-    const int64_t outputs = w.shape()[0], k = w.shape()[1];
-    runtime::NDArray folded({outputs});
-    for (int64_t j = 0; j < outputs; ++j) {
-      int64_t sum = static_cast<int64_t>((*bias.value)[j]);
-      for (int64_t i = 0; i < k; ++i) sum += 128 * static_cast<int64_t>(w[j * k + i]);
-      if (std::llabs(sum) > (int64_t{1} << 24)) return std::nullopt;
-      folded[j] = static_cast<float>(sum);
+  // bias[f] - zero_point * sum(w[f]) for each output f of weight w (any
+  // rank, outputs first), or nullopt where one leaves the integers a float
+  // holds exactly (beyond 2^24; constants are stored as floats).
+  static std::optional<runtime::NDArray> exact_fold(const runtime::NDArray& bias, const runtime::NDArray& w,
+                                                    int64_t zero_point) {
+    const std::vector<int64_t> share = ops::zero_point_share(w.data(), w.shape(), zero_point);
+    runtime::NDArray folded({static_cast<int64_t>(share.size())});
+    for (size_t f = 0; f < share.size(); ++f) {
+      const int64_t v = static_cast<int64_t>(bias.data()[f]) - share[f];
+      if (std::llabs(v) > (int64_t{1} << 24)) return std::nullopt;
+      folded.data()[f] = static_cast<float>(v);
     }
     return folded;
   }
@@ -294,7 +302,11 @@ class LayoutConverter {
     if (a.is_blocked() || weight.op != Op::kConstant || bias.op != Op::kConstant) return false;
     if (a.is_depthwise()) return convert_int8_depthwise(n, a, *weight.value);
     if (a.x_dtype != "uint8") return false;
-    const bool split = !within_weight_limit(*weight.value);
+    // Beyond the limit but within +-127 (onnxruntime's weights): centered
+    // products, where the bias they fold stays exact; else two halves.
+    const bool centered = !within_weight_limit(*weight.value) && takes_centered(*weight.value) &&
+                          exact_fold(*bias.value, *weight.value, a.x_zero_point - 128);
+    const bool split = !within_weight_limit(*weight.value) && !centered;
     if (split && 2 * int8_weight_limit_ < 128) return false;  // two halves would not do: keep the NCHW kernel
     const runtime::NDArray& w = *weight.value;
     // Input channels in whole lanes of 4: a first convolution's 3 take a
@@ -332,6 +344,7 @@ class LayoutConverter {
     ops::QLinearConv2dAttrs blocked_attrs = a;
     blocked_attrs.conv.data_layout = blocked(ic_bn);
     blocked_attrs.conv.kernel_layout = ops::int8_kernel_layout(ic_bn, oc_bn);
+    blocked_attrs.centered = centered;
     runtime::NDArray packed({oihw[0] / oc_bn, oihw[1] / ic_bn, oihw[2], oihw[3], ic_bn / 4, oc_bn, 4});
     const std::vector<float> values = ops::pack_int8_kernel(oihw_weight.data(), oihw, ic_bn, oc_bn);
     std::copy(values.begin(), values.end(), packed.data());
@@ -344,13 +357,14 @@ class LayoutConverter {
   // n computed by its blocked form (`attrs`) of `data` (n's input, in NCHW;
   // `twice`: its blocks then copied twice side by side), on its weight
   // packed, its bias less the zero point's share of each output channel
-  // (bias[f] - x_zp * sum(w[f])), layout transforms around it.
+  // (bias[f] - x_zp * sum(w[f]); centered, (x_zp - 128) * sum(w[f])), layout
+  // transforms around it.
   void add_blocked_int8_conv(const Node& n, const ops::QLinearConv2dAttrs& attrs, runtime::NDArray packed,
                              NodeId data, int64_t in_block, int64_t out_block, bool twice = false) {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
-    const std::vector<int64_t> share =
-        ops::zero_point_share(weight.value->data(), weight.value->shape(), attrs.x_zero_point);
+    const std::vector<int64_t> share = ops::zero_point_share(
+        weight.value->data(), weight.value->shape(), attrs.centered ? attrs.x_zero_point - 128 : attrs.x_zero_point);
     runtime::NDArray folded({static_cast<int64_t>(share.size())});
     for (size_t f = 0; f < share.size(); ++f)
       folded.data()[f] = static_cast<float>(static_cast<int64_t>(bias.value->data()[f]) - share[f]);

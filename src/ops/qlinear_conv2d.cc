@@ -85,12 +85,15 @@ std::string QLinearConv2dAttrs::to_string() const {
   return conv.to_string() + " x_scale=" + number_to_string(x_scale) + " x_zero_point=" + std::to_string(x_zero_point) +
          " x_dtype=" + x_dtype + " y_scale=" + number_to_string(y_scale) +
          " y_zero_point=" + std::to_string(y_zero_point) + " y_dtype=" + y_dtype + (relu ? " relu" : "") +
-         (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "") + (power_of_two ? " power_of_two" : "");
+         (relu && clip_max > 0 ? " clip_max=" + number_to_string(clip_max) : "") +
+         (power_of_two ? " power_of_two" : "") + (centered ? " centered" : "");
 }
 
 void QLinearConv2dAttrs::validate() const {
   const std::string op = "qlinear_conv2d";
   conv.validate(op);
+  if (centered && (!is_blocked() || is_depthwise()))
+    fail(op, "centered products are the blocked convolutions' (not depthwise), got " + conv.to_string());
   if (is_depthwise() && is_blocked()) {
     if (!is_channel_blocked(conv.data_layout) ||
         conv.kernel_layout != "OIHW1i" + std::to_string(Layout::parse(conv.data_layout).block_of('C')) + "o")
@@ -134,6 +137,7 @@ Shape qlinear_conv2d_output_shape(const Shape& x, const Shape& w, const Shape& w
                    std::to_string(ic_bn / 4) + ", " + std::to_string(oc_bn) + ", 4), got " + shape_to_string(w));
     QLinearConv2dAttrs plain = a;
     plain.conv = unblocked_attrs(a.conv);
+    plain.centered = false;  // the same shape
     const Shape out = qlinear_conv2d_output_shape({x[0], x[1] * ic_bn, x[2], x[3]},
                                                   {w[0] * oc_bn, w[1] * ic_bn, w[2], w[3]}, w_scale, bias, plain);
     return {out[0], w[0], out[2], out[3], oc_bn};
@@ -214,10 +218,11 @@ ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const 
     const ir::Expr oh = flat ? ir::floordiv(v[3], ir::Expr(out_w)) : ir::Expr(v[2]);
     const ir::Expr ow = flat ? ir::floormod(v[3], ir::Expr(out_w)) : ir::Expr(v[3]);
     const ir::Expr channel = plus(scaled(ic_inner.var, 4), ic_4.var);
-    return ir::sum(ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.conv.stride_h, a.conv.dilation_h),
-                                     window_index(ow, rx.var, a.conv.stride_w, a.conv.dilation_w), channel}) *
-                       ir::load(w, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block, ic_4.var}),
-                   {ic_outer, ry, rx, ic_inner, ic_4});
+    ir::Expr xv = ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.conv.stride_h, a.conv.dilation_h),
+                                    window_index(ow, rx.var, a.conv.stride_w, a.conv.dilation_w), channel});
+    ir::Expr wv = ir::load(w, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block, ic_4.var});
+    if (a.centered) xv = xv - ir::Expr(int64_t{128}), wv = ir::max(wv, ir::Expr(int64_t{-127}));
+    return ir::sum(xv * wv, {ic_outer, ry, rx, ic_inner, ic_4});
   };
   std::map<std::string, std::string> conv_attrs = a.conv.to_attrs();
   conv_attrs["ic_bn"] = std::to_string(x->shape[4]);
@@ -294,15 +299,21 @@ namespace {
 
 // A blocked form's reference: its data unblocked, its weight given unpacked
 // (OIHW), its bias unfolded, the NCHW reference, the output blocked by `bn`.
-void through_nchw(const float* x, const Shape& xs, const std::vector<float>& w_oihw, const Shape& oihw,
-                  const float* w_scale, const float* bias, const QLinearConv2dAttrs& a, int64_t bn, float* y) {
+void through_nchw(const float* x, const Shape& xs, std::vector<float> w_oihw, const Shape& oihw, const float* w_scale,
+                  const float* bias, const QLinearConv2dAttrs& a, int64_t bn, float* y) {
   const std::vector<float> x_nchw = unpack_nchwc_to_nchw(x, xs);
   const Shape plain_x = {xs[0], xs[1] * xs[4], xs[2], xs[3]};
-  const std::vector<int64_t> share = zero_point_share(w_oihw.data(), oihw, a.x_zero_point);
+  // Centered: sum (x - 128) * max(w, -127) + bias (padding included, at the
+  // zero point) is sum (x - zp) * max(w, -127) + bias + (zp - 128) * sum(max(w, -127)).
+  if (a.centered)
+    for (float& v : w_oihw) v = std::max(v, -127.0f);
+  const std::vector<int64_t> share =
+      zero_point_share(w_oihw.data(), oihw, a.centered ? a.x_zero_point - 128 : a.x_zero_point);
   std::vector<float> plain_bias(share.size());
   for (size_t f = 0; f < share.size(); ++f) plain_bias[f] = static_cast<float>(static_cast<int64_t>(bias[f]) + share[f]);
   QLinearConv2dAttrs plain = a;
   plain.conv = unblocked_attrs(a.conv);
+  plain.centered = false;
   const Shape out = qlinear_conv2d_output_shape(plain_x, oihw, {oihw[0]}, {oihw[0]}, plain);
   std::vector<float> y_nchw(static_cast<size_t>(num_elements(out)));
   qlinear_conv2d_nchw(x_nchw.data(), plain_x, w_oihw.data(), oihw, w_scale, plain_bias.data(), plain, y_nchw.data());

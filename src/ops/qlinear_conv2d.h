@@ -58,6 +58,11 @@ struct QLinearConv2dAttrs {
   // Every channel's x_scale * w_scale / y_scale is 2^-k: requantized by a
   // rounding shift in integers (ops/requantize.h; seed 003's VTA quantization).
   bool power_of_two = false;
+  // Blocked, not depthwise: the products centered, sum (x - 128) * max(w, -127)
+  // (ir::BytesProduct), the folded bias then bias[f] - (x_zero_point - 128) *
+  // sum(w[f]): for weights within +-127 the same sum, which a saturating byte
+  // dot product (pmaddubsw) computes exactly where x * w's pairs would not.
+  bool centered = false;
   bool is_blocked() const { return conv.data_layout != "NCHW"; }
   Requantization requantization() const {
     return {x_scale, y_scale, y_zero_point, y_dtype, relu, clip_max, power_of_two};

@@ -70,15 +70,18 @@ TEST(SketchGeneration, EveryInt8CandidateUsesTheInstructionAndIsExact) {
     const char* target;
     const char* instruction;
     int64_t block;
+    bool centered = false;  // then weights across all of int8
   };
   std::mt19937_64 rng(5);
   int ran = 0;  // candidates this host ran (every x86-64 CI host runs haswell's)
   for (const Isa& isa : {Isa{"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%zmm)", 16},
                          Isa{"llvm -mcpu=alderlake", R"(\{vex\}\s*vpdpbusd\s+.*%ymm)", 8},
-                         Isa{"llvm -mcpu=haswell", R"(vpmaddubsw\s+.*%ymm)", 8}}) {
+                         Isa{"llvm -mcpu=haswell", R"(vpmaddubsw\s+.*%ymm)", 8},
+                         Isa{"llvm -mcpu=haswell", R"(vpsignb\s+.*%ymm[\s\S]*vpmaddubsw\s+.*%ymm)", 8, true}}) {
     const target::Target target = target::Target::parse(isa.target);
-    const int most = build::int8_weight_limit(target);
-    for (const QLinearConvCase& c : convolutions(isa.block)) {
+    const int most = isa.centered ? 128 : build::int8_weight_limit(target);
+    for (QLinearConvCase c : convolutions(isa.block)) {
+      c.centered = isa.centered;
       const ir::ComputeDAG dag = testing::qlinear_conv_dag(c);
       for (int threads : {1, 2}) {
         const SketchContext ctx{target, threads};

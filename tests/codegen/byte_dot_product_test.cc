@@ -59,9 +59,10 @@ struct Isa {
   int most;                 // the weights' range the code is exact for
 };
 
-void expect_isa(const Isa& isa, int64_t block) {
+void expect_isa(const Isa& isa, int64_t block, bool centered = false) {
   const target::Target target = target::Target::parse(isa.target);
-  for (const Conv& c : convolutions(block)) {
+  for (Conv c : convolutions(block)) {
+    c.centered = centered;
     SCOPED_TRACE(std::string(isa.target) + " " + ops::shape_to_string(c.x) + " k" + std::to_string(c.kernel));
     std::string assembly;
     const double off = compiled_difference(c, target, isa.most, &assembly);
@@ -95,6 +96,15 @@ TEST(ByteDotProduct, AvxVnniIsTheVexVpdpbusd) {
 TEST(ByteDotProduct, Avx2AndAvx512BwWithoutVnniArePmaddubswThenPmaddwd) {
   expect_isa({"llvm -mcpu=haswell", R"(vpmaddubsw\s+.*%ymm[\s\S]*vpmaddwd)", 64}, 8);
   expect_isa({"llvm -mcpu=skylake-avx512", R"(vpmaddubsw\s+.*%zmm[\s\S]*vpmaddwd)", 64}, 16);
+}
+
+// Centered products (ops::QLinearConv2dAttrs::centered) of weights across
+// all of int8 (-128 clamped to -127): |x - 128| times the weight negated where
+// x - 128 is, exact on the saturating instruction too.
+TEST(ByteDotProduct, CenteredConvolutionsAreExactOnEveryInstruction) {
+  expect_isa({"llvm -mcpu=haswell", R"(vpsignb\s+.*%ymm[\s\S]*vpmaddubsw\s+.*%ymm)", 128}, 8, true);
+  expect_isa({"llvm -mcpu=skylake-avx512", R"(vpmaddubsw\s+.*%zmm)", 128}, 16, true);
+  expect_isa({"llvm -mcpu=sapphirerapids", R"(vpdpbusd\s+.*%zmm)", 128}, 16, true);
 }
 
 TEST(ByteDotProduct, WithoutAnInstructionTheProductsAreWidenedExactly) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "compile/build.h"
@@ -34,7 +35,8 @@ runtime::NDArray integers(Shape shape, int lo, int hi, uint32_t seed) {
   return a;
 }
 
-// x (1, C, 9, 9) -> quantize -> qlinear_conv2d 3x3 (O outputs) -> dequantize.
+// x (1, C, 9, 9) -> quantize -> qlinear_conv2d 3x3 (O outputs, weights in
+// [-most_weight, min(most_weight, 127)]) -> dequantize.
 Graph int8_conv(int64_t channels, int64_t outputs, int most_weight, const std::string& x_dtype = "uint8") {
   GraphBuilder b;
   const NodeId x = b.input("x", {1, channels, 9, 9});
@@ -48,7 +50,9 @@ Graph int8_conv(int64_t channels, int64_t outputs, int most_weight, const std::s
   for (int64_t i = 0; i < outputs; ++i) scales[i] = 0.001f * static_cast<float>(i + 1);
   const NodeId conv = b.add_node(
       Op::named("qlinear_conv2d"), "conv",
-      {q, b.constant("w", integers({outputs, channels, 3, 3}, -most_weight, most_weight, 1), DataType::kInt8),
+      {q,
+       b.constant("w", integers({outputs, channels, 3, 3}, -most_weight, std::min(most_weight, 127), 1),
+                  DataType::kInt8),
        b.constant("s", std::move(scales)), b.constant("b", integers({outputs}, -3000, 3000, 2), DataType::kInt32)},
       a);
   return b.finish({b.add_node(Op::named("dequantize"), "y", {conv}, ops::QuantizeAttrs{0.05f, 3, "uint8"})});
@@ -118,12 +122,55 @@ TEST(Int8Blocks, WhatTheBlocksCannotTakeKeepsTheNchwKernel) {
   EXPECT_FALSE(stays(int8_conv(8, 16, 127), 127));
 }
 
-// Weights beyond a saturating target's limit (onnxruntime's full int8
-// range on AVX2 without VNNI: pmaddubsw sums pairs in 16 bits) are split,
+// `g` built for `target` (its optimized graph) and run on the inputs run()
+// gives it, or nullopt where this host does not run the target's code.
+struct Compiled {
+  Graph optimized;
+  runtime::NDArray output;
+};
+std::optional<Compiled> compiled_for(const Graph& g, const target::Target& target) {
+  if (!target.missing_on(target::Target::host()).empty()) return std::nullopt;
+  build::BuildResult built = build::build(g, target);
+  Compiled c{std::move(built.optimized), {}};
+  runtime::GraphExecutor ex(std::move(built.artifact), "compiled");
+  runtime::NDArray x(g.node(g.input_ids()[0]).type.shape);
+  x.fill_random(7, -1.5f, 1.5f);
+  ex.set_input(0, x);
+  ex.run();
+  c.output = ex.get_output(0);
+  return c;
+}
+
+// Weights beyond a saturating target's limit (pmaddubsw on AVX2 without
+// VNNI sums pairs in 16 bits: +-64) but within +-127, onnxruntime's
+// symmetric range, take centered products: (x - 128) * w, exact in such
+// pairs, the bias folding (x_zp - 128) * sum(w). The same values, exactly,
+// interpreted and compiled for that target; no copy of the input.
+TEST(Int8Blocks, WeightsWithinInt8OnASaturatingTargetTakeCenteredProducts) {
+  const Graph g = int8_conv(3, 16, 127);
+  const Graph blocked = cancel_layout_transforms(convert_layout(g, 8, {}, false, 64));
+  const Node* conv = find_conv(blocked);
+  ASSERT_TRUE(conv);
+  EXPECT_TRUE(conv->attrs_as<ops::QLinearConv2dAttrs>().centered);
+  EXPECT_EQ(blocked.node(conv->inputs[1]).type.shape, (Shape{2, 1, 3, 3, 1, 8, 4}));
+  for (const Node& n : blocked.nodes()) EXPECT_NE(n.op, Op::kConcat) << n.name;
+  const auto want = run(g), got = run(blocked);
+  EXPECT_TRUE(std::equal(got[0].data(), got[0].data() + got[0].size(), want[0].data()));
+  // Within the limit: as before.
+  EXPECT_FALSE(find_conv(convert_layout(g, 8, {}, false, 127))->attrs_as<ops::QLinearConv2dAttrs>().centered);
+
+  const auto compiled = compiled_for(g, target::Target::parse("llvm -mcpu=haswell"));
+  if (!compiled) GTEST_SKIP() << "this host runs no AVX2";
+  EXPECT_TRUE(find_conv(compiled->optimized)->attrs_as<ops::QLinearConv2dAttrs>().centered);
+  const runtime::NDArray& out = compiled->output;
+  EXPECT_TRUE(std::equal(out.data(), out.data() + out.size(), want[0].data()));
+}
+
+// Weights beyond a saturating target's limit that reach -128 are split,
 // w = hi + lo each within +-64, against the input's channels read twice: the
 // same values, exactly, interpreted and compiled for that target.
 TEST(Int8Blocks, WeightsBeyondASaturatingTargetsLimitAreSplitInTwo) {
-  const Graph g = int8_conv(3, 16, 127);  // the stem's 3 channels: a lane of 4, twice
+  const Graph g = int8_conv(3, 16, 128);  // the stem's 3 channels: a lane of 4, twice
   const Graph blocked = cancel_layout_transforms(convert_layout(g, 8, {}, false, 64));
   const Node* conv = find_conv(blocked);
   ASSERT_TRUE(conv);
@@ -134,7 +181,8 @@ TEST(Int8Blocks, WeightsBeyondASaturatingTargetsLimitAreSplitInTwo) {
   EXPECT_EQ(packed.type.shape, (Shape{2, 2, 3, 3, 1, 8, 4}));
   float most = 0;
   for (int64_t i = 0; i < packed.value->size(); ++i) most = std::max(most, std::fabs((*packed.value)[i]));
-  EXPECT_EQ(most, 64.0f);  // 127 = 63 + 64
+  EXPECT_EQ(most, 64.0f);  // -128 = -64 + -64, 127 = 63 + 64
+  EXPECT_FALSE(conv->attrs_as<ops::QLinearConv2dAttrs>().centered);
   int concats = 0;
   for (const Node& n : blocked.nodes())
     concats += n.op == Op::kConcat && n.type.dtype == DataType::kUInt8 && n.type.shape == Shape{1, 2, 9, 9, 4};
@@ -144,16 +192,11 @@ TEST(Int8Blocks, WeightsBeyondASaturatingTargetsLimitAreSplitInTwo) {
 
   const target::Target haswell = target::Target::parse("llvm -mcpu=haswell");
   ASSERT_EQ(build::int8_weight_limit(haswell), 64);
-  if (!haswell.missing_on(target::Target::host()).empty()) GTEST_SKIP() << "this host runs no AVX2";
-  build::BuildResult built = build::build(g, haswell);
-  EXPECT_EQ(find_conv(built.optimized)->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW4c");
-  runtime::GraphExecutor ex(std::move(built.artifact), "split");
-  runtime::NDArray x(g.node(g.input_ids()[0]).type.shape);
-  x.fill_random(7, -1.5f, 1.5f);
-  ex.set_input(0, x);
-  ex.run();
-  const runtime::NDArray compiled = ex.get_output(0);
-  EXPECT_TRUE(std::equal(compiled.data(), compiled.data() + compiled.size(), want[0].data()));
+  const auto compiled = compiled_for(g, haswell);
+  if (!compiled) GTEST_SKIP() << "this host runs no AVX2";
+  EXPECT_EQ(find_conv(compiled->optimized)->attrs_as<ops::QLinearConv2dAttrs>().conv.data_layout, "NCHW4c");
+  const runtime::NDArray& out = compiled->output;
+  EXPECT_TRUE(std::equal(out.data(), out.data() + out.size(), want[0].data()));
 }
 
 // A convolution whose input channels are no multiple of 4 (a first

@@ -21,6 +21,7 @@ ops::QLinearConv2dAttrs blocked_attrs(const QLinearConvCase& c) {
   a.x_scale = 0.02f, a.y_scale = 4.0f;
   a.x_zero_point = 3, a.y_zero_point = 7;
   a.relu = true;
+  a.centered = c.centered;
   return a;
 }
 
@@ -49,7 +50,7 @@ QLinearConvRun run_qlinear_conv(const QLinearConvCase& c, const ir::ComputeDAG& 
     return inputs[static_cast<size_t>(at - order.begin())];
   };
   std::mt19937 rng(11);
-  std::uniform_int_distribution<int> bytes(0, 255), weights(-most, most), biases(-5000, 5000);
+  std::uniform_int_distribution<int> bytes(0, 255), weights(-most, std::min(most, 127)), biases(-5000, 5000);
   std::uniform_real_distribution<float> scales(0.001f, 0.01f);
   runtime::NDArray &xv = value_of("x"), &wv = value_of("w"), &scale_v = value_of("w_scale"), &bias_v = value_of("bias");
   for (int64_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(bytes(rng));

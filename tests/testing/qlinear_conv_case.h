@@ -19,6 +19,7 @@ struct QLinearConvCase {
   int64_t out_channels, kernel;
   ops::Conv2dAttrs attrs;
   int64_t ic_bn, oc_bn;
+  bool centered = false;  // its products centered (ops::QLinearConv2dAttrs::centered)
 };
 
 // Its attributes: NCHW<ic_bn>c data, the int8 kernel layout, zero points,
@@ -36,7 +37,7 @@ struct QLinearConvRun {
 };
 
 // Compiles `dag` (qlinear_conv_dag(c)) under `trace` for `target`; runs it on
-// `threads` threads with weights in [-most, most].
+// `threads` threads with weights in [-most, min(most, 127)].
 QLinearConvRun run_qlinear_conv(const QLinearConvCase& c, const ir::ComputeDAG& dag, const schedule::Trace& trace,
                                 const target::Target& target, int most, int threads = 1);
 
