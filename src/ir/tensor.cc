@@ -117,6 +117,10 @@ std::optional<BytesProduct> unsigned_times_signed(const Expr& product) {
   return std::nullopt;
 }
 
+Expr centered_bytes_product(Expr u, Expr s) {
+  return (std::move(u) - Expr(int64_t{128})) * max(std::move(s), Expr(int64_t{-127}));
+}
+
 Expr load(const Tensor& t, std::vector<Expr> indices) {
   if (indices.size() != t->shape.size())
     throw Error("tensor '" + t->name + "' has " + std::to_string(t->shape.size()) +

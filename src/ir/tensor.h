@@ -93,6 +93,8 @@ struct BytesProduct {
   bool centered = false;
 };
 std::optional<BytesProduct> unsigned_times_signed(const Expr& product);
+// The centered form of u * s, for loads of unsigned and signed bytes.
+Expr centered_bytes_product(Expr u, Expr s);
 Expr reduce(ReduceKind k, Expr source, std::vector<IterVar> axes);
 Expr sum(Expr source, std::vector<IterVar> axes);
 Expr reduce_max(Expr source, std::vector<IterVar> axes);

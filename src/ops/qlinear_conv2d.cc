@@ -218,11 +218,10 @@ ir::Tensor qlinear_conv2d_nchwc(const ir::Tensor& x, const ir::Tensor& w, const 
     const ir::Expr oh = flat ? ir::floordiv(v[3], ir::Expr(out_w)) : ir::Expr(v[2]);
     const ir::Expr ow = flat ? ir::floormod(v[3], ir::Expr(out_w)) : ir::Expr(v[3]);
     const ir::Expr channel = plus(scaled(ic_inner.var, 4), ic_4.var);
-    ir::Expr xv = ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.conv.stride_h, a.conv.dilation_h),
-                                    window_index(ow, rx.var, a.conv.stride_w, a.conv.dilation_w), channel});
-    ir::Expr wv = ir::load(w, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block, ic_4.var});
-    if (a.centered) xv = xv - ir::Expr(int64_t{128}), wv = ir::max(wv, ir::Expr(int64_t{-127}));
-    return ir::sum(xv * wv, {ic_outer, ry, rx, ic_inner, ic_4});
+    const ir::Expr xv = ir::load(padded, {n, ic_outer.var, window_index(oh, ry.var, a.conv.stride_h, a.conv.dilation_h),
+                                          window_index(ow, rx.var, a.conv.stride_w, a.conv.dilation_w), channel});
+    const ir::Expr wv = ir::load(w, {oc_chunk, ic_outer.var, ry.var, rx.var, ic_inner.var, oc_block, ic_4.var});
+    return ir::sum(a.centered ? ir::centered_bytes_product(xv, wv) : xv * wv, {ic_outer, ry, rx, ic_inner, ic_4});
   };
   std::map<std::string, std::string> conv_attrs = a.conv.to_attrs();
   conv_attrs["ic_bn"] = std::to_string(x->shape[4]);

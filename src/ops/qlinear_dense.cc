@@ -48,10 +48,9 @@ std::vector<float> pack_qlinear_dense_weight(const float* w, int64_t n, int64_t 
 
 namespace {
 
-// x * w, or centered (x - 128) * max(w, -127) (see the attribute).
+// x * w, or centered (see the attribute).
 ir::Expr product(ir::Expr x, ir::Expr w, const QLinearDenseAttrs& a) {
-  if (!a.centered) return x * w;
-  return (x - ir::Expr(int64_t{128})) * ir::max(w, ir::Expr(int64_t{-127}));
+  return a.centered ? ir::centered_bytes_product(std::move(x), std::move(w)) : x * w;
 }
 
 ir::Tensor requantize(const ir::Tensor& acc, const ir::Tensor& w_scale, const ir::Tensor& bias,
