@@ -105,9 +105,12 @@ bool winograd_reuses_weights(const Shape& nchw_output);
 // run in the int8 kernels' blocks (ops/qlinear_conv2d.h) when their weights
 // lie within +-int8_weight_limit: 64 where the target's byte dot product
 // saturates pairs of products (target::Target::byte_dot "pmaddubsw"),
-// else 127. Beyond it they keep the NCHW kernel, exact. Int8 matrix
-// products (qlinear_dense) within it are marked to store their weight packed
-// for the byte dot product.
+// else 127. Beyond it, weights within +-127 take centered products
+// ((x - 128) * w, exact in such pairs; the bias folds the difference) and
+// others are split in two halves within it against the input read twice;
+// where neither is exact they keep the NCHW kernel. Int8 matrix products
+// (qlinear_dense) are marked to store their weight packed for the byte dot
+// product, beyond the limit centered or halved alike.
 Graph convert_layout(const Graph& graph, int64_t block, const std::map<std::string, ConvBlocks>& conv_blocks = {},
                      bool winograd = false, int int8_weight_limit = 127);
 

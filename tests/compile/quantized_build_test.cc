@@ -11,9 +11,10 @@
 // exactly, the weight packed for it (rows 1 and 7, a classifier's 1000
 // outputs = 25 blocks of 40, blocks of 64 tiled in parts on AVX2, ReLU or
 // not; weights within +-64 packed on every host, +-127 where no pair
-// saturates, and where pairs would (pmaddubsw) as two halves within +-64
-// against the input twice, K even); otherwise the plain product (signed
-// input, or K odd with weights pmaddubsw would saturate). Its reference is
+// saturates, and where pairs would (pmaddubsw) as centered products, or
+// weights reaching -128 as two halves within +-64 against the input twice,
+// K even); otherwise the plain product (signed input, or K odd with -128
+// weights pmaddubsw would saturate). Its reference is
 // the product of the stored operands in real numbers, quantized, within one
 // step.
 #include <gtest/gtest.h>

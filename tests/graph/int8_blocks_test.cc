@@ -2,9 +2,10 @@
 // weights go into the int8 kernels' blocks (data NCHW<ic>c, weight
 // OIHW<ic/4>i<oc>o4i, the zero point's share folded into the bias, input
 // channels padded to a multiple of 4) and the graph computes exactly what it
-// did; weights beyond a saturating target's limit are split in two within
-// it; what the blocks cannot take (signed input bytes) keeps the NCHW
-// kernel. Depthwise ones go into depthwise conv2d's blocks.
+// did; weights beyond a saturating target's limit take centered products
+// where within +-127, else are split in two within it; what the blocks
+// cannot take (signed input bytes) keeps the NCHW kernel. Depthwise ones go
+// into depthwise conv2d's blocks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
