@@ -235,12 +235,13 @@ class LayoutConverter {
     }
     // Its bias already holds x's zero point's share: centered, it gains 128 * sum_k w.
     const Node& given_bias = g_.node(n.inputs[3]);
-    std::optional<runtime::NDArray> bias;
+    runtime::NDArray bias;
+    bool exact = false;
     if (given_bias.op == Op::kConstant && takes_centered(*weight.value))
-      bias = exact_fold(*given_bias.value, *weight.value, -128);
-    if (bias) {
+      bias = folded_bias(*given_bias.value, *weight.value, -128, &exact);
+    if (exact) {
       a.centered = true;
-      const NodeId bb = r_.add_constant(g_.node(n.inputs[3]).name + ".centered", std::move(*bias), DataType::kInt32);
+      const NodeId bb = r_.add_constant(given_bias.name + ".centered", std::move(bias), DataType::kInt32);
       r_.replace(n.id,
                  r_.add(n.op, n.name, {r_.mapped(n.inputs[0]), r_.mapped(n.inputs[1]), r_.mapped(n.inputs[2]), bb}, a));
       return true;
@@ -256,15 +257,17 @@ class LayoutConverter {
   }
 
   // bias[f] - zero_point * sum(w[f]) for each output f of weight w (any
-  // rank, outputs first), or nullopt where one leaves the integers a float
-  // holds exactly (beyond 2^24; constants are stored as floats).
-  static std::optional<runtime::NDArray> exact_fold(const runtime::NDArray& bias, const runtime::NDArray& w,
-                                                    int64_t zero_point) {
+  // rank, outputs first): the zero point's share folded into an int8
+  // kernel's bias. `exact`, if given: whether every sum lies within the
+  // integers a float holds exactly (2^24; constants are stored as floats).
+  static runtime::NDArray folded_bias(const runtime::NDArray& bias, const runtime::NDArray& w, int64_t zero_point,
+                                      bool* exact = nullptr) {
     const std::vector<int64_t> share = ops::zero_point_share(w.data(), w.shape(), zero_point);
     runtime::NDArray folded({static_cast<int64_t>(share.size())});
+    if (exact) *exact = true;
     for (size_t f = 0; f < share.size(); ++f) {
       const int64_t v = static_cast<int64_t>(bias.data()[f]) - share[f];
-      if (std::llabs(v) > (int64_t{1} << 24)) return std::nullopt;
+      if (exact && std::llabs(v) > (int64_t{1} << 24)) *exact = false;
       folded.data()[f] = static_cast<float>(v);
     }
     return folded;
@@ -304,10 +307,14 @@ class LayoutConverter {
     if (a.x_dtype != "uint8") return false;
     // Beyond the limit but within +-127 (onnxruntime's weights): centered
     // products, where the bias they fold stays exact; else two halves.
-    const bool centered = !within_weight_limit(*weight.value) && takes_centered(*weight.value) &&
-                          exact_fold(*bias.value, *weight.value, a.x_zero_point - 128);
-    const bool split = !within_weight_limit(*weight.value) && !centered;
+    runtime::NDArray folded;
+    bool centered = false;
+    const bool beyond = !within_weight_limit(*weight.value);
+    if (beyond && takes_centered(*weight.value))
+      folded = folded_bias(*bias.value, *weight.value, a.x_zero_point - 128, &centered);
+    const bool split = beyond && !centered;
     if (split && 2 * int8_weight_limit_ < 128) return false;  // two halves would not do: keep the NCHW kernel
+    if (!centered) folded = folded_bias(*bias.value, *weight.value, a.x_zero_point);
     const runtime::NDArray& w = *weight.value;
     // Input channels in whole lanes of 4: a first convolution's 3 take a
     // fourth, its bytes the zero point, its weights 0 (adding nothing).
@@ -350,24 +357,20 @@ class LayoutConverter {
     std::copy(values.begin(), values.end(), packed.data());
     const bool blocks_twice = split && lanes % ic_bn == 0;
     if (split && !blocks_twice) data = r_.add(Op::kConcat, n.name + ".halves", {data, data}, ops::ConcatAttrs{1});
-    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), data, ic_bn, oc_bn, blocks_twice);
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), std::move(folded), data, ic_bn, oc_bn, blocks_twice);
     return true;
   }
 
   // n computed by its blocked form (`attrs`) of `data` (n's input, in NCHW;
   // `twice`: its blocks then copied twice side by side), on its weight
-  // packed, its bias less the zero point's share of each output channel
-  // (bias[f] - x_zp * sum(w[f]); centered, (x_zp - 128) * sum(w[f])), layout
-  // transforms around it.
+  // packed, its bias `folded`: less the zero point's share of each output
+  // channel (folded_bias: x_zp * sum(w[f]); centered, (x_zp - 128) *
+  // sum(w[f])), layout transforms around it.
   void add_blocked_int8_conv(const Node& n, const ops::QLinearConv2dAttrs& attrs, runtime::NDArray packed,
-                             NodeId data, int64_t in_block, int64_t out_block, bool twice = false) {
+                             runtime::NDArray folded, NodeId data, int64_t in_block, int64_t out_block,
+                             bool twice = false) {
     const Node& weight = g_.node(n.inputs[1]);
     const Node& bias = g_.node(n.inputs[3]);
-    const std::vector<int64_t> share = ops::zero_point_share(
-        weight.value->data(), weight.value->shape(), attrs.centered ? attrs.x_zero_point - 128 : attrs.x_zero_point);
-    runtime::NDArray folded({static_cast<int64_t>(share.size())});
-    for (size_t f = 0; f < share.size(); ++f)
-      folded.data()[f] = static_cast<float>(static_cast<int64_t>(bias.value->data()[f]) - share[f]);
     const NodeId wb = r_.add_constant(weight.name + "." + attrs.conv.kernel_layout, std::move(packed), DataType::kInt8);
     const NodeId bb = r_.add_constant(bias.name + ".folded", std::move(folded), DataType::kInt32);
     NodeId x = transform(data, "NCHW", blocked(in_block), n.name + ".in");
@@ -392,7 +395,8 @@ class LayoutConverter {
     runtime::NDArray packed(ops::depthwise_nchwc_weight_shape(w.shape(), bn));
     const std::vector<float> values = ops::pack_depthwise_weight(w.data(), w.shape(), bn);
     std::copy(values.begin(), values.end(), packed.data());
-    add_blocked_int8_conv(n, blocked_attrs, std::move(packed), r_.mapped(n.inputs[0]), bn, bn);
+    add_blocked_int8_conv(n, blocked_attrs, std::move(packed),
+                          folded_bias(*g_.node(n.inputs[3]).value, w, a.x_zero_point), r_.mapped(n.inputs[0]), bn, bn);
     return true;
   }
 
