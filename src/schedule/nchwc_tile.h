@@ -23,10 +23,11 @@ struct RegisterTile {
 
 // The default register tile of a conv with `chunks` output-channel blocks of
 // `block` channels and `width` output columns. With broadcast operands: one
-// block, the widest divisor of the width within 24 vectors. Without: the most
-// blocks (up to 4) dividing `chunks`, then the most columns whose accumulators,
-// live broadcasts and a weight vector fit the register file; the width need not
-// divide the row (tir::partition_loops keeps the guards out of the steady state).
+// block, the widest divisor of the width within 24 vectors. Without: 4, 2 or
+// 3 blocks, the first that divides `chunks` (else 1), then the most columns
+// whose accumulators, live broadcasts and a weight vector fit the register
+// file; the width need not divide the row (tir::partition_loops keeps the
+// guards out of the steady state).
 RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit);
 
 // rows == 0: each register tile accumulates across the whole reduction, so

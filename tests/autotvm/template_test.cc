@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include <random>
 
@@ -136,6 +137,32 @@ TEST(AutotvmTemplate, Conv2dNchwcTileOcConfigsMatchReference) {
     EXPECT_EQ(padded.name(), "conv2d_NCHWc_1x1.x86");
     expect_tile_oc_configs_match(padded, {{8, 1}, {4, 2}});
   }
+  }
+}
+
+// 72 output channels on AVX2: 9 chunks of 8, which neither 4 nor 2 divides.
+// Tiles of 3 chunks are candidates of both templates and their fallback (the
+// hand-written schedule's tile), and every width of them matches the
+// reference.
+TEST(AutotvmTemplate, ThreeChunkTilesAreCandidatesAndTheAvx2Fallback) {
+  const target::Target host = host_with_width(256);
+  for (const auto& [a, name] : {std::pair{args({1, 16, 7, 7}, {72, 16, 3, 3}, 1, 1, true), "conv2d_NCHWc.x86"},
+                                std::pair{args({1, 16, 7, 7}, {72, 16, 1, 1}, 1, 0, true), "conv2d_NCHWc_1x1.x86"}}) {
+    Task task = create_task("conv2d", a, host);
+    ASSERT_EQ(task.name(), name);
+    std::map<std::string, std::vector<nlohmann::json>> knobs;
+    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    EXPECT_EQ(knobs["tile_oc"], (std::vector<nlohmann::json>{1, 3}));
+    EXPECT_EQ(task.space.fallback().value("tile_oc"), 3);
+    for (const auto& width : knobs["tile_ow"]) {
+      nlohmann::json values = task.space.fallback().to_json();
+      values["tile_ow"] = width;
+      const ConfigEntity config = task.space.from_json(values);
+      schedule::Trace trace = task.instantiate(config);
+      SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+      auto r = testing::check_schedule(task.workload, trace, 2);
+      EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+    }
   }
 }
 

@@ -31,6 +31,15 @@ TEST(ScheduleNchwcTile, Avx2TilesReuseEachBroadcastAcrossFourBlocks) {
   t = nchwc_register_tile(1, 8, 56, kAvx2);
   EXPECT_EQ(t.oc, 1);
   EXPECT_EQ(t.ow, 14);
+  // Odd chunk counts that 3 divides (RegNet's 408 channels: 51 chunks):
+  // 3 x 3 accumulators + 3 broadcasts + 1 weight, not one chunk alone.
+  t = nchwc_register_tile(51, 8, 196, kAvx2);
+  EXPECT_EQ(t.oc, 3);
+  EXPECT_EQ(t.ow, 3);
+  // Two stays first where it divides (912 channels: 114 chunks).
+  t = nchwc_register_tile(114, 8, 49, kAvx2);
+  EXPECT_EQ(t.oc, 2);
+  EXPECT_EQ(t.ow, 5);
   // Narrow rows bound the tile.
   EXPECT_EQ(nchwc_register_tile(8, 8, 2, kAvx2).ow, 2);
 }
@@ -59,14 +68,17 @@ TEST(ScheduleNchwcTile, HandWrittenConvKeepsAccumulatorsInRegisters) {
     const target::Target target = target::Target::parse(c.target);
     EXPECT_EQ(target.vector_bits, c.unit.bits);
     EXPECT_EQ(target.vector_registers, c.unit.registers);
-    const int64_t chunks = 64 / c.block;
-    ops::Workload w = ops::conv2d_nchwc_workload({1, chunks, 56, 56, c.block}, {chunks, chunks, 3, 3, c.block, c.block},
-                                                 ops::Conv2dAttrs::symmetric(1, 1));
-    tir::LoweredFunc f = tir::lower(w.dag, conv2d_nchwc_schedule(w.dag, target.vector_unit()), "conv");
-    const std::string assembly = codegen::emit_assembly(f, target);
-    EXPECT_TRUE(std::regex_search(assembly, std::regex(std::string(R"(vfmadd\w+\s+.*%)") + c.reg)));
-    const std::regex spill(R"(vmov\w+\s+%[yz]mm\d+, -?\d*\(%rsp)");
-    EXPECT_FALSE(std::regex_search(assembly, spill)) << assembly;
+    // 64 channels (4 chunks per tile on AVX2), and 3 chunks (one tile of 3 on AVX2).
+    for (const int64_t chunks : {64 / c.block, int64_t{3}}) {
+      SCOPED_TRACE(std::to_string(chunks) + " chunks");
+      ops::Workload w = ops::conv2d_nchwc_workload(
+          {1, chunks, 56, 56, c.block}, {chunks, chunks, 3, 3, c.block, c.block}, ops::Conv2dAttrs::symmetric(1, 1));
+      tir::LoweredFunc f = tir::lower(w.dag, conv2d_nchwc_schedule(w.dag, target.vector_unit()), "conv");
+      const std::string assembly = codegen::emit_assembly(f, target);
+      EXPECT_TRUE(std::regex_search(assembly, std::regex(std::string(R"(vfmadd\w+\s+.*%)") + c.reg)));
+      const std::regex spill(R"(vmov\w+\s+%[yz]mm\d+, -?\d*\(%rsp)");
+      EXPECT_FALSE(std::regex_search(assembly, spill)) << assembly;
+    }
   }
 }
 

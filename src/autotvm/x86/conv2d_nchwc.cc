@@ -54,10 +54,11 @@ void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target
 }
 
 void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv, int64_t manual) {
-  // Up to 4 chunks: beyond that even a one-column tile leaves too few
-  // registers for the weights. Which tiles spill is left to the tuner.
+  // Each count up to 4 that divides the chunks (3 for RegNet's 9, 21 and 51):
+  // beyond 4 even a one-column tile leaves too few registers for the
+  // weights. Which tiles spill is left to the tuner.
   std::vector<nlohmann::json> chunks;
-  for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{4}})
+  for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}})
     if (conv->shape[1] % b == 0 || b == manual) chunks.push_back(b);
   if (manual > 4) chunks.push_back(manual);
   space.define_knob("tile_oc", chunks);
