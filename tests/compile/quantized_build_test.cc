@@ -90,11 +90,10 @@ TEST(QuantizedBuild, ActivationsStayInt8BetweenKernelsAndTheNetworkEqualsTheInte
   for (const auto& t : built.artifact.graph.tensors) quantized += !t.stored_as.empty();
   // q, conv1's input padded to 4 channels and blocked, conv1 (uint8); w1, w2
   // (int8); b1, b2 (int32, folded). conv2's output is dequantized in its kernel.
-  // Where the byte products are pmaddubsw's (AVX2 without VNNI: weights split
-  // in halves within its limit), each convolution reads its input twice
-  // over, one uint8 copy more each.
-  const bool halves = int8_weight_limit(target::Target::host()) < 127;
-  EXPECT_EQ(quantized, halves ? 10 : 8) << target::Target::host().str();
+  // The same on every host: where the byte products are pmaddubsw's (AVX2
+  // without VNNI) these weights, within +-127, take centered products, not
+  // halves that would read each input twice over (a uint8 copy more each).
+  EXPECT_EQ(quantized, 8) << target::Target::host().str();
   std::vector<runtime::NDArray> inputs;
   inputs.emplace_back(std::vector<int64_t>{1, 3, 12, 12});
   inputs.back().fill_random(3, -3.0f, 3.0f);
