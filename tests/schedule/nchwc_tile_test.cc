@@ -19,29 +19,23 @@ constexpr VectorUnit kAvx2{.bits = 256, .registers = 16};
 constexpr VectorUnit kAvx512{.bits = 512, .registers = 32};
 
 TEST(ScheduleNchwcTile, Avx2TilesReuseEachBroadcastAcrossFourBlocks) {
-  // 12 accumulators + 3 live broadcasts + 1 weight = 16 ymm registers.
-  RegisterTile t = nchwc_register_tile(8, 8, 56, kAvx2);
-  EXPECT_EQ(t.oc, 4);
-  EXPECT_EQ(t.ow, 3);
-  // Two chunks: 2 x 5 accumulators + 5 broadcasts + 1 weight.
-  t = nchwc_register_tile(2, 8, 56, kAvx2);
-  EXPECT_EQ(t.oc, 2);
-  EXPECT_EQ(t.ow, 5);
-  // One chunk: nothing to reuse a broadcast for; 14 accumulators.
-  t = nchwc_register_tile(1, 8, 56, kAvx2);
-  EXPECT_EQ(t.oc, 1);
-  EXPECT_EQ(t.ow, 14);
-  // Odd chunk counts that 3 divides (RegNet's 408 channels: 51 chunks):
-  // 3 x 3 accumulators + 3 broadcasts + 1 weight, not one chunk alone.
-  t = nchwc_register_tile(51, 8, 196, kAvx2);
-  EXPECT_EQ(t.oc, 3);
-  EXPECT_EQ(t.ow, 3);
-  // Two stays first where it divides (912 channels: 114 chunks).
-  t = nchwc_register_tile(114, 8, 49, kAvx2);
-  EXPECT_EQ(t.oc, 2);
-  EXPECT_EQ(t.ow, 5);
-  // Narrow rows bound the tile.
-  EXPECT_EQ(nchwc_register_tile(8, 8, 2, kAvx2).ow, 2);
+  struct Case {
+    int64_t chunks, width, oc, ow;
+    const char* why;
+  };
+  for (const Case& c : {
+           Case{8, 56, 4, 3, "12 accumulators + 3 live broadcasts + 1 weight = 16 ymm registers"},
+           Case{2, 56, 2, 5, "two chunks: 2 x 5 accumulators + 5 broadcasts + 1 weight"},
+           Case{1, 56, 1, 14, "one chunk: nothing to reuse a broadcast for; 14 accumulators"},
+           Case{51, 196, 3, 3, "RegNet's 408 channels, which 3 divides, not 2: 3 x 3 + 3 broadcasts + 1 weight"},
+           Case{114, 49, 2, 5, "912 channels: 2 stays first where it divides"},
+           Case{8, 2, 4, 2, "narrow rows bound the tile"},
+       }) {
+    SCOPED_TRACE(c.why);
+    const RegisterTile t = nchwc_register_tile(c.chunks, 8, c.width, kAvx2);
+    EXPECT_EQ(t.oc, c.oc);
+    EXPECT_EQ(t.ow, c.ow);
+  }
 }
 
 TEST(ScheduleNchwcTile, Avx512TilesUseBroadcastOperandsAndDivideTheRow) {
