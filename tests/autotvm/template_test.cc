@@ -38,6 +38,21 @@ target::Target host_with_width(int bits) {
 }
 const int kWidths[] = {256, 512};
 
+// `config` of `task` lowers, compiles and matches the reference.
+void expect_config_matches(const Task& task, const ConfigEntity& config) {
+  schedule::Trace trace = task.instantiate(config);
+  SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
+  auto r = testing::check_schedule(task.workload, trace, 2);
+  EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+}
+
+// Each knob's candidates by name.
+std::map<std::string, std::vector<nlohmann::json>> knob_candidates(const Task& task) {
+  std::map<std::string, std::vector<nlohmann::json>> knobs;
+  for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+  return knobs;
+}
+
 // Every config of `task` among the fallback and 15 sampled uniformly (fixed
 // seed) lowers, compiles and matches the reference, for each vector width.
 void expect_sampled_configs_match(const std::string& op, const ops::OpArgs& a, const std::string& tmpl, int seed) {
@@ -50,10 +65,7 @@ void expect_sampled_configs_match(const std::string& op, const ops::OpArgs& a, c
   std::vector<ConfigEntity> configs = {task.space.fallback()};
   for (int i = 0; i < 15; ++i) configs.push_back(task.space.get(pick(rng)));
   for (const auto& config : configs) {
-    schedule::Trace trace = task.instantiate(config);
-    SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-    auto r = testing::check_schedule(task.workload, trace, 2);
-    EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+    expect_config_matches(task, config);
   }
   }
 }
@@ -74,13 +86,9 @@ TEST(AutotvmTemplate, Conv2dNchwc1x1SampledConfigsMatchReference) {
 // (tile_oc 2 and 4), one and two rows (`rows` gives each template's tile_oh
 // value), the other knobs cycled, match the reference.
 void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::json>& rows) {
-  auto candidates = [&](const std::string& knob) -> std::vector<nlohmann::json> {
-    for (const auto& k : task.space.knobs())
-      if (k.name == knob) return k.candidates;
-    return {};  // the template has no such knob
-  };
-  const auto orders = candidates("reorder_inner"), fuses = candidates("parallel_fuse"), pads = candidates("pad");
-  ASSERT_EQ(candidates("tile_oc"), (std::vector<nlohmann::json>{1, 2, 4}));
+  auto knobs = knob_candidates(task);  // a knob the template lacks: no candidates
+  const auto orders = knobs["reorder_inner"], fuses = knobs["parallel_fuse"], pads = knobs["pad"];
+  ASSERT_EQ(knobs["tile_oc"], (std::vector<nlohmann::json>{1, 2, 4}));
   size_t n = 0;
   for (int chunks : {2, 4})
     for (const auto& oh : rows)
@@ -92,10 +100,7 @@ void expect_tile_oc_configs_match(const Task& task, const std::vector<nlohmann::
         values["parallel_fuse"] = fuses[n % fuses.size()];
         if (!pads.empty()) values["pad"] = pads[n % pads.size()];
         const ConfigEntity config = task.space.from_json(values);
-        schedule::Trace trace = task.instantiate(config);
-        SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-        auto r = testing::check_schedule(task.workload, trace, 2);
-        EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+        expect_config_matches(task, config);
       }
 }
 
@@ -150,18 +155,14 @@ TEST(AutotvmTemplate, ThreeChunkTilesAreCandidatesAndTheAvx2Fallback) {
                                 std::pair{args({1, 16, 7, 7}, {72, 16, 1, 1}, 1, 0, true), "conv2d_NCHWc_1x1.x86"}}) {
     Task task = create_task("conv2d", a, host);
     ASSERT_EQ(task.name(), name);
-    std::map<std::string, std::vector<nlohmann::json>> knobs;
-    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    auto knobs = knob_candidates(task);
     EXPECT_EQ(knobs["tile_oc"], (std::vector<nlohmann::json>{1, 3}));
     EXPECT_EQ(task.space.fallback().value("tile_oc"), 3);
     for (const auto& width : knobs["tile_ow"]) {
       nlohmann::json values = task.space.fallback().to_json();
       values["tile_ow"] = width;
       const ConfigEntity config = task.space.from_json(values);
-      schedule::Trace trace = task.instantiate(config);
-      SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-      auto r = testing::check_schedule(task.workload, trace, 2);
-      EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+      expect_config_matches(task, config);
     }
   }
 }
@@ -179,8 +180,7 @@ TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
                         args({1, 8, 13, 11}, {32, 8, 3, 3}, 2, 1, true)}) {
     Task task = create_task("conv2d", a, host);
     ASSERT_EQ(task.name(), "conv2d_NCHWc.x86");
-    std::map<std::string, std::vector<nlohmann::json>> knobs;
-    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    auto knobs = knob_candidates(task);
     ASSERT_GE(knobs["acc_rows"].size(), 3u) << task.describe();  // 0 and at least two row counts
     EXPECT_EQ(knobs["acc_rows"].front(), 0);
     size_t n = 0;
@@ -198,10 +198,7 @@ TEST(AutotvmTemplate, Conv2dNchwcBufferedRowsConfigsMatchReference) {
           values["parallel_fuse"] = knobs["parallel_fuse"][n % knobs["parallel_fuse"].size()];
           values["pad"] = knobs["pad"][n % knobs["pad"].size()];
           const ConfigEntity config = task.space.from_json(values);
-          schedule::Trace trace = task.instantiate(config);
-          SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-          auto result = testing::check_schedule(task.workload, trace, 2);
-          EXPECT_LE(result.max_rel_error, 1e-4) << result.lowered;
+          expect_config_matches(task, config);
         }
   }
   }
@@ -218,8 +215,7 @@ TEST(AutotvmTemplate, Conv2dNchwc1x1BufferConfigsMatchReference) {
   for (const auto& a : {args({1, 128, 9, 10}, {64, 128, 1, 1}), args({1, 128, 13, 13}, {32, 128, 1, 1}, 2, 0, true)}) {
     Task task = create_task("conv2d", a, host);
     ASSERT_EQ(task.name(), "conv2d_NCHWc_1x1.x86");
-    std::map<std::string, std::vector<nlohmann::json>> knobs;
-    for (const auto& k : task.space.knobs()) knobs[k.name] = k.candidates;
+    auto knobs = knob_candidates(task);
     ASSERT_GE(knobs["buffer"].size(), 3u) << task.describe();
     EXPECT_EQ(knobs["buffer"].front(), nlohmann::json::array({0, 0}));
     size_t n = 0;
@@ -232,10 +228,7 @@ TEST(AutotvmTemplate, Conv2dNchwc1x1BufferConfigsMatchReference) {
         values["tile_ow"] = knobs["tile_ow"][(3 * n) % knobs["tile_ow"].size()];
         values["parallel_fuse"] = knobs["parallel_fuse"][n % knobs["parallel_fuse"].size()];
         const ConfigEntity config = task.space.from_json(values);
-        schedule::Trace trace = task.instantiate(config);
-        SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-        auto result = testing::check_schedule(task.workload, trace, 2);
-        EXPECT_LE(result.max_rel_error, 1e-4) << result.lowered;
+        expect_config_matches(task, config);
       }
   }
   Task padded = create_task("conv2d", args({1, 32, 6, 5}, {64, 32, 1, 1}, 1, 1), host);
@@ -270,10 +263,7 @@ TEST(AutotvmTemplate, Conv2dWinogradConfigsMatchReference) {
     std::vector<ConfigEntity> configs = {task.space.fallback()};
     for (int64_t i = 0; i < task.space.size(); i += 3) configs.push_back(task.space.get(i));
     for (const auto& config : configs) {
-      schedule::Trace trace = task.instantiate(config);
-      SCOPED_TRACE(task.describe() + " " + config.str() + "\n" + trace.dump());
-      auto r = testing::check_schedule(task.workload, trace, 2);
-      EXPECT_LE(r.max_rel_error, 1e-4) << r.lowered;
+      expect_config_matches(task, config);
     }
   }
   }
