@@ -8,15 +8,16 @@
 #include <cstdlib>
 
 #include "graph/channel_constant.h"
+#include "graph/merged_groups.h"
+#include "graph/passes.h"
+#include "graph/rewriter.h"
 #include "ops/depthwise_nchwc.h"
 #include "ops/pad.h"
-#include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_batch_matmul.h"
+#include "ops/qlinear_conv2d.h"
 #include "ops/qlinear_dense.h"
 #include "ops/tensor_layout.h"
 #include "ops/transform.h"
-#include "graph/passes.h"
-#include "graph/rewriter.h"
 #include "tessera/error.h"
 
 namespace tessera::graph {
@@ -141,7 +142,14 @@ class LayoutConverter {
     // Grouped, a block holds channels of one group: its blocks divide a
     // group's channels (the weight's layout transform then packs each
     // group's (O/groups, C/groups) slices as it packs any OIHW weight).
-    const int64_t groups = depthwise ? 1 : a.groups;
+    // Groups narrower than a block of 256 bits merge into groups of a block
+    // (graph/merged_groups.h). Not wider: 512-bit vector units that run a
+    // vector as two halves (Zen 4) take twice a half vector's time, and the
+    // zeros would cost what the transforms save.
+    const int64_t merge = depthwise || block_ > 8
+                              ? 1
+                              : groups_to_merge(a.groups, in_channels / a.groups, out_channels / a.groups, block_);
+    const int64_t groups = depthwise ? 1 : a.groups / merge;
     const int64_t group_in = in_channels / groups, group_out = out_channels / groups;
 
     int64_t oc_bn = block_for(group_out, block_);
@@ -159,9 +167,13 @@ class LayoutConverter {
     // Depthwise weights (C, 1, KH, KW) pack as (C/b, 1, KH, KW, 1, b).
     const std::string kernel_layout =
         "OIHW" + std::to_string(depthwise ? 1 : ic_bn) + "i" + std::to_string(oc_bn) + "o";
-    NodeId w =
-        r_.add_constant(weight.name + "." + kernel_layout, transformed(*weight.value, a.kernel_layout, kernel_layout));
+    const runtime::NDArray merged =
+        merge > 1 ? merge_groups(*weight.value, a.kernel_layout, a.groups, merge) : runtime::NDArray();
+    const runtime::NDArray& weight_value = merge > 1 ? merged : *weight.value;
+    NodeId w = r_.add_constant(weight.name + (merge > 1 ? ".merged." : ".") + kernel_layout,
+                               transformed(weight_value, a.kernel_layout, kernel_layout));
     Conv2dAttrs blocked_attrs = a;
+    blocked_attrs.groups = depthwise ? a.groups : groups;
     blocked_attrs.data_layout = blocked(ic_bn);
     blocked_attrs.kernel_layout = kernel_layout;
     if (winograd_ && !depthwise) {

@@ -19,11 +19,12 @@
 namespace tessera::build {
 namespace {
 
-// Compiles `g` for the host, runs it with `threads` on seeded inputs and
-// compares every output with the interpreter.
+// Compiles `g` for `target` (one this host runs), runs it with `threads` on
+// seeded inputs and compares every output with the interpreter.
 BuildResult expect_matches_interpreter(const graph::Graph& g, int threads = 2, bool via_file = false,
-                                       const BuildOptions& options = {}) {
-  BuildResult built = build(g, target::Target::host(), options);
+                                       const BuildOptions& options = {},
+                                       const target::Target& target = target::Target::host()) {
+  BuildResult built = build(g, target, options);
   std::vector<runtime::NDArray> inputs;
   for (graph::NodeId id : g.input_ids()) {
     inputs.emplace_back(g.node(id).type.shape);
@@ -48,6 +49,34 @@ BuildResult expect_matches_interpreter(const graph::Graph& g, int threads = 2, b
     EXPECT_TRUE(measure::compare_output(ex->get_output(static_cast<int>(i)), want[i]).ok)
         << "output " << i << ": " << measure::compare_output(ex->get_output(static_cast<int>(i)), want[i]).describe();
   return built;
+}
+
+// ResNeXt's stage of groups of 4 channels, compiled for AVX2 (blocks of 8,
+// which every x86-64 host here runs): the groups run merged in pairs
+// (graph/merged_groups.h), in the blocks of the convolutions around them,
+// and the network equals the interpreter on the original graph.
+TEST(Build, NarrowGroupsRunMergedInTheNetworksBlocks) {
+  graph::GraphBuilder b(9);
+  graph::NodeId x = b.input("data", {1, 16, 14, 14});
+  graph::NodeId y = b.relu(
+      b.conv2d(x, b.random_constant("a.w", {32, 16, 1, 1}, -0.3f, 0.3f), graph::Conv2dAttrs::symmetric(1, 0), "a"),
+      "a.relu");
+  y = b.relu(
+      b.conv2d(y, b.random_constant("b.w", {32, 4, 3, 3}, -0.3f, 0.3f), graph::Conv2dAttrs::symmetric(1, 1, 1, 8), "b"),
+      "b.relu");
+  y = b.conv2d(y, b.random_constant("c.w", {16, 32, 1, 1}, -0.3f, 0.3f), graph::Conv2dAttrs::symmetric(1, 0), "c");
+  const graph::Graph g = b.finish({b.relu(b.add(y, x, "residual"), "out")});
+  target::Target avx2 = target::Target::parse("llvm -mcpu=haswell");
+  const BuildResult built = expect_matches_interpreter(g, 2, false, {}, avx2);
+  // Into the blocks (the input, for the first convolution and the residual)
+  // and out of them; none around the grouped convolution.
+  std::string names;
+  int transforms = 0;
+  for (const auto& k : built.kernels) {
+    names += k.name + " (" + k.nodes + ") ";
+    transforms += k.name.find("layout_transform") != std::string::npos;
+  }
+  EXPECT_EQ(transforms, 2) << names;
 }
 
 TEST(Build, ASmallNetworkOfEveryKernelKindMatchesTheInterpreter) {

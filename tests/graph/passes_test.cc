@@ -530,6 +530,58 @@ TEST(GraphPasses, ConvertLayoutBlocksGroupedConvolutionsWithinTheirGroups) {
   EXPECT_THROW(convert_layout(g, 16, {{"group", ConvBlocks{16, 16}}}), Error);
 }
 
+// ResNeXt's stage: 1x1 -> grouped 3x3 of 8 groups of 4 channels -> 1x1, in
+// `layout`.
+Graph narrow_groups(const std::string& layout) {
+  GraphBuilder b(13);
+  const bool nchw = layout == "NCHW";
+  const auto conv = [&](NodeId x, const Shape& oihw, int64_t groups, int64_t pad, const std::string& name) {
+    Conv2dAttrs a = Conv2dAttrs::symmetric(1, pad, 1, groups);
+    a.data_layout = layout;
+    a.kernel_layout = nchw ? "OIHW" : "HWIO";
+    const Shape shape = nchw ? oihw : Shape{oihw[2], oihw[3], oihw[1], oihw[0]};
+    return b.relu(b.conv2d(x, b.random_constant(name + ".w", shape, -0.3f, 0.3f), a, name), name + ".relu");
+  };
+  NodeId x = b.input("data", nchw ? Shape{1, 16, 7, 7} : Shape{1, 7, 7, 16});
+  x = conv(x, {32, 16, 1, 1}, 1, 0, "reduce");
+  x = conv(x, {32, 4, 3, 3}, 8, 1, "group");
+  x = conv(x, {16, 32, 1, 1}, 1, 0, "expand");
+  return b.finish({x});
+}
+
+// At blocks of 8, pairs of the groups of 4 run as 4 groups of 8 in the
+// network's blocks: no layout transform around the grouped convolution, the
+// weight block-diagonal in each merged group. At 16 (512-bit vectors) they
+// keep blocks of 4 and the transforms around them.
+TEST(GraphPasses, GroupsNarrowerThanABlockMergeIntoTheNetworksBlocks) {
+  for (const std::string layout : {"NCHW", "NHWC"}) {
+    SCOPED_TRACE(layout);
+    const Graph g = narrow_groups(layout);
+    const Graph c = cancel_layout_transforms(convert_layout(g, 8));
+    const Node& group = c.node(*c.find("group"));
+    const auto& a = group.attrs_as<Conv2dAttrs>();
+    EXPECT_EQ(a.groups, 4);
+    EXPECT_EQ(a.data_layout, "NCHW8c");
+    EXPECT_EQ(a.kernel_layout, "OIHW8i8o");
+    const Node& w = c.node(group.inputs[1]);
+    ASSERT_EQ(w.type.shape, (Shape{4, 1, 3, 3, 8, 8}));
+    // Output lane o of a block meets input lanes of its own group only.
+    for (int64_t i = 0; i < 8; ++i)
+      for (int64_t o = 0; o < 8; ++o)
+        if (i / 4 != o / 4) EXPECT_EQ((*w.value)[((1 * 9 + 4) * 8 + i) * 8 + o], 0.f) << "in " << i << " out " << o;
+    // Transforms only into the network's blocks and out of them.
+    EXPECT_EQ(count(c, Op::kLayoutTransform), 2);
+    expect_same_outputs(g, c);
+
+    const Graph wide = cancel_layout_transforms(convert_layout(g, 16));
+    const auto& w16 = wide.node(*wide.find("group")).attrs_as<Conv2dAttrs>();
+    EXPECT_EQ(w16.groups, 8);
+    EXPECT_EQ(w16.data_layout, "NCHW4c");
+    EXPECT_EQ(count(wide, Op::kLayoutTransform), 4);
+    expect_same_outputs(g, wide);
+  }
+}
+
 TEST(GraphPasses, GlobalPoolingFollowsTheConvolutionIntoItsBlocks) {
   // conv -> global average pool: the pool reads the convolution's blocks
   // directly, and only the pooled 1x1 values are transformed back.
