@@ -23,7 +23,8 @@ ir::Tensor find_by_tag(const ir::ComputeDAG& dag, const std::string& tag) {
 Trace conv2d_nchwc_schedule(const ir::ComputeDAG& dag, const VectorUnit& unit, std::optional<RegisterTile> tile) {
   ir::Tensor conv = find_by_tag(dag, "conv2d_nchwc");
   if (!conv) throw Error("conv2d_nchwc_schedule: the DAG has no conv2d_nchwc stage");
-  if (!tile) tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit);
+  if (!tile)
+    tile = nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], unit, nchwc_chunks_per_group(conv));
   const int parallel_fuse = default_parallel_fuse(conv, *tile);
   NchwcTilePlan plan =
       conv_window_tile_plan(conv, tile->oc, 1, tile->ow, {0, 1, 2}, false, default_accumulator_buffer(conv, *tile));

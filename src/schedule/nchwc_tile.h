@@ -22,13 +22,21 @@ struct RegisterTile {
 };
 
 // The default register tile of a conv with `chunks` output-channel blocks of
-// `block` channels and `width` output columns. With broadcast operands: one
-// block, the widest divisor of the width within 24 vectors. Without: 4, 2 or
-// 3 blocks, the first that divides `chunks` (else 1), then the most columns
-// whose accumulators, live broadcasts and a weight vector fit the register
-// file; the width need not divide the row (tir::partition_loops keeps the
-// guards out of the steady state).
-RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit);
+// `block` channels and `width` output columns, `group_chunks` of the blocks
+// reading the same input (a group's; 0: all of them). With broadcast
+// operands: one block, the widest divisor of the width within 24 vectors.
+// Without: 4, 2 or 3 blocks, the first that divides `group_chunks` (else 1):
+// a tile's blocks share each broadcast input value, which blocks of
+// different groups cannot; then the most columns whose accumulators, live
+// broadcasts and a weight vector fit the register file; the width need not
+// divide the row (tir::partition_loops keeps the guards out of the steady
+// state).
+RegisterTile nchwc_register_tile(int64_t chunks, int64_t block, int64_t width, const VectorUnit& unit,
+                                 int64_t group_chunks = 0);
+
+// The output-channel blocks of a conv2d_nchwc stage that read the same input
+// channels: all of them, or a group's when it is grouped.
+int64_t nchwc_chunks_per_group(const ir::Tensor& conv);
 
 // rows == 0: each register tile accumulates across the whole reduction, so
 // the weights of its chunks stream through once per tile. rows > 0: the tile

@@ -7,6 +7,7 @@
 #include <map>
 
 #include <random>
+#include <tuple>
 
 #include "autotvm/task.h"
 #include "schedule/manual_schedule.h"
@@ -164,6 +165,31 @@ TEST(AutotvmTemplate, ThreeChunkTilesAreCandidatesAndTheAvx2Fallback) {
       const ConfigEntity config = task.space.from_json(values);
       expect_config_matches(task, config);
     }
+  }
+}
+
+// Grouped, tiles stay within a group: 16 groups of one chunk each (ResNeXt's
+// groups of 4 merged into blocks of 8) offer tiles of one chunk, 4 groups of
+// 4 chunks all up to 4; both fallbacks are the hand-written tile, and they
+// and a wide tile match the reference.
+TEST(AutotvmTemplate, GroupedTilesStayWithinAGroup) {
+  const target::Target host = host_with_width(256);
+  for (const auto& [groups, tiles, fallback] : {std::tuple{int64_t{16}, std::vector<nlohmann::json>{1}, 1},
+                                                std::tuple{int64_t{4}, std::vector<nlohmann::json>{1, 2, 4}, 4}}) {
+    SCOPED_TRACE(std::to_string(groups) + " groups");
+    ops::OpArgs a = args({1, 128, 8, 9}, {128, 128 / groups, 3, 3}, 1, 1, true);
+    a.groups = groups;
+    a.layout = "NCHWc";
+    a.ic_bn = a.oc_bn = 8;
+    Task task = create_task("group_conv2d", a, host);
+    ASSERT_EQ(task.name(), "conv2d_NCHWc.x86");
+    auto knobs = knob_candidates(task);
+    EXPECT_EQ(knobs["tile_oc"], tiles);
+    EXPECT_EQ(task.space.fallback().value("tile_oc"), fallback);
+    expect_config_matches(task, task.space.fallback());
+    nlohmann::json values = task.space.fallback().to_json();
+    values["tile_ow"] = knobs["tile_ow"].back();
+    expect_config_matches(task, task.space.from_json(values));
   }
 }
 

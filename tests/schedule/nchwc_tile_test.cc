@@ -38,6 +38,38 @@ TEST(ScheduleNchwcTile, Avx2TilesReuseEachBroadcastAcrossFourBlocks) {
   }
 }
 
+// Grouped, a tile's blocks come from one group: blocks of different groups
+// read different inputs and share no broadcast.
+TEST(ScheduleNchwcTile, Avx2TilesStayWithinAGroup) {
+  struct Case {
+    int64_t chunks, group_chunks, width, oc, ow;
+    const char* why;
+  };
+  for (const Case& c : {
+           Case{16, 1, 56, 1, 14, "ResNeXt-50's first stage, groups of 4 merged into blocks of 8: one block a group"},
+           Case{114, 3, 7, 3, 3, "RegNet's 912 channels, 38 groups of 3 blocks: 3, not 2 across two groups"},
+           Case{128, 4, 7, 4, 3, "ResNeXt-50's last stage, groups of 32 channels: 4 blocks"},
+           Case{8, 0, 56, 4, 3, "0: ungrouped"},
+       }) {
+    SCOPED_TRACE(c.why);
+    const RegisterTile t = nchwc_register_tile(c.chunks, 8, c.width, kAvx2, c.group_chunks);
+    EXPECT_EQ(t.oc, c.oc);
+    EXPECT_EQ(t.ow, c.ow);
+  }
+  const auto grouped = [](int64_t groups) {
+    return ops::conv2d_nchwc_workload({1, 16, 28, 28, 8}, {16, 16 / groups, 3, 3, 8, 8},
+                                      ops::Conv2dAttrs::symmetric(1, 1, 1, groups));
+  };
+  for (const int64_t groups : {1, 4, 16}) {
+    const ops::Workload w = grouped(groups);
+    EXPECT_EQ(nchwc_chunks_per_group(stage_by_tag(w.dag, "conv2d_nchwc", "test")), 16 / groups) << groups;
+  }
+  // The hand-written schedule of a group a block: one block by 14 columns.
+  const ops::Workload w = grouped(16);
+  const Trace t = conv2d_nchwc_schedule(w.dag, kAvx2);
+  EXPECT_NE(t.to_json().dump().find(R"("lengths":[14])"), std::string::npos) << t.to_json().dump();
+}
+
 TEST(ScheduleNchwcTile, Avx512TilesUseBroadcastOperandsAndDivideTheRow) {
   RegisterTile t = nchwc_register_tile(4, 16, 56, kAvx512);
   EXPECT_EQ(t.oc, 1);
@@ -62,17 +94,22 @@ TEST(ScheduleNchwcTile, HandWrittenConvKeepsAccumulatorsInRegisters) {
     const target::Target target = target::Target::parse(c.target);
     EXPECT_EQ(target.vector_bits, c.unit.bits);
     EXPECT_EQ(target.vector_registers, c.unit.registers);
-    // 64 channels (4 chunks per tile on AVX2), and 3 chunks (one tile of 3 on AVX2).
-    for (const int64_t chunks : {64 / c.block, int64_t{3}}) {
-      SCOPED_TRACE(std::to_string(chunks) + " chunks");
-      ops::Workload w = ops::conv2d_nchwc_workload(
-          {1, chunks, 56, 56, c.block}, {chunks, chunks, 3, 3, c.block, c.block}, ops::Conv2dAttrs::symmetric(1, 1));
-      tir::LoweredFunc f = tir::lower(w.dag, conv2d_nchwc_schedule(w.dag, target.vector_unit()), "conv");
-      const std::string assembly = codegen::emit_assembly(f, target);
-      EXPECT_TRUE(std::regex_search(assembly, std::regex(std::string(R"(vfmadd\w+\s+.*%)") + c.reg)));
-      const std::regex spill(R"(vmov\w+\s+%[yz]mm\d+, -?\d*\(%rsp)");
-      EXPECT_FALSE(std::regex_search(assembly, spill)) << assembly;
-    }
+    // 64 channels (4 chunks per tile on AVX2), 3 chunks (one tile of 3 on
+    // AVX2), and 64 in groups of a block each (a tile of one block, 14
+    // columns on AVX2).
+    for (const int64_t groups : {int64_t{1}, 64 / c.block})
+      for (const int64_t chunks : {64 / c.block, int64_t{3}}) {
+        if (groups > 1 && chunks != groups) continue;
+        SCOPED_TRACE(std::to_string(chunks) + " chunks, " + std::to_string(groups) + " groups");
+        ops::Workload w =
+            ops::conv2d_nchwc_workload({1, chunks, 56, 56, c.block}, {chunks, chunks / groups, 3, 3, c.block, c.block},
+                                       ops::Conv2dAttrs::symmetric(1, 1, 1, groups));
+        tir::LoweredFunc f = tir::lower(w.dag, conv2d_nchwc_schedule(w.dag, target.vector_unit()), "conv");
+        const std::string assembly = codegen::emit_assembly(f, target);
+        EXPECT_TRUE(std::regex_search(assembly, std::regex(std::string(R"(vfmadd\w+\s+.*%)") + c.reg)));
+        const std::regex spill(R"(vmov\w+\s+%[yz]mm\d+, -?\d*\(%rsp)");
+        EXPECT_FALSE(std::regex_search(assembly, spill)) << assembly;
+      }
   }
 }
 

@@ -54,12 +54,14 @@ void define_tile_ow_knob(ConfigSpace& space, int64_t width, const target::Target
 }
 
 void define_tile_oc_knob(ConfigSpace& space, const ir::Tensor& conv, int64_t manual) {
-  // Each count up to 4 that divides the chunks (3 for RegNet's 9, 21 and 51):
-  // beyond 4 even a one-column tile leaves too few registers for the
-  // weights. Which tiles spill is left to the tuner.
+  // Each count up to 4 that divides the chunks (3 for RegNet's 9, 21 and 51),
+  // a group's when grouped (a tile across groups shares no input): beyond 4
+  // even a one-column tile leaves too few registers for the weights. Which
+  // tiles spill is left to the tuner.
+  const int64_t group_chunks = schedule::nchwc_chunks_per_group(conv);
   std::vector<nlohmann::json> chunks;
   for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}})
-    if (conv->shape[1] % b == 0 || b == manual) chunks.push_back(b);
+    if (group_chunks % b == 0 || b == manual) chunks.push_back(b);
   if (manual > 4) chunks.push_back(manual);
   space.define_knob("tile_oc", chunks);
 }
@@ -116,9 +118,10 @@ Template conv2d_nchwc_template() {
   t.declare = declare_conv2d_nchwc;
   t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc.x86");
-    return nchwc_window_space(w, target, kTag,
-                              schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3],
-                                                            target.vector_unit()));
+    return nchwc_window_space(
+        w, target, kTag,
+        schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], conv->shape[3], target.vector_unit(),
+                                      schedule::nchwc_chunks_per_group(conv)));
   };
   t.apply = [](const ops::Workload& w, const target::Target&, const ConfigEntity& c) {
     return nchwc_window_apply(w, c, kTag);

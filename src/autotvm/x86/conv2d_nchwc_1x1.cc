@@ -58,8 +58,8 @@ Template conv2d_nchwc_1x1_template() {
   t.define_space = [](const ops::Workload& w, const target::Target& target) {
     const ir::Tensor conv = stage_by_tag(w.dag, kTag, "conv2d_NCHWc_1x1.x86");
     const int64_t oh = conv->shape[2], ow = conv->shape[3];
-    schedule::RegisterTile manual =
-        schedule::nchwc_register_tile(conv->shape[1], conv->shape[4], ow, target.vector_unit());
+    schedule::RegisterTile manual = schedule::nchwc_register_tile(
+        conv->shape[1], conv->shape[4], ow, target.vector_unit(), schedule::nchwc_chunks_per_group(conv));
     const int parallel_fuse = schedule::default_parallel_fuse(conv, manual);
 
     ConfigSpace s;
