@@ -42,12 +42,13 @@ int list_shipped(const std::optional<target::Target>& target) {
   const std::vector<records::ShippedLog> logs = records::list_shipped(dir, std::cerr);
   fmt::print("pre-tuned records shipped in {}: {} logs\n", dir.empty() ? "(none)" : dir, logs.size());
   for (const records::ShippedLog& l : logs)
-    fmt::print("  {}: {} records for {}\n", std::filesystem::path(l.path).filename().string(), l.records,
-               fmt::join(l.targets, "; "));
+    fmt::print("  {}: {} records for {}{}\n", std::filesystem::path(l.path).filename().string(), l.records,
+               fmt::join(l.targets, "; "),
+               l.cpus.empty() ? "" : fmt::format(" (tuned on {})", fmt::join(l.cpus, ", ")));
   if (target) {
     const records::ShippedRecords r = records::shipped_records_for(dir, *target, std::cerr);
     fmt::print("{} of them apply to '{}'{}\n", r.records.size(), target->match_key(),
-               r.records.empty() ? "" : ": compile without --records uses them");
+               r.records.empty() ? "" : ": compile without --records uses them (" + r.sources() + ")");
   }
   return 0;
 }

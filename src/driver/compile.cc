@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -63,10 +62,8 @@ std::vector<records::Record> shipped_for(const CompileOptions& options, const ta
   std::ostream& warnings = options.warnings ? *options.warnings : std::cerr;
   records::ShippedRecords shipped = records::shipped_records_for(options.shipped_dir, target, warnings);
   if (shipped.records.empty()) return {};
-  std::string logs;
-  for (const auto& l : shipped.logs) logs += (logs.empty() ? "" : ", ") + std::filesystem::path(l).filename().string();
   warnings << "note: " << shipped.records.size() << " pre-tuned records shipped for '" << target.match_key() << "' ("
-           << logs << ") schedule the kernels they cover; --no-shipped-records compiles without them\n";
+           << shipped.sources() << ") schedule the kernels they cover; --no-shipped-records compiles without them\n";
   return std::move(shipped.records);
 }
 

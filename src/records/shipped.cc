@@ -21,7 +21,35 @@ std::vector<std::string> logs_in(const std::string& dir) {
   return logs;
 }
 
+// The vendor of an LLVM x86 CPU name; "" for the generic ones.
+std::string cpu_vendor(const std::string& cpu) {
+  if (cpu.empty() || cpu.rfind("x86-64", 0) == 0 || cpu == "generic") return "";
+  for (const char* amd : {"znver", "bdver", "btver", "amdfam", "barcelona", "k8", "athlon", "opteron"})
+    if (cpu.rfind(amd, 0) == 0) return "amd";
+  return "intel";
+}
+
+// The CPU one of a log's records was tuned on ("" for a GPU target, or one
+// that does not parse).
+std::string cpu_of(RecordTargets& targets, const Record& r) {
+  const target::Target* t = targets.of(r);
+  return t && t->kind == "llvm" ? t->cpu : "";
+}
+
 }  // namespace
+
+int cpu_nearness(const std::string& tuned_on, const std::string& cpu) {
+  if (tuned_on.empty() || cpu.empty()) return 0;
+  if (tuned_on == cpu) return 2;
+  const std::string vendor = cpu_vendor(cpu);
+  return !vendor.empty() && vendor == cpu_vendor(tuned_on) ? 1 : 0;
+}
+
+std::string ShippedRecords::sources() const {
+  std::string out;
+  for (const std::string& l : logs) out += (out.empty() ? "" : ", ") + std::filesystem::path(l).filename().string();
+  return cpu.empty() ? out : out + ", tuned on " + cpu;
+}
 
 std::string shipped_records_dir() {
 #ifdef TESSERA_SHIPPED_RECORDS
@@ -34,26 +62,46 @@ std::string shipped_records_dir() {
 std::vector<ShippedLog> list_shipped(const std::string& dir, std::ostream& warnings) {
   std::vector<ShippedLog> out;
   for (const std::string& path : logs_in(dir)) {
-    ShippedLog log{path, {}, 0};
+    ShippedLog log{path, {}, {}, 0};
     RecordTargets targets;
-    std::set<std::string> keys;
+    std::set<std::string> keys, cpus;
     for (const Record& r : load_records(path, warnings)) {
       ++log.records;
       keys.insert(targets.match_key(r));
+      if (std::string cpu = cpu_of(targets, r); !cpu.empty()) cpus.insert(cpu);
     }
     log.targets.assign(keys.begin(), keys.end());
+    log.cpus.assign(cpus.begin(), cpus.end());
     out.push_back(std::move(log));
   }
   return out;
 }
 
 ShippedRecords shipped_records_for(const std::string& dir, const target::Target& target, std::ostream& warnings) {
-  ShippedRecords out;
+  // Each log's records for the target, with the CPU they were tuned on
+  // (a log is one machine's: its first matching record's CPU).
+  struct Candidate {
+    std::string path, cpu;
+    std::vector<Record> records;
+  };
+  std::vector<Candidate> candidates;
+  RecordTargets targets;
   for (const std::string& path : logs_in(dir)) {
     std::vector<Record> matching = records_for_target(load_records(path, warnings), target);
     if (matching.empty()) continue;
-    out.logs.push_back(path);
-    out.records.insert(out.records.end(), matching.begin(), matching.end());
+    std::string cpu = cpu_of(targets, matching.front());
+    candidates.push_back({path, std::move(cpu), std::move(matching)});
+  }
+  // The nearest machine's logs; between machines equally near, the first
+  // log's (by name).
+  ShippedRecords out;
+  int nearest = -1;
+  for (const Candidate& c : candidates) nearest = std::max(nearest, cpu_nearness(c.cpu, target.cpu));
+  for (const Candidate& c : candidates) {
+    if (cpu_nearness(c.cpu, target.cpu) != nearest || (!out.logs.empty() && c.cpu != out.cpu)) continue;
+    out.cpu = c.cpu;
+    out.logs.push_back(c.path);
+    out.records.insert(out.records.end(), c.records.begin(), c.records.end());
   }
   return out;
 }

@@ -36,6 +36,12 @@ add_test(NAME Cli.RecordsCarryThreadsAndPickBestFiltersByTarget
          COMMAND sh -c "rm -f cli_threads.log && $<TARGET_FILE:tessera_cli> tune-op conv2d --input 1x8x10x10 --weight 16x8x3x3 --pad 1 --tuner random --trials 4 --confirm-leaders 0 --threads 1 --log cli_threads.log && test $(grep -c -e '-threads=1\"' cli_threads.log) -eq 4 && $<TARGET_FILE:tessera_cli> records pick-best cli_threads.log cli_threads_best.log --target 'llvm -threads=2' && $<TARGET_FILE:tessera_cli> records pick-best cli_threads.log cli_threads_best.log --target 'llvm -threads=1'")
 set_tests_properties(Cli.RecordsCarryThreadsAndPickBestFiltersByTarget PROPERTIES
                      PASS_REGULAR_EXPRESSION "0 best records written.*1 best records written")
+# The shipped logs of the machine nearest the target: a Zen 4 takes the Zen 4
+# log, another Intel CPU than the Xeon's the Xeon's (records/shipped.h).
+add_test(NAME Cli.RecordsShippedNamesTheNearestMachinesLog
+         COMMAND sh -c "$<TARGET_FILE:tessera_cli> records shipped --target 'llvm -mcpu=znver4 -threads=2' && $<TARGET_FILE:tessera_cli> records shipped --target 'llvm -mcpu=icelake-server -threads=1'")
+set_tests_properties(Cli.RecordsShippedNamesTheNearestMachinesLog PROPERTIES PASS_REGULAR_EXPRESSION
+                     "uses them \\(llvm-avx512-zen4-threads2.log, tuned on znver4\\).*uses them \\(llvm-avx512-xeon-threads1.log, tuned on rocketlake\\)")
 # Hostile input through the command line (issue: harden the foundation): each
 # case is one line naming the flag or file, never a signal. A crash would
 # print no "tessera: error:" line, so these fail on one.

@@ -72,7 +72,8 @@ TEST(ShippedRecords, ACompileWithoutRecordsTakesTheShippedOnesOfItsTarget) {
   const int tuned_by_all = tuned_kernels(compile(model, target, own));
   EXPECT_LT(shipped, tuned_by_all);
   EXPECT_EQ(own_warnings.str().find("pre-tuned"), std::string::npos);  // records given: the shipped ones stay out
-  EXPECT_NE(warnings.str().find("note: 5 pre-tuned records shipped for '" + target.match_key() + "' (mine.log)"),
+  EXPECT_NE(warnings.str().find("note: 5 pre-tuned records shipped for '" + target.match_key() +
+                                "' (mine.log, tuned on " + target.cpu + ")"),
             std::string::npos)
       << warnings.str();
   EXPECT_EQ(warnings.str().find("Config for target="), std::string::npos) << warnings.str();  // the rest: silent
