@@ -296,15 +296,16 @@ TEST(ExtractTasks, BuildWarnsOncePerTaskWithoutARecordAndKeepsTheHandWrittenSche
             std::string::npos);
 }
 
-// ResNeXt's bottleneck at a few channels: 1x1, a grouped 3x3 (4 groups of
-// 8 channels), 1x1, the residual add.
+// ResNeXt's bottleneck at a few channels: 1x1, a grouped 3x3 (2 groups of
+// 16 channels: no narrower than a block of any target, so not merged into
+// wider groups), 1x1, the residual add.
 graph::Graph grouped_bottleneck() {
   graph::GraphBuilder b(11);
   const graph::NodeId x = b.input("data", {1, 32, 10, 10});
   graph::NodeId y = b.conv2d(x, b.random_constant("a.w", {32, 32, 1, 1}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 0),
                              "a");
   y = b.relu(y, "a.relu");
-  y = b.conv2d(y, b.random_constant("b.w", {32, 8, 3, 3}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 1, 1, 4), "b");
+  y = b.conv2d(y, b.random_constant("b.w", {32, 16, 3, 3}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 1, 1, 2), "b");
   y = b.relu(y, "b.relu");
   y = b.conv2d(y, b.random_constant("c.w", {32, 32, 1, 1}, -0.2f, 0.2f), ops::Conv2dAttrs::symmetric(1, 0), "c");
   return b.finish({b.relu(b.add(y, x, "residual"), "out")});
@@ -319,9 +320,9 @@ TEST(ExtractTasks, AGroupedConvolutionIsATaskWhoseTunedKernelMatchesTheInterpret
       std::find_if(tasks.begin(), tasks.end(), [](const NetworkTask& t) { return t.task.op == "group_conv2d"; });
   ASSERT_NE(grouped, tasks.end()) << print_tasks(tasks);
   EXPECT_EQ(grouped->task.name(), "conv2d_NCHWc.x86");
-  EXPECT_EQ(grouped->task.args.groups, 4);
-  EXPECT_EQ(grouped->task.args.weight, (ops::Shape{32, 8, 3, 3}));
-  EXPECT_EQ(8 % grouped->task.args.ic_bn, 0);  // blocks within a group
+  EXPECT_EQ(grouped->task.args.groups, 2);
+  EXPECT_EQ(grouped->task.args.weight, (ops::Shape{32, 16, 3, 3}));
+  EXPECT_EQ(16 % grouped->task.args.ic_bn, 0);  // blocks within a group
   EXPECT_EQ(grouped->task.epilogue, "relu");
 
   // Its log holds searched configs only (not the fallback), so the build

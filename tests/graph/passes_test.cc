@@ -551,8 +551,8 @@ Graph narrow_groups(const std::string& layout) {
 
 // At blocks of 8, pairs of the groups of 4 run as 4 groups of 8 in the
 // network's blocks: no layout transform around the grouped convolution, the
-// weight block-diagonal in each merged group. At 16 (512-bit vectors) they
-// keep blocks of 4 and the transforms around them.
+// weight block-diagonal in each merged group. At 16 (512-bit vectors) fours
+// of them run as 2 groups of 16, likewise.
 TEST(GraphPasses, GroupsNarrowerThanABlockMergeIntoTheNetworksBlocks) {
   for (const std::string layout : {"NCHW", "NHWC"}) {
     SCOPED_TRACE(layout);
@@ -574,10 +574,17 @@ TEST(GraphPasses, GroupsNarrowerThanABlockMergeIntoTheNetworksBlocks) {
     expect_same_outputs(g, c);
 
     const Graph wide = cancel_layout_transforms(convert_layout(g, 16));
-    const auto& w16 = wide.node(*wide.find("group")).attrs_as<Conv2dAttrs>();
-    EXPECT_EQ(w16.groups, 8);
-    EXPECT_EQ(w16.data_layout, "NCHW4c");
-    EXPECT_EQ(count(wide, Op::kLayoutTransform), 4);
+    const Node& wide_group = wide.node(*wide.find("group"));
+    const auto& w16 = wide_group.attrs_as<Conv2dAttrs>();
+    EXPECT_EQ(w16.groups, 2);
+    EXPECT_EQ(w16.data_layout, "NCHW16c");
+    EXPECT_EQ(w16.kernel_layout, "OIHW16i16o");
+    const Node& ww = wide.node(wide_group.inputs[1]);
+    ASSERT_EQ(ww.type.shape, (Shape{2, 1, 3, 3, 16, 16}));
+    for (int64_t i = 0; i < 16; ++i)
+      for (int64_t o = 0; o < 16; ++o)
+        if (i / 4 != o / 4) EXPECT_EQ((*ww.value)[((1 * 9 + 4) * 16 + i) * 16 + o], 0.f) << "in " << i << " out " << o;
+    EXPECT_EQ(count(wide, Op::kLayoutTransform), 2);
     expect_same_outputs(g, wide);
   }
 }
