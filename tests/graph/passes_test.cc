@@ -554,39 +554,28 @@ Graph narrow_groups(const std::string& layout) {
 // weight block-diagonal in each merged group. At 16 (512-bit vectors) fours
 // of them run as 2 groups of 16, likewise.
 TEST(GraphPasses, GroupsNarrowerThanABlockMergeIntoTheNetworksBlocks) {
-  for (const std::string layout : {"NCHW", "NHWC"}) {
-    SCOPED_TRACE(layout);
-    const Graph g = narrow_groups(layout);
-    const Graph c = cancel_layout_transforms(convert_layout(g, 8));
-    const Node& group = c.node(*c.find("group"));
-    const auto& a = group.attrs_as<Conv2dAttrs>();
-    EXPECT_EQ(a.groups, 4);
-    EXPECT_EQ(a.data_layout, "NCHW8c");
-    EXPECT_EQ(a.kernel_layout, "OIHW8i8o");
-    const Node& w = c.node(group.inputs[1]);
-    ASSERT_EQ(w.type.shape, (Shape{4, 1, 3, 3, 8, 8}));
-    // Output lane o of a block meets input lanes of its own group only.
-    for (int64_t i = 0; i < 8; ++i)
-      for (int64_t o = 0; o < 8; ++o)
-        if (i / 4 != o / 4) EXPECT_EQ((*w.value)[((1 * 9 + 4) * 8 + i) * 8 + o], 0.f) << "in " << i << " out " << o;
-    // Transforms only into the network's blocks and out of them.
-    EXPECT_EQ(count(c, Op::kLayoutTransform), 2);
-    expect_same_outputs(g, c);
-
-    const Graph wide = cancel_layout_transforms(convert_layout(g, 16));
-    const Node& wide_group = wide.node(*wide.find("group"));
-    const auto& w16 = wide_group.attrs_as<Conv2dAttrs>();
-    EXPECT_EQ(w16.groups, 2);
-    EXPECT_EQ(w16.data_layout, "NCHW16c");
-    EXPECT_EQ(w16.kernel_layout, "OIHW16i16o");
-    const Node& ww = wide.node(wide_group.inputs[1]);
-    ASSERT_EQ(ww.type.shape, (Shape{2, 1, 3, 3, 16, 16}));
-    for (int64_t i = 0; i < 16; ++i)
-      for (int64_t o = 0; o < 16; ++o)
-        if (i / 4 != o / 4) EXPECT_EQ((*ww.value)[((1 * 9 + 4) * 16 + i) * 16 + o], 0.f) << "in " << i << " out " << o;
-    EXPECT_EQ(count(wide, Op::kLayoutTransform), 2);
-    expect_same_outputs(g, wide);
-  }
+  for (const std::string layout : {"NCHW", "NHWC"})
+    for (const int64_t block : {8, 16}) {
+      SCOPED_TRACE(layout + " blocks of " + std::to_string(block));
+      const Graph g = narrow_groups(layout);
+      const Graph c = cancel_layout_transforms(convert_layout(g, block));
+      const Node& group = c.node(*c.find("group"));
+      const auto& a = group.attrs_as<Conv2dAttrs>();
+      const std::string b = std::to_string(block);
+      EXPECT_EQ(a.groups, 32 / block);
+      EXPECT_EQ(a.data_layout, "NCHW" + b + "c");
+      EXPECT_EQ(a.kernel_layout, "OIHW" + b + "i" + b + "o");
+      const Node& w = c.node(group.inputs[1]);
+      ASSERT_EQ(w.type.shape, (Shape{32 / block, 1, 3, 3, block, block}));
+      // Output lane o of a block meets input lanes of its own group only.
+      for (int64_t i = 0; i < block; ++i)
+        for (int64_t o = 0; o < block; ++o)
+          if (i / 4 != o / 4)
+            EXPECT_EQ((*w.value)[((1 * 9 + 4) * block + i) * block + o], 0.f) << "in " << i << " out " << o;
+      // Transforms only into the network's blocks and out of them.
+      EXPECT_EQ(count(c, Op::kLayoutTransform), 2);
+      expect_same_outputs(g, c);
+    }
 }
 
 TEST(GraphPasses, GlobalPoolingFollowsTheConvolutionIntoItsBlocks) {
