@@ -79,26 +79,29 @@ std::vector<ShippedLog> list_shipped(const std::string& dir, std::ostream& warni
 
 ShippedRecords shipped_records_for(const std::string& dir, const target::Target& target, std::ostream& warnings) {
   // Each log's records for the target, with the CPU they were tuned on
-  // (a log is one machine's: its first matching record's CPU).
+  // (a log is one machine's: its first matching record's CPU) and how near
+  // that is to the target's.
   struct Candidate {
     std::string path, cpu;
+    int nearness;
     std::vector<Record> records;
   };
   std::vector<Candidate> candidates;
   RecordTargets targets;
+  int nearest = -1;
   for (const std::string& path : logs_in(dir)) {
     std::vector<Record> matching = records_for_target(load_records(path, warnings), target);
     if (matching.empty()) continue;
     std::string cpu = cpu_of(targets, matching.front());
-    candidates.push_back({path, std::move(cpu), std::move(matching)});
+    const int nearness = cpu_nearness(cpu, target.cpu);
+    nearest = std::max(nearest, nearness);
+    candidates.push_back({path, std::move(cpu), nearness, std::move(matching)});
   }
   // The nearest machine's logs; between machines equally near, the first
   // log's (by name).
   ShippedRecords out;
-  int nearest = -1;
-  for (const Candidate& c : candidates) nearest = std::max(nearest, cpu_nearness(c.cpu, target.cpu));
   for (const Candidate& c : candidates) {
-    if (cpu_nearness(c.cpu, target.cpu) != nearest || (!out.logs.empty() && c.cpu != out.cpu)) continue;
+    if (c.nearness != nearest || (!out.logs.empty() && c.cpu != out.cpu)) continue;
     out.cpu = c.cpu;
     out.logs.push_back(c.path);
     out.records.insert(out.records.end(), c.records.begin(), c.records.end());
