@@ -12,6 +12,8 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -685,36 +687,55 @@ class KernelEmitter {
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, e);
   }
 
-  // tanh from exp in vector registers (libm's tanhf is one call per lane):
-  // tanh|x| = 1 - 2 / (e^(2|x|) + 1), the sign put back. Absolute error
-  // ~1e-7; +-inf give +-1, NaN stays NaN.
-  llvm::Value* fast_tanh(llvm::Value* x) {
+  // x P(x^2) / Q(x^2), x first clamped to [-bound, bound] and the result to
+  // [-1, 1]: erf and tanh in vector registers (libm's erff and tanhf are one
+  // call per lane), odd functions that are +-1 to float precision beyond
+  // `bound`. p and q from the lowest power; the fits and their float32
+  // errors come from scripts/fit_odd_rational.py. The clamps are compares
+  // and selects, not minnum / maxnum, so NaN passes through (and stays
+  // NaN); +-inf clamp to +-bound and give +-1.
+  llvm::Value* odd_rational(llvm::Value* x, double bound, std::initializer_list<double> p,
+                            std::initializer_list<double> q) {
     llvm::Type* ft = x->getType();
     auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
-    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value* e = fast_exp(b_.CreateFMul(ax, c(2.0)));
-    llvm::Value* t = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
-    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, t, x);
+    auto clamp = [&](llvm::Value* v, double limit) {
+      v = b_.CreateSelect(b_.CreateFCmpOGT(v, c(limit)), c(limit), v);
+      return b_.CreateSelect(b_.CreateFCmpOLT(v, c(-limit)), c(-limit), v);
+    };
+    auto horner = [&](llvm::Value* t, std::initializer_list<double> coefficients) {
+      auto k = std::rbegin(coefficients);
+      llvm::Value* sum = c(*k);
+      for (++k; k != std::rend(coefficients); ++k)
+        sum = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ft}, {sum, t, c(*k)});
+      return sum;
+    };
+    llvm::Value* xc = clamp(x, bound);
+    llvm::Value* t = b_.CreateFMul(xc, xc);
+    llvm::Value* y = b_.CreateFDiv(b_.CreateFMul(xc, horner(t, p)), horner(t, q));
+    return clamp(y, 1.0);
   }
 
-  // erf in vector registers (libm's erff is one call per lane): Abramowitz
-  // and Stegun's 7.1.26, erf|x| = 1 - t (a1 + t (a2 + ... a5)) e^(-x^2) with
-  // t = 1 / (1 + p|x|), the sign put back. Absolute error <= 1.5e-7; +-inf
-  // give +-1, NaN stays NaN.
+  // Degrees 4/4 to |x| <= 9: |error| <= 3.4e-7 in float32, relative error
+  // <= 1.7e-7 near 0. The exp-based 1 - 2 / (e^2|x| + 1) it replaces took
+  // 34 instructions a vector to these 20 (the loop of `tessera op tanh`),
+  // and lost small arguments' relative precision (3 % off at x = 2.7e-6,
+  // 0 for 1e-30).
+  llvm::Value* fast_tanh(llvm::Value* x) {
+    return odd_rational(x, 9.0,
+                        {1.0, 0.13381008803844452, 0.003495568409562111, 2.060875885945279e-05, 1.3354225281148047e-08},
+                        {1.0, 0.4671432375907898, 0.025876907631754875, 0.0003285602724645287, 7.776376946821983e-07});
+  }
+
+  // Degrees 6/4 to |x| <= 3.92: |error| <= 3.6e-7 in float32, relative
+  // error <= 1.9e-7 near 0. Abramowitz and Stegun's 7.1.26 times an exp,
+  // which it replaces, took 44 instructions a vector to these 22, and as
+  // 1 - (a value near 1) was 15 % off at x = 1e-5 and 0 for 1e-30. A GELU
+  // over 3136x384 on 2 Zen 4 cores ran 0.45-0.55 ms with it, 0.24-0.30 now.
   llvm::Value* fast_erf(llvm::Value* x) {
-    llvm::Type* ft = x->getType();
-    auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
-    auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* add) {
-      return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ft}, {a, m, add});
-    };
-    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value* t = b_.CreateFDiv(c(1.0), fma(ax, c(0.3275911), c(1.0)));
-    llvm::Value* p = c(1.061405429);
-    for (double k : {-1.453152027, 1.421413741, -0.284496736, 0.254829592}) p = fma(p, t, c(k));
-    llvm::Value* e = fast_exp(b_.CreateFNeg(b_.CreateFMul(ax, ax)));
-    llvm::Value* y = b_.CreateFSub(c(1.0), b_.CreateFMul(b_.CreateFMul(p, t), e));
-    y = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, y, x);
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
+    return odd_rational(x, 3.92,
+                        {1.1283791065216064, 0.19992303848266602, 0.05057310685515404, 0.0037015252746641636,
+                         0.00014184691826812923, -1.9577901184675284e-06, 1.9923740879335128e-08},
+                        {1.0, 0.5105088353157043, 0.11499777436256409, 0.014353054575622082, 0.0009560135076753795});
   }
 
   llvm::Value* call(const ir::CallNode* n) {
