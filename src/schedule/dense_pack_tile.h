@@ -42,7 +42,8 @@ std::vector<int64_t> dense_pack_block_parts(int64_t bn, const VectorUnit& unit);
 // 6 does not divide M), so each weight vector loaded serves them all, within
 // three quarters of the vector registers as accumulators; the column tiles
 // outermost and parallel, so one weight block stays in cache while every row
-// passes it; K split by 8 and unrolled. On AVX-512 with 128x768x3072 this ran
+// passes it (fewer than 8 of them with a weight within L2: fused with the
+// rows, which share out evenly); K split by 8 and unrolled. On AVX-512 with 128x768x3072 this ran
 // 12x faster than the one-row plan (11 -> 136 GFLOPS, oneDNN 128). 6 rows
 // instead of 4 measured 1.04x oneDNN against 0.95x at 128x3072x768 (medians
 // of 4 interleaved runs), the same at BERT's other two shapes. A block wider

@@ -47,6 +47,21 @@ TEST(DensePackTile, AWideBlockOnSixteenRegistersIsTiledInParts) {
   EXPECT_EQ(dense_pack_default_plan(1, 512, 12, 64, kAvx2).lanes, 0);
 }
 
+// Column tiles run outermost in parallel where there are enough of them to
+// share out; a few (a narrow N) over 2 threads leave one thread idle a third
+// of the time, so with a weight that stays in L2 they fuse with the rows.
+TEST(DensePackTile, FewColumnTilesRunFusedWithTheRows) {
+  // ConvNeXt-T's 3136x384 -> 96 (3 blocks of 32) and 784x768 -> 192 (3 of 64).
+  EXPECT_EQ(dense_pack_default_plan(3136, 384, 3, 32, kAvx512).parallel, "fused");
+  EXPECT_EQ(dense_pack_default_plan(784, 768, 3, 64, kAvx512).parallel, "fused");
+  EXPECT_EQ(dense_pack_default_plan(784, 768, 3, 64, kAvx2).parallel, "cols");  // in 16-column parts: 12 tiles
+  // Its 196x1536 -> 384: 6 tiles, but 2.4 MB of weight, which row tiles
+  // passing every column tile would stream from L3.
+  EXPECT_EQ(dense_pack_default_plan(196, 1536, 6, 64, kAvx512).parallel, "cols");
+  // BERT's 128x3072 -> 768: 12 tiles.
+  EXPECT_EQ(dense_pack_default_plan(128, 3072, 12, 64, kAvx512).parallel, "cols");
+}
+
 TEST(DensePackTile, EveryPartOfABlockMatchesTheReference) {
   // 7 rows (a ragged tile of 6), 2 blocks of 64, K = 40.
   int n = 0;
