@@ -43,15 +43,16 @@ std::vector<int64_t> dense_pack_block_parts(int64_t bn, const VectorUnit& unit);
 // three quarters of the vector registers as accumulators; the column tiles
 // outermost and parallel, so one weight block stays in cache while every row
 // passes it (fewer than 8 of them with a weight within L2: fused with the
-// rows, which share out evenly); K split by 8 and unrolled. On AVX-512 with 128x768x3072 this ran
-// 12x faster than the one-row plan (11 -> 136 GFLOPS, oneDNN 128). 6 rows
-// instead of 4 measured 1.04x oneDNN against 0.95x at 128x3072x768 (medians
-// of 4 interleaved runs), the same at BERT's other two shapes. A block wider
-// than the accumulators hold for 6 rows (64 columns on AVX2: 8 vectors of 16
-// registers) is tiled in parts of it (16 columns: 6 rows x 2 vectors), not
-// 1 row x 8 vectors, which loads a weight vector per FMA: BERT's four shapes
-// at 128 tokens ran 1.7-2.7x faster on 2 Zen 3 cores, level with oneDNN
-// (128x3072 -> 768: 61.7 -> 167.9 GFLOPS, oneDNN 159.3).
+// rows, which share out evenly); K split by 8 and unrolled. On AVX-512 with
+// 128x768x3072 this ran 12x faster than the one-row plan (11 -> 136 GFLOPS,
+// oneDNN 128). 6 rows instead of 4 measured 1.04x oneDNN against 0.95x at
+// 128x3072x768 (medians of 4 interleaved runs), the same at BERT's other two
+// shapes. A block wider than the accumulators hold for 6 rows (64 columns on
+// AVX2: 8 vectors of 16 registers) is tiled in parts of it (16 columns: 6
+// rows x 2 vectors), not 1 row x 8 vectors, which loads a weight vector per
+// FMA: BERT's four shapes at 128 tokens ran 1.7-2.7x faster on 2 Zen 3
+// cores, level with oneDNN (128x3072 -> 768: 61.7 -> 167.9 GFLOPS, oneDNN
+// 159.3).
 DensePackPlan dense_pack_default_plan(int64_t m, int64_t k, int64_t blocks, int64_t bn, const VectorUnit& unit);
 
 // The trace of `plan` for the DAG's stage tagged `tag`: "dense_pack", or
